@@ -1,0 +1,5 @@
+"""``python -m ecobench``."""
+
+from ecobench.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,132 @@
+"""The `ecobench` command: parses arguments and calls the library; nothing else."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from ecobench import __version__
+from ecobench.errors import EcobenchError, InputError
+
+SUMMARY_INFERENCE = ["config_id", "instance_type", "precision", "provenance", "throughput_per_instance_per_s",
+                     "instances", "power_w", "energy_kwh", "cost_usd_per_million", "co2_kg",
+                     "energy_change_pct", "cost_change_pct", "co2_change_pct"]
+SUMMARY_TRAINING = ["config_id", "instance_type", "precision", "provenance", "instances", "duration_h",
+                    "power_w", "energy_kwh", "cost_usd", "co2_kg", "energy_change_pct",
+                    "cost_change_pct", "co2_change_pct"]
+
+
+def _progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from ecobench.run import run
+    from ecobench.scenario import load_scenario
+
+    s = load_scenario(args.scenario)
+    try:
+        out_dir, df = run(s, Path(args.results), Path(args.out) if args.out else None,
+                          None if args.quiet else _progress)
+    except EcobenchError as exc:  # name the file for errors found while evaluating
+        raise InputError(f"{args.scenario}: {exc}") from None
+    cols = SUMMARY_INFERENCE if s.workload.mode == "inference" else SUMMARY_TRAINING
+    print(f"{s.name}: {s.workload.mode}, baseline {s.baseline}, region {s.region}")
+    print(df[cols].to_string(index=False, float_format=lambda v: f"{v:,.3g}"))
+    print(f"\nwrote {out_dir}/ (scenario.yaml, results.csv, results.json, report.html)")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from ecobench.validation.validate import MODES, as_json, validate
+
+    checks = validate(tuple(args.mode) if args.mode else MODES)
+    if args.format == "json":
+        print(json.dumps(as_json(checks), indent=2))
+        return 0
+    print(f"{'experiment':<20} {'mode':<8} {'figure':<34} {'published':>10} {'ecobench':>10} "
+          f"{'error':>9}  target")
+    for c in checks:
+        err = f"{c.error_points:+.1f} pt" if c.error_points is not None else f"{c.error_pct:+.1f}%"
+        ok = {True: "ok", False: "MISSED", None: ""}[c.within_target]
+        print(f"{c.experiment:<20} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} {c.ecobench:>10.4g} "
+              f"{err:>9}  {c.target} {ok}")
+    return 0
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    from ecobench.hardware.catalog import load_catalog
+
+    cat = load_catalog()
+    if args.instance:
+        inst = cat.instance(args.instance)
+        print(json.dumps({"instance": inst.model_dump(),
+                          "accelerator": (a.model_dump() if (a := cat.accelerator_of(inst)) else None)},
+                         indent=2))
+        return 0
+    if args.format == "json":
+        print(json.dumps({k: v.model_dump() for k, v in cat.instances.items()}, indent=2))
+        return 0
+    print(f"catalog {cat.version}")
+    print(f"{'instance':<16} {'vCPU':>5} {'GiB':>6} {'accelerator':<22} {'Gbps':>6} {'USD/h us-east-1':>16}")
+    for name, i in cat.instances.items():
+        acc = f"{i.spec.accelerator_count}x {i.spec.accelerator}" if i.spec.accelerator else "none"
+        price = i.price_usd_per_h.regions.get("us-east-1")
+        print(f"{name:<16} {i.spec.vcpus:>5} {i.spec.memory_gib:>6g} {acc:<22} "
+              f"{i.spec.network_gbps:>6g} {price:>16}")
+    print(f"\nregions: {', '.join(cat.regions)}")
+    print("`ecobench catalog INSTANCE` shows every figure of one instance with its source.")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ecobench",
+        description="What an ML workload costs in instances, energy, money and CO2 on each kind "
+                    "of hardware. Exit codes: 0 ok, 1 gate failed, 2 bad input.")
+    p.add_argument("--version", action="version", version=f"ecobench {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    from ecobench.scenario import describe_fields
+
+    fields = "\n".join(f"  {path:<46} {default:<12} {desc}" for path, default, desc in describe_fields())
+    r = sub.add_parser("run", help="evaluate a scenario and write its run directory",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="scenario fields (path, default, meaning):\n" + fields,
+                       description="Evaluate every configuration of a scenario against its baseline and "
+                                   "write results/<scenario>/<run-id>/ (scenario.yaml, results.csv, "
+                                   "results.json, report.html). Scenario fields: see README.")
+    r.add_argument("scenario", help="scenario YAML file")
+    r.add_argument("--out", help="write exactly this directory (must not exist)")
+    r.add_argument("--results", default="results", help="results root (default: results)")
+    r.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    r.set_defaults(func=cmd_run)
+
+    v = sub.add_parser("validate", help="reproduce the published AWS figures and report errors")
+    v.add_argument("--format", choices=["table", "json"], default="table")
+    v.add_argument("--mode", action="append", choices=["replay", "predict"],
+                   help="only this mode (repeatable; default both)")
+    v.set_defaults(func=cmd_validate)
+
+    c = sub.add_parser("catalog", help="list the hardware catalog, or one instance with sources")
+    c.add_argument("instance", nargs="?", help="show one instance type in full")
+    c.add_argument("--format", choices=["table", "json"], default="table")
+    c.set_defaults(func=cmd_catalog)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except EcobenchError as exc:
+        print(f"ecobench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ecobench: interrupted; nothing was written", file=sys.stderr)
+        return 130

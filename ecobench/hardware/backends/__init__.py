@@ -1,0 +1,6 @@
+"""Backends: analytic (roofline), emulated (NeuronCore model), reference (PyTorch, measured)."""
+
+from ecobench.hardware.backends import analytic as _analytic  # noqa: F401  (registers itself)
+from ecobench.hardware.backends.base import BACKENDS, Backend, Job, Performance, Utilization
+
+__all__ = ["BACKENDS", "Backend", "Job", "Performance", "Utilization"]

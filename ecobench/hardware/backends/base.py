@@ -1,0 +1,73 @@
+"""The backend extension point: (job, hardware configuration) -> Performance."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.workloads.transformer import Architecture, Mode
+
+Provenance = Literal["estimated", "emulated", "measured", "supplied"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one configuration must run: the model, the phase's shape, and the cluster."""
+
+    arch: Architecture
+    mode: Mode
+    seq_len: int
+    batch_size: int
+    dtype: str
+    instances: int = 1
+    global_batch_size: int | None = None
+    host_cpu_utilization: float | None = None
+
+
+@dataclass(frozen=True)
+class Utilization:
+    """Busy fraction of each component (0-1) when the instance runs at full throughput."""
+
+    accelerator: float
+    cpu: float
+    memory: float
+    network: float
+
+    def __post_init__(self) -> None:
+        for name in ("accelerator", "cpu", "memory", "network"):
+            v = getattr(self, name)
+            if not 0.0 <= v <= 1.0:
+                raise ValueError(f"{name} utilisation {v} is outside 0..1")
+
+
+@dataclass(frozen=True)
+class Performance:
+    """What a backend reports for one configuration."""
+
+    throughput_per_instance_per_s: float
+    utilization: Utilization
+    provenance: Provenance
+    method: str
+    network_bytes_per_sample: float = 0.0
+    numeric_error: float | None = None
+    details: dict[str, object] = field(default_factory=dict)
+
+
+class Backend(Protocol):
+    """Gives throughput and utilisation for a job on an instance."""
+
+    name: str
+
+    def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
+        """Performance of ``job`` on one ``instance`` of a cluster of ``job.instances``."""
+        ...
+
+
+BACKENDS: dict[str, Backend] = {}
+
+
+def register(backend: Backend) -> Backend:
+    """Add a backend to the registry under its name."""
+    BACKENDS[backend.name] = backend
+    return backend

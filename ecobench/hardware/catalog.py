@@ -1,0 +1,181 @@
+"""The hardware catalog: instances, accelerators, CPU power, regions and calibration points.
+
+Package data under ``ecobench/hardware/data`` read with ``importlib.resources``; validated once.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+from ecobench.errors import UnknownNameError
+
+__all__ = ["Accelerator", "Catalog", "Instance", "load_catalog"]
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(_Row):
+    """A block of figures and where they come from."""
+
+    source: str = Field(min_length=5)
+    as_of: str = Field(min_length=4)
+    inferred_from: str | None = None
+    note: str | None = None
+
+
+class ChipPower(Sourced):
+    idle_w: float = Field(ge=0)
+    max_w: float = Field(gt=0)
+
+
+class Accelerator(_Row):
+    name: str
+    vendor: str
+    peak_tflops: dict[str, float | None]
+    memory_gib: float = Field(gt=0)
+    memory_bandwidth_gb_per_s: float = Field(gt=0)
+    activations_on_chip: bool = False
+    spec_source: str
+    spec_as_of: str
+    power: ChipPower
+
+
+class InstanceSpec(Sourced):
+    vcpus: int = Field(gt=0)
+    memory_gib: float = Field(gt=0)
+    accelerator: str | None
+    accelerator_count: int = Field(ge=0)
+    network_gbps: float = Field(gt=0)
+    network_up_to: bool
+    cpu: str
+    cpu_microarchitecture: str
+    cpu_power_note: str | None = None
+
+
+class Price(Sourced):
+    regions: dict[str, float]
+
+
+class Embodied(Sourced):
+    server: str
+    server_kgco2e: float = Field(gt=0)
+    host_vcpus: int = Field(gt=0)
+
+
+class Instance(_Row):
+    name: str
+    spec: InstanceSpec
+    price_usd_per_h: Price
+    embodied: Embodied
+
+    @property
+    def host_share(self) -> float:
+        """Fraction of the host server this instance occupies (by vCPUs)."""
+        return self.spec.vcpus / self.embodied.host_vcpus
+
+
+class CpuPower(_Row):
+    min_w_per_vcpu: float = Field(ge=0)
+    max_w_per_vcpu: float = Field(gt=0)
+
+
+class CalibrationPoint(_Row):
+    model: str
+    mode: str
+    accelerator: str
+    accelerators: int = Field(gt=0)
+    instances: int = 1
+    dtype: str
+    seq_len: int = Field(gt=0)
+    batch_size: int = Field(gt=0)
+    global_batch_size: int | None = None
+    throughput_per_s: float = Field(gt=0)
+    framework: str
+    source: str
+    as_of: str
+
+
+class ScaleOutPoint(_Row):
+    model: str
+    accelerator: str
+    instance_type: str
+    dtype: str
+    seq_len: int
+    global_batch_size: int
+    instances_1_throughput_per_s: float
+    instances: int
+    throughput_per_s: float
+    source: str
+    as_of: str
+
+
+class Region(_Row):
+    name: str
+    us_state: str | None = None
+    country: str | None = None
+
+
+class Catalog(_Row):
+    """Everything the catalog holds, validated."""
+
+    version: str
+    instances: dict[str, Instance]
+    accelerators: dict[str, Accelerator]
+    cpu_power: dict[str, CpuPower]
+    cpu_power_source: Sourced
+    regions: dict[str, Region]
+    calibration: list[CalibrationPoint]
+    scale_out: list[ScaleOutPoint]
+
+    def instance(self, name: str, where: str = "") -> Instance:
+        """The instance ``name``; unknown names suggest the nearest known ones."""
+        try:
+            return self.instances[name]
+        except KeyError:
+            raise UnknownNameError("instance type", name, self.instances, where) from None
+
+    def region(self, name: str, where: str = "") -> Region:
+        """The region ``name``; unknown names list the known ones."""
+        try:
+            return self.regions[name]
+        except KeyError:
+            raise UnknownNameError("region", name, self.regions, where) from None
+
+    def accelerator_of(self, inst: Instance) -> Accelerator | None:
+        """The accelerator an instance carries, or None for a CPU instance."""
+        return self.accelerators[inst.spec.accelerator] if inst.spec.accelerator else None
+
+    def cpu_power_of(self, inst: Instance) -> CpuPower:
+        """Per-vCPU power coefficients for the instance's CPU."""
+        return self.cpu_power[inst.spec.cpu_microarchitecture]
+
+
+def _read(name: str) -> dict[str, Any]:
+    text = resources.files("ecobench.hardware").joinpath(f"data/{name}").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+@functools.cache
+def load_catalog() -> Catalog:
+    """Load and validate the packaged catalog (cached)."""
+    inst, acc, reg, cal = (_read(n) for n in
+                           ("instances.yaml", "accelerators.yaml", "regions.yaml", "calibration.yaml"))
+    cpu = acc["cpu_power"]
+    return Catalog(
+        version=inst["catalog_version"],
+        instances={k: {"name": k, **v} for k, v in inst["instances"].items()},
+        accelerators=acc["accelerators"],
+        cpu_power=cpu["microarchitectures"],
+        cpu_power_source={"source": cpu["source"], "as_of": cpu["as_of"]},
+        regions=reg["regions"],
+        calibration=cal["points"],
+        scale_out=cal["scale_out"],
+    )

@@ -1,0 +1,115 @@
+"""Capacity and time planning: instances for an SLA, time to train on a cluster; energy, cost, CO2."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ecobench.hardware.backends.base import Performance
+from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.power.carbon import GridIntensity
+from ecobench.power.embodied import embodied_kg
+from ecobench.power.model import PowerBreakdown, instance_power
+from ecobench.scenario import InferenceSpec, TrainingSpec
+from ecobench.units import FLOAT_EPS, MILLION, SECONDS_PER_HOUR, W_PER_KW
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every configuration's plan needs besides its performance."""
+
+    catalog: Catalog
+    instance: Instance
+    price_usd_per_h: float
+    grid: GridIntensity
+    pue: float
+    accelerator_power_override: tuple[float, float] | None = None
+
+
+def instances_for_rate(rate_per_s: float, throughput_per_instance_per_s: float,
+                       max_utilization: float) -> int:
+    """Fewest instances that serve ``rate_per_s`` at no more than ``max_utilization`` each."""
+    need = rate_per_s / (throughput_per_instance_per_s * max_utilization)
+    return max(1, math.ceil(need - FLOAT_EPS * max(1.0, need)))
+
+
+def _power(ctx: Context, perf: Performance, load: float, net_bytes_per_s: float) -> PowerBreakdown:
+    u = perf.utilization
+    return instance_power(ctx.catalog, ctx.instance, u.accelerator * load, u.cpu * load,
+                          net_bytes_per_s, ctx.pue, ctx.accelerator_power_override)
+
+
+def _common(ctx: Context, n: int, duration_h: float, power: PowerBreakdown) -> dict[str, Any]:
+    energy_kwh = n * power.total_w * duration_h / W_PER_KW
+    co2_op = energy_kwh * ctx.grid.g_per_kwh / 1000.0
+    co2_emb = embodied_kg(ctx.instance, n * duration_h)
+    return {
+        "instances": n,
+        "duration_h": duration_h,
+        "instance_hours": n * duration_h,
+        "power_w": power.total_w,
+        "power_accelerator_w": power.accelerator_w,
+        "power_cpu_w": power.cpu_w,
+        "power_memory_w": power.memory_w,
+        "power_network_w": power.network_w,
+        "power_overhead_w": power.overhead_w,
+        "energy_kwh": energy_kwh,
+        "price_usd_per_h": ctx.price_usd_per_h,
+        "cost_usd": n * duration_h * ctx.price_usd_per_h,
+        "grid_g_per_kwh": ctx.grid.g_per_kwh,
+        "co2_operational_kg": co2_op,
+        "co2_embodied_kg": co2_emb,
+        "co2_kg": co2_op + co2_emb,
+    }
+
+
+def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context) -> dict[str, Any]:
+    """Instances to meet the rate, and energy, cost and CO2 over the horizon and per million."""
+    rate_s = spec.rate_per_h / SECONDS_PER_HOUR
+    t = perf.throughput_per_instance_per_s
+    n = instances_for_rate(rate_s, t, spec.max_utilization)
+    load = rate_s / (n * t)
+    power = _power(ctx, perf, load, rate_s / n * perf.network_bytes_per_sample)
+    row = _common(ctx, n, spec.horizon_h, power)
+    millions = spec.rate_per_h * spec.horizon_h / MILLION
+    row.update({
+        "throughput_per_instance_per_s": t,
+        "load": load,
+        "inferences": spec.rate_per_h * spec.horizon_h,
+        "energy_kwh_per_million": row["energy_kwh"] / millions,
+        "cost_usd_per_million": row["cost_usd"] / millions,
+        "co2_kg_per_million": row["co2_kg"] / millions,
+    })
+    return row
+
+
+def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[int], Performance],
+                  ctx: Context) -> dict[str, Any]:
+    """Time to process the sequences on ``n`` instances, phase by phase; energy, cost, CO2."""
+    duration_s = 0.0
+    energy_ws = 0.0  # per instance, W x s, at the facility
+    parts = [PowerBreakdown(0, 0, 0, 0, 0)]
+    perfs = []
+    for phase in spec.phases:
+        perf = perf_for_phase(phase.seq_len)
+        perfs.append(perf)
+        seqs = spec.total_sequences * phase.fraction
+        seconds = seqs / (n * perf.throughput_per_instance_per_s)
+        power = _power(ctx, perf, 1.0, perf.throughput_per_instance_per_s
+                       * perf.network_bytes_per_sample)
+        duration_s += seconds
+        energy_ws += power.total_w * seconds
+        parts.append(PowerBreakdown(*(seconds * getattr(power, f) for f in
+                                      ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w"))))
+    avg = PowerBreakdown(*(sum(getattr(p, f) for p in parts) / duration_s for f in
+                           ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w")))
+    row = _common(ctx, n, duration_s / SECONDS_PER_HOUR, avg)
+    row.update({
+        "throughput_per_instance_per_s": spec.total_sequences / (duration_s * n),
+        "load": 1.0,
+        "sequences": spec.total_sequences,
+        "sequences_per_h": spec.total_sequences / (duration_s / SECONDS_PER_HOUR),
+    })
+    return row

@@ -1,0 +1,55 @@
+"""CSV and JSON writers for a results table."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+RESULTS_SCHEMA_VERSION = 1
+
+# Columns every results.csv leads with, in this order.
+CORE_COLUMNS = [
+    "config_id", "instance_type", "backend", "provenance", "region", "instances",
+    "throughput_per_instance_per_s", "duration_h", "power_w", "energy_kwh", "cost_usd",
+    "co2_operational_kg", "co2_embodied_kg", "co2_kg", "energy_change_pct", "cost_change_pct",
+    "co2_change_pct",
+]
+INFERENCE_COLUMNS = ["energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million"]
+
+
+def ordered(df: pd.DataFrame) -> pd.DataFrame:
+    """The table with the core columns first."""
+    first = [c for c in CORE_COLUMNS + INFERENCE_COLUMNS if c in df.columns]
+    return df[first + [c for c in df.columns if c not in first]]
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if hasattr(v, "item"):
+        return _clean(v.item())
+    return v
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-safe dicts (NaN -> null)."""
+    return [{k: _clean(v) for k, v in row.items()} for row in ordered(df).to_dict("records")]
+
+
+def write_csv(df: pd.DataFrame, path: Path) -> None:
+    ordered(df).to_csv(path, index=False)
+
+
+def write_json(doc: dict[str, Any], path: Path) -> None:
+    path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+
+
+def read_results(run_dir: Path) -> dict[str, Any]:
+    """Load a run's results.json."""
+    doc: dict[str, Any] = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    return doc

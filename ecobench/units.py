@@ -1,0 +1,40 @@
+"""Constants and unit conversions, in one place. Sources are given beside each assumption."""
+
+from __future__ import annotations
+
+SECONDS_PER_HOUR = 3600.0
+HOURS_PER_YEAR = 8766.0  # 365.25 days
+W_PER_KW = 1000.0
+GB_PER_GIB = 1.073741824
+BYTES_PER_GB = 1e9
+BITS_PER_BYTE = 8
+LB_PER_KG = 2.20462262185
+MILLION = 1_000_000
+
+BYTES_PER_DTYPE = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+DTYPES = tuple(BYTES_PER_DTYPE)
+
+# Cloud Carbon Footprint methodology (https://www.cloudcarbonfootprint.org/docs/methodology/, 2021-12).
+CCF_MEMORY_KWH_PER_GB_H = 0.000392
+CCF_AWS_PUE = 1.135
+CCF_NETWORK_KWH_PER_GB = 0.001
+CCF_SERVER_LIFESPAN_YEARS = 4.0
+
+# Host CPU load assumed on an instance serving at its limit. AWS measured "every instance at its
+# physical limit" (shared/reference/seed_results.md); a scenario may lower it per configuration.
+DEFAULT_HOST_CPU_UTILIZATION = 1.0
+
+# Bytes a request and its response carry over the network (one document page of tokens + boxes,
+# int64 ids, and the pooled output); small next to compute, kept explicit rather than zero.
+DEFAULT_REQUEST_BYTES_PER_TOKEN = 8 * 5
+FLOAT_EPS = 1e-9
+
+
+def gib_to_gb(gib: float) -> float:
+    """Convert GiB to GB (10^9 bytes)."""
+    return gib * GB_PER_GIB
+
+
+def lb_per_mwh_to_g_per_kwh(lb_per_mwh: float) -> float:
+    """Convert an emission rate in lb/MWh (eGRID) to g/kWh."""
+    return lb_per_mwh / LB_PER_KG  # lb/MWh -> kg/MWh == g/kWh

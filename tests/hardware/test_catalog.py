@@ -1,0 +1,53 @@
+from importlib import resources
+
+import pytest
+import yaml
+
+from ecobench.errors import UnknownNameError
+from ecobench.hardware.catalog import load_catalog
+
+SHARED_INSTANCES = ["inf1.xlarge", "inf1.2xlarge", "inf1.6xlarge", "inf1.24xlarge", "inf2.xlarge",
+                    "inf2.48xlarge", "trn1.2xlarge", "trn1.32xlarge", "trn1n.32xlarge", "g4dn.xlarge",
+                    "g4dn.2xlarge", "g4dn.12xlarge", "g5.xlarge", "g5.2xlarge", "p3.2xlarge",
+                    "p3dn.24xlarge", "p4d.24xlarge", "p5.48xlarge", "c6i.2xlarge", "c7g.2xlarge"]
+
+
+def test_every_data_file_loads_from_the_installed_package():
+    for name in ("instances.yaml", "accelerators.yaml", "regions.yaml", "calibration.yaml"):
+        text = resources.files("ecobench.hardware").joinpath(f"data/{name}").read_text("utf-8")
+        assert yaml.safe_load(text)
+
+
+def test_catalog_holds_every_reference_instance_with_sources():
+    cat = load_catalog()
+    assert set(SHARED_INSTANCES) <= set(cat.instances)
+    for inst in cat.instances.values():
+        for block in (inst.spec, inst.price_usd_per_h, inst.embodied):
+            assert block.source.startswith("http") and block.as_of
+        assert inst.price_usd_per_h.regions["us-east-1"] > 0
+        assert 0 < inst.host_share <= 1
+        if inst.spec.accelerator:
+            assert inst.spec.accelerator in cat.accelerators
+        assert inst.spec.cpu_microarchitecture in cat.cpu_power
+
+
+def test_inferred_chip_power_says_from_what():
+    cat = load_catalog()
+    for key in ("inferentia", "inferentia2", "trainium"):
+        p = cat.accelerators[key].power
+        assert p.inferred_from and p.source.startswith("http")
+        assert 0 <= p.idle_w < p.max_w
+
+
+def test_reference_figures_carried_over():
+    cat = load_catalog()
+    assert cat.instance("inf1.2xlarge").price_usd_per_h.regions["us-east-1"] == 0.362
+    assert cat.instance("g4dn.2xlarge").price_usd_per_h.regions["us-east-1"] == 0.752
+    assert cat.instance("trn1.32xlarge").spec.accelerator_count == 16
+    assert cat.accelerators["a100-40gb"].peak_tflops["tf32"] == 156
+    assert cat.accelerators["trainium"].peak_tflops["bf16"] * 16 == 3040
+
+
+def test_unknown_instance_suggests_nearest():
+    with pytest.raises(UnknownNameError, match="did you mean 'trn1.32xlarge'"):
+        load_catalog().instance("trn1.32xlarg")
