@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,6 +83,47 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_check(args: argparse.Namespace) -> int:
+    from ecobench import gate
+
+    rules = [gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])]
+    current = gate.load_results(Path(args.run_dir))
+    baseline = gate.load_results(Path(args.baseline))
+    verdicts = gate.compare(current, baseline, rules)
+    warnings = gate.provenance_warnings(current, baseline)
+    for w in warnings:
+        print(f"ecobench: warning: {w}", file=sys.stderr)
+    rows = gate.table(verdicts)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    failed = sum(v.failed for v in verdicts)
+    print(f"\n{failed} regression(s) in {len(verdicts)} check(s)" if failed else
+          f"\nno regression in {len(verdicts)} check(s)")
+    md = gate.markdown(verdicts, warnings)
+    if args.markdown:
+        gate.write_text_atomic(Path(args.markdown), md)
+    if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
+        with open(summary, "a", encoding="utf-8") as f:
+            f.write(md)
+    if args.junit:
+        gate.write_text_atomic(Path(args.junit), gate.junit(verdicts))
+    return 1 if failed else 0
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from ecobench import gate
+
+    to = Path(args.to)
+    if to.exists() and not args.force:
+        raise InputError(f"--to {to}: already exists (use --force to replace a committed baseline)")
+    doc = gate.make_baseline(Path(args.run_dir))
+    to.parent.mkdir(parents=True, exist_ok=True)
+    gate.write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
+    print(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {args.run_dir})")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ecobench",
@@ -110,6 +152,26 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--mode", action="append", choices=["replay", "predict"],
                    help="only this mode (repeatable; default both)")
     v.set_defaults(func=cmd_validate)
+
+    k = sub.add_parser("check", help="fail (exit 1) when a run regresses against a baseline",
+                       description="Compare a run with a baseline, configuration by configuration. "
+                                   "Modelled metrics are compared exactly; measured metrics with "
+                                   "repetitions use Welch's t-test (one-sided, alpha 0.05) with the "
+                                   "threshold as the minimum effect. Exit 0 pass, 1 regression, 2 bad input.")
+    k.add_argument("run_dir", help="run directory (holding results.json)")
+    k.add_argument("--baseline", required=True, help="baseline run directory or baseline JSON file")
+    k.add_argument("--fail-on", action="append", metavar="METRIC:+PCT%",
+                   help="rule, repeatable (default energy_kwh:+5%%); any numeric result column, "
+                        "e.g. cost_usd_per_million:+2%%, throughput_per_instance_per_s:-5%%")
+    k.add_argument("--markdown", help="also write the verdict as markdown to this file")
+    k.add_argument("--junit", help="also write the verdict as JUnit XML to this file")
+    k.set_defaults(func=cmd_check)
+
+    b = sub.add_parser("baseline", help="write a run's results as a baseline file to commit")
+    b.add_argument("run_dir", help="run directory")
+    b.add_argument("--to", required=True, help="baseline file, e.g. results/baselines/NAME.json")
+    b.add_argument("--force", action="store_true", help="replace an existing baseline file")
+    b.set_defaults(func=cmd_baseline)
 
     c = sub.add_parser("catalog", help="list the hardware catalog, or one instance with sources")
     c.add_argument("instance", nargs="?", help="show one instance type in full")
