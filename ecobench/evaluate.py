@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import BACKENDS, Backend, Job, Performance, Utilization
-from ecobench.hardware.catalog import Catalog, load_catalog
+from ecobench.hardware.catalog import Catalog, load_catalog, local_instance
 from ecobench.planner import Context, plan_inference, plan_training
 from ecobench.power.carbon import grid_intensity
-from ecobench.scenario import HardwareConfig, Scenario
+from ecobench.scenario import LOCAL_INSTANCE, HardwareConfig, Scenario
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.presets import preset
 from ecobench.workloads.transformer import Architecture
@@ -62,17 +62,21 @@ def _price(s: Scenario, cfg: HardwareConfig, catalog: Catalog, region: str) -> f
 def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
                     backends: Mapping[str, Backend]) -> dict[str, Any]:
     """One result row for one configuration."""
-    inst = catalog.instance(cfg.instance_type)
-    arch = architecture(s)
     region = cfg.region or s.region
+    inst = (local_instance(region, cfg.price_usd_per_h) if cfg.instance_type == LOCAL_INSTANCE
+            else catalog.instance(cfg.instance_type))
+    arch = architecture(s)
     acc_override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
-    ctx = Context(catalog, inst, _price(s, cfg, catalog, region),
+    price = inst.price_usd_per_h.regions[region] if inst.name == LOCAL_INSTANCE \
+        else _price(s, cfg, catalog, region)
+    ctx = Context(catalog, inst, price,
                   grid_intensity(catalog, region, s.overrides.grid_g_per_kwh), s.pue,
                   (acc_override.idle_w, acc_override.max_w) if acc_override else None)
 
     def perf(seq_len: int, batch: int, instances: int, global_batch: int | None) -> Performance:
         job = Job(arch, s.workload.mode, seq_len, cfg.batch_size or batch, cfg.precision,
-                  instances, global_batch, cfg.host_cpu_utilization)
+                  instances, global_batch, cfg.host_cpu_utilization, cfg.device, cfg.layers,
+                  s.measurement)
         if cfg.measured_throughput_per_s is not None:
             return supplied_performance(cfg, job)
         if cfg.backend not in backends:
@@ -113,7 +117,34 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "grid_source": ctx.grid.source,
         "is_baseline": cfg.id == s.baseline,
     }
-    return head | row
+    return head | row | measured_columns(perfs, row)
+
+
+def measured_columns(perfs: list[Performance], row: dict[str, Any]) -> dict[str, Any]:
+    """Measurement method, window, confidence interval, MFU, and per-repetition samples that the
+    regression gate tests (the row's figures scaled by each repetition's deviation from the mean)."""
+    m = perfs[0].measured
+    if m is None:
+        return {"measurement_method": None}
+    mean_t = sum(m.throughput_samples_per_s) / len(m.throughput_samples_per_s)
+    samples: dict[str, list[float]] = {"throughput_per_instance_per_s": [
+        row["throughput_per_instance_per_s"] * t / mean_t for t in m.throughput_samples_per_s]}
+    if m.energy_kwh_per_sample:
+        mean_e = sum(m.energy_kwh_per_sample) / len(m.energy_kwh_per_sample)
+        for col in ("energy_kwh", "energy_kwh_per_million", "co2_operational_kg"):
+            if col in row:
+                samples[col] = [row[col] * e / mean_e for e in m.energy_kwh_per_sample]
+    return {
+        "measurement_method": m.method,
+        "throughput_ci95_low": m.ci95_low,
+        "throughput_ci95_high": m.ci95_high,
+        "repetitions": len(m.throughput_samples_per_s),
+        "window_start_utc": m.window_start_utc,
+        "window_end_utc": m.window_end_utc,
+        "host_gemm_tflops": m.host_gemm_tflops,
+        "mfu": m.mfu,
+        "samples": samples,
+    }
 
 
 def add_changes(rows: list[dict[str, Any]], baseline_id: str) -> None:

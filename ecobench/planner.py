@@ -36,6 +36,12 @@ def instances_for_rate(rate_per_s: float, throughput_per_instance_per_s: float,
 
 
 def _power(ctx: Context, perf: Performance, load: float, net_bytes_per_s: float) -> PowerBreakdown:
+    """Catalog power model at the load; a measured host's own measured draw (at full load, kept
+    as is below it: conservative, as no idle draw was measured)."""
+    if perf.provenance == "measured" and perf.measured and perf.measured.power_w:
+        m = perf.measured.power_w
+        it = m["accelerator"] + m["cpu"] + m["memory"]
+        return PowerBreakdown(m["accelerator"], m["cpu"], m["memory"], 0.0, (ctx.pue - 1.0) * it)
     u = perf.utilization
     return instance_power(ctx.catalog, ctx.instance, u.accelerator * load, u.cpu * load,
                           net_bytes_per_s, ctx.pue, ctx.accelerator_power_override)

@@ -13,10 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from ecobench.errors import EcobenchError, InputError, UnknownNameError
 from ecobench.hardware.catalog import load_catalog
+from ecobench.measure_defaults import DEFAULT_REPETITIONS
 from ecobench.units import CCF_AWS_PUE, DTYPES
 from ecobench.workloads.presets import PRESETS
 
 SCHEMA_VERSION = 1
+LOCAL_INSTANCE = "local"  # the host ecobench runs on, measured by the reference backend
 Dtype = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
 BackendName = Literal["analytic", "emulated", "reference"]
 PositiveInt = Annotated[int, Field(gt=0)]
@@ -126,11 +128,23 @@ class Pricing(_Model):
         return self
 
 
+class MeasurementSpec(_Model):
+    """How the reference backend measures (defaults sized for a 2-core machine)."""
+
+    warmup_s: Annotated[float, Field(ge=0)] = Field(3.0, description="warm-up before measuring")
+    min_window_s: PositiveFloat = Field(2.0, description="shortest measured window per repetition")
+    min_batches: PositiveInt = Field(2, description="fewest batches per window")
+    repetitions: Annotated[int, Field(ge=2)] = Field(DEFAULT_REPETITIONS, description="measured windows")
+    track_energy: bool = Field(True, description="measure energy with codecarbon")
+    gemm_s: Annotated[float, Field(ge=0)] = Field(1.0, description="GEMM peak microbenchmark time (0: skip)")
+
+
 class HardwareConfig(_Model):
     """One candidate configuration."""
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="name used in results")
-    instance_type: str = Field(description="catalog instance type (see `ecobench catalog`)")
+    instance_type: str = Field(description="catalog instance type (see `ecobench catalog`), or "
+                                           "'local' for this host (backend: reference)")
     backend: BackendName = Field("analytic", description="analytic, emulated or reference")
     precision: Dtype = Field("fp32", description=f"compute data type: {', '.join(DTYPES)}")
     instances: PositiveInt | None = Field(None, description="cluster size (training only)")
@@ -139,6 +153,9 @@ class HardwareConfig(_Model):
         None, description="supplied throughput per instance; skips the backend")
     host_cpu_utilization: Fraction | None = Field(
         None, description="host CPU load at full accelerator load (default 1.0)")
+    device: Literal["cpu", "cuda", "auto"] = Field("auto", description="reference backend device")
+    layers: PositiveInt | None = Field(
+        None, description="reference: measure this many encoder layers and extrapolate to full depth")
     region: str | None = Field(None, description="overrides the scenario's region")
     price_usd_per_h: PositiveFloat | None = Field(None, description="explicit price per instance-hour")
 
@@ -156,6 +173,7 @@ class Scenario(_Model):
     pricing: Pricing = Field(default_factory=Pricing)
     pue: Annotated[float, Field(ge=1)] = Field(CCF_AWS_PUE, description="power usage effectiveness")
     overrides: Overrides = Field(default_factory=Overrides)
+    measurement: MeasurementSpec = Field(default_factory=MeasurementSpec)
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Scenario:
@@ -167,6 +185,9 @@ class Scenario(_Model):
             raise ValueError(f"baseline {self.baseline!r} is not a configuration id "
                              f"(ids: {', '.join(ids)})")
         for c in self.configs:
+            if c.instance_type == LOCAL_INSTANCE and c.backend != "reference":
+                raise ValueError(f"configuration {c.id!r}: instance_type 'local' is measured: "
+                                 "use backend: reference")
             if self.workload.training and c.instances is None:
                 raise ValueError(f"configuration {c.id!r}: training needs 'instances' (cluster size)")
             if self.workload.inference and c.instances is not None:
@@ -220,7 +241,8 @@ def _check_names(s: Scenario, source: str) -> None:
                 raise UnknownNameError("accelerator", acc, cat.accelerators,
                                        f"overrides.accelerator_power_w.{acc}")
         for i, c in enumerate(s.configs):
-            cat.instance(c.instance_type, f"configs[{i}].instance_type")
+            if c.instance_type != LOCAL_INSTANCE:
+                cat.instance(c.instance_type, f"configs[{i}].instance_type")
             if c.region:
                 cat.region(c.region, f"configs[{i}].region")
         seq_lens = ([s.workload.inference.seq_len] if s.workload.inference
@@ -257,7 +279,8 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
     for name, f in model.model_fields.items():
         text = str(f.annotation)
         sub = next((m for m in (ArchitectureSpec, InferenceSpec, TrainingSpec, WorkloadSpec, Overrides,
-                                Pricing, HardwareConfig, Phase) if m.__name__ in text), None)
+                                Pricing, HardwareConfig, Phase, MeasurementSpec)
+                    if m.__name__ in text), None)
         path = prefix + name + ("[]" if sub in (HardwareConfig, Phase) else "")
         default = "required" if f.is_required() else (
             "" if sub else repr(f.get_default(call_default_factory=True)))

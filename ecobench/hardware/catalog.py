@@ -65,7 +65,7 @@ class Price(Sourced):
 
 class Embodied(Sourced):
     server: str
-    server_kgco2e: float = Field(gt=0)
+    server_kgco2e: float = Field(ge=0)
     host_vcpus: int = Field(gt=0)
 
 
@@ -155,6 +155,27 @@ class Catalog(_Row):
     def cpu_power_of(self, inst: Instance) -> CpuPower:
         """Per-vCPU power coefficients for the instance's CPU."""
         return self.cpu_power[inst.spec.cpu_microarchitecture]
+
+
+def local_instance(region: str, price_usd_per_h: float | None) -> Instance:
+    """This host as an instance: its vCPUs and memory; price as given (0 if not); no embodied figure."""
+    import os
+    import platform
+
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    here = {"source": "this host (os.cpu_count, sysconf)", "as_of": "measured at run time"}
+    return Instance(
+        name="local",
+        spec={**here, "vcpus": os.cpu_count() or 1, "memory_gib": round(mem_gib, 2),
+              "accelerator": None, "accelerator_count": 0, "network_gbps": 1.0,
+              "network_up_to": True, "cpu": platform.processor() or platform.machine(),
+              "cpu_microarchitecture": "default"},
+        price_usd_per_h={"regions": {region: price_usd_per_h or 0.0},
+                         "source": "scenario price_usd_per_h" if price_usd_per_h else
+                         "no price for the local host (0)", "as_of": "run time"},
+        embodied={"server": "local", "server_kgco2e": 0.0, "host_vcpus": os.cpu_count() or 1,
+                  "source": "unknown for the local host: counted as 0", "as_of": "run time"},
+    )
 
 
 def _read(name: str) -> dict[str, Any]:

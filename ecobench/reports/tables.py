@@ -42,7 +42,8 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:
-    ordered(df).to_csv(path, index=False)
+    """The table as CSV (per-repetition samples stay in results.json)."""
+    ordered(df.drop(columns=["samples"], errors="ignore")).to_csv(path, index=False)
 
 
 def write_json(doc: dict[str, Any], path: Path) -> None:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.workloads.transformer import Architecture, Mode
 
-Provenance = Literal["estimated", "emulated", "measured", "supplied"]
+Provenance = Literal["estimated", "emulated", "measured", "projected", "supplied"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,9 @@ class Job:
     instances: int = 1
     global_batch_size: int | None = None
     host_cpu_utilization: float | None = None
+    device: str = "auto"
+    layers: int | None = None
+    measurement: Any = None  # scenario.MeasurementSpec, for measuring backends
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,22 @@ class Utilization:
 
 
 @dataclass(frozen=True)
+class Measurement:
+    """What a measuring backend observed: per-repetition throughput and energy, and how."""
+
+    throughput_samples_per_s: tuple[float, ...]
+    energy_kwh_per_sample: tuple[float, ...] | None
+    power_w: dict[str, float] | None  # accelerator, cpu, memory: mean draw over the windows
+    method: str
+    window_start_utc: str
+    window_end_utc: str
+    ci95_low: float
+    ci95_high: float
+    host_gemm_tflops: float | None = None
+    mfu: float | None = None
+
+
+@dataclass(frozen=True)
 class Performance:
     """What a backend reports for one configuration."""
 
@@ -51,6 +70,7 @@ class Performance:
     method: str
     network_bytes_per_sample: float = 0.0
     numeric_error: float | None = None
+    measured: Measurement | None = None
     details: dict[str, object] = field(default_factory=dict)
 
 

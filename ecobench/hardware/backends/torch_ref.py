@@ -1,0 +1,277 @@
+"""Reference backend: build the model with PyTorch (random weights, nothing downloaded), run it on
+this host's CPU or GPU, and measure throughput and energy.
+
+Measurement discipline: warm-up, then ``repetitions`` windows each lasting at least
+``min_window_s`` and ``min_batches``; the mean throughput with a 95% confidence interval (Student's
+t); energy per window through codecarbon, with the method it used recorded.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ecobench.errors import BackendError
+from ecobench.hardware.backends.base import Job, Measurement, Performance, Utilization, register
+from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.units import DEFAULT_REQUEST_BYTES_PER_TOKEN
+from ecobench.workloads.transformer import Architecture, build_kernels, totals
+
+EXTRA_HINT = "the reference backend needs PyTorch and transformers: pip install 'ecobench[torch]'"
+
+
+def require_torch() -> tuple[Any, Any]:
+    """Import torch and transformers, or explain which extra to install."""
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise BackendError(f"{EXTRA_HINT} ({exc.name} is missing)") from None
+    return torch, transformers
+
+
+def resolve_device(torch: Any, device: str) -> str:
+    """'auto' is cuda when a GPU is visible, else cpu; 'cuda' without a GPU is an error."""
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise BackendError("device cuda was asked for but PyTorch sees no CUDA GPU")
+    return device
+
+
+def build_model(arch: Architecture, mode: str, layers: int | None, device: str) -> tuple[Any, Any]:
+    """(model, transformers config) for the architecture, randomly initialised."""
+    torch, tf = require_torch()
+    common = dict(vocab_size=arch.vocab_size, hidden_size=arch.hidden_size,
+                  num_hidden_layers=layers or arch.layers, num_attention_heads=arch.heads,
+                  intermediate_size=arch.intermediate_size,
+                  max_position_embeddings=arch.max_position_embeddings,
+                  type_vocab_size=arch.type_vocab_size)
+    torch.manual_seed(0)
+    if arch.layout_2d:
+        cfg = tf.LayoutLMConfig(max_2d_position_embeddings=arch.max_2d_position_embeddings, **common)
+        cls = tf.LayoutLMForMaskedLM if mode == "training" else tf.LayoutLMModel
+    else:
+        cfg = tf.BertConfig(**common)
+        cls = tf.BertForPreTraining if mode == "training" else tf.BertModel
+    model = cls(cfg).to(device)
+    return (model.train() if mode == "training" else model.eval()), cfg
+
+
+def synthetic_inputs(arch: Architecture, cfg: Any, seq_len: int, batch: int, device: str,
+                     mode: str) -> dict[str, Any]:
+    """Random token ids (and bounding boxes for LayoutLM; labels for training)."""
+    torch, _ = require_torch()
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(0, cfg.vocab_size, (batch, seq_len), generator=g)
+    inputs: dict[str, Any] = {"input_ids": ids}
+    if arch.layout_2d:
+        xy = torch.randint(0, 900, (batch, seq_len, 2), generator=g)
+        wh = torch.randint(1, 100, (batch, seq_len, 2), generator=g)
+        inputs["bbox"] = torch.cat([xy, xy + wh], dim=-1)
+    if mode == "training":
+        inputs["labels"] = ids.clone()
+        if not arch.layout_2d:
+            inputs["next_sentence_label"] = torch.zeros(batch, dtype=torch.long)
+    return {k: v.to(device) for k, v in inputs.items()}
+
+
+def _autocast(torch: Any, device: str, dtype: str) -> Any:
+    if dtype == "fp32":
+        return torch.autocast(device_type=device, enabled=False)
+    if dtype == "bf16":
+        return torch.autocast(device_type=device, dtype=torch.bfloat16)
+    if dtype == "fp16" and device == "cuda":
+        return torch.autocast(device_type=device, dtype=torch.float16)
+    if dtype == "tf32" and device == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        return torch.autocast(device_type=device, enabled=False)
+    raise BackendError(f"precision {dtype} is not supported by the reference backend on {device} "
+                       "(cpu: fp32, bf16; cuda: fp32, tf32, bf16, fp16)")
+
+
+def make_step(job: Job, device: str) -> tuple[Callable[[], None], int]:
+    """A function running one batch (inference) or one full training step, and its sample count."""
+    torch, _ = require_torch()
+    model, cfg = build_model(job.arch, job.mode, job.layers, device)
+    inputs = synthetic_inputs(job.arch, cfg, job.seq_len, job.batch_size, device, job.mode)
+    ctx = _autocast(torch, device, job.dtype)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    if job.mode == "inference":
+        def step() -> None:
+            with torch.inference_mode(), ctx:
+                model(**inputs)
+            sync()
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+        def step() -> None:
+            opt.zero_grad(set_to_none=True)
+            with ctx:
+                loss = model(**inputs).loss
+            loss.backward()
+            opt.step()
+            sync()
+    return step, job.batch_size
+
+
+def gemm_peak_tflops(device: str, dtype: str, seconds: float, n: int = 2048) -> float:
+    """Achieved matmul FLOP/s of this host (the ceiling the model's matmuls are compared with)."""
+    torch, _ = require_torch()
+    tdt = torch.bfloat16 if dtype in ("bf16",) else (torch.float16 if dtype == "fp16" else torch.float32)
+    a = torch.randn(n, n, device=device, dtype=tdt)
+    b = torch.randn(n, n, device=device, dtype=tdt)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    torch.mm(a, b)
+    sync()
+    count, t0 = 0, time.perf_counter()
+    while True:
+        torch.mm(a, b)
+        sync()
+        count += 1
+        dt = time.perf_counter() - t0
+        if dt >= seconds and count >= 3:
+            return 2.0 * n**3 * count / dt / 1e12
+
+
+def ci95(samples: list[float]) -> tuple[float, float, float]:
+    """(mean, low, high): Student's t interval of the mean."""
+    from scipy import stats
+
+    m = statistics.fmean(samples)
+    half = float(stats.t.ppf(0.975, len(samples) - 1)) * statistics.stdev(samples) / math.sqrt(len(samples))
+    return m, m - half, m + half
+
+
+def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: str,
+            track_energy: bool, untracked_reason: str = "",
+            ) -> tuple[list[float], list[Any] | None, str, str, str]:
+    """Warm up, then measure ``spec.repetitions`` windows. Returns per-window throughput, energy
+    samples (or None), the energy method, and the windows' start and end (UTC, ISO)."""
+    from ecobench.power.measure import Tracker
+
+    t_end = time.perf_counter() + spec.warmup_s
+    step()
+    while time.perf_counter() < t_end:
+        step()
+    tracker = Tracker() if track_energy else None
+    reason = untracked_reason or "measurement.track_energy: false"
+    method = tracker.method if tracker else f"not tracked ({reason})"
+    rates: list[float] = []
+    energy: list[Any] = []
+    start = datetime.now(UTC).isoformat(timespec="seconds")
+    bar = _progress(spec.repetitions, label)
+    try:
+        for rep in range(spec.repetitions):
+            if tracker:
+                with tracker.task(f"rep{rep}") as got:
+                    rates.append(_window(step, samples_per_step, spec))
+                energy.append(got[0])
+            else:
+                rates.append(_window(step, samples_per_step, spec))
+            bar(rep + 1, rates[-1])
+    finally:
+        if tracker:
+            tracker.close()
+    end = datetime.now(UTC).isoformat(timespec="seconds")
+    return rates, (energy if tracker else None), method, start, end
+
+
+def _window(step: Callable[[], None], samples_per_step: int, spec: Any) -> float:
+    n, t0 = 0, time.perf_counter()
+    while True:
+        step()
+        n += 1
+        dt = time.perf_counter() - t0
+        if dt >= spec.min_window_s and n >= spec.min_batches:
+            return n * samples_per_step / dt
+
+
+def _progress(total: int, label: str) -> Callable[[int, float], None]:
+    def show(done: int, rate: float) -> None:
+        bar = "#" * done + "." * (total - done)
+        end = "\n" if done == total else ""
+        print(f"\r  measuring {label} [{bar}] {done}/{total}  {rate:,.1f} samples/s", end=end,
+              file=sys.stderr, flush=True)
+    return show
+
+
+def depth_scale(arch: Architecture, job: Job) -> float:
+    """Time ratio full depth / measured depth, by the workload model's FLOPs per sample."""
+    if not job.layers or job.layers >= arch.layers:
+        return 1.0
+    part = Architecture(arch.name, job.layers, arch.hidden_size, arch.heads, arch.intermediate_size,
+                        arch.vocab_size, arch.max_position_embeddings, arch.type_vocab_size,
+                        arch.layout_2d, arch.max_2d_position_embeddings)
+    full_f = totals(build_kernels(arch, job.seq_len, job.batch_size, job.dtype, job.mode))[0]
+    part_f = totals(build_kernels(part, job.seq_len, job.batch_size, job.dtype, job.mode))[0]
+    return full_f / part_f
+
+
+class ReferenceBackend:
+    """Runs the model for real and measures it; projects to catalog CPU instances by vCPUs."""
+
+    name = "reference"
+
+    def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
+        torch, _ = require_torch()
+        device = resolve_device(torch, job.device)
+        projected = instance.name != "local"
+        if projected and instance.spec.accelerator:
+            raise BackendError(f"a host measurement cannot be projected to {instance.name}'s "
+                               f"{instance.spec.accelerator}; use backend: analytic for it")
+        if projected and device != "cpu":
+            raise BackendError("projection to a catalog CPU instance needs a CPU measurement (device: cpu)")
+        spec = job.measurement
+        step, per_step = make_step(job, device)
+        depth = f"{job.layers} of {job.arch.layers} layers" if job.layers else f"{job.arch.layers} layers"
+        rates, energy, method, start, end = measure(
+            step, per_step, spec, f"{job.arch.name} {job.mode} {job.seq_len} tok ({depth}, {device})",
+            spec.track_energy and not projected,
+            "projection: power from the catalog model" if projected else "")
+        scale = depth_scale(job.arch, job)
+        rates_full = [r / scale for r in rates]
+        mean, lo, hi = ci95(rates_full)
+        gemm = gemm_peak_tflops(device, job.dtype, spec.gemm_s) if spec.gemm_s > 0 else None
+        flops = totals(build_kernels(job.arch, job.seq_len, job.batch_size, job.dtype, job.mode))[0]
+        mfu = (mean * flops / 1e12 / gemm) if gemm else None  # on the host, before any projection
+        power = None
+        e_per_sample = None
+        if energy:
+            dur = sum(e.duration_s for e in energy)
+            power = {"accelerator": sum(e.gpu_kwh for e in energy) * 3.6e6 / dur,
+                     "cpu": sum(e.cpu_kwh for e in energy) * 3.6e6 / dur,
+                     "memory": sum(e.ram_kwh for e in energy) * 3.6e6 / dur}
+            e_per_sample = tuple(e.total_kwh / (r * e.duration_s) for e, r in zip(energy, rates_full,
+                                                                                   strict=True))
+        how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}, {depth}"
+               + (f", extrapolated to full depth x{1 / scale:.3f} by FLOPs" if scale != 1.0 else "")
+               + f"; {spec.repetitions} windows >= {spec.min_window_s:g} s; mean {mean:,.2f}/s, "
+               f"95% CI {lo:,.2f}-{hi:,.2f}; energy: {method})")
+        host_vcpus = os.cpu_count() or 1
+        if projected:
+            factor = instance.spec.vcpus / host_vcpus
+            mean, lo, hi = mean * factor, lo * factor, hi * factor
+            rates_full = [r * factor for r in rates_full]
+            how = (f"projected (calibrated what-if): host measurement scaled by vCPUs "
+                   f"{instance.spec.vcpus}/{host_vcpus}; power from the catalog model; " + how)
+        return Performance(
+            throughput_per_instance_per_s=mean,
+            utilization=Utilization(accelerator=1.0 if device == "cuda" else 0.0, cpu=1.0, memory=1.0,
+                                    network=0.0),
+            provenance="projected" if projected else "measured",
+            method=how,
+            network_bytes_per_sample=job.seq_len * DEFAULT_REQUEST_BYTES_PER_TOKEN,
+            measured=Measurement(tuple(rates_full), e_per_sample, power, method, start, end, lo, hi,
+                                 gemm, mfu),
+        )
+
+
+register(ReferenceBackend())

@@ -1,0 +1,116 @@
+"""The reference backend really runs a (tiny) model and measures it."""
+
+import statistics
+import sys
+
+import pytest
+
+from ecobench.cli import main
+from ecobench.errors import BackendError
+from ecobench.evaluate import evaluate
+from ecobench.scenario import scenario_from_dict
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+TINY = {"layers": 4, "hidden_size": 128, "heads": 2, "intermediate_size": 512, "vocab_size": 1000,
+        "max_position_embeddings": 128}
+FAST = {"warmup_s": 0.2, "min_window_s": 0.3, "min_batches": 2, "repetitions": 3, "gemm_s": 0.2}
+
+
+def _scenario(configs, mode="inference", arch=TINY, measurement=FAST):
+    work = {"architecture": arch}
+    if mode == "inference":
+        work["inference"] = {"rate_per_h": 36000, "seq_len": 64, "batch_size": 4}
+    else:
+        work["training"] = {"total_sequences": 10000, "phases": [{"seq_len": 64, "fraction": 1.0}],
+                            "batch_size": 4, "global_batch_size": 64}
+    return scenario_from_dict({"schema_version": 1, "name": "tiny", "workload": work,
+                               "configs": configs, "baseline": configs[0]["id"],
+                               "measurement": measurement})
+
+
+def test_measured_row_has_ci_method_window_and_samples():
+    s = _scenario([{"id": "host", "instance_type": "local", "backend": "reference", "device": "cpu"}])
+    row = evaluate(s).iloc[0]
+    assert row.provenance == "measured"
+    assert row.throughput_ci95_low <= row.throughput_per_instance_per_s <= row.throughput_ci95_high
+    assert row.measurement_method.startswith("codecarbon") and "CPU:" in row.measurement_method
+    assert row.repetitions == 3 and row.window_start_utc <= row.window_end_utc
+    assert len(row.samples["energy_kwh"]) == 3 and row.energy_kwh > 0
+    assert 0 < row.mfu and row.host_gemm_tflops > 0
+    assert row.power_cpu_w > 0
+
+
+def test_training_steps_and_projection_are_labelled():
+    s = _scenario([{"id": "host", "instance_type": "local", "backend": "reference", "device": "cpu",
+                    "instances": 1},
+                   {"id": "c7g", "instance_type": "c7g.2xlarge", "backend": "reference",
+                    "device": "cpu", "instances": 1}], mode="training")
+    df = evaluate(s).set_index("config_id")
+    assert df.loc["host", "provenance"] == "measured"
+    assert df.loc["c7g", "provenance"] == "projected"
+    assert "calibrated what-if" in df.loc["c7g", "method"]
+    assert df.loc["c7g", "duration_h"] < df.loc["host", "duration_h"] * 2
+
+
+@pytest.mark.slow
+def test_depth_extrapolation_matches_full_depth_within_15pct():
+    m = FAST | {"repetitions": 4, "min_window_s": 0.6, "gemm_s": 0}
+    full = _scenario([{"id": "h", "instance_type": "local", "backend": "reference",
+                       "device": "cpu"}], measurement=m | {"track_energy": False})
+    part = _scenario([{"id": "h", "instance_type": "local", "backend": "reference",
+                       "device": "cpu", "layers": 1}], measurement=m | {"track_energy": False})
+    # alternate the two measurements so that drift in the machine's speed hits both alike
+    t_full, t_part = [], []
+    for _ in range(3):
+        t_full.append(evaluate(full).iloc[0].throughput_per_instance_per_s)
+        t_part.append(evaluate(part).iloc[0].throughput_per_instance_per_s)
+    ratio = statistics.median(t_part) / statistics.median(t_full)
+    assert ratio == pytest.approx(1.0, rel=0.15), (t_full, t_part)
+
+
+def test_unsupported_precision_and_projection_to_accelerator():
+    s = _scenario([{"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu",
+                    "precision": "fp16"}])
+    with pytest.raises(BackendError, match="not supported by the reference backend on cpu"):
+        evaluate(s)
+    s = _scenario([{"id": "h", "instance_type": "g4dn.xlarge", "backend": "reference",
+                    "device": "cpu"}])
+    with pytest.raises(BackendError, match="cannot be projected"):
+        evaluate(s)
+
+
+def test_without_torch_the_error_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    s = _scenario([{"id": "h", "instance_type": "local", "backend": "reference"}])
+    with pytest.raises(BackendError, match=r"pip install 'ecobench\[torch\]'"):
+        evaluate(s)
+
+
+def test_interrupt_mid_measurement_leaves_no_run_dir(tmp_path, monkeypatch, capsys):
+    import yaml
+
+    import ecobench.hardware.backends.torch_ref as ref
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(ref, "_window", interrupted)
+    s = _scenario([{"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu"}])
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(s.model_dump(mode="json")))
+    assert main(["run", str(f), "--results", str(tmp_path / "res")]) == 130
+    assert not (tmp_path / "res" / "tiny").exists() or not any((tmp_path / "res" / "tiny").iterdir())
+
+
+@pytest.mark.gpu
+def test_cuda_measurement_uses_nvml():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    s = _scenario([{"id": "g", "instance_type": "local", "backend": "reference", "device": "cuda",
+                    "precision": "fp16"}])
+    row = evaluate(s).iloc[0]
+    assert "GPU: NVML" in row.measurement_method and row.power_accelerator_w > 0
