@@ -48,12 +48,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
-    print(f"{'experiment':<20} {'mode':<8} {'figure':<34} {'published':>10} {'ecobench':>10} "
+    width = max(len(c.experiment) for c in checks)
+    print(f"{'experiment':<{width}} {'mode':<8} {'figure':<34} {'published':>10} {'ecobench':>10} "
           f"{'error':>9}  target")
     for c in checks:
         err = f"{c.error_points:+.1f} pt" if c.error_points is not None else f"{c.error_pct:+.1f}%"
         ok = {True: "ok", False: "MISSED", None: ""}[c.within_target]
-        print(f"{c.experiment:<20} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} {c.ecobench:>10.4g} "
+        print(f"{c.experiment:<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} {c.ecobench:>10.4g} "
               f"{err:>9}  {c.target} {ok}")
     return 0
 
@@ -124,6 +125,37 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_emulate(args: argparse.Namespace) -> int:
+    from ecobench.emulate import emulate_scenario, print_breakdown, write_emulation
+    from ecobench.hardware.neuron.training_demo import run_demo
+
+    if args.training_demo:
+        demo = run_demo()
+        if args.format == "json":
+            print(json.dumps(demo))
+        else:
+            print("final loss (mean of the last 20 of", demo["steps"], "steps):")
+            for mode, loss in demo["final_loss"].items():  # type: ignore[union-attr]
+                print(f"  {mode:<9} {loss:.4f}")
+        return 0
+    if not args.scenario:
+        raise InputError("emulate: give a SCENARIO, or --training-demo")
+    from ecobench.scenario import load_scenario
+
+    s = load_scenario(args.scenario)
+    try:
+        report = emulate_scenario(s)
+        out = write_emulation(s, report, Path(args.results), Path(args.out) if args.out else None)
+    except EcobenchError as exc:
+        raise InputError(f"{args.scenario}: {exc}") from None
+    if args.format == "json":
+        print(json.dumps(report, indent=2))
+    else:
+        print_breakdown(report)
+        print(f"\nwrote {out}/ (emulation.json, kernels.csv)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ecobench",
@@ -172,6 +204,19 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--to", required=True, help="baseline file, e.g. results/baselines/NAME.json")
     b.add_argument("--force", action="store_true", help="replace an existing baseline file")
     b.set_defaults(func=cmd_baseline)
+
+    e = sub.add_parser("emulate", help="per-kernel NeuronCore timing of a scenario, or the training demo",
+                       description="Run a scenario's Inf1/Inf2/Trn1 configurations through the emulated "
+                                   "NeuronCore: per-kernel engine, time, utilisation and bound, each "
+                                   "engine's utilisation, and the numeric error of one encoder layer in "
+                                   "the configuration's data type. --training-demo trains a small MLP "
+                                   "with weights in FP32, BF16-RNE and BF16-SR.")
+    e.add_argument("scenario", nargs="?", help="scenario YAML file")
+    e.add_argument("--training-demo", action="store_true", help="FP32 / BF16-RNE / BF16-SR loss curves")
+    e.add_argument("--format", choices=["table", "json"], default="table")
+    e.add_argument("--out", help="write exactly this directory (must not exist)")
+    e.add_argument("--results", default="results", help="results root (default: results)")
+    e.set_defaults(func=cmd_emulate)
 
     c = sub.add_parser("catalog", help="list the hardware catalog, or one instance with sources")
     c.add_argument("instance", nargs="?", help="show one instance type in full")

@@ -115,6 +115,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "method": " | ".join(dict.fromkeys(p.method for p in perfs)),
         "region": region,
         "grid_source": ctx.grid.source,
+        "numeric_error": perfs[0].numeric_error,
         "is_baseline": cfg.id == s.baseline,
     }
     return head | row | measured_columns(perfs, row)

@@ -92,6 +92,7 @@ class CalibrationPoint(_Row):
     accelerator: str
     accelerators: int = Field(gt=0)
     instances: int = 1
+    instance_type: str | None = None
     dtype: str
     seq_len: int = Field(gt=0)
     batch_size: int = Field(gt=0)

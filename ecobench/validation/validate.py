@@ -94,7 +94,35 @@ def validate(modes: tuple[str, ...] = MODES) -> list[Check]:
                 else:
                     target, ok = f"±{tgt['pct']}%", abs(err) <= tgt["pct"]
                 checks.append(Check(name, fig, mode, float(published), value, err, points, target, ok))
+    if "predict" in modes:
+        checks += neuron_checks()
     return checks
+
+
+NEURON_TARGET_PCT = 25.0
+
+
+def neuron_checks() -> list[Check]:
+    """The published Neuron throughput points, predicted by the emulated backend alone."""
+    from ecobench.hardware.backends import BACKENDS, Job
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.workloads.presets import preset
+
+    cat = load_catalog()
+    emulated = BACKENDS["emulated"]
+    points = [(p.model, p.mode, p.instance_type, 1, p.dtype, p.seq_len, p.batch_size,
+               p.global_batch_size, p.throughput_per_s) for p in cat.calibration if p.instance_type]
+    points += [(s.model, "training", s.instance_type, s.instances, s.dtype, s.seq_len, 16,
+                s.global_batch_size, s.throughput_per_s) for s in cat.scale_out]
+    out = []
+    for model, mode, inst, n, dtype, seq, batch, gbs, published in points:
+        job = Job(preset(model), mode, seq, batch, dtype, n, gbs)  # type: ignore[arg-type]
+        got = emulated.evaluate(job, cat.instance(inst), cat).throughput_per_instance_per_s * n
+        err = (got - published) / published * 100
+        name = f"neuron_{model.replace('-', '_')}_{mode}_{n}x_{inst}"
+        out.append(Check(name, "throughput_per_s", "predict", published, got, err, None,
+                         f"±{NEURON_TARGET_PCT:g}%", abs(err) <= NEURON_TARGET_PCT))
+    return out
 
 
 def as_json(checks: list[Check]) -> list[dict[str, Any]]:

@@ -27,6 +27,8 @@ class Kernel:
     dtype: str
     layer: int | None = None
     per_step: bool = False
+    dims: tuple[int, int, int, int] | None = None  # matmul: (count, m, k, n) per sample
+    weights: bool = False  # matmul whose right operand is a weight (shared across the batch)
 
     @property
     def arithmetic_intensity(self) -> float:

@@ -74,7 +74,8 @@ def _matmul(name: str, phase: str, m: int, k: int, n: int, batch: int, dtype: st
     act = count * (m * k + m * n) * b
     w = (k * n * b / batch) if weights else count * k * n * b
     return Kernel(name, "matmul", phase, f"{count}x[{m}x{k}]@[{k}x{n}]",  # type: ignore[arg-type]
-                  flops=2.0 * count * m * k * n, bytes=float(act + w), dtype=dtype, layer=layer)
+                  flops=2.0 * count * m * k * n, bytes=float(act + w), dtype=dtype, layer=layer,
+                  dims=(count, m, k, n), weights=weights)
 
 
 def _elementwise(name: str, elements: int, flops_per: float, dtype: str, layer: int | None,
@@ -128,7 +129,8 @@ def training_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: s
     """Forward, backward (twice the forward work: input and weight gradients) and optimizer step."""
     fwd = forward_kernels(arch, seq_len, batch_size, dtype, heads_for_pretraining=True)
     bwd = [Kernel(k.name + ".grad", k.kind, "backward", k.shape, 2 * k.flops, 2 * k.bytes, k.dtype,
-                  k.layer) for k in fwd]
+                  k.layer, dims=(2 * k.dims[0], *k.dims[1:]) if k.dims else None, weights=k.weights)
+           for k in fwd]
     head_params = arch.hidden_size * arch.hidden_size + 2 * arch.hidden_size + arch.vocab_size \
         + 2 * arch.hidden_size + 2
     params = arch.params + head_params

@@ -1,0 +1,103 @@
+"""Emulated backend: Inf1 (NeuronCore-v1) and Inf2/Trn1 (NeuronCore-v2) from their engines.
+
+Throughput comes from the engine-level timing model (``hardware/neuron/timing.py``), with no
+calibration; the numeric error is that of one encoder layer at full width and sequence length run in
+the configuration's data type against FP32. The accelerator utilisation handed to the power model is
+the TensorEngine's busy fraction.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ecobench.errors import BackendError
+from ecobench.hardware.backends.base import Job, Performance, Utilization, register
+from ecobench.hardware.backends.calibration import samples_per_device_step
+from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.hardware.neuron.arch import DEVICES
+from ecobench.hardware.neuron.numerics import layer_error
+from ecobench.hardware.neuron.timing import KernelTiming, engine_utilization, time_kernels, working_set_fits
+from ecobench.units import BYTES_PER_DTYPE, DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
+from ecobench.workloads.transformer import build_kernels
+
+EFA_SHARE_EXPOSED = 1.0  # collectives run on the CC-cores alongside compute: step = max(compute, comm)
+
+
+def numeric_format(dtype: str, mode: str, accelerator: str) -> str:
+    """The emulated number format: Trainium trains BF16 with stochastic rounding."""
+    if dtype == "bf16" and mode == "training" and accelerator == "trainium":
+        return "bf16_sr"
+    return {"fp8": "fp8_e4m3", "tf32": "fp32"}.get(dtype, dtype)
+
+
+@functools.cache
+def _layer_error(hidden: int, heads: int, inter: int, seq: int, fmt: str) -> float:
+    return layer_error(hidden, heads, inter, seq, fmt)
+
+
+def allreduce_s(grad_bytes: float, devices: int, link_gb_per_s: float) -> float:
+    """Ring all-reduce time over ``devices`` peers at ``link_gb_per_s`` each."""
+    if devices <= 1:
+        return 0.0
+    return 2 * (devices - 1) / devices * grad_bytes / (link_gb_per_s * 1e9)
+
+
+class EmulatedBackend:
+    name = "emulated"
+
+    def kernel_timings(self, job: Job, instance: Instance) -> tuple[list[KernelTiming], float]:
+        """Per-kernel timing on one core, and the samples one core processes per optimizer step."""
+        acc = instance.spec.accelerator
+        if acc not in DEVICES:
+            raise BackendError(f"{instance.name} has no Neuron device; the emulated backend covers "
+                               f"{', '.join(sorted(DEVICES))} instances")
+        dev = DEVICES[acc]
+        cores = dev.cores * instance.spec.accelerator_count * job.instances
+        per_step = samples_per_device_step(job.global_batch_size, cores, job.batch_size)
+        kernels = build_kernels(job.arch, job.seq_len, job.batch_size, job.dtype, job.mode)
+        fits = working_set_fits(dev, job.seq_len, max(job.arch.hidden_size, job.arch.intermediate_size),
+                                job.batch_size, job.dtype)
+        try:
+            return time_kernels(kernels, dev, job.batch_size, per_step, fits), per_step
+        except ValueError as exc:
+            raise BackendError(str(exc)) from None
+
+    def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
+        timings, per_step = self.kernel_timings(job, instance)
+        dev = DEVICES[instance.spec.accelerator or ""]
+        t_sample = sum(t.time_s for t in timings)
+        per_core = 1.0 / t_sample
+        comm_s = 0.0
+        if job.mode == "training":
+            grad_bytes = job.arch.params * max(BYTES_PER_DTYPE[job.dtype], 2)
+            chips = instance.spec.accelerator_count
+            intra = allreduce_s(grad_bytes, chips, dev.neuronlink_gb_per_s or 1e-9) if chips > 1 else 0.0
+            inter = allreduce_s(grad_bytes, job.instances, instance.spec.network_gbps / 8)
+            comm_s = intra + inter
+            step = per_step * t_sample
+            per_core = per_step / max(step, comm_s * EFA_SHARE_EXPOSED)
+        per_instance = per_core * dev.cores * instance.spec.accelerator_count
+        util = engine_utilization(timings)
+        fmt = numeric_format(job.dtype, job.mode, instance.spec.accelerator or "")
+        err = _layer_error(job.arch.hidden_size, job.arch.heads, job.arch.intermediate_size,
+                           job.seq_len, fmt)
+        cpu = job.host_cpu_utilization if job.host_cpu_utilization is not None \
+            else DEFAULT_HOST_CPU_UTILIZATION
+        busiest = max(util, key=util.__getitem__)
+        return Performance(
+            throughput_per_instance_per_s=per_instance,
+            utilization=Utilization(accelerator=min(1.0, util["tensor"]), cpu=cpu, memory=cpu,
+                                    network=0.0),
+            provenance="emulated",
+            method=(f"{dev.core.name} engine model ({dev.cores} cores x {instance.spec.accelerator_count} "
+                    f"chips), {fmt}: TensorEngine busy {util['tensor']:.0%}, busiest {busiest} "
+                    f"{util[busiest]:.0%}; layer error vs FP32 {err:.2e}"
+                    + (f"; all-reduce {comm_s * 1e3:.1f} ms/step" if comm_s else "")),
+            network_bytes_per_sample=job.seq_len * DEFAULT_REQUEST_BYTES_PER_TOKEN,
+            numeric_error=err,
+            details={"engine_utilization": util, "kernels": [t.as_dict() for t in timings],
+                     "numeric_format": fmt},
+        )
+
+
+register(EmulatedBackend())

@@ -1,0 +1,1 @@
+"""Emulated AWS Neuron hardware: NeuronCore engine timing and numerics."""

@@ -1,0 +1,156 @@
+"""NeuronCore numerics emulated with ml_dtypes and NumPy.
+
+Data types: BF16 with round-to-nearest-even (RNE) or stochastic rounding (SR, as Trainium offers in
+hardware), FP16, FP8 (E4M3, E5M2) with a per-tensor scale, INT8 with a calibrated symmetric scale.
+Matmul inputs are rounded to the data type and products are accumulated in FP32, as PSUM does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import ml_dtypes
+import numpy as np
+
+BF16 = np.dtype(ml_dtypes.bfloat16)
+FP8 = {"fp8_e4m3": np.dtype(ml_dtypes.float8_e4m3fn), "fp8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
+FORMATS = ("fp32", "bf16", "bf16_sr", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")
+_LOW16 = np.uint32(0xFFFF0000)
+
+
+def round_bf16_rne(x: np.ndarray) -> np.ndarray:
+    """Round FP32 to BF16, round-to-nearest-even (ml_dtypes' cast); returned as FP32 values."""
+    return np.asarray(x, np.float32).astype(BF16).astype(np.float32)
+
+
+def round_bf16_sr(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Stochastic rounding to BF16: add uniform random bits below BF16's last mantissa bit to the
+    FP32 pattern and truncate. A value rounds up with probability equal to its distance from the
+    lower neighbour in ulps, so the rounding is unbiased; it only ever lands on the two neighbours.
+    Infinities and canonical NaNs pass through; values beyond BF16's range overflow to infinity.
+    Returned as FP32 values (exactly representable in BF16)."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    out = bits + rng.integers(0, 1 << 16, size=bits.shape, dtype=np.uint16)
+    np.bitwise_and(out, _LOW16, out=out)
+    return out.view(np.float32)
+
+
+def round_fp16(x: np.ndarray) -> np.ndarray:
+    """Round to IEEE FP16 (RNE)."""
+    return np.asarray(x, np.float32).astype(np.float16).astype(np.float32)
+
+
+def round_fp8(x: np.ndarray, fmt: str) -> np.ndarray:
+    """Scale the tensor so its largest magnitude maps to the format's maximum, round (RNE), and
+    scale back: FP8 as used with per-tensor scaling."""
+    dt = FP8[fmt]
+    x = np.asarray(x, np.float32)
+    amax = float(np.max(np.abs(x))) if x.size else 0.0
+    if amax == 0.0:
+        return x.copy()
+    scale = float(ml_dtypes.finfo(dt).max) / amax
+    return ((x * scale).astype(dt).astype(np.float32) / scale).astype(np.float32)
+
+
+def int8_scale(x: np.ndarray) -> float:
+    """Calibrated symmetric per-tensor scale: max |x| maps to 127."""
+    amax = float(np.max(np.abs(x)))
+    return amax / 127.0 if amax > 0 else 1.0
+
+
+def quantize_int8(x: np.ndarray, scale: float) -> np.ndarray:
+    """Round to nearest and clip to [-127, 127]."""
+    return np.clip(np.rint(np.asarray(x, np.float32) / scale), -127, 127).astype(np.int8)
+
+
+def rounder(fmt: str, rng: np.random.Generator | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """A function rounding FP32 arrays to ``fmt`` (values returned as FP32)."""
+    if fmt == "fp32":
+        return lambda x: np.asarray(x, np.float32)
+    if fmt == "bf16":
+        return round_bf16_rne
+    if fmt == "bf16_sr":
+        gen = rng or np.random.default_rng(0)
+        return lambda x: round_bf16_sr(x, gen)
+    if fmt == "fp16":
+        return round_fp16
+    if fmt in FP8:
+        return lambda x: round_fp8(x, fmt)
+    if fmt == "int8":
+        return lambda x: quantize_int8(x, s := int8_scale(x)).astype(np.float32) * s
+    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+def matmul(a: np.ndarray, b: np.ndarray, fmt: str, rng: np.random.Generator | None = None,
+           round_output: bool = True) -> np.ndarray:
+    """a @ b on the TensorEngine: inputs in ``fmt``, products accumulated in FP32 (PSUM); INT8
+    accumulates exactly in INT32. The output is rounded back to ``fmt`` when it is written to SBUF
+    (``round_output``), except for INT8, whose output is dequantized to FP32."""
+    if fmt == "int8":
+        sa, sb = int8_scale(a), int8_scale(b)
+        # INT32 accumulation, computed in float64: exact while |sum| < 2**53 (K < 5e11 at 127**2)
+        qa = quantize_int8(a, sa).astype(np.float64)
+        qb = quantize_int8(b, sb).astype(np.float64)
+        return (qa @ qb).astype(np.float32) * np.float32(sa * sb)
+    r = rounder(fmt, rng)
+    out = np.matmul(r(a), r(b), dtype=np.float32)
+    return r(out) if round_output else out
+
+
+def relative_error(y: np.ndarray, ref: np.ndarray) -> float:
+    """||y - ref|| / ||ref|| (Frobenius)."""
+    return float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+
+
+def _layernorm(x: np.ndarray) -> np.ndarray:
+    mu = x.mean(-1, keepdims=True)
+    var = x.var(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + 1e-12)
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
+
+
+def encoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, fmt: str,
+                  rng: np.random.Generator | None = None) -> np.ndarray:
+    """One BERT encoder layer: matmuls in ``fmt`` with FP32 accumulation; softmax, GELU and
+    layernorm in FP32 on the scalar/vector engines, their outputs stored back in ``fmt``."""
+    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in ("fp32", "int8") else fmt), rng)
+    if fmt in FP8:
+        store = round_bf16_rne  # FP8 matmul inputs; activations kept in BF16 between kernels
+    s, h = x.shape
+    d = h // heads
+    qkv = matmul(x, w["qkv"], fmt, rng) + w["qkv_b"]
+    q, k, v = (qkv[:, i * h:(i + 1) * h].reshape(s, heads, d).transpose(1, 0, 2) for i in range(3))
+    scores = np.stack([matmul(q[i], k[i].T, fmt, rng, round_output=False) for i in range(heads)])
+    scores /= np.float32(np.sqrt(d))
+    scores -= scores.max(-1, keepdims=True)
+    p = np.exp(scores)
+    p = store(p / p.sum(-1, keepdims=True))
+    ctx = np.stack([matmul(p[i], v[i], fmt, rng) for i in range(heads)]).transpose(1, 0, 2).reshape(s, h)
+    attn = store(_layernorm(x + matmul(ctx, w["out"], fmt, rng) + w["out_b"]))
+    inter = store(_gelu(matmul(attn, w["ffn1"], fmt, rng) + w["ffn1_b"]))
+    return store(_layernorm(attn + matmul(inter, w["ffn2"], fmt, rng) + w["ffn2_b"]))
+
+
+def random_layer(hidden: int, intermediate: int, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random encoder-layer weights (BERT's N(0, 0.02) init), fixed seed."""
+    g = np.random.default_rng(seed)
+
+    def n(*shape: int) -> np.ndarray:
+        return g.normal(0, 0.02, shape).astype(np.float32)
+
+    return {"qkv": n(hidden, 3 * hidden), "qkv_b": n(3 * hidden), "out": n(hidden, hidden),
+            "out_b": n(hidden), "ffn1": n(hidden, intermediate), "ffn1_b": n(intermediate),
+            "ffn2": n(intermediate, hidden), "ffn2_b": n(hidden)}
+
+
+def layer_error(hidden: int, heads: int, intermediate: int, seq_len: int, fmt: str,
+                seed: int = 0) -> float:
+    """Relative error against FP32 of one encoder layer at full width and sequence length."""
+    w = random_layer(hidden, intermediate, seed)
+    x = _layernorm(np.random.default_rng(seed + 1).normal(0, 1, (seq_len, hidden)).astype(np.float32))
+    ref = encoder_layer(x, w, heads, "fp32")
+    got = encoder_layer(x, w, heads, fmt, np.random.default_rng(seed + 2))
+    return relative_error(got, ref)
