@@ -45,6 +45,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from ecobench.validation.validate import MODES, as_json, validate
 
     checks = validate(tuple(args.mode) if args.mode else MODES)
+    if args.html:
+        from ecobench.gate import write_text_atomic
+        from ecobench.reports.html import render_validation
+
+        write_text_atomic(Path(args.html), render_validation(as_json(checks)))
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
@@ -56,6 +61,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
         ok = {True: "ok", False: "MISSED", None: ""}[c.within_target]
         print(f"{c.experiment:<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} {c.ecobench:>10.4g} "
               f"{err:>9}  {c.target} {ok}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from ecobench.gate import load_results
+    from ecobench.reports.html import write_html
+
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir}: not a run directory")
+    write_html(load_results(run_dir), run_dir / "report.html")
+    print(f"wrote {run_dir / 'report.html'}")
     return 0
 
 
@@ -183,7 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--format", choices=["table", "json"], default="table")
     v.add_argument("--mode", action="append", choices=["replay", "predict"],
                    help="only this mode (repeatable; default both)")
+    v.add_argument("--html", help="also write the validation page (table and charts) to this file")
     v.set_defaults(func=cmd_validate)
+
+    rp = sub.add_parser("report", help="regenerate a run's report.html from its results.json")
+    rp.add_argument("run_dir", help="run directory")
+    rp.set_defaults(func=cmd_report)
 
     k = sub.add_parser("check", help="fail (exit 1) when a run regresses against a baseline",
                        description="Compare a run with a baseline, configuration by configuration. "

@@ -18,7 +18,7 @@ from ecobench.rundir import atomic_dir, target_dir
 from ecobench.scenario import LOCAL_INSTANCE, Scenario
 
 
-def _aggregate(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def aggregate_kernels(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Kernels summed over layers: one line per kernel name."""
     agg: dict[str, dict[str, Any]] = defaultdict(lambda: {"time_us": 0.0, "n": 0, "util": 0.0})
     for k in kernels:
@@ -57,7 +57,7 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             "throughput_per_instance_per_s": perf.throughput_per_instance_per_s,
             "numeric_format": perf.details["numeric_format"], "numeric_error": perf.numeric_error,
             "engine_utilization": perf.details["engine_utilization"],
-            "kernels": _aggregate(perf.details["kernels"]),  # type: ignore[arg-type]
+            "kernels": aggregate_kernels(perf.details["kernels"]),  # type: ignore[arg-type]
             "method": perf.method,
         })
     if not configs:

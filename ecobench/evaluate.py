@@ -124,6 +124,13 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
 def measured_columns(perfs: list[Performance], row: dict[str, Any]) -> dict[str, Any]:
     """Measurement method, window, confidence interval, MFU, and per-repetition samples that the
     regression gate tests (the row's figures scaled by each repetition's deviation from the mean)."""
+    if perfs[0].provenance == "emulated":
+        from ecobench.emulate import aggregate_kernels
+
+        d = perfs[0].details
+        return {"measurement_method": None,
+                "kernels": aggregate_kernels(d["kernels"]),  # type: ignore[arg-type]
+                "engine_utilization": d["engine_utilization"]}
     m = perfs[0].measured
     if m is None:
         return {"measurement_method": None}

@@ -18,6 +18,51 @@ from ecobench.rundir import atomic_dir, target_dir
 from ecobench.scenario import Scenario
 
 
+def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the report shows besides the rows: every region's grid intensity, the catalog sources
+    of the instances used, the assumptions, and the training demonstration for emulated training."""
+    from ecobench.power.carbon import grid_intensity
+    from ecobench.units import (
+        CCF_MEMORY_KWH_PER_GB_H,
+        CCF_NETWORK_KWH_PER_GB,
+        CCF_SERVER_LIFESPAN_YEARS,
+        DEFAULT_HOST_CPU_UTILIZATION,
+    )
+
+    cat = load_catalog()
+    regions = {r: grid_intensity(cat, r, s.overrides.grid_g_per_kwh).g_per_kwh for r in cat.regions}
+    sources = []
+    for name in dict.fromkeys(r["instance_type"] for r in rows):
+        if name not in cat.instances:
+            continue
+        inst = cat.instances[name]
+        for what, block in (("spec", inst.spec), ("price", inst.price_usd_per_h),
+                            ("embodied", inst.embodied)):
+            sources.append({"item": f"{name} {what}", "source": block.source, "as_of": block.as_of,
+                            "inferred_from": block.inferred_from})
+        acc = cat.accelerator_of(inst)
+        if acc is not None:
+            sources.append({"item": f"{acc.name} peaks", "source": acc.spec_source,
+                            "as_of": acc.spec_as_of, "inferred_from": None})
+            sources.append({"item": f"{acc.name} power", "source": acc.power.source,
+                            "as_of": acc.power.as_of, "inferred_from": acc.power.inferred_from})
+    assumptions = {
+        "PUE": s.pue, "server lifespan (years)": CCF_SERVER_LIFESPAN_YEARS,
+        "memory power (W per GB)": CCF_MEMORY_KWH_PER_GB_H * 1000,
+        "network energy (kWh per GB leaving the instance)": CCF_NETWORK_KWH_PER_GB,
+        "host CPU load at full throughput (default)": DEFAULT_HOST_CPU_UTILIZATION,
+        "pricing": s.pricing.model + (f", {s.pricing.spot_discount_pct}% off" if s.pricing.spot_discount_pct
+                                      else ""),
+    }
+    demo = None
+    if s.workload.training and any(r["provenance"] == "emulated" for r in rows):
+        from ecobench.hardware.neuron.training_demo import run_demo
+
+        demo = run_demo()
+    return {"regions_g_per_kwh": regions, "sources": sources, "assumptions": assumptions,
+            "training_demo": demo}
+
+
 def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str) -> dict[str, Any]:
     """The content of results.json."""
     return {
@@ -31,6 +76,7 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str) -> di
         "mode": s.workload.mode,
         "scenario": s.model_dump(mode="json"),
         "rows": rows,
+        **context(s, rows),
     }
 
 

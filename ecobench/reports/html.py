@@ -1,21 +1,124 @@
-"""The HTML report: one self-contained file rendered from a jinja2 template (autoescaped)."""
+"""The HTML report: one self-contained file (inline styles and SVG charts, no requests) rendered
+from a run's results.json with a jinja2 template, autoescaped."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
+
+from ecobench.reports import charts
+
+
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.PackageLoader("ecobench.reports", "templates"),
+                              autoescape=True, undefined=jinja2.StrictUndefined)
+
+
+def _change_note(r: dict[str, Any], key: str) -> str:
+    v = r.get(key)
+    return "" if r["is_baseline"] or v is None else f"({v:+.0f}%)"
+
+
+def figure_charts(doc: dict[str, Any]) -> list[Markup]:
+    """Headline bar charts: throughput, instances or time, energy, cost, CO2, power by component."""
+    rows, base = doc["rows"], next(r["config_id"] for r in doc["rows"] if r["is_baseline"])
+    labels = [r["config_id"] for r in rows]
+    inference = doc["mode"] == "inference"
+
+    def bars(title: str, key: str, unit: str, change: str | None = None) -> Markup:
+        vals = [r[key] if r.get(key) is not None else float("nan") for r in rows]
+        notes = [_change_note(r, change) for r in rows] if change else None
+        return Markup(charts.hbar(title, labels, vals, unit, base, notes))
+
+    out = [
+        bars("Throughput per instance", "throughput_per_instance_per_s", "/s"),
+        bars("Instances to meet the rate" if inference else "Time to train", "instances" if inference
+             else "duration_h", "" if inference else "h", "instances_change_pct" if inference
+             else "duration_change_pct"),
+        bars("Energy", "energy_kwh", "kWh", "energy_change_pct"),
+        bars("Cost per million inferences" if inference else "Cost per run",
+             "cost_usd_per_million" if inference else "cost_usd", "USD", "cost_change_pct"),
+        Markup(charts.stacked_hbar("CO2: operational and embodied", labels, {
+            "operational": [r["co2_operational_kg"] for r in rows],
+            "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg")),
+        Markup(charts.stacked_hbar("Where the power goes (per instance, at the facility)", labels, {
+            "accelerator": [r["power_accelerator_w"] for r in rows],
+            "CPU": [r["power_cpu_w"] for r in rows], "memory": [r["power_memory_w"] for r in rows],
+            "network": [r["power_network_w"] for r in rows],
+            "PUE overhead": [r["power_overhead_w"] for r in rows]}, "W")),
+    ]
+    return out
+
+
+def region_table(doc: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], Markup]:
+    """CO2 of each configuration in every catalog region (same energy, that region's grid)."""
+    regions = doc["regions_g_per_kwh"]
+    ordered = sorted(regions, key=regions.__getitem__)
+    table = [{"region": g, "g_per_kwh": regions[g],
+              "co2_kg": [r["energy_kwh"] * regions[g] / 1000 + r["co2_embodied_kg"] for r in doc["rows"]]}
+             for g in ordered]
+    best = min(doc["rows"], key=lambda r: r["energy_kwh"])
+    chart = charts.hbar(f"CO2 of '{best['config_id']}' (lowest energy) by region", ordered,
+                        [best["energy_kwh"] * regions[g] / 1000 + best["co2_embodied_kg"] for g in ordered],
+                        "kg", colour=charts.PALETTE[2])
+    return ordered, table, Markup(chart)
+
+
+def _moving_average(values: list[float], n: int) -> list[float]:
+    out, acc = [], 0.0
+    for i, v in enumerate(values):
+        acc += v - (values[i - n] if i >= n else 0.0)
+        out.append(acc / min(i + 1, n))
+    return out
 
 
 def render(doc: dict[str, Any]) -> str:
     """Render a results document (the content of results.json) to HTML."""
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ecobench.reports", "templates"),
-        autoescape=True, undefined=jinja2.StrictUndefined)
-    return env.get_template("report.html.j2").render(
-        scenario=doc["scenario"], rows=doc["rows"], meta=doc, mode=doc["mode"])
+    regions, region_rows, region_chart = region_table(doc)
+    emulated = [r for r in doc["rows"] if r.get("kernels")]
+    kernel_charts = [Markup(charts.hbar(
+        f"{r['config_id']}: time per sample by kernel (emulated NeuronCore)",
+        [k["kernel"] for k in sorted(r["kernels"], key=lambda k: -k["time_us"])[:12]],
+        [k["time_us"] for k in sorted(r["kernels"], key=lambda k: -k["time_us"])[:12]], "µs",
+        colour=charts.PALETTE[3], left=190,
+        notes=[f"{k['engine']} {k['utilization']:.0%}"
+               for k in sorted(r["kernels"], key=lambda k: -k["time_us"])[:12]], width=640))
+        for r in emulated]
+    demo = doc.get("training_demo")
+    demo_chart = Markup(charts.lines(
+        "Training loss (20-step moving average), weights stored in each format",
+        {m: _moving_average(c, 20) for m, c in demo["loss_curves"].items()}, "step", "loss")) \
+        if demo else None
+    return _env().get_template("report.html.j2").render(
+        scenario=doc["scenario"], rows=doc["rows"], meta=doc, mode=doc["mode"],
+        charts=figure_charts(doc), regions=regions, region_rows=region_rows,
+        region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,
+        demo=demo, demo_chart=demo_chart, sources=doc.get("sources", []),
+        assumptions=doc.get("assumptions", {}))
 
 
 def write_html(doc: dict[str, Any], path: Path) -> None:
-    path.write_text(render(doc), encoding="utf-8")
+    """Write the report via a temporary file and rename (also used to regenerate in place)."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(render(doc), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def render_validation(checks: list[dict[str, Any]]) -> str:
+    """A validation page: the table with errors, and published against ecobench values per figure."""
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for c in checks:
+        groups.setdefault(f"{c['experiment']} ({c['mode']})", []).append(c)
+    figs = []
+    for name, cs in groups.items():
+        labels, vals, notes = [], [], []
+        for c in cs:
+            labels += [f"{c['figure']} published", f"{c['figure']} ecobench"]
+            vals += [abs(c["published"]), abs(c["ecobench"])]
+            notes += ["", f"({c['error_pct']:+.0f}%)"]
+        figs.append(Markup(charts.hbar(name, labels, vals, "", notes=notes, width=820, left=330)))
+    return _env().get_template("validation.html.j2").render(checks=checks, charts=figs)

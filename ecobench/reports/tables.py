@@ -19,6 +19,7 @@ CORE_COLUMNS = [
     "co2_operational_kg", "co2_embodied_kg", "co2_kg", "energy_change_pct", "cost_change_pct",
     "co2_change_pct",
 ]
+JSON_ONLY = ["samples", "kernels", "engine_utilization"]  # nested: in results.json, not the CSV
 INFERENCE_COLUMNS = ["energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million"]
 
 
@@ -43,7 +44,7 @@ def records(df: pd.DataFrame) -> list[dict[str, Any]]:
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:
     """The table as CSV (per-repetition samples stay in results.json)."""
-    ordered(df.drop(columns=["samples"], errors="ignore")).to_csv(path, index=False)
+    ordered(df.drop(columns=JSON_ONLY, errors="ignore")).to_csv(path, index=False)
 
 
 def write_json(doc: dict[str, Any], path: Path) -> None:

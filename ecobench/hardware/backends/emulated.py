@@ -15,7 +15,6 @@ from ecobench.hardware.backends.base import Job, Performance, Utilization, regis
 from ecobench.hardware.backends.calibration import samples_per_device_step
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.neuron.arch import DEVICES
-from ecobench.hardware.neuron.numerics import layer_error
 from ecobench.hardware.neuron.timing import KernelTiming, engine_utilization, time_kernels, working_set_fits
 from ecobench.units import BYTES_PER_DTYPE, DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.transformer import build_kernels
@@ -32,6 +31,8 @@ def numeric_format(dtype: str, mode: str, accelerator: str) -> str:
 
 @functools.cache
 def _layer_error(hidden: int, heads: int, inter: int, seq: int, fmt: str) -> float:
+    from ecobench.hardware.neuron.numerics import layer_error  # ml_dtypes: only when emulating
+
     return layer_error(hidden, heads, inter, seq, fmt)
 
 
