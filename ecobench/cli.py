@@ -46,8 +46,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     checks = validate(tuple(args.mode) if args.mode else MODES)
     if args.html:
-        from ecobench.gate import write_text_atomic
         from ecobench.reports.html import render_validation
+        from ecobench.rundir import write_text_atomic
 
         write_text_atomic(Path(args.html), render_validation(as_json(checks)))
     if args.format == "json":
@@ -103,6 +103,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ecobench import gate
+    from ecobench.rundir import write_text_atomic
 
     rules = [gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])]
     current = gate.load_results(Path(args.run_dir))
@@ -120,24 +121,25 @@ def cmd_check(args: argparse.Namespace) -> int:
           f"\nno regression in {len(verdicts)} check(s)")
     md = gate.markdown(verdicts, warnings)
     if args.markdown:
-        gate.write_text_atomic(Path(args.markdown), md)
+        write_text_atomic(Path(args.markdown), md)
     if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
         with open(summary, "a", encoding="utf-8") as f:
             f.write(md)
     if args.junit:
-        gate.write_text_atomic(Path(args.junit), gate.junit(verdicts))
+        write_text_atomic(Path(args.junit), gate.junit(verdicts))
     return 1 if failed else 0
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from ecobench import gate
+    from ecobench.rundir import write_text_atomic
 
     to = Path(args.to)
     if to.exists() and not args.force:
         raise InputError(f"--to {to}: already exists (use --force to replace a committed baseline)")
     doc = gate.make_baseline(Path(args.run_dir))
     to.parent.mkdir(parents=True, exist_ok=True)
-    gate.write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
+    write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
     print(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {args.run_dir})")
     return 0
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -165,13 +164,6 @@ def junit(verdicts: list[Verdict]) -> str:
             ET.SubElement(case, "failure", message=f"{v.rule.metric} changed {v.change_pct:+.2f}% "
                           f"({v.baseline:.6g} -> {v.current:.6g}; {v.method})")
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def make_baseline(run_dir: Path) -> dict[str, Any]:

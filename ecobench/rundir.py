@@ -14,6 +14,13 @@ from pathlib import Path
 from ecobench.errors import InputError
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a file via a temporary sibling and rename, so readers never see half of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def new_run_id() -> str:
     """A sortable, unique run id: UTC time plus a short random suffix."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]

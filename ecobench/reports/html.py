@@ -3,7 +3,6 @@ from a run's results.json with a jinja2 template, autoescaped."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import jinja2
 from markupsafe import Markup
 
 from ecobench.reports import charts
+from ecobench.rundir import write_text_atomic
 
 
 def _env() -> jinja2.Environment:
@@ -102,10 +102,8 @@ def render(doc: dict[str, Any]) -> str:
 
 
 def write_html(doc: dict[str, Any], path: Path) -> None:
-    """Write the report via a temporary file and rename (also used to regenerate in place)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(render(doc), encoding="utf-8")
-    os.replace(tmp, path)
+    """Write the report atomically (also used to regenerate it in place)."""
+    write_text_atomic(path, render(doc))
 
 
 def render_validation(checks: list[dict[str, Any]]) -> str:

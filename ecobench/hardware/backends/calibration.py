@@ -90,12 +90,21 @@ def efficiency(acc_key: str, dtype: str, mode: Mode) -> Efficiency:
     raise BackendError(f"no calibration point for {mode}")
 
 
+def ring_allreduce_s(nbytes: float, peers: int, link_gb_per_s: float) -> float:
+    """Time of a ring all-reduce of ``nbytes`` over ``peers`` at ``link_gb_per_s`` each."""
+    if peers <= 1:
+        return 0.0
+    return 2 * (peers - 1) / peers * nbytes / (link_gb_per_s * 1e9)
+
+
+def gradient_bytes(params: int, dtype: str) -> float:
+    """Bytes of one gradient all-reduce (16-bit at least, as frameworks reduce)."""
+    return float(params * max(BYTES_PER_DTYPE[dtype], 2))
+
+
 def allreduce_s(params: int, dtype: str, instances: int, network_gbps: float) -> float:
     """Ring all-reduce of the gradients across instances over the instance network."""
-    if instances <= 1:
-        return 0.0
-    grad_bytes = params * max(BYTES_PER_DTYPE[dtype], 2)
-    return 2 * (instances - 1) / instances * grad_bytes / (network_gbps * 1e9 / 8)
+    return ring_allreduce_s(gradient_bytes(params, dtype), instances, network_gbps / 8)
 
 
 @functools.cache

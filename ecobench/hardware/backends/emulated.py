@@ -12,11 +12,15 @@ import functools
 
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.base import Job, Performance, Utilization, register
-from ecobench.hardware.backends.calibration import samples_per_device_step
+from ecobench.hardware.backends.calibration import (
+    gradient_bytes,
+    ring_allreduce_s,
+    samples_per_device_step,
+)
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.hardware.neuron.timing import KernelTiming, engine_utilization, time_kernels, working_set_fits
-from ecobench.units import BYTES_PER_DTYPE, DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
+from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.transformer import build_kernels
 
 EFA_SHARE_EXPOSED = 1.0  # collectives run on the CC-cores alongside compute: step = max(compute, comm)
@@ -34,13 +38,6 @@ def _layer_error(hidden: int, heads: int, inter: int, seq: int, fmt: str) -> flo
     from ecobench.hardware.neuron.numerics import layer_error  # ml_dtypes: only when emulating
 
     return layer_error(hidden, heads, inter, seq, fmt)
-
-
-def allreduce_s(grad_bytes: float, devices: int, link_gb_per_s: float) -> float:
-    """Ring all-reduce time over ``devices`` peers at ``link_gb_per_s`` each."""
-    if devices <= 1:
-        return 0.0
-    return 2 * (devices - 1) / devices * grad_bytes / (link_gb_per_s * 1e9)
 
 
 class EmulatedBackend:
@@ -70,10 +67,10 @@ class EmulatedBackend:
         per_core = 1.0 / t_sample
         comm_s = 0.0
         if job.mode == "training":
-            grad_bytes = job.arch.params * max(BYTES_PER_DTYPE[job.dtype], 2)
+            grad_bytes = gradient_bytes(job.arch.params, job.dtype)
             chips = instance.spec.accelerator_count
-            intra = allreduce_s(grad_bytes, chips, dev.neuronlink_gb_per_s or 1e-9) if chips > 1 else 0.0
-            inter = allreduce_s(grad_bytes, job.instances, instance.spec.network_gbps / 8)
+            intra = ring_allreduce_s(grad_bytes, chips, dev.neuronlink_gb_per_s or 1e-9) if chips > 1 else 0.0
+            inter = ring_allreduce_s(grad_bytes, job.instances, instance.spec.network_gbps / 8)
             comm_s = intra + inter
             step = per_step * t_sample
             per_core = per_step / max(step, comm_s * EFA_SHARE_EXPOSED)
