@@ -154,7 +154,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
             print(json.dumps(demo))
         else:
             print("final loss (mean of the last 20 of", demo["steps"], "steps):")
-            for mode, loss in demo["final_loss"].items():  # type: ignore[union-attr]
+            final: dict[str, float] = demo["final_loss"]  # type: ignore[assignment]
+            for mode, loss in final.items():
                 print(f"  {mode:<9} {loss:.4f}")
         return 0
     if not args.scenario:

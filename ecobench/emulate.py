@@ -55,6 +55,9 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             "config_id": cfg.id, "instance_type": cfg.instance_type, "precision": cfg.precision,
             "seq_len": seq, "batch_size": job.batch_size,
             "throughput_per_instance_per_s": perf.throughput_per_instance_per_s,
+            "throughput_per_chip_per_s": perf.throughput_per_instance_per_s / inst.spec.accelerator_count,
+            "throughput_per_core_per_s": perf.throughput_per_instance_per_s
+            / (inst.spec.accelerator_count * DEVICES[inst.spec.accelerator].cores),
             "numeric_format": perf.details["numeric_format"], "numeric_error": perf.numeric_error,
             "engine_utilization": perf.details["engine_utilization"],
             "kernels": aggregate_kernels(perf.details["kernels"]),  # type: ignore[arg-type]
@@ -68,7 +71,9 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
 def print_breakdown(report: dict[str, Any]) -> None:
     for c in report["configs"]:
         print(f"\n{c['config_id']}: {c['instance_type']} {c['numeric_format']}, seq {c['seq_len']}, "
-              f"batch {c['batch_size']}: {c['throughput_per_instance_per_s']:,.1f} samples/s per instance; "
+              f"batch {c['batch_size']}: {c['throughput_per_instance_per_s']:,.1f} samples/s per instance "
+              f"({c['throughput_per_chip_per_s']:,.1f} per chip, "
+              f"{c['throughput_per_core_per_s']:,.1f} per core); "
               f"layer error vs FP32 {c['numeric_error']:.2e}")
         print("  engines busy: " + ", ".join(f"{e} {u:.0%}" for e, u in c["engine_utilization"].items()))
         print(f"  {'kernel':<34} {'engine':<7} {'count':>5} {'time us':>10} {'util':>6}  bound")

@@ -170,10 +170,10 @@ class Scenario(_Model):
     configs: list[HardwareConfig] = Field(min_length=1, description="candidate configurations")
     baseline: str = Field(description="id of the configuration others are compared with")
     region: str = Field("us-east-1", description="AWS region")
-    pricing: Pricing = Field(default_factory=Pricing)
+    pricing: Pricing = Field(Pricing(), description="on-demand (default) or spot")
     pue: Annotated[float, Field(ge=1)] = Field(CCF_AWS_PUE, description="power usage effectiveness")
     overrides: Overrides = Field(default_factory=Overrides)
-    measurement: MeasurementSpec = Field(default_factory=MeasurementSpec)
+    measurement: MeasurementSpec = Field(MeasurementSpec(), description="reference backend measurement")
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Scenario:

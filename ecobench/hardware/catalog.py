@@ -165,7 +165,7 @@ def local_instance(region: str, price_usd_per_h: float | None) -> Instance:
 
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     here = {"source": "this host (os.cpu_count, sysconf)", "as_of": "measured at run time"}
-    return Instance(
+    return Instance.model_validate(dict(
         name="local",
         spec={**here, "vcpus": os.cpu_count() or 1, "memory_gib": round(mem_gib, 2),
               "accelerator": None, "accelerator_count": 0, "network_gbps": 1.0,
@@ -176,7 +176,7 @@ def local_instance(region: str, price_usd_per_h: float | None) -> Instance:
                          "no price for the local host (0)", "as_of": "run time"},
         embodied={"server": "local", "server_kgco2e": 0.0, "host_vcpus": os.cpu_count() or 1,
                   "source": "unknown for the local host: counted as 0", "as_of": "run time"},
-    )
+    ))
 
 
 def _read(name: str) -> dict[str, Any]:
@@ -191,7 +191,7 @@ def load_catalog() -> Catalog:
     inst, acc, reg, cal = (_read(n) for n in
                            ("instances.yaml", "accelerators.yaml", "regions.yaml", "calibration.yaml"))
     cpu = acc["cpu_power"]
-    return Catalog(
+    return Catalog.model_validate(dict(
         version=inst["catalog_version"],
         instances={k: {"name": k, **v} for k, v in inst["instances"].items()},
         accelerators=acc["accelerators"],
@@ -200,4 +200,4 @@ def load_catalog() -> Catalog:
         regions=reg["regions"],
         calibration=cal["points"],
         scale_out=cal["scale_out"],
-    )
+    ))

@@ -69,6 +69,8 @@ def grid_intensity(catalog: Catalog, region: str, overrides: dict[str, float]) -
         src = usa.get("_source", {})
         return GridIntensity(lb_per_mwh_to_g_per_kwh(usa[reg.us_state]["emissions"]),
                              f"{cc}, {rel} [{reg.us_state}] ({src.get('name', 'eGRID')})")
+    if reg.country is None:
+        raise InputError(f"region {region}: the catalog maps it to neither a US state nor a country")
     mix = _json("global_energy_mix.json")[reg.country]
     return GridIntensity(float(mix["carbon_intensity"]),
                          f"{cc}, global_energy_mix.json [{reg.country}] ({mix.get('year')})")

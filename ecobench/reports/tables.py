@@ -39,7 +39,7 @@ def _clean(v: Any) -> Any:
 
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as JSON-safe dicts (NaN -> null)."""
-    return [{k: _clean(v) for k, v in row.items()} for row in ordered(df).to_dict("records")]
+    return [{str(k): _clean(v) for k, v in row.items()} for row in ordered(df).to_dict("records")]
 
 
 def write_csv(df: pd.DataFrame, path: Path) -> None:

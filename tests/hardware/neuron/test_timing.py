@@ -51,6 +51,8 @@ def test_emulate_cli_json_and_run_dir(tmp_path, capsys):
     rep = json.loads(capsys.readouterr().out)
     (c,) = rep["configs"]  # only the Trn1 configuration runs on Neuron
     assert c["numeric_format"] == "bf16_sr" and c["kernels"]
+    assert c["throughput_per_core_per_s"] * 2 == pytest.approx(c["throughput_per_chip_per_s"])
+    assert c["throughput_per_chip_per_s"] * 16 == pytest.approx(c["throughput_per_instance_per_s"])
     assert (tmp_path / "e" / "kernels.csv").exists()
     assert main(["emulate", "--training-demo", "--format", "json"]) == 0
     demo = json.loads(capsys.readouterr().out)
