@@ -23,8 +23,6 @@ from ecobench.hardware.neuron.timing import KernelTiming, engine_utilization, ti
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.transformer import build_kernels
 
-EFA_SHARE_EXPOSED = 1.0  # collectives run on the CC-cores alongside compute: step = max(compute, comm)
-
 
 def numeric_format(dtype: str, mode: str, accelerator: str) -> str:
     """The emulated number format: Trainium trains BF16 with stochastic rounding."""
@@ -73,7 +71,8 @@ class EmulatedBackend:
             inter = ring_allreduce_s(grad_bytes, job.instances, instance.spec.network_gbps / 8)
             comm_s = intra + inter
             step = per_step * t_sample
-            per_core = per_step / max(step, comm_s * EFA_SHARE_EXPOSED)
+            # collectives run on the CC-cores alongside compute: a step lasts the longer of the two
+            per_core = per_step / max(step, comm_s)
         per_instance = per_core * dev.cores * instance.spec.accelerator_count
         util = engine_utilization(timings)
         fmt = numeric_format(job.dtype, job.mode, instance.spec.accelerator or "")
