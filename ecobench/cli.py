@@ -65,13 +65,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ecobench.gate import load_results
     from ecobench.reports.html import write_html
+    from ecobench.reports.tables import read_results
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise InputError(f"{run_dir}: not a run directory")
-    write_html(load_results(run_dir), run_dir / "report.html")
+    write_html(read_results(run_dir), run_dir / "report.html")
     print(f"wrote {run_dir / 'report.html'}")
     return 0
 
@@ -103,11 +103,12 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from ecobench import gate
+    from ecobench.reports.tables import read_results
     from ecobench.rundir import write_text_atomic
 
     rules = [gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])]
-    current = gate.load_results(Path(args.run_dir))
-    baseline = gate.load_results(Path(args.baseline))
+    current = read_results(Path(args.run_dir))
+    baseline = read_results(Path(args.baseline))
     verdicts = gate.compare(current, baseline, rules)
     warnings = gate.provenance_warnings(current, baseline)
     for w in warnings:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import BACKENDS, Backend, Job, Performance, Utilization
-from ecobench.hardware.catalog import Catalog, load_catalog, local_instance
+from ecobench.hardware.catalog import Catalog, Instance, load_catalog, local_instance
 from ecobench.planner import Context, plan_inference, plan_training
 from ecobench.power.carbon import grid_intensity
 from ecobench.scenario import LOCAL_INSTANCE, HardwareConfig, Scenario
@@ -45,10 +45,10 @@ def supplied_performance(cfg: HardwareConfig, job: Job) -> Performance:
                        network_bytes_per_sample=job.seq_len * DEFAULT_REQUEST_BYTES_PER_TOKEN)
 
 
-def _price(s: Scenario, cfg: HardwareConfig, catalog: Catalog, region: str) -> float:
+def _price(s: Scenario, cfg: HardwareConfig, inst: Instance, region: str) -> float:
     if cfg.price_usd_per_h is not None:
         return cfg.price_usd_per_h
-    prices = catalog.instance(cfg.instance_type).price_usd_per_h.regions
+    prices = inst.price_usd_per_h.regions
     if region not in prices:
         raise InputError(f"configs[{cfg.id}]: the catalog has no {cfg.instance_type} price in "
                          f"{region} (priced regions: {', '.join(prices)}); set price_usd_per_h")
@@ -67,9 +67,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
             else catalog.instance(cfg.instance_type))
     arch = architecture(s)
     acc_override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
-    price = inst.price_usd_per_h.regions[region] if inst.name == LOCAL_INSTANCE \
-        else _price(s, cfg, catalog, region)
-    ctx = Context(catalog, inst, price,
+    ctx = Context(catalog, inst, _price(s, cfg, inst, region),
                   grid_intensity(catalog, region, s.overrides.grid_g_per_kwh), s.pue,
                   (acc_override.idle_w, acc_override.max_w) if acc_override else None)
 
@@ -118,12 +116,13 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "numeric_error": perfs[0].numeric_error,
         "is_baseline": cfg.id == s.baseline,
     }
-    return head | row | measured_columns(perfs, row)
+    return head | row | backend_columns(perfs, row)
 
 
-def measured_columns(perfs: list[Performance], row: dict[str, Any]) -> dict[str, Any]:
-    """Measurement method, window, confidence interval, MFU, and per-repetition samples that the
-    regression gate tests (the row's figures scaled by each repetition's deviation from the mean)."""
+def backend_columns(perfs: list[Performance], row: dict[str, Any]) -> dict[str, Any]:
+    """What only some backends give. Emulated: per-kernel timing and engine utilisation. Measured:
+    method, window, confidence interval, MFU, and per-repetition samples that the regression gate
+    tests (the row's figures scaled by each repetition's deviation from the mean)."""
     if perfs[0].provenance == "emulated":
         from ecobench.emulate import aggregate_kernels
 

@@ -10,7 +10,6 @@ alone does not fail a build.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from ecobench.errors import InputError
+from ecobench.reports.tables import read_results
 
 DEFAULT_RULE = "energy_kwh:+5%"
 ALPHA = 0.05
@@ -54,20 +54,6 @@ class Verdict:
     change_pct: float
     method: str  # "exact" or "welch t-test (n=.., p=..)"
     failed: bool
-
-
-def load_results(path: Path) -> dict[str, Any]:
-    """A run directory's results.json or a baseline file."""
-    f = path / "results.json" if path.is_dir() else path
-    if not f.exists():
-        raise InputError(f"{path}: no such run directory or baseline file")
-    try:
-        doc: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{f}: not a results or baseline JSON file ({exc})") from None
-    if "rows" not in doc:
-        raise InputError(f"{f}: has no 'rows'; not a results or baseline file")
-    return doc
 
 
 def _numeric_metrics(row: dict[str, Any]) -> set[str]:
@@ -168,7 +154,7 @@ def junit(verdicts: list[Verdict]) -> str:
 
 def make_baseline(run_dir: Path) -> dict[str, Any]:
     """A committed-baseline document from a run: its rows and provenance, nothing else."""
-    doc = load_results(run_dir)
+    doc = read_results(run_dir)
     keep = ("schema_version", "ecobench_version", "catalog_version", "run_id", "created_utc",
             "machine", "git", "mode")
     return {"kind": BASELINE_KIND, **{k: doc.get(k) for k in keep},

@@ -51,7 +51,17 @@ def write_json(doc: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
 
-def read_results(run_dir: Path) -> dict[str, Any]:
-    """Load a run's results.json."""
-    doc: dict[str, Any] = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+def read_results(path: Path) -> dict[str, Any]:
+    """A run directory's results.json, or a baseline file; a clear error if it is neither."""
+    from ecobench.errors import InputError
+
+    f = path / "results.json" if path.is_dir() else path
+    if not f.exists():
+        raise InputError(f"{path}: no such run directory or baseline file")
+    try:
+        doc: dict[str, Any] = json.loads(f.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{f}: not a results or baseline JSON file ({exc})") from None
+    if "rows" not in doc:
+        raise InputError(f"{f}: has no 'rows'; not a results or baseline file")
     return doc

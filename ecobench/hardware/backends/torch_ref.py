@@ -8,6 +8,7 @@ t); energy per window through codecarbon, with the method it used recorded.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import statistics
@@ -20,6 +21,7 @@ from typing import Any
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.base import Job, Measurement, Performance, Utilization, register
 from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.scenario import LOCAL_INSTANCE
 from ecobench.units import DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.transformer import Architecture, build_kernels, totals
 
@@ -203,16 +205,9 @@ def _progress(total: int, label: str) -> Callable[[int, float], None]:
     return show
 
 
-def depth_scale(arch: Architecture, job: Job) -> float:
-    """Time ratio full depth / measured depth, by the workload model's FLOPs per sample."""
-    if not job.layers or job.layers >= arch.layers:
-        return 1.0
-    part = Architecture(arch.name, job.layers, arch.hidden_size, arch.heads, arch.intermediate_size,
-                        arch.vocab_size, arch.max_position_embeddings, arch.type_vocab_size,
-                        arch.layout_2d, arch.max_2d_position_embeddings)
-    full_f = totals(build_kernels(arch, job.seq_len, job.batch_size, job.dtype, job.mode))[0]
-    part_f = totals(build_kernels(part, job.seq_len, job.batch_size, job.dtype, job.mode))[0]
-    return full_f / part_f
+def flops_per_sample(arch: Architecture, job: Job) -> float:
+    """The workload model's FLOPs per sample of ``arch`` for the job's shape."""
+    return totals(build_kernels(arch, job.seq_len, job.batch_size, job.dtype, job.mode))[0]
 
 
 class ReferenceBackend:
@@ -223,7 +218,7 @@ class ReferenceBackend:
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         torch, _ = require_torch()
         device = resolve_device(torch, job.device)
-        projected = instance.name != "local"
+        projected = instance.name != LOCAL_INSTANCE
         if projected and instance.spec.accelerator:
             raise BackendError(f"a host measurement cannot be projected to {instance.name}'s "
                                f"{instance.spec.accelerator}; use backend: analytic for it")
@@ -236,11 +231,13 @@ class ReferenceBackend:
             step, per_step, spec, f"{job.arch.name} {job.mode} {job.seq_len} tok ({depth}, {device})",
             spec.track_energy and not projected,
             "projection: power from the catalog model" if projected else "")
-        scale = depth_scale(job.arch, job)
+        flops = flops_per_sample(job.arch, job)
+        # time ratio full depth / measured depth, by the workload model's FLOPs
+        scale = (flops / flops_per_sample(dataclasses.replace(job.arch, layers=job.layers), job)
+                 if job.layers and job.layers < job.arch.layers else 1.0)
         rates_full = [r / scale for r in rates]
         mean, lo, hi = ci95(rates_full)
         gemm = gemm_peak_tflops(device, job.dtype, spec.gemm_s) if spec.gemm_s > 0 else None
-        flops = totals(build_kernels(job.arch, job.seq_len, job.batch_size, job.dtype, job.mode))[0]
         mfu = (mean * flops / 1e12 / gemm) if gemm else None  # on the host, before any projection
         power = None
         e_per_sample = None
