@@ -102,6 +102,8 @@ Repetitions = Annotated[int, _i(2, 1_000)]
 GemmS = Annotated[float, _f(0.0, 600.0)]
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 Description = Annotated[str, Field(max_length=10_000)]
+SWEEP_MAX_VALUES = 10_000  # values per sweep axis
+SWEEP_MAX_COMBINATIONS = 1_000_000  # configurations one sweep expands to
 
 def _fmt(v: float) -> str:
     if v >= 1e6 and math.log10(v).is_integer():
@@ -145,7 +147,7 @@ RANGES = [
     _row("workload.training.global_batch_tokens", GlobalBatchTokens, "tokens"),
     _row("workload.training.num_labels", NumLabels, "labels"),
     _row("configs[].parallelism.tensor, pipeline, data", Degree, "ranks"),
-    _row("workload.inference.max_utilization", MaxUtilization),
+    _row("workload.inference.max_utilization, configs[].max_utilization", MaxUtilization),
     _row("workload.training.total_sequences", TotalSequences, "sequences"),
     _row("workload.training.phases[].fraction", PhaseFraction),
     _row("configs[].instances, workload.training.max_instances", Instances, "instances"),
@@ -168,4 +170,6 @@ RANGES = [
     Range("name, configs[].id, configs[].stack", "1", "100",
           "characters: letters, digits, _ . - (not first: . -)"),
     Range("description", "0", "10,000", "characters"),
+    Range("sweep.* (values per axis)", "1", _fmt(SWEEP_MAX_VALUES), "values"),
+    Range("sweep (all axes multiplied)", "1", _fmt(SWEEP_MAX_COMBINATIONS), "configurations"),
 ]

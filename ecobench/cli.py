@@ -45,36 +45,37 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     s = load_scenario(args.scenario)
     try:
-        out_dir, df = run(s, Path(args.results), Path(args.out) if args.out else None,
+        out_dir, ev = run(s, Path(args.results), Path(args.out) if args.out else None,
                           None if args.quiet else _progress)
     except (InputError, BackendError) as exc:  # name the file for errors found while evaluating
         raise InputError(f"{args.scenario}: {exc}") from None
-    from ecobench.reports.summary import format_summary
+    from ecobench.reports.summary import format_decisions, format_summary, number
+    from ecobench.table import text_table
 
-    print(format_summary(df, s))
-    if s.workload.mode == "training" and df["tensor_parallel"].notna().any():
+    rows = ev.rows
+    print(format_summary([r for r in rows if "sweep_index" not in r or r["sweep_index"] is None], s))
+    if s.workload.mode == "training" and any(r.get("tensor_parallel") is not None for r in rows):
         print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
-        from ecobench.reports.summary import number
-
-        print(df[SUMMARY_LAYOUT].to_string(index=False, float_format=number))
+        print(text_table(rows, SUMMARY_LAYOUT, number))
+    print(format_decisions(ev, s))
     print(f"\nwrote {out_dir}/ (scenario.yaml, results.csv, results.json, report.html)", flush=True)
     from ecobench.evaluate import row_warnings
 
-    warnings = row_warnings(df.to_dict("records"))
+    warnings = row_warnings(rows)
     if s.workload.arch().kind == "decoder":
         warnings += [f"{c.id}: precision not set, so fp32; LLMs train and serve in bf16 (or lower): set "
                      "precision" for c in s.configs if "precision" not in c.model_fields_set]
     for w in warnings:
         print(f"ecobench: warning: {terminal(w, keep_newlines=False)}", file=sys.stderr, flush=True)
-    _warn_noisy(df)
+    _warn_noisy(rows)
     return EXIT_OK
 
 
-def _warn_noisy(df: Any) -> None:
+def _warn_noisy(rows: list[dict[str, Any]]) -> None:
     """A loud block on stderr for every measured row flagged as not reproducible."""
-    if "measurement_warnings" not in df.columns:
-        return
-    for _, r in df[df["measurement_warnings"].notna()].iterrows():
+    for r in rows:
+        if not r.get("measurement_warnings"):
+            continue
         print(f"\necobench: WARNING: the measurement of {r['config_id']!r} is not reproducible on this "
               "host:\n  " + "\n  ".join(str(r["measurement_warnings"]).split("; ")) +
               "\n  It is recorded with this warning (results.csv: measurement_warnings); `ecobench check` "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ecobench.errors import BackendError, InputError
@@ -19,7 +19,7 @@ from ecobench.parallel.step import Workload, model_flops_per_sequence
 from ecobench.planner import Context, activity, plan_inference, plan_serving, plan_training
 from ecobench.planning.serving import plan as serve_plan
 from ecobench.planning.training import TrainingPlan, instances_for_supplied, plan
-from ecobench.power.carbon import grid_intensity
+from ecobench.power.carbon import GridIntensity, grid_intensity
 from ecobench.power.setup import power_setup, uncertain_setup
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.samples import BASIS_FRACTIONAL, BASIS_PLANNED, at_repetition, repetition_samples
@@ -34,6 +34,8 @@ from ecobench.workloads.architecture import Architecture
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from ecobench.table import Columns
 
 CHANGE_METRICS = {"energy_kwh": "energy", "cost_usd": "cost", "co2_kg": "co2",
                   "instances": "instances", "duration_h": "duration",
@@ -75,23 +77,43 @@ def _price(s: Scenario, cfg: HardwareConfig, inst: Instance, region: str) -> tup
     return price, source
 
 
+@dataclass(frozen=True)
+class Cells:
+    """A sweep group's regions and headrooms, evaluated in one call: prices and grid intensities
+    are arrays of shape (1, regions), headrooms of shape (headrooms, 1), and every figure broadcasts."""
+
+    regions: list[str]
+    utils: Any  # np.ndarray (headrooms, 1); the workload's max_utilization where the sweep has none
+    price_usd_per_h: Any  # np.ndarray (1, regions)
+    price_source: list[str]
+    grid: GridIntensity  # g_per_kwh an array (1, regions); source and year per region in lists
+
+
 def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
-                    backends: Mapping[str, Backend], index: int = 0) -> dict[str, Any]:
-    """One result row for one configuration."""
+                    backends: Mapping[str, Backend], index: int = 0,
+                    cells: Cells | None = None) -> dict[str, Any]:
+    """One result row for one configuration; with ``cells``, one row of arrays for a sweep group (no
+    Monte Carlo: the sweep's shown rows get their bands from a second, scalar evaluation)."""
     region = cfg.region or s.region
     inst = (local_instance(region, cfg.price_usd_per_h) if cfg.instance_type == LOCAL_INSTANCE
             else catalog.instance(cfg.instance_type))
     arch = architecture(s)
     acc_override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
-    price, price_source = _price(s, cfg, inst, region)
-    grid = grid_intensity(catalog, region, s.overrides.grid_g_per_kwh)
     override = (acc_override.idle_w, acc_override.max_w) if acc_override else None
     power = power_setup(catalog, inst, override, cfg.host_cpu_utilization, cfg.measured_power_w,
                         cfg.measured_power_scope)
-    ctx = Context(catalog, inst, price, grid, s.pue, override, power,
-                  uncertain_setup(catalog, inst, power, grid, region, price, _throughput_mode(s, cfg),
-                                  f"{s.workload.mode}:{inst.spec.accelerator}:{cfg.precision}",
-                                  s.pue == CCF_AWS_PUE))
+    if cells is None:
+        price, price_source = _price(s, cfg, inst, region)
+        grid = grid_intensity(catalog, region, s.overrides.grid_g_per_kwh)
+        uncertain = uncertain_setup(catalog, inst, power, grid, region, price, _throughput_mode(s, cfg),
+                                    f"{s.workload.mode}:{inst.spec.accelerator}:{cfg.precision}",
+                                    s.pue == CCF_AWS_PUE)
+        ctx = Context(catalog, inst, price, grid, s.pue, override, power, uncertain)
+        utilization: Any = cfg.max_utilization
+    else:
+        price_source: Any = cells.price_source  # type: ignore[no-redef]
+        ctx = Context(catalog, inst, cells.price_usd_per_h, cells.grid, s.pue, override, power, None)
+        utilization = cells.utils
 
     jobs: list[Job] = []
 
@@ -118,7 +140,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         p = perf(Job(arch, "inference", inf.seq_len, batch, cfg.precision, 1, None,
                      cfg.host_cpu_utilization, cfg.device, cfg.layers, s.measurement, stack=cfg.stack))
         perfs.append(p)
-        row = plan_inference(inf, p, ctx, batch)
+        row = plan_inference(inf, p, ctx, batch, max_utilization=utilization)
     elif w.serving:
         p, extra = serving_performance(s, cfg, index, inst, catalog)
         perfs.append(p)
@@ -151,7 +173,8 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         """The plan again, every performance as repetition i saw it (fractional instances)."""
         reps = iter([at_repetition(p, i) for p in perfs])
         if w.inference:
-            return plan_inference(w.inference, next(reps), ctx, batch, whole_instances=False)
+            return plan_inference(w.inference, next(reps), ctx, batch, whole_instances=False,
+                                  max_utilization=utilization)
         assert w.training is not None
         return plan_training(w.training, n, lambda _phase: next(reps), ctx)
 
@@ -164,7 +187,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "precision": cfg.precision,
         "provenance": perfs[0].provenance,
         "method": " | ".join(dict.fromkeys(p.method for p in perfs)),
-        "region": region,
+        "region": region if cells is None else cells.regions,
         "grid_source": ctx.grid.source,
         "grid_year": ctx.grid.year,
         "price_source": price_source,
@@ -356,34 +379,136 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-def add_changes(rows: list[dict[str, Any]], baseline_id: str) -> None:
-    """Add ``<metric>_change_pct`` and ``throughput_ratio`` against the baseline row, in place."""
-    base = next(r for r in rows if r["config_id"] == baseline_id)
+def add_changes(rows: list[dict[str, Any]], baseline_id: str,
+                base: list[dict[str, Any]] | None = None) -> None:
+    """Add ``<metric>_change_pct`` and ``throughput_ratio`` against the baseline row (found in ``base``,
+    default ``rows``), in place."""
+    ref = next(r for r in (rows if base is None else base) if r["config_id"] == baseline_id)
     for r in rows:
-        r["throughput_ratio"] = r["throughput_per_instance_per_s"] / base["throughput_per_instance_per_s"]
+        r["throughput_ratio"] = r["throughput_per_instance_per_s"] / ref["throughput_per_instance_per_s"]
         for col, short in CHANGE_METRICS.items():
-            r[f"{short}_change_pct"] = (r[col] / base[col] - 1.0) * 100.0 if base[col] else float("nan")
+            r[f"{short}_change_pct"] = (r[col] / ref[col] - 1.0) * 100.0 if ref[col] else float("nan")
+
+
+@dataclass
+class Evaluation:
+    """What a run writes: ``rows`` for results.json and the report (every configuration of
+    ``configs``, and of a sweep the front, the picks and the best per objective, with bands),
+    ``table`` every row (results.csv), the sweep's counts and the recommendations."""
+
+    rows: list[dict[str, Any]]
+    table: Columns
+    recommendations: list[dict[str, Any]]
+    sweep: dict[str, Any] | None = None
+
+
+SWEEP_FRONT_SHOWN = 100  # front rows a sweep's results.json and report show (all are in results.csv)
+SWEEP_BEST_SHOWN = 10  # and the best rows by each objective
+
+
+def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
+                 backends: Mapping[str, Backend] | None = None,
+                 progress: Callable[[str], None] | None = None) -> Evaluation:
+    """Every configuration of ``configs`` and of the sweep, compared with the baseline; the Pareto
+    front and the recommendations over all of them."""
+    import numpy as np
+
+    from ecobench import table as tb
+    from ecobench.pareto import eligible, objectives, pareto_columns, recommendations
+
+    cat = catalog or load_catalog()
+    bk = BACKENDS if backends is None else backends
+    rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)
+    add_changes(rows, s.baseline)
+    table = tb.from_rows(rows)
+    info = None
+    if s.sweep:
+        from ecobench.evaluate_sweep import evaluate_sweep
+
+        swept, info = evaluate_sweep(s, cat, bk, progress)
+        if swept:
+            taken = {r["config_id"] for r in rows}
+            swept["config_id"] = np.array([f"sweep-{c}" if c in taken else c for c in swept["config_id"]],
+                                          dtype=object)
+            table = tb.concat([table, swept])
+            add_change_columns(table, s.baseline)
+    table["pareto"], table["pareto_rank"] = pareto_columns(s, table)
+    recs = recommendations(s, table)
+    shown = np.arange(len(rows))
+    if info is not None and tb.length(table) > len(rows):
+        objs = objectives(s, table)
+        ok = np.flatnonzero(eligible(table, objs))
+        picked = {r["config_id"] for r in recs}
+        extra = set(np.flatnonzero(table["pareto_rank"] <= SWEEP_FRONT_SHOWN).tolist())
+        for o in objs:
+            extra |= set(ok[np.argsort(table[o.column][ok].astype(float), kind="stable")[:SWEEP_BEST_SHOWN]]
+                         .tolist())
+        extra |= {i for i, c in enumerate(table["config_id"]) if c in picked}
+        extra = {i for i in extra if i >= len(rows)}
+        shown = np.array(sorted(extra | set(range(len(rows)))))
+        info["rows_shown"] = len(shown)
+        more, more_mcs = _evaluate_rows(s, [_sweep_config(s, table, i) for i in shown[len(rows):]], cat, bk,
+                                        None)
+        add_changes(more, s.baseline, base=rows)
+        rows = rows + more
+        mcs += more_mcs
+    if s.uncertainty.draws and mcs:
+        add_bands(rows, mcs, s)
+        for name in [k for k in rows[0] if k.endswith(("_low", "_high"))]:
+            col = table.get(name)
+            if col is None:
+                col = table[name] = np.full(tb.length(table), np.nan)
+            col[shown] = [r.get(name, np.nan) if r.get(name) is not None else np.nan for r in rows]
+    for r, i in zip(rows, shown, strict=True):
+        r["pareto"] = bool(table["pareto"][i])
+        r["pareto_rank"] = tb.clean(table["pareto_rank"][i])
+        for k in table:
+            if k.startswith("sweep_") and k not in r:
+                r[k] = tb.clean(table[k][i])
+    return Evaluation(rows, table, recs, info)
+
+
+def _sweep_config(s: Scenario, t: Columns, i: int) -> HardwareConfig:
+    from ecobench.sweep import config_at
+
+    return config_at(s, int(t["sweep_index"][i]), str(t["config_id"][i]))
+
+
+def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk: Mapping[str, Backend],
+                   progress: Callable[[str], None] | None) -> tuple[list[dict[str, Any]], list[McConfig]]:
+    rows = []
+    for i, cfg in enumerate(configs, 1):
+        if progress:
+            progress(f"[{i}/{len(configs)}] {cfg.id}: {cfg.instance_type} via "
+                     f"{'supplied throughput' if cfg.measured_throughput_per_s else cfg.backend}")
+        rows.append(evaluate_config(s, cfg, cat, bk, i - 1))
+    mcs = [replace(r.pop("_mc"), config_id=r["config_id"]) for r in rows if "_mc" in r]
+    return rows, mcs
 
 
 def evaluate(s: Scenario, *, catalog: Catalog | None = None,
              backends: Mapping[str, Backend] | None = None,
              progress: Callable[[str], None] | None = None) -> pd.DataFrame:
-    """Evaluate every configuration of a scenario; one row each, baseline deltas included."""
+    """Every row (``configs`` and the sweep) as a DataFrame; :func:`evaluate_all` for the rest."""
     import pandas as pd
 
-    cat = catalog or load_catalog()
-    bk = BACKENDS if backends is None else backends
-    rows = []
-    for i, cfg in enumerate(s.configs, 1):
-        if progress:
-            progress(f"[{i}/{len(s.configs)}] {cfg.id}: {cfg.instance_type} via "
-                     f"{'supplied throughput' if cfg.measured_throughput_per_s else cfg.backend}")
-        rows.append(evaluate_config(s, cfg, cat, bk, i - 1))
-    mcs = [replace(r.pop("_mc"), config_id=r["config_id"]) for r in rows if "_mc" in r]
-    add_changes(rows, s.baseline)
-    if s.uncertainty.draws and mcs:
-        add_bands(rows, mcs, s)
-    return pd.DataFrame(rows)
+    ev = evaluate_all(s, catalog=catalog, backends=backends, progress=progress)
+    if ev.sweep is None:
+        return pd.DataFrame(ev.rows)
+    return pd.DataFrame(ev.table)
+
+
+def add_change_columns(t: Columns, baseline_id: str) -> None:
+    """``add_changes`` over a column table, in place."""
+    import numpy as np
+
+    b = int(np.flatnonzero(t["config_id"] == baseline_id)[0])
+    thr = t["throughput_per_instance_per_s"].astype(float)
+    t["throughput_ratio"] = thr / thr[b]
+    for col, short in CHANGE_METRICS.items():
+        v = t[col].astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t[f"{short}_change_pct"] = (v / v[b] - 1.0) * 100.0 if v[b] else np.full(len(v), np.nan)
 
 
 def add_bands(rows: list[dict[str, Any]], mcs: list[McConfig], s: Scenario) -> None:

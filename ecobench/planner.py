@@ -58,7 +58,14 @@ def _power(ctx: Context, perf: Performance, load: float, net_bytes_per_s: float)
         return instance_power(ctx.catalog, ctx.instance, u.accelerator * load, u.cpu * load,
                               net_bytes_per_s, ctx.pue, ctx.accelerator_power_override)
     w = draw_w(ctx.power.spec(activity(perf), net_bytes_per_s), central_params(ctx.pue), busy=load)
-    return PowerBreakdown(*(float(w[k]) for k in ("accelerator", "cpu", "memory", "network", "overhead")))
+    return PowerBreakdown(*(_scalar(w[k]) for k in ("accelerator", "cpu", "memory", "network", "overhead")))
+
+
+def _scalar(v: Any) -> Any:
+    """A float for a 0-d value; an array (a sweep's headrooms) as it is."""
+    import numpy as np
+
+    return float(v) if np.ndim(v) == 0 else v
 
 
 def _measured_w(ctx: Context, perf: Performance) -> dict[str, float] | None:
@@ -127,29 +134,44 @@ def instances_for_latency(rate_s: float, servers: int, batch_s: float, batch: in
     return rate_s / (servers * float(grid[ok].max()))
 
 
+def whole(need: Any) -> Any:
+    """Fewest whole instances covering ``need`` (at least one), elementwise; a float for a scalar."""
+    import numpy as np
+
+    n = np.maximum(1.0, np.ceil(need - FLOAT_EPS * np.maximum(1.0, need)))
+    return float(n) if np.ndim(n) == 0 else n
+
+
 def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: int = 1,
-                   whole_instances: bool = True) -> dict[str, Any]:
+                   whole_instances: bool = True, max_utilization: Any = None) -> dict[str, Any]:
     """Instances to meet the rate (at full load, or within the latency target), and energy, cost and
     CO2 over the horizon and per million. ``whole_instances=False`` plans with the fractional count
     (``instances_needed``): the continuous quantity behind the integer step, used for the
-    per-repetition samples."""
+    per-repetition samples. ``max_utilization`` (default the spec's) and the context's price and grid
+    intensity may be numpy arrays: a sweep plans many headrooms and regions in one call, and every
+    figure broadcasts over them."""
+    import numpy as np
+
     rate_s = spec.rate_per_h / SECONDS_PER_HOUR
     t = perf.throughput_per_instance_per_s
-    need = rate_s / (t * spec.max_utilization)
+    u = spec.max_utilization if max_utilization is None else max_utilization
+    need = rate_s / (t * u)
     latency: dict[str, Any] = {}
     if spec.latency_ms_p99 is not None:
         servers = int(perf.details.get("servers", 1))  # type: ignore[call-overload]
         batch_s = float(perf.details.get("batch_s", batch * servers / t))  # type: ignore[arg-type]
-        need = max(need, instances_for_latency(rate_s, servers, batch_s, batch, spec.latency_ms_p99 / 1e3,
-                                               ctx.instance.name))
-    n: float = max(1, math.ceil(need - FLOAT_EPS * max(1.0, need))) if whole_instances else need
+        need = np.maximum(need, instances_for_latency(rate_s, servers, batch_s, batch,
+                                                      spec.latency_ms_p99 / 1e3, ctx.instance.name))
+        need = float(need) if np.ndim(need) == 0 else need
+    n: Any = whole(need) if whole_instances else need
     if spec.latency_ms_p99 is not None:
-        latency = {"latency_p99_ms": 1e3 * float(latency_p99_s(rate_s / (n * servers), batch_s, batch))}
+        p99 = 1e3 * latency_p99_s(rate_s / (n * servers), batch_s, batch)
+        latency = {"latency_p99_ms": float(p99) if np.ndim(p99) == 0 else p99}
     load = rate_s / (n * t)
     power = _power(ctx, perf, load, rate_s / n * perf.network_bytes_per_sample)
     row = _common(ctx, n, spec.horizon_h, power)
     if ctx.uncertain is not None and ctx.power is not None:
-        case = InferenceCase(rate_s, spec.max_utilization, spec.horizon_h, t, perf.network_bytes_per_sample,
+        case = InferenceCase(rate_s, u, spec.horizon_h, t, perf.network_bytes_per_sample,
                              ctx.power.spec(activity(perf), rate_s / n * perf.network_bytes_per_sample))
         row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perf))
     millions = spec.rate_per_h * spec.horizon_h / MILLION

@@ -9,13 +9,13 @@ from typing import Any
 import yaml
 
 from ecobench import __version__
-from ecobench.evaluate import evaluate
+from ecobench.evaluate import Evaluation, evaluate_all
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.prices import regional_prices
 from ecobench.power.grid import grid_data_version
 from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
-from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, records, write_csv, write_json
+from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, csv_columns, write_json
 from ecobench.rundir import atomic_dir, target_dir
 from ecobench.scenario import Scenario
 
@@ -67,8 +67,16 @@ def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "training_demo": demo, "uncertainty": uncertainty}
 
 
-def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str) -> dict[str, Any]:
-    """The content of results.json."""
+def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
+                     ev: Evaluation | None = None) -> dict[str, Any]:
+    """The content of results.json: ``rows`` (every configuration; of a sweep, the rows shown),
+    the recommendations and the sweep's counts."""
+    from ecobench.table import clean
+
+    rows = [{k: clean(v) for k, v in r.items()} for r in rows]
+    decisions: dict[str, Any] = {"recommendations": ev.recommendations if ev else []}
+    if ev is not None and ev.sweep is not None:
+        decisions["sweep"] = ev.sweep | {"rows_in_csv": len(ev.table["config_id"])}
     return {
         "kind": RESULTS_KIND,
         "schema_version": RESULTS_SCHEMA_VERSION,
@@ -83,23 +91,26 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str) -> di
         "mode": s.workload.mode,
         "scenario": s.model_dump(mode="json"),
         "rows": rows,
+        **decisions,
         **context(s, rows),
     }
 
 
 def run(s: Scenario, results_root: Path, out: Path | None = None,
-        progress: Callable[[str], None] | None = None) -> tuple[Path, Any]:
+        progress: Callable[[str], None] | None = None) -> tuple[Path, Evaluation]:
     """Evaluate ``s`` and write resolved scenario, results.csv/json and report.html.
 
     Nothing is written if evaluation fails; the directory appears only when complete.
     """
+    from ecobench.table import write_csv
+
     final = target_dir(results_root, s.name, out)
-    df = evaluate(s, progress=progress)
-    doc = results_document(s, records(df), final.name)
+    ev = evaluate_all(s, progress=progress)
+    doc = results_document(s, ev.rows, final.name, ev)
     with atomic_dir(final) as tmp:
         (tmp / "scenario.yaml").write_text(
             yaml.safe_dump(s.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
-        write_csv(df, tmp / "results.csv")
+        write_csv(ev.table, csv_columns(list(ev.table)), tmp / "results.csv")
         write_json(doc, tmp / "results.json")
         write_html(doc, tmp / "report.html")
-    return final, df
+    return final, ev

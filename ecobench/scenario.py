@@ -299,6 +299,8 @@ class HardwareConfig(_Model):
         None, description="training layout: 'auto' (fastest that fits memory) or {tensor, pipeline, data, "
                           "zero, recompute, microbatch}; default: data parallel only")
     batch_size: b.BatchSize | None = Field(None, description="overrides the workload's batch size")
+    max_utilization: b.MaxUtilization | None = Field(
+        None, description="inference: overrides the workload's max_utilization (headroom)")
     max_batch: b.BatchSize | Literal["auto"] = Field(
         "auto", description="serving: most requests a replica keeps in flight ('auto': what fits memory)")
     weight_precision: Dtype | None = Field(
@@ -363,6 +365,10 @@ class Scenario(_Model):
         "facility", description="energy and CO2 scope the summary and report lead with: accelerator, it "
                                 "(the instance: accelerators, CPU, memory, network) or facility (it x PUE)")
     uncertainty: UncertaintySpec = Field(UncertaintySpec(), description="Monte Carlo for the 90% bands")
+    sweep: dict[str, list[Any]] | None = Field(
+        None, description="configuration field -> list of values: every combination becomes a configuration "
+                          "(the baseline's fields, these values), evaluated besides configs; combinations "
+                          "that cannot run are skipped and counted")
 
     @model_validator(mode="after")
     def _cross_checks(self) -> Scenario:
@@ -374,31 +380,43 @@ class Scenario(_Model):
             raise ValueError(f"baseline {self.baseline!r} is not a configuration id "
                              f"(ids: {', '.join(ids)})")
         for c in self.configs:
-            if c.instance_type == LOCAL_INSTANCE and c.backend != "reference":
-                raise ValueError(f"configuration {c.id!r}: instance_type 'local' is measured: "
-                                 "use backend: reference")
-            tr = self.workload.training
-            if tr and c.instances is None and tr.deadline_h is None:
-                raise ValueError(f"configuration {c.id!r}: training needs 'instances' (cluster size), "
-                                 "or training.deadline_h to find it")
-            if self.workload.inference and c.instances is not None:
-                raise ValueError(f"configuration {c.id!r}: 'instances' is computed for inference; "
-                                 "remove it")
-            if self.workload.inference and c.parallelism is not None:
-                raise ValueError(f"configuration {c.id!r}: 'parallelism' applies to training and serving")
-            if self.workload.serving:
-                if c.instances is not None:
-                    raise ValueError(f"configuration {c.id!r}: 'instances' is computed for serving; "
-                                     "remove it")
-                if isinstance(c.parallelism, ParallelismSpec):
-                    extra = sorted(f for f in c.parallelism.model_fields_set if f != "tensor")
-                    if extra:
-                        raise ValueError(f"configuration {c.id!r}: serving splits a replica with "
-                                         f"parallelism.tensor only; remove {', '.join(extra)}")
-                if c.measured_throughput_per_s is not None or c.backend != "analytic":
-                    raise ValueError(f"configuration {c.id!r}: serving is planned with the analytic backend "
-                                     "(backend: analytic, no measured_throughput_per_s)")
+            self._check_config(c, f"configuration {c.id!r}")
+        if self.sweep is not None:
+            from ecobench.sweep import check_sweep
+
+            check_sweep(self)
         return self
+
+    def _check_config(self, c: HardwareConfig, what: str) -> None:
+        """What a configuration must satisfy given the workload (also run on every sweep value)."""
+        if c.instance_type == LOCAL_INSTANCE and c.backend != "reference":
+            raise ValueError(f"{what}: instance_type 'local' is measured: "
+                             "use backend: reference")
+        tr = self.workload.training
+        if tr and c.instances is None and tr.deadline_h is None:
+            raise ValueError(f"{what}: training needs 'instances' (cluster size), "
+                             "or training.deadline_h to find it")
+        if self.workload.inference and c.instances is not None:
+            raise ValueError(f"{what}: 'instances' is computed for inference; "
+                             "remove it")
+        if not self.workload.inference and c.max_utilization is not None:
+            raise ValueError(f"{what}: 'max_utilization' applies to inference (serving is sized by its "
+                             "latency targets, training runs at full load)")
+        if self.workload.inference and c.parallelism is not None:
+            raise ValueError(f"{what}: 'parallelism' applies to training and serving")
+        if self.workload.serving:
+            if c.instances is not None:
+                raise ValueError(f"{what}: 'instances' is computed for serving; "
+                                 "remove it")
+            if isinstance(c.parallelism, ParallelismSpec):
+                extra = sorted(f for f in c.parallelism.model_fields_set if f != "tensor")
+                if extra:
+                    raise ValueError(f"{what}: serving splits a replica with "
+                                     f"parallelism.tensor only; remove {', '.join(extra)}")
+            if c.measured_throughput_per_s is not None or c.backend != "analytic":
+                raise ValueError(f"{what}: serving is planned with the analytic backend "
+                                 "(backend: analytic, no measured_throughput_per_s)")
+
 
     def config(self, config_id: str) -> HardwareConfig:
         return next(c for c in self.configs if c.id == config_id)
@@ -509,6 +527,10 @@ def _check_names(s: Scenario, source: str) -> None:
 
                 if c.stack not in fitted_stacks():
                     raise UnknownNameError("software stack", c.stack, fitted_stacks(), f"configs[{i}].stack")
+        for key, check in (("instance_type", lambda v, where: cat.instance(v, where)),
+                           ("region", lambda v, where: cat.region(v, where))):
+            for i, v in enumerate((s.sweep or {}).get(key, [])):
+                check(v, f"sweep.{key}[{i}]")
         w = s.workload
         seq_lens = ([w.inference.seq_len] if w.inference
                     else [w.serving.input_tokens + w.serving.output_tokens] if w.serving

@@ -29,6 +29,12 @@ MAX_YAML_NODES = 100_000  # after expanding aliases: stops "billion laughs" docu
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 C_LOADER = _BASE_LOADER is not yaml.SafeLoader
 
+
+def load_packaged(text: str) -> Any:
+    """A data file shipped with ecobench (trusted, plain YAML), with libyaml's loader where present:
+    about ten times faster than the pure-Python one, which was a tenth of a run's start-up."""
+    return yaml.load(text, Loader=_BASE_LOADER)  # noqa: S506 - CSafeLoader or SafeLoader
+
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISSOCK, "a socket"))

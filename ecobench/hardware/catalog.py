@@ -10,10 +10,10 @@ import statistics
 from importlib import resources
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ecobench.errors import UnknownNameError
+from ecobench.yamlio import load_packaged
 
 __all__ = ["Accelerator", "Catalog", "Instance", "Link", "load_catalog"]
 
@@ -212,7 +212,7 @@ def local_instance(region: str, price_usd_per_h: float | None) -> Instance:
 
 def _read(name: str) -> dict[str, Any]:
     text = resources.files("ecobench.hardware").joinpath(f"data/{name}").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = load_packaged(text)
     return data
 
 

@@ -7,9 +7,8 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 
-import yaml
-
 from ecobench.hardware.catalog import Instance
+from ecobench.yamlio import load_packaged
 
 PRICES_FILE = "data/prices.yaml"
 
@@ -25,7 +24,7 @@ class RegionalPrices:
 def regional_prices() -> RegionalPrices:
     """The packaged snapshot (cached)."""
     text = resources.files("ecobench.hardware").joinpath(PRICES_FILE).read_text(encoding="utf-8")
-    doc = yaml.safe_load(text)
+    doc = load_packaged(text)
     return RegionalPrices(doc["source"], str(doc["as_of"]), doc["prices_usd_per_h"])
 
 

@@ -13,11 +13,11 @@ import functools
 from importlib import resources
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.presets import preset
+from ecobench.yamlio import load_packaged
 
 PointKind = Literal["llm_train", "encoder_train", "encoder_infer", "llm_serve"]
 
@@ -162,4 +162,4 @@ class PublishedPoints(_Row):
 def load_points() -> PublishedPoints:
     """The packaged published points, validated (cached)."""
     text = resources.files("ecobench.hardware").joinpath("data/published_points.yaml").read_text("utf-8")
-    return PublishedPoints.model_validate(yaml.safe_load(text))
+    return PublishedPoints.model_validate(load_packaged(text))

@@ -10,8 +10,9 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ecobench.yamlio import load_packaged
 
 Z90 = 1.6448536269514722  # standard normal quantile of 0.95: low/high are the 5th/95th percentiles
 
@@ -74,4 +75,4 @@ class PowerModel(_Block):
 def power_model() -> PowerModel:
     """The packaged power model (cached)."""
     text = resources.files("ecobench.power").joinpath("data/power_model.yaml").read_text(encoding="utf-8")
-    return PowerModel.model_validate(yaml.safe_load(text))
+    return PowerModel.model_validate(load_packaged(text))

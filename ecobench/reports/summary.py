@@ -7,8 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ecobench.power.scopes import change_column, co2_column, describe, energy_column
 
 if TYPE_CHECKING:
-    import pandas as pd
-
+    from ecobench.evaluate import Evaluation
     from ecobench.scenario import Scenario
 
 INFERENCE = ["config_id", "instance_type", "precision", "provenance", "throughput_per_instance_per_s",
@@ -49,27 +48,61 @@ def _fmt(v: Any) -> str:
     return number(v)
 
 
-def format_summary(df: pd.DataFrame, s: Scenario) -> str:
+def format_summary(rows: list[dict[str, Any]], s: Scenario) -> str:
     """The central figures at the headline scope, then each figure's 90% band."""
+    from ecobench.table import text_table
+
     mode = s.workload.mode
+    present = set().union(*(r.keys() for r in rows)) if rows else set()
     template = {"inference": INFERENCE, "training": TRAINING, "serving": SERVING}[mode]
-    if mode == "inference" and "latency_p99_ms" in df.columns:
+    if mode == "inference" and "latency_p99_ms" in present:
         template = [*template[:6], "latency_p99_ms", *template[6:]]
-    cols = [c for c in columns(template, s.headline_scope) if c in df.columns]
+    cols = [c for c in columns(template, s.headline_scope) if c in present]
     per_token = " (per-token figures: facility scope)" if mode == "serving" else ""
     lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}",
              f"headline: {describe(s.headline_scope, s.pue)}{per_token} (every scope is in results.csv)",
-             df[cols].to_string(index=False, float_format=number)]
+             text_table(rows, cols, number)]
     banded_template = {"inference": BANDED_INFERENCE, "training": BANDED_TRAINING,
                        "serving": BANDED_SERVING}[mode]
-    banded = [c for c in columns(banded_template, s.headline_scope) if f"{c}_low" in df.columns]
+    banded = [c for c in columns(banded_template, s.headline_scope) if f"{c}_low" in present]
     if banded:
-        table = [["config_id", *banded]]
-        for _, r in df.iterrows():
-            table.append([str(r["config_id"]), *(f"{_fmt(r[f'{c}_low'])} to {_fmt(r[f'{c}_high'])}"
-                                                 for c in banded)])
-        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        table = [{"config_id": r["config_id"],
+                  **{c: f"{_fmt(r.get(f'{c}_low'))} to {_fmt(r.get(f'{c}_high'))}" for c in banded}}
+                 for r in rows]
         lines.append(f"\n90% bands (5th to 95th percentile of {s.uncertainty.draws} draws, seed "
                      f"{s.uncertainty.seed}; throughput, chip power, draw, host, memory, PUE, grid):")
-        lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in table]
+        lines.append(text_table(table, ["config_id", *banded], number))
+    return "\n".join(lines)
+
+
+FRONT_ROWS_PRINTED = 15
+
+
+def format_decisions(ev: Evaluation, s: Scenario) -> str:
+    """The sweep's counts, the ranked Pareto front and the recommendations."""
+    from ecobench.pareto import objectives
+    from ecobench.table import text_table
+
+    lines = []
+    if ev.sweep is not None:
+        sw = ev.sweep
+        lines.append(f"\nsweep: {sw['combinations']:,} combinations, {sw['evaluated']:,} evaluated, "
+                     f"{sw['skipped']:,} skipped")
+        lines += [f"  skipped {x['count']:,}: {x['reason']}" for x in sw["skipped_by_reason"][:5]]
+        if len(sw["skipped_by_reason"]) > 5:
+            lines.append(f"  ... and {len(sw['skipped_by_reason']) - 5} more reasons (results.json: sweep)")
+    front = sorted((r for r in ev.rows if r.get("pareto")), key=lambda r: r["pareto_rank"])
+    n_front = int(sum(bool(x) for x in ev.table["pareto"]))
+    if front:
+        objs = objectives(s, ev.table)
+        cols = ["pareto_rank", "config_id", "instance_type", "region", "precision",
+                *[o.column for o in objs]]
+        lines.append(f"\nPareto front ({n_front} of {len(ev.table['pareto']):,} rows; lowest "
+                     f"{', '.join(o.words for o in objs)}; ranked by cost):")
+        lines.append(text_table(front[:FRONT_ROWS_PRINTED], cols, number))
+        if n_front > FRONT_ROWS_PRINTED:
+            lines.append(f"... {n_front - FRONT_ROWS_PRINTED} more on the front (results.csv: pareto)")
+    if ev.recommendations:
+        lines.append("\nrecommendations:")
+        lines += [f"  {r['objective']}: {r['reason']}" for r in ev.recommendations]
     return "\n".join(lines)

@@ -24,6 +24,12 @@ JSON_ONLY = ["samples", "kernels", "engine_utilization"]  # nested: in results.j
 INFERENCE_COLUMNS = ["energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million"]
 
 
+def csv_columns(names: list[str]) -> list[str]:
+    """The CSV's columns: the core ones first, nested ones (results.json only) left out."""
+    first = [c for c in CORE_COLUMNS + INFERENCE_COLUMNS if c in names]
+    return first + [c for c in names if c not in first and c not in JSON_ONLY]
+
+
 def ordered(df: pd.DataFrame) -> pd.DataFrame:
     """The table with the core columns first."""
     first = [c for c in CORE_COLUMNS + INFERENCE_COLUMNS if c in df.columns]

@@ -16,11 +16,10 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from ecobench.evaluate import evaluate
 from ecobench.scenario import Scenario, scenario_from_dict
 from ecobench.units import SECONDS_PER_HOUR
+from ecobench.yamlio import load_packaged
 
 MODES = ("replay", "predict", "holdout")
 # Out-of-sample targets per kind of point and figure (median and worst |error|, percent).
@@ -75,7 +74,7 @@ class Summary:
 
 
 def _data(name: str) -> Any:
-    return yaml.safe_load(resources.files("ecobench.validation").joinpath(name).read_text("utf-8"))
+    return load_packaged(resources.files("ecobench.validation").joinpath(name).read_text("utf-8"))
 
 
 def seed_scenario(experiment: str) -> Scenario:

@@ -1,0 +1,162 @@
+"""Decisions over a results table: the Pareto front over cost, CO2 and time or latency (rows within
+the SLA or deadline), and one recommended configuration per objective with its reason in words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ecobench.power.scopes import co2_column, energy_column
+
+if TYPE_CHECKING:
+    from ecobench.scenario import Scenario
+    from ecobench.table import Columns
+
+BALANCED_WEIGHTS = {"cost": 1 / 3, "co2": 1 / 3, "third": 1 / 3}  # the third: time, latency or energy
+
+
+@dataclass(frozen=True)
+class Objective:
+    name: str  # cost, co2, energy, time, latency
+    column: str
+    words: str  # as a reason says it
+
+
+def objectives(s: Scenario, t: Columns) -> list[Objective]:
+    """What is minimised: cost and CO2 (headline scope) always, and training time, serving time per
+    output token, or inference p99 latency when the scenario sets a latency target."""
+    out = [Objective("cost", "cost_usd", "cost"), Objective("co2", co2_column(s.headline_scope), "CO2")]
+    mode = s.workload.mode
+    if mode == "training":
+        out.append(Objective("time", "duration_h", "time"))
+    elif mode == "serving":
+        out.append(Objective("latency", "tpot_ms", "time per output token"))
+    elif "latency_p99_ms" in t:
+        out.append(Objective("latency", "latency_p99_ms", "p99 latency"))
+    return out
+
+
+def eligible(t: Columns, objs: list[Objective]) -> np.ndarray:
+    """Rows that count: every objective known (a row without a sourced price has no cost) and the
+    training deadline met."""
+    ok = np.ones(len(t["config_id"]), dtype=bool)
+    for o in objs:
+        ok &= np.isfinite(t[o.column].astype(float))
+    if "meets_deadline" in t:
+        ok &= t["meets_deadline"] != False  # noqa: E712 (None: no deadline)
+    return ok
+
+
+def front(points: np.ndarray) -> np.ndarray:
+    """Mask of the non-dominated rows of ``points`` (rows: candidates, columns: objectives to
+    minimise). A row is dominated when another is no worse in every objective and better in one;
+    identical rows are both kept."""
+    n = len(points)
+    mask = np.zeros(n, dtype=bool)
+    if n == 0:
+        return mask
+    order = np.lexsort(points.T[::-1])  # by the first objective, then the next ...
+    # cheap pre-filter: drop everything dominated by the best row of each objective
+    alive = np.ones(n, dtype=bool)
+    for j in range(points.shape[1]):
+        best = points[np.lexsort(np.roll(points, -j, axis=1).T[::-1])[0]]
+        alive &= ~(np.all(points >= best, axis=1) & np.any(points > best, axis=1))
+    stack = np.empty((0, points.shape[1]))
+    for i in order:
+        if not alive[i]:
+            continue
+        p = points[i]
+        if len(stack) and np.any(np.all(stack <= p, axis=1) & np.any(stack < p, axis=1)):
+            continue
+        mask[i] = True
+        stack = np.vstack([stack, p])
+    return mask
+
+
+def pareto_columns(s: Scenario, t: Columns) -> tuple[np.ndarray, np.ndarray]:
+    """``pareto`` (bool) and ``pareto_rank`` (1 = cheapest on the front; NaN off it)."""
+    objs = objectives(s, t)
+    ok = eligible(t, objs)
+    pts = np.column_stack([t[o.column].astype(float)[ok] for o in objs])
+    flags = np.zeros(len(ok), dtype=bool)
+    flags[np.flatnonzero(ok)[front(pts)]] = True
+    rank = np.full(len(ok), np.nan)
+    on = np.flatnonzero(flags)
+    by_cost = on[np.lexsort([t[o.column].astype(float)[on] for o in objs][::-1])]
+    rank[by_cost] = np.arange(1, len(by_cost) + 1)
+    return flags, rank
+
+
+def _describe(t: Columns, i: int) -> str:
+    parts = [str(t["instance_type"][i]), f"in {t['region'][i]}", f"({t['precision'][i]}"]
+    for extra in ("sweep_batch_size", "sweep_max_utilization", "sweep_pricing"):
+        v = t[extra][i] if extra in t else None
+        if v is not None and v == v:
+            parts[-1] += f", {extra.removeprefix('sweep_')} {v:g}" if isinstance(v, float) \
+                else f", {extra.removeprefix('sweep_')} {v}"
+    parts[-1] += ")"
+    return f"{t['config_id'][i]}: " + " ".join(parts)
+
+
+def _change(v: float, base: float) -> str:
+    if not np.isfinite(v) or not np.isfinite(base) or base == 0:
+        return "n/a"
+    pct = (v / base - 1) * 100
+    return f"{pct:+.0f}%" if abs(pct) >= 0.5 else "same"
+
+
+def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
+    """One pick per objective (cost, CO2, energy, time or latency) and a balanced pick (each objective
+    relative to the baseline, equally weighted), among eligible rows; each with its reason."""
+    objs = objectives(s, t)
+    ok = eligible(t, objs)
+    if not ok.any():
+        return []
+    base = int(np.flatnonzero(t["config_id"] == s.baseline)[0])
+    energy = Objective("energy", energy_column(s.headline_scope), "energy")
+    picks = [*objs[:2], energy, *objs[2:]]
+    cols = {o.name: t[o.column].astype(float) for o in picks}
+    tiebreak = [cols[o.name] for o in objs][::-1]
+    out = []
+
+    def reason(i: int, lead: Objective) -> str:
+        others = [o for o in picks if o.name != lead.name]
+        changes = ", ".join(f"{_change(cols[o.name][i], cols[o.name][base])} {o.words}" for o in others)
+        return (f"{_describe(t, i)}: {_change(cols[lead.name][i], cols[lead.name][base])} {lead.words} "
+                f"for {changes} against the baseline {s.baseline}")
+
+    idx = np.flatnonzero(ok)
+    for o in picks:
+        values = cols[o.name][idx]
+        best = idx[np.lexsort([*tiebreak_at(tiebreak, idx), values])[0]]
+        out.append({"objective": o.name, "config_id": str(t["config_id"][best]),
+                    "reason": reason(int(best), o)})
+    third = objs[2] if len(objs) > 2 else energy
+    score = np.zeros(len(idx))
+    for name, w in (("cost", BALANCED_WEIGHTS["cost"]), ("co2", BALANCED_WEIGHTS["co2"]),
+                    (third.name, BALANCED_WEIGHTS["third"])):
+        score += w * cols[name][idx] / _scale(cols[name], base, idx)
+    best = int(idx[np.lexsort([*tiebreak_at(tiebreak, idx), score])[0]])
+    out.append({"objective": "balanced", "config_id": str(t["config_id"][best]),
+                "reason": (f"{_describe(t, best)}: the lowest sum of cost, CO2 and {third.words}, each "
+                           f"relative to the baseline {s.baseline}, weighted 1/3 each: "
+                           + ", ".join(f"{_change(cols[o.name][best], cols[o.name][base])} {o.words}"
+                                       for o in picks))})
+    return out
+
+
+def _scale(values: np.ndarray, base: int, idx: np.ndarray) -> float:
+    """What an objective is divided by in the balanced score: the baseline's value, or where that is
+    zero or unknown (a measured host has no price) the median of the eligible rows'."""
+    b = float(values[base])
+    if np.isfinite(b) and b > 0:
+        return b
+    m = float(np.median(values[idx]))
+    return m if m > 0 else 1.0
+
+
+def tiebreak_at(keys: list[np.ndarray], idx: np.ndarray) -> list[np.ndarray]:
+    """Secondary sort keys restricted to ``idx`` (np.lexsort sorts by the last key first)."""
+    return [k[idx] for k in keys]
