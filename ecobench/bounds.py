@@ -24,7 +24,9 @@ Why each range (upper bounds leave one to two orders of magnitude over the large
   step, hours are a batch job, not a latency.
 - *supplied throughput* 10^-6-10^12 samples/s per instance.
 - *price* 0.0001-10,000 USD per instance-hour (the dearest AWS instance is about 400 USD/h);
-  *spot discount* 0.01-99.99%.
+  *spot discount* 0.01-99.99%; *spot interruptions* 0-100% of instances a month (the Spot Instance
+  Advisor's bands end at ">20%"); *checkpoint interval* 0.001-1,000 h and *restart* 0-1,000 h (a
+  checkpoint every 3.6 s or every six weeks brackets any real job).
 - *PUE* 1.0-3.0 (1.0 is the physical floor; surveyed data centres average about 1.6, the
   worst about 2.5). *Grid intensity* 0.1-2,000 g/kWh (lignite, the dirtiest, is about 1,100-1,200).
 - *accelerator power* idle 0-10,000 W, full 1-10,000 W (the largest boards draw about 2,700 W);
@@ -88,6 +90,9 @@ HostCpuUtilization = Annotated[float, _f(0.01, 1.0)]
 ThroughputPerS = Annotated[float, _f(1e-6, 1e12)]
 PriceUsdPerH = Annotated[float, _f(1e-4, 10_000.0)]
 SpotDiscountPct = Annotated[float, _f(0.01, 99.99)]
+InterruptionPctPerMonth = Annotated[float, _f(0.0, 100.0)]
+CheckpointIntervalH = Annotated[float, _f(1e-3, 1_000.0)]
+RestartH = Annotated[float, _f(0.0, 1_000.0)]
 Pue = Annotated[float, _f(1.0, 3.0)]
 GridGPerKwh = Annotated[float, _f(0.1, 2_000.0)]
 IdlePowerW = Annotated[float, _f(0.0, 10_000.0)]
@@ -155,6 +160,9 @@ RANGES = [
     _row("configs[].host_cpu_utilization", HostCpuUtilization),
     _row("configs[].price_usd_per_h", PriceUsdPerH, "USD/h"),
     _row("pricing.spot_discount_pct", SpotDiscountPct, "%"),
+    _row("pricing.spot_interruption_pct_per_month", InterruptionPctPerMonth, "% of instances a month"),
+    _row("pricing.checkpoint_interval_h", CheckpointIntervalH, "h"),
+    _row("pricing.restart_h", RestartH, "h"),
     _row("pue", Pue),
     _row("overrides.grid_g_per_kwh.*", GridGPerKwh, "gCO2e/kWh"),
     _row("overrides.accelerator_power_w.*.idle_w", IdlePowerW, "W (idle <= max)"),

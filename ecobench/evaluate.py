@@ -15,8 +15,10 @@ from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog, local_instance
 from ecobench.hardware.cluster import rank_peak_tflops, ranks_per_instance
 from ecobench.hardware.prices import on_demand_price, priced_regions
+from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.parallel.step import Workload, model_flops_per_sequence
 from ecobench.planner import Context, activity, plan_inference, plan_serving, plan_training
+from ecobench.planning.interruption import SpotTerms
 from ecobench.planning.serving import plan as serve_plan
 from ecobench.planning.training import TrainingPlan, instances_for_supplied, plan
 from ecobench.power.carbon import GridIntensity, grid_intensity
@@ -59,10 +61,33 @@ def supplied_performance(cfg: HardwareConfig, job: Job) -> Performance:
                        network_bytes_per_sample=job.seq_len * DEFAULT_REQUEST_BYTES_PER_TOKEN)
 
 
+def pricing_model(s: Scenario, cfg: HardwareConfig) -> str:
+    """on_demand or spot: the configuration's own, else the scenario's."""
+    return cfg.pricing or s.pricing.model
+
+
+def spot_terms(s: Scenario, cfg: HardwareConfig) -> SpotTerms | None:
+    """What interruptions cost this configuration (None: on-demand)."""
+    if pricing_model(s, cfg) != "spot":
+        return None
+    p = s.pricing
+    return SpotTerms(p.spot_interruption_pct_per_month, p.checkpoint_interval_h, p.restart_h)
+
+
 def _price(s: Scenario, cfg: HardwareConfig, inst: Instance, region: str) -> tuple[float, str]:
-    """(USD per instance-hour, its source): the scenario's, the catalog's, or the regional snapshot's."""
+    """(USD per instance-hour, its source): the scenario's, the catalog's or the regional snapshot's
+    on-demand price; for spot, a given discount off it, else the spot snapshot's price."""
     if cfg.price_usd_per_h is not None:
         return cfg.price_usd_per_h, "scenario price_usd_per_h"
+    spot = pricing_model(s, cfg) == "spot"
+    if spot and s.pricing.spot_discount_pct is None:
+        found_spot = spot_price(inst.name, region)
+        if found_spot is None:
+            where = spot_regions(inst.name)
+            raise InputError(f"configs[{cfg.id}]: the spot snapshot has no spot price for {inst.name} in "
+                             f"{region} (regions with one: {', '.join(where) or 'none'}); give "
+                             "pricing.spot_discount_pct, price_usd_per_h or a region listed")
+        return found_spot, spot_label()
     found = on_demand_price(inst, region)
     if found is None and not priced_regions(inst):  # no sourced price anywhere: cost stays empty
         return float("nan"), "no sourced price in any region (cost columns empty)"
@@ -70,7 +95,7 @@ def _price(s: Scenario, cfg: HardwareConfig, inst: Instance, region: str) -> tup
         raise InputError(f"configs[{cfg.id}]: no on-demand price for {cfg.instance_type} in {region} "
                          f"(priced regions: {', '.join(priced_regions(inst))}); set price_usd_per_h")
     price, source = found
-    if s.pricing.model == "spot":
+    if spot:
         assert s.pricing.spot_discount_pct is not None
         price *= 1 - s.pricing.spot_discount_pct / 100
         source += f", spot at {s.pricing.spot_discount_pct:g}% off"
@@ -108,11 +133,12 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         uncertain = uncertain_setup(catalog, inst, power, grid, region, price, _throughput_mode(s, cfg),
                                     f"{s.workload.mode}:{inst.spec.accelerator}:{cfg.precision}",
                                     s.pue == CCF_AWS_PUE)
-        ctx = Context(catalog, inst, price, grid, s.pue, override, power, uncertain)
+        ctx = Context(catalog, inst, price, grid, s.pue, override, power, uncertain, spot_terms(s, cfg))
         utilization: Any = cfg.max_utilization
     else:
         price_source: Any = cells.price_source  # type: ignore[no-redef]
-        ctx = Context(catalog, inst, cells.price_usd_per_h, cells.grid, s.pue, override, power, None)
+        ctx = Context(catalog, inst, cells.price_usd_per_h, cells.grid, s.pue, override, power, None,
+                      spot_terms(s, cfg))
         utilization = cells.utils
 
     jobs: list[Job] = []

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ecobench.errors import BackendError, InputError
-from ecobench.evaluate import Cells, _price, evaluate_config
+from ecobench.evaluate import Cells, _price, evaluate_config, pricing_model
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.catalog import Catalog
 from ecobench.power.carbon import GridIntensity, grid_intensity
@@ -62,7 +62,8 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
         try:
             price, source = _price(s, cfg, inst, region)
         except InputError as exc:
-            skipped[f"no price for {cfg.instance_type} in {region}"] += cells_per_region
+            spot = "spot " if pricing_model(s, cfg) == "spot" else ""
+            skipped[f"no {spot}price for {cfg.instance_type} in {region}"] += cells_per_region
             del exc
             continue
         keep.append(j)

@@ -10,6 +10,7 @@ from typing import Any
 from ecobench.errors import InputError
 from ecobench.hardware.backends.base import Performance
 from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.planning.interruption import SpotTerms, fleet_overhead, training_overhead
 from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import COMPUTE_ONLY, Activity, PowerSetup, central_params, draw_w
 from ecobench.power.embodied import embodied_kg
@@ -32,6 +33,13 @@ class Context:
     accelerator_power_override: tuple[float, float] | None = None
     power: PowerSetup | None = None  # the draw model's inputs; None: the earlier full-draw model
     uncertain: UncertainSetup | None = None  # what the Monte Carlo varies for this configuration
+    spot: SpotTerms | None = None  # spot: what interruptions cost (None: on-demand, no overhead)
+
+
+def spot_columns(ctx: Context, overhead: float) -> dict[str, Any]:
+    """The interruption frequency used and the re-run overhead (0 on-demand)."""
+    return {"spot_interruption_pct_per_month": ctx.spot.interruption_pct_per_month if ctx.spot else None,
+            "spot_overhead_pct": 100.0 * overhead}
 
 
 def instances_for_rate(rate_per_s: float, throughput_per_instance_per_s: float,
@@ -79,16 +87,20 @@ def activity(perf: Performance) -> Activity:
     return act if isinstance(act, Activity) else COMPUTE_ONLY
 
 
-def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown) -> dict[str, Any]:
-    energy_kwh = n * power.total_w * duration_h / W_PER_KW
+def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
+            hours_factor: float = 1.0) -> dict[str, Any]:
+    """Energy, cost and CO2 of ``n`` instances for ``duration_h``; ``hours_factor`` scales the
+    instance-hours (a spot fleet's headroom)."""
+    inst_h = n * duration_h * hours_factor
+    energy_kwh = inst_h * power.total_w / W_PER_KW
     co2_op = energy_kwh * ctx.grid.g_per_kwh / 1000.0
-    co2_emb = embodied_kg(ctx.instance, n * duration_h)
-    scopes = scope_figures(n * duration_h, power.accelerator_w, power.it_w, power.total_w,
+    co2_emb = embodied_kg(ctx.instance, inst_h)
+    scopes = scope_figures(inst_h, power.accelerator_w, power.it_w, power.total_w,
                            ctx.grid.g_per_kwh, co2_emb)
     return scopes | {
         "instances": n,
         "duration_h": duration_h,
-        "instance_hours": n * duration_h,
+        "instance_hours": inst_h,
         "power_w": power.total_w,
         "power_accelerator_w": power.accelerator_w,
         "power_cpu_w": power.cpu_w,
@@ -97,7 +109,7 @@ def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown) ->
         "power_overhead_w": power.overhead_w,
         "energy_kwh": energy_kwh,
         "price_usd_per_h": ctx.price_usd_per_h,
-        "cost_usd": n * duration_h * ctx.price_usd_per_h,
+        "cost_usd": inst_h * ctx.price_usd_per_h,
         "grid_g_per_kwh": ctx.grid.g_per_kwh,
         "co2_operational_kg": co2_op,
         "co2_embodied_kg": co2_emb,
@@ -169,10 +181,12 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
         latency = {"latency_p99_ms": float(p99) if np.ndim(p99) == 0 else p99}
     load = rate_s / (n * t)
     power = _power(ctx, perf, load, rate_s / n * perf.network_bytes_per_sample)
-    row = _common(ctx, n, spec.horizon_h, power)
+    overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
+    row = _common(ctx, n, spec.horizon_h, power, 1.0 + overhead) | spot_columns(ctx, overhead)
     if ctx.uncertain is not None and ctx.power is not None:
         case = InferenceCase(rate_s, u, spec.horizon_h, t, perf.network_bytes_per_sample,
-                             ctx.power.spec(activity(perf), rate_s / n * perf.network_bytes_per_sample))
+                             ctx.power.spec(activity(perf), rate_s / n * perf.network_bytes_per_sample),
+                             instance_hours_factor=1.0 + overhead)
         row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perf))
     millions = spec.rate_per_h * spec.horizon_h / MILLION
     row.update({
@@ -212,17 +226,18 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
                                       ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w"))))
     avg = PowerBreakdown(*(sum(getattr(p, f) for p in parts) / duration_s for f in
                            ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w")))
-    row = _common(ctx, n, duration_s / SECONDS_PER_HOUR, avg)
+    overhead = training_overhead(ctx.spot, n) if ctx.spot else 0.0  # interruptions lengthen the run
+    row = _common(ctx, n, duration_s * (1.0 + overhead) / SECONDS_PER_HOUR, avg) | spot_columns(ctx, overhead)
     total = sum(spec.phase_sequences(ph) for ph in spec.phases)
     row.update({
         "throughput_per_instance_per_s": total / (duration_s * n),
         "load": 1.0,
         "sequences": total,
-        "sequences_per_h": total / (duration_s / SECONDS_PER_HOUR),
+        "sequences_per_h": total / (duration_s * (1.0 + overhead) / SECONDS_PER_HOUR),
     })
     if ctx.uncertain is not None and ctx.power is not None:
-        row["_mc"] = McConfig("", ctx.uncertain, TrainingCase(n, total, tuple(phases)), ctx.pue,
-                              _measured_w(ctx, perfs[0]))
+        case = TrainingCase(n, total, tuple(phases), 1.0 + overhead)
+        row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perfs[0]))
     return row
 
 
@@ -232,13 +247,16 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
     token; the accelerators work ``busy`` of the time (replica slots in use, idle time excluded)."""
     rate_s = spec.requests_per_h / SECONDS_PER_HOUR
     net = rate_s / instances * perf.network_bytes_per_sample
-    row = _common(ctx, instances, spec.horizon_h, _power(ctx, perf, busy, net))
+    overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
+    row = _common(ctx, instances, spec.horizon_h, _power(ctx, perf, busy, net), 1.0 + overhead) \
+        | spot_columns(ctx, overhead)
     tokens = spec.requests_per_h * spec.horizon_h * spec.output_tokens
     load = rate_s / (instances * capacity_per_instance_per_s)
     if ctx.uncertain is not None and ctx.power is not None:
         case = InferenceCase(rate_s, 1.0, spec.horizon_h, capacity_per_instance_per_s,
                              perf.network_bytes_per_sample, ctx.power.spec(activity(perf), net),
-                             busy_per_load=busy / load, output_tokens=spec.output_tokens)
+                             busy_per_load=busy / load, output_tokens=spec.output_tokens,
+                             instance_hours_factor=1.0 + overhead)
         row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, None)
     row.update({
         "throughput_per_instance_per_s": capacity_per_instance_per_s,

@@ -15,6 +15,11 @@ from ecobench import bounds as b
 from ecobench.errors import EcobenchError, InputError, UnknownNameError
 from ecobench.hardware.catalog import load_catalog
 from ecobench.measure_defaults import DEFAULT_REPETITIONS
+from ecobench.planning.interruption import (
+    DEFAULT_CHECKPOINT_INTERVAL_H,
+    DEFAULT_INTERRUPTION_PCT_PER_MONTH,
+    DEFAULT_RESTART_H,
+)
 from ecobench.units import CCF_AWS_PUE, DTYPES
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.hf_config import load_hf_config
@@ -250,13 +255,16 @@ class Overrides(_Model):
 class Pricing(_Model):
     model: Literal["on_demand", "spot"] = Field("on_demand", description="on_demand or spot")
     spot_discount_pct: b.SpotDiscountPct | None = Field(
-        None, description="spot discount off on-demand, percent (required for spot)")
-
-    @model_validator(mode="after")
-    def _spot_needs_discount(self) -> Pricing:
-        if self.model == "spot" and self.spot_discount_pct is None:
-            raise ValueError("spot pricing needs spot_discount_pct (spot prices vary by hour and zone)")
-        return self
+        None, description="spot discount off on-demand, percent (default: the spot snapshot's price for the "
+                          "instance and region)")
+    spot_interruption_pct_per_month: b.InterruptionPctPerMonth = Field(
+        DEFAULT_INTERRUPTION_PCT_PER_MONTH, description="spot: share of instances interrupted a month (the "
+        "Spot Instance Advisor's band; default: its all-region average, <5%, at 5)")
+    checkpoint_interval_h: b.CheckpointIntervalH = Field(
+        DEFAULT_CHECKPOINT_INTERVAL_H, description="spot training: hours between checkpoints (half is lost "
+                                                   "per interruption)")
+    restart_h: b.RestartH = Field(DEFAULT_RESTART_H, description="spot training: hours to replace an "
+                                                                 "interrupted instance and reload")
 
 
 class MeasurementSpec(_Model):
@@ -320,6 +328,8 @@ class HardwareConfig(_Model):
         None, description="reference: measure this many encoder layers and extrapolate to full depth")
     region: str | None = Field(None, description="overrides the scenario's region")
     price_usd_per_h: b.PriceUsdPerH | None = Field(None, description="explicit price per instance-hour")
+    pricing: Literal["on_demand", "spot"] | None = Field(
+        None, description="on_demand or spot for this configuration (default: pricing.model)")
     measured_power_w: b.PowerW | None = Field(
         None, description="supplied average draw (W) per instance of measured_power_scope, e.g. from a "
                           "published footprint; replaces the modelled draw of that scope")

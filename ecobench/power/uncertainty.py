@@ -71,6 +71,7 @@ class InferenceCase:
     spec: DrawSpec
     busy_per_load: float = 1.0  # serving: the accelerators' busy share over the load (idle slots differ)
     output_tokens: float | None = None  # serving: output tokens per request (figures per output token)
+    instance_hours_factor: float = 1.0  # a spot fleet's headroom (planning/interruption.py)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class TrainingCase:
     instances: int
     sequences: float
     phases: tuple[TrainingPhase, ...]
+    time_factor: float = 1.0  # spot: run time lost to interruptions (planning/interruption.py)
 
 
 @dataclass(frozen=True)
@@ -178,7 +180,7 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
         w = _measured_w(c, d.n) if c.measured_w else draw_w(
             case.spec, p, busy=np.minimum(1.0, load * case.busy_per_load), achieved=m,
             network_bytes_per_s=case.rate_per_s / n * case.network_bytes_per_sample)
-        inst_h = n * case.horizon_h
+        inst_h = n * case.horizon_h * case.instance_hours_factor
         out |= {"throughput_per_instance_per_s": t, "instances": n}
     else:
         n = np.full(d.n, float(case.instances))
@@ -191,9 +193,9 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
             acc_ws, it_ws, total_ws = acc_ws + wp["accelerator"] * sec, it_ws + wp["it"] * sec, \
                 total_ws + wp["total"] * sec
         w = {"accelerator": acc_ws / seconds, "it": it_ws / seconds, "total": total_ws / seconds}
-        inst_h = n * seconds / SECONDS_PER_HOUR
+        inst_h = n * seconds * case.time_factor / SECONDS_PER_HOUR
         out |= {"throughput_per_instance_per_s": case.sequences / (seconds * n),
-                "duration_h": seconds / SECONDS_PER_HOUR}
+                "duration_h": seconds * case.time_factor / SECONDS_PER_HOUR}
     emb = s.embodied_kg_per_instance_h * inst_h
     e_acc, e_it, e = (inst_h * w[k] / W_PER_KW for k in ("accelerator", "it", "total"))
     out |= {"energy_accelerator_kwh": e_acc, "energy_it_kwh": e_it, "energy_kwh": e,
