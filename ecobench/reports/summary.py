@@ -72,4 +72,20 @@ def format_summary(df: pd.DataFrame, s: Scenario) -> str:
         lines.append(f"\n90% bands (5th to 95th percentile of {s.uncertainty.draws} draws, seed "
                      f"{s.uncertainty.seed}; throughput, chip power, draw, host, memory, PUE, grid):")
         lines += ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in table]
+    if "profile" in df.columns:
+        lines += profile_lines(df["profile"].tolist(), df["config_id"].tolist())
     return "\n".join(lines)
+
+
+def profile_lines(profiles: list[Any], ids: list[str]) -> list[str]:
+    """One line per configuration with a load profile: the day's cost, CO2 and energy of each
+    strategy, and the idle capacity autoscaling avoids."""
+    out = ["\nA day of the load profile (static fleet for the peak hour / autoscaled / batch job):"]
+    for cid, p in zip(ids, profiles, strict=True):
+        if not isinstance(p, dict):
+            continue
+        parts = [f"{k} {number(p[k]['cost_usd'])} USD, {number(p[k]['co2_kg'])} kg CO2, "
+                 f"{number(p[k]['energy_kwh'])} kWh" for k in ("static", "autoscaled", "batch")]
+        out.append(f"  {cid}: " + " | ".join(parts)
+                   + f" (autoscaling avoids {p['idle_avoided_pct']:.0f}% of the static instance-hours)")
+    return out
