@@ -51,7 +51,8 @@ class ProfileSpec(_Model):
         None, min_length=HOURS, max_length=HOURS, description="24 hourly rates (per hour), hour 0 first")
     multipliers: list[b.RateMultiplier] | None = Field(
         None, min_length=HOURS, max_length=HOURS,
-        description="24 multiples of the workload's rate (1 at the peak: the rate is the peak)")
+        description="24 multiples of the workload's rate: hour h runs at rate x multipliers[h] "
+                    "(not normalised: 1 at the peak makes the rate the peak)")
     csv: str | None = Field(
         None, description="local CSV (relative to the scenario file): columns hour (0-23) and rate_per_h "
                           "or requests_per_h")
