@@ -12,7 +12,10 @@ Why each range (upper bounds leave one to two orders of magnitude over the large
 - *vocabulary* <= 4,194,304 (published: up to about 260k). *positions / sequence length*
   <= 16,777,216 tokens (published contexts: up to 10M).
 - *batch* <= 1,048,576 per device and *global batch* <= 16,777,216 sequences.
-- *rate* 0.001-10^12 inferences/h (a large search engine serves about 4x10^8/h); *horizon*
+- *rate* 0.001-10^12 inferences/h (a large search engine serves about 4x10^8/h); a 24-hour
+  *profile*'s hourly rates 0-10^12 (an hour may be quiet) or multipliers 0-1,000 of the rate; a
+  scale-up *lag* 0-23 h (a day's profile repeats: 24 h of lag is no autoscaling) and a fleet
+  floor of 0-100,000 instances (0: scale to zero); *horizon*
   0.001 h (3.6 s)-87,660 h (10 years); *total sequences* 1-10^15.
 - *max utilisation* 0.01-1: below 1% every instance is 99% idle headroom. *Phase fraction*
   10^-6-1. *Host CPU utilisation* 0.01-1.
@@ -82,6 +85,10 @@ GlobalBatchTokens = Annotated[int, _i(1, 2**34)]
 NumLabels = Annotated[int, _i(2, 1_000_000)]
 LatencyMs = Annotated[float, _f(1e-3, 1e7)]
 RatePerH = Annotated[float, _f(1e-3, 1e12)]
+HourlyRatePerH = Annotated[float, _f(0.0, 1e12)]  # a profile's hour may be quiet (0)
+RateMultiplier = Annotated[float, _f(0.0, 1_000.0)]
+LagH = Annotated[int, _i(0, 23)]
+MinInstances = Annotated[int, _i(0, 100_000)]
 HorizonH = Annotated[float, _f(1e-3, 87_660.0)]
 TotalSequences = Annotated[float, _f(1.0, 1e15)]
 MaxUtilization = Annotated[float, _f(0.01, 1.0)]
@@ -144,6 +151,10 @@ RANGES = [
          "configs[].max_batch", BatchSize, "sequences"),
     _row("workload.training.global_batch_size", GlobalBatchSize, "sequences"),
     _row("workload.inference.rate_per_h, workload.serving.requests_per_h", RatePerH, "per hour"),
+    _row("profile.rates_per_h[] (inference, serving)", HourlyRatePerH, "per hour"),
+    _row("profile.multipliers[] (inference, serving)", RateMultiplier, "x rate_per_h / requests_per_h"),
+    _row("profile.autoscale.lag_h", LagH, "h"),
+    _row("profile.autoscale.min_instances", MinInstances, "instances"),
     _row("horizon_h (inference, serving), workload.training.deadline_h", HorizonH, "h (10 years)"),
     _row("latency targets: inference.latency_ms_p99, serving.ttft_ms, tpot_ms and their p99", LatencyMs,
          "ms"),

@@ -25,7 +25,7 @@ from ecobench.power.carbon import GridIntensity, grid_intensity
 from ecobench.power.setup import power_setup, uncertain_setup
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.samples import BASIS_FRACTIONAL, BASIS_PLANNED, at_repetition, repetition_samples
-from ecobench.scenario import LOCAL_INSTANCE, HardwareConfig, Phase, Scenario
+from ecobench.scenario import LOCAL_INSTANCE, HardwareConfig, Phase, Scenario, ServingSpec
 from ecobench.units import (
     CCF_AWS_PUE,
     DEFAULT_HOST_CPU_UTILIZATION,
@@ -222,17 +222,61 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "headline_scope": s.headline_scope,
         "draw_basis": activity(perfs[0]).source,
     }
+    if cells is None and (w.inference or w.serving) and \
+            (w.inference or w.serving).profile:  # type: ignore[union-attr]
+        # a sweep group's rows leave it out; the rows it shows get it from the scalar evaluation
+        row |= profile_columns(s, cfg, index, inst, catalog, ctx, perfs[0], backends)
     mode = "inference" if w.inference else "training"
     backend = backend_columns(perfs, replan, mode) if not w.serving else {"measurement_method": None}
     disagreement = None if w.serving else backend_disagreement(jobs, perfs, inst, catalog)
     return head | row | extra | backend | {"backend_disagreement": disagreement}
 
 
+def profile_columns(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, catalog: Catalog,
+                    ctx: Context, perf: Performance, backends: Mapping[str, Backend]) -> dict[str, Any]:
+    """The load profile's strategies (``planning/profile.py``): ``profile`` (nested, results.json
+    only) and its flat ``profile_*`` columns."""
+    from ecobench.planning.profile import (
+        BATCH_CANDIDATES,
+        flat_columns,
+        inference_fleet,
+        profile_strategies,
+        serving_fleet,
+    )
+
+    w = s.workload
+    if w.inference:
+        inf = w.inference
+        own = cfg.batch_size or inf.batch_size
+        pairs = [(own, perf)]
+        if cfg.backend == "analytic" and cfg.measured_throughput_per_s is None:  # cheap to ask again
+            for b in (b for b in BATCH_CANDIDATES if b != own):
+                job = Job(w.arch(), "inference", inf.seq_len, b, cfg.precision, 1, None,
+                          cfg.host_cpu_utilization, cfg.device, stack=cfg.stack)
+                try:
+                    p = backends[cfg.backend].evaluate(job, inst, catalog)
+                    pairs.append((b, with_activity(p, job, inst, catalog)))
+                except BackendError:
+                    continue  # a batch this configuration cannot run is no candidate
+        fleet = inference_fleet(inf, perf, ctx, own, pairs)
+        profile, rate = inf.profile, inf.rate_per_h
+    else:
+        sv = w.serving
+        assert sv is not None
+        fleet = serving_fleet(sv, ctx, lambda spec: serving_performance(s, cfg, index, inst, catalog, spec))
+        profile, rate = sv.profile, sv.requests_per_h
+    assert profile is not None
+    out = profile_strategies(profile.hourly(rate), profile.autoscale, fleet)
+    return {"profile": out} | flat_columns(out)
+
+
 def serving_performance(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance,
-                        catalog: Catalog) -> tuple[Performance, dict[str, Any]]:
+                        catalog: Catalog,
+                        spec: ServingSpec | None = None) -> tuple[Performance, dict[str, Any]]:
     """The serving plan of a configuration as a Performance (capacity per instance, accelerator
-    activity at the planned load) and its own columns."""
-    spec = s.workload.serving
+    activity at the planned load) and its own columns (``spec``: another rate or targets than the
+    scenario's)."""
+    spec = spec or s.workload.serving
     assert spec is not None
     acc = catalog.accelerator_of(inst)
     if acc is None:

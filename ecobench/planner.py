@@ -117,6 +117,13 @@ def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
     }
 
 
+def plan_fleet(ctx: Context, perf: Performance, instances: float, busy: float, net_bytes_per_s: float,
+               duration_h: float) -> dict[str, Any]:
+    """Energy, cost and CO2 of ``instances`` running ``duration_h`` with their accelerators working
+    ``busy`` of the time (the draw model counts the idle rest), each moving ``net_bytes_per_s``."""
+    return _common(ctx, instances, duration_h, _power(ctx, perf, busy, net_bytes_per_s))
+
+
 def latency_p99_s(rate_per_server: Any, batch_s: float, batch: int) -> Any:
     """99th-percentile latency of a request at a server that runs batches of ``batch`` taking
     ``batch_s`` each, requests arriving as a Poisson stream: the batch's own time, the time the first

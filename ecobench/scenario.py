@@ -20,6 +20,7 @@ from ecobench.planning.interruption import (
     DEFAULT_INTERRUPTION_PCT_PER_MONTH,
     DEFAULT_RESTART_H,
 )
+from ecobench.planning.profile_spec import AutoscaleSpec, ProfileSpec, resolve_profile
 from ecobench.units import CCF_AWS_PUE, DTYPES
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.hf_config import load_hf_config
@@ -120,6 +121,8 @@ class InferenceSpec(_Model):
     latency_ms_p99: b.LatencyMs | None = Field(
         None, description="real-time target: 99th-percentile latency per request, queueing included; "
                           "instances are planned for it instead of for full load")
+    profile: ProfileSpec | None = Field(
+        None, description="24-hour load profile: static, autoscaled and batch fleets over the day")
 
 
 class ServingSpec(_Model):
@@ -133,6 +136,8 @@ class ServingSpec(_Model):
     ttft_p99_ms: b.LatencyMs | None = Field(None, description="time to first token, 99th-percentile target")
     tpot_p99_ms: b.LatencyMs | None = Field(None, description="time per output token, 99th-percentile target")
     horizon_h: b.HorizonH = Field(1.0, description="hours the service runs")
+    profile: ProfileSpec | None = Field(
+        None, description="24-hour load profile: static, autoscaled and batch fleets over the day")
 
 
 class Phase(_Model):
@@ -498,19 +503,36 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
     except ValidationError as exc:
         lines = _messages(exc.errors())  # type: ignore[arg-type]
         raise InputError(f"{source}: invalid scenario\n  " + "\n  ".join(lines)) from None
-    scenario = _resolve_paths(scenario, base_dir)
+    scenario = _resolve_paths(scenario, base_dir, source)
     _check_names(scenario, source)
     return scenario
 
 
-def _resolve_paths(s: Scenario, base_dir: Path | None) -> Scenario:
-    """Make a relative ``from_hf_config`` absolute (relative to the scenario file's folder)."""
+def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>") -> Scenario:
+    """Make a relative ``from_hf_config`` absolute (relative to the scenario file's folder); read a
+    load profile's CSV."""
+    s = _resolve_profile(s, base_dir, source)
     a = s.workload.architecture
     if a is None or a.from_hf_config is None or base_dir is None or Path(a.from_hf_config).is_absolute():
         return s
     path = str((base_dir / a.from_hf_config).resolve())
     arch = a.model_copy(update={"from_hf_config": path})
     return s.model_copy(update={"workload": s.workload.model_copy(update={"architecture": arch})})
+
+
+def _resolve_profile(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
+    """The workload with its load profile's CSV read and its hourly rates bounded."""
+    w = s.workload
+    spec = w.inference or w.serving
+    if spec is None or spec.profile is None:
+        return s
+    rate = w.inference.rate_per_h if w.inference else w.serving.requests_per_h  # type: ignore[union-attr]
+    try:
+        profile = resolve_profile(spec.profile, rate, base_dir, f"workload.{w.mode}.profile")
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
+    return s.model_copy(update={"workload": w.model_copy(update={
+        w.mode: spec.model_copy(update={"profile": profile})})})
 
 
 def _check_names(s: Scenario, source: str) -> None:
@@ -573,7 +595,7 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
         text = str(f.annotation)
         sub = next((m for m in (ArchitectureSpec, InferenceSpec, ServingSpec, TrainingSpec, WorkloadSpec,
                                 Overrides, Pricing, HardwareConfig, Phase, MeasurementSpec, ParallelismSpec,
-                                UncertaintySpec)
+                                UncertaintySpec, ProfileSpec, AutoscaleSpec)
                     if m.__name__ in text), None)
         path = prefix + name + ("[]" if sub in (HardwareConfig, Phase) else "")
         default = "required" if f.is_required() else (

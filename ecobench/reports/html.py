@@ -10,6 +10,7 @@ import jinja2
 from markupsafe import Markup
 
 from ecobench.reports import charts
+from ecobench.reports.summary import number
 from ecobench.rundir import write_text_atomic
 
 
@@ -130,7 +131,7 @@ def render(doc: dict[str, Any]) -> str:
         charts=figure_charts(doc), regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,
         demo=demo, demo_chart=demo_chart, sources=doc.get("sources", []),
-        assumptions=doc.get("assumptions", {}), head=headline(doc), band=band,
+        assumptions=doc.get("assumptions", {}), head=headline(doc), band=band, number=number,
         uncertainty=doc.get("uncertainty"), grid_version=doc.get("grid_data_version"))
 
 

@@ -72,6 +72,8 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario) -> str:
         lines.append(f"\n90% bands (5th to 95th percentile of {s.uncertainty.draws} draws, seed "
                      f"{s.uncertainty.seed}; throughput, chip power, draw, host, memory, PUE, grid):")
         lines.append(text_table(table, ["config_id", *banded], number))
+    if any(r.get("profile") for r in rows):
+        lines += profile_lines([r.get("profile") for r in rows], [r["config_id"] for r in rows])
     return "\n".join(lines)
 
 
@@ -106,3 +108,17 @@ def format_decisions(ev: Evaluation, s: Scenario) -> str:
         lines.append("\nrecommendations:")
         lines += [f"  {r['objective']}: {r['reason']}" for r in ev.recommendations]
     return "\n".join(lines)
+
+
+def profile_lines(profiles: list[Any], ids: list[str]) -> list[str]:
+    """One line per configuration with a load profile: the day's cost, CO2 and energy of each
+    strategy, and the idle capacity autoscaling avoids."""
+    out = ["\nA day of the load profile (static fleet for the peak hour / autoscaled / batch job):"]
+    for cid, p in zip(ids, profiles, strict=True):
+        if not isinstance(p, dict):
+            continue
+        parts = [f"{k} {number(p[k]['cost_usd'])} USD, {number(p[k]['co2_kg'])} kg CO2, "
+                 f"{number(p[k]['energy_kwh'])} kWh" for k in ("static", "autoscaled", "batch")]
+        out.append(f"  {cid}: " + " | ".join(parts)
+                   + f" (autoscaling avoids {p['idle_avoided_pct']:.0f}% of the static instance-hours)")
+    return out

@@ -20,7 +20,7 @@ CORE_COLUMNS = [
     "co2_operational_kg", "co2_embodied_kg", "co2_kg", "energy_change_pct", "cost_change_pct",
     "co2_change_pct",
 ]
-JSON_ONLY = ["samples", "kernels", "engine_utilization"]  # nested: in results.json, not the CSV
+JSON_ONLY = ["samples", "kernels", "engine_utilization", "profile"]  # nested: in results.json, not the CSV
 INFERENCE_COLUMNS = ["energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million"]
 
 
