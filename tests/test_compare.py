@@ -33,7 +33,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_rows_matched_with_changes_and_metadata(runs: tuple[Path, Path]) -> None:
     a, b = (load(p) for p in runs)
     c = compare(a, b)
-    assert [(r.config_id, r.status) for r in c.rows] == [("inf1", "removed"), ("gpu", "both"), ("inf2", "added")]
+    assert [(r.config_id, r.status) for r in c.rows] == [("inf1", "removed"), ("gpu", "both"),
+                                                         ("inf2", "added")]
     gpu = {r["config_id"]: r for r in a["rows"]}["gpu"], {r["config_id"]: r for r in b["rows"]}["gpu"]
     va, vb, ch = c.rows[1].values["co2_kg"]
     assert (va, vb) == (gpu[0]["co2_kg"], gpu[1]["co2_kg"])
@@ -43,7 +44,8 @@ def test_rows_matched_with_changes_and_metadata(runs: tuple[Path, Path]) -> None
     meta = {k: (x, y) for k, x, y in c.meta}
     assert meta["scenario.region"] == ("us-east-1", "eu-north-1")
     assert meta["scenario.configs[gpu].precision"] == ("fp32", "fp16")
-    assert meta["scenario.configs[inf1]"][1] == "(none)" and "inf2.xlarge" in meta["scenario.configs[inf2]"][1]
+    assert meta["scenario.configs[inf1]"][1] == "(none)"
+    assert "inf2.xlarge" in meta["scenario.configs[inf2]"][1]
     assert "ecobench_version" not in meta  # the same in both
     assert compare(a, a).meta == [] and all(r.values["energy_kwh"][2] == 0 for r in compare(a, a).rows)
 
