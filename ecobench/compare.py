@@ -135,7 +135,14 @@ def meta_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, st
     for k in ("commit", "dirty"):
         if ga.get(k) != gb.get(k):
             out.append((f"git {k}", _text(ga.get(k)), _text(gb.get(k))))
-    _diff(a.get("scenario") or {}, b.get("scenario") or {}, "scenario", out)
+    sa, sb = a.get("scenario"), b.get("scenario")
+    if isinstance(sa, dict) and isinstance(sb, dict):
+        _diff(sa, sb, "scenario", out)
+    elif sa != sb:  # a baseline file keeps no scenario
+        def said(x: Any) -> str:
+            return "(recorded)" if x else "(not recorded)"
+
+        out.append(("scenario", said(sa), said(sb)))
     return out
 
 

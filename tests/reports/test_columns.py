@@ -106,7 +106,7 @@ def test_top_level_keys_are_those_written() -> None:
     from ecobench.scenario import load_scenario
 
     doc = results_document(load_scenario(SCENARIOS / "layoutlm_realtime.yaml"), [], "r")
-    assert set(doc) == {k for k, (_, required, _) in TOP_LEVEL.items() if required}
+    assert {k for k, (_, required, _) in TOP_LEVEL.items() if required} <= set(doc) <= set(TOP_LEVEL)
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
