@@ -169,6 +169,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    import shutil
+
+    from ecobench import compare as cmp
+
+    c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
+    if args.html:
+        cmp.write_new(Path(args.html), cmp.html(c), args.force)
+    if args.out:
+        cmp.write_new(Path(args.out), cmp.markdown(c), args.force)
+    print(cmp.markdown(c) if args.markdown and not args.out
+          else terminal(cmp.terminal(c, shutil.get_terminal_size().columns)))
+    return EXIT_OK
+
+
 def cmd_catalog(args: argparse.Namespace) -> int:
     from ecobench.hardware.catalog import load_catalog
 
@@ -461,6 +476,20 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep reading once a minute this long (default 0: one read)")
     npw.add_argument("--format", choices=["table", "json"], default="table")
     npw.set_defaults(func=cmd_neuron_power)
+
+    cp = add("compare", help="two runs side by side, configuration by configuration",
+             description="Match two runs' configurations on config_id and show each headline figure "
+                         "(instances, time, throughput, energy, cost, CO2, per-million and per-token "
+                         "figures, TTFT/TPOT) in A and B and its change in % of A; configurations in "
+                         "one run only are listed as added or removed; then what differs between the "
+                         "runs (versions, data snapshots, git commit, scenario fields).")
+    cp.add_argument("run_a", help="run directory or results.json (A, the reference)")
+    cp.add_argument("run_b", help="run directory or results.json (B, compared with A)")
+    cp.add_argument("--markdown", action="store_true", help="print a GitHub markdown table instead")
+    cp.add_argument("--out", help="write the markdown table to this file (must not exist)")
+    cp.add_argument("--html", help="also write a self-contained HTML page to this file (must not exist)")
+    cp.add_argument("--force", action="store_true", help="replace existing --out and --html files")
+    cp.set_defaults(func=cmd_compare)
 
     c = add("catalog", help="list the hardware catalog, or one instance with sources")
     c.add_argument("instance", nargs="?", help="show one instance type in full")

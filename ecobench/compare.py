@@ -1,0 +1,284 @@
+"""`ecobench compare RUN_A RUN_B`: two runs side by side, configuration by configuration.
+
+``compare`` turns two results documents into a :class:`Comparison` (rows matched on ``config_id``,
+the change of each headline figure in % of A, and what differs between the runs' metadata); the
+``terminal``, ``markdown`` and ``html`` functions render it.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ecobench.errors import InputError
+from ecobench.reports.summary import number
+
+__all__ = ["METRICS", "Comparison", "RowDiff", "compare", "html", "load", "markdown", "terminal",
+           "write_new"]
+
+# Headline figures in the order they are dropped last to first when the terminal is narrow:
+# (column, short label, True where higher is better).
+METRICS: list[tuple[str, str, bool]] = [
+    ("instances", "instances", False),
+    ("energy_kwh", "energy kWh", False),
+    ("cost_usd", "cost USD", False),
+    ("co2_kg", "CO2 kg", False),
+    ("cost_usd_per_million", "USD/M", False),
+    ("energy_kwh_per_million", "kWh/M", False),
+    ("co2_kg_per_million", "CO2 kg/M", False),
+    ("ttft_ms", "TTFT ms", False),
+    ("tpot_ms", "TPOT ms", False),
+    ("energy_j_per_output_token", "J/token", False),
+    ("cost_usd_per_million_output_tokens", "USD/M tok", False),
+    ("co2_g_per_million_output_tokens", "CO2 g/M tok", False),
+    ("duration_h", "time h", False),
+    ("throughput_per_instance_per_s", "per inst/s", True),
+]
+META_KEYS = ["mode", "ecobench_version", "catalog_version", "grid_data_version", "price_snapshot"]
+
+
+@dataclass(frozen=True)
+class RowDiff:
+    """One configuration: ``status`` is ``both``, ``added`` (only in B) or ``removed`` (only in A)."""
+
+    config_id: str
+    status: str
+    instance_a: str | None
+    instance_b: str | None
+    values: dict[str, tuple[float | None, float | None, float | None]]  # column -> (A, B, change %)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two runs compared: labels, the metrics either holds, the rows, and metadata that differs."""
+
+    label_a: str
+    label_b: str
+    metrics: list[str]
+    rows: list[RowDiff]
+    meta: list[tuple[str, str, str]] = field(default_factory=list)  # (what, A, B)
+
+
+def load(path: Path) -> dict[str, Any]:
+    """A run directory's (or a results/baseline file's) document, checked enough to compare."""
+    from ecobench.reports.tables import read_results
+
+    doc = read_results(path)
+    f = path / "results.json" if path.is_dir() else path
+    ids: set[str] = set()
+    for i, r in enumerate(doc["rows"]):
+        if not isinstance(r, dict) or not isinstance(r.get("config_id"), str):
+            raise InputError(f"{f}: rows[{i}] has no config_id (a string); not a results file")
+        if r["config_id"] in ids:
+            raise InputError(f"{f}: config_id {r['config_id']!r} appears twice in rows")
+        ids.add(r["config_id"])
+    return doc
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+        return None
+    return float(v)
+
+
+def change_pct(a: float | None, b: float | None) -> float | None:
+    """(B - A) / |A| in %, None where either is missing or A is 0 and B is not."""
+    if a is None or b is None:
+        return None
+    if a == 0:
+        return 0.0 if b == 0 else None
+    return (b - a) / abs(a) * 100.0
+
+
+_MISSING = object()
+
+
+def _text(v: Any, limit: int = 80) -> str:
+    if v is _MISSING or v is None:
+        return "(none)"
+    text = json.dumps(v, sort_keys=False) if isinstance(v, dict | list) else str(v)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _by_id(v: Any) -> dict[str, Any] | None:
+    """A list of objects with distinct ids (the scenario's configs) as a mapping on id."""
+    if isinstance(v, list) and all(isinstance(x, dict) and isinstance(x.get("id"), str) for x in v):
+        ids = [x["id"] for x in v]
+        if len(set(ids)) == len(ids):
+            return {x["id"]: x for x in v}
+    return None
+
+
+def _diff(a: Any, b: Any, path: str, out: list[tuple[str, str, str]]) -> None:
+    if a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in dict.fromkeys([*a, *b]):
+            _diff(a.get(k, _MISSING), b.get(k, _MISSING), f"{path}.{k}", out)
+        return
+    ma, mb = _by_id(a), _by_id(b)
+    if ma is not None and mb is not None:
+        for k in dict.fromkeys([*ma, *mb]):
+            _diff(ma.get(k, _MISSING), mb.get(k, _MISSING), f"{path}[{k}]", out)
+        return
+    out.append((path, _text(a), _text(b)))
+
+
+def meta_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """Versions, data snapshots, git commit and scenario fields that differ between the runs
+    (the scenario's configurations matched on id)."""
+    out = [(k, _text(a.get(k)), _text(b.get(k))) for k in META_KEYS if a.get(k) != b.get(k)]
+    ga, gb = a.get("git") or {}, b.get("git") or {}
+    for k in ("commit", "dirty"):
+        if ga.get(k) != gb.get(k):
+            out.append((f"git {k}", _text(ga.get(k)), _text(gb.get(k))))
+    sa, sb = a.get("scenario"), b.get("scenario")
+    if isinstance(sa, dict) and isinstance(sb, dict):
+        _diff(sa, sb, "scenario", out)
+    elif sa != sb:  # a baseline file keeps no scenario
+        def said(x: Any) -> str:
+            return "(recorded)" if x else "(not recorded)"
+
+        out.append(("scenario", said(sa), said(sb)))
+    return out
+
+
+def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: str = "B") -> Comparison:
+    """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B)."""
+    rows_a = {r["config_id"]: r for r in a["rows"]}
+    rows_b = {r["config_id"]: r for r in b["rows"]}
+    metrics = [m for m, _, _ in METRICS
+               if any(_num(r.get(m)) is not None for r in [*rows_a.values(), *rows_b.values()])]
+    rows = []
+    for cid in dict.fromkeys([*rows_a, *rows_b]):
+        ra, rb = rows_a.get(cid), rows_b.get(cid)
+        status = "both" if ra and rb else ("removed" if ra else "added")
+        values = {}
+        for m in metrics:
+            va, vb = _num(ra.get(m)) if ra else None, _num(rb.get(m)) if rb else None
+            values[m] = (va, vb, change_pct(va, vb))
+        rows.append(RowDiff(cid, status, ra.get("instance_type") if ra else None,
+                            rb.get("instance_type") if rb else None, values))
+    return Comparison(label_a, label_b, metrics, rows, meta_differences(a, b))
+
+
+_LABELS = {m: label for m, label, _ in METRICS}
+_HIGHER_BETTER = {m for m, _, hb in METRICS if hb}
+
+
+def value(m: str, v: float | None) -> str:
+    """A figure as the summary writes it; money never in exponent form (0.000012, not 1.2e-05)."""
+    if v is None:
+        return ""
+    if m.startswith("cost_usd") and 0 < abs(v) < 1e-3:
+        return f"{v:.{3 - math.floor(math.log10(abs(v)))}f}"
+    return number(v)
+
+
+def _pct(v: float | None) -> str:
+    return "" if v is None else f"{v:+.1f}%"
+
+
+def _cells(r: RowDiff, metrics: list[str], compact: bool = False) -> list[str]:
+    note = {"both": "", "added": " (added)", "removed": " (removed)"}[r.status]
+    out = [r.config_id + note]
+    for m in metrics:
+        va, vb, ch = r.values[m]
+        a, b = value(m, va), value(m, vb)
+        if compact:
+            out.append(f"{a or '-'} -> {b or '-'}" + (f" ({ch:+.0f}%)" if ch is not None else ""))
+        else:
+            out += [a, b, _pct(ch)]
+    return out
+
+
+def _header(metrics: list[str], compact: bool = False) -> list[str]:
+    if compact:
+        return ["config", *(f"{_LABELS[m]} A -> B" for m in metrics)]
+    return ["config", *(h for m in metrics for h in (f"{_LABELS[m]} A", "B", "change"))]
+
+
+def _lines(c: Comparison, metrics: list[str], compact: bool) -> list[str]:
+    table = [_header(metrics, compact), *(_cells(r, metrics, compact) for r in c.rows)]
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+    return ["  ".join(x.ljust(w) if i == 0 else x.rjust(w)
+                      for i, (x, w) in enumerate(zip(row, widths, strict=True))).rstrip() for row in table]
+
+
+def _fit(c: Comparison, width: int, compact: bool) -> tuple[list[str], list[str]]:
+    metrics = list(c.metrics)
+    lines = _lines(c, metrics, compact)
+    while len(metrics) > 1 and max(len(line) for line in lines) > width:
+        metrics.pop()
+        lines = _lines(c, metrics, compact)
+    return metrics, lines
+
+
+def _meta_lines(c: Comparison) -> list[str]:
+    if not c.meta:
+        return ["the runs' versions, data snapshots, commit and scenario are the same"]
+    return ["what differs between the runs:", *(f"  {k}: {va} -> {vb}" for k, va, vb in c.meta)]
+
+
+def terminal(c: Comparison, width: int = 100) -> str:
+    """A table that fits ``width`` columns: A, B and the change of each figure in columns of their own,
+    or "A -> B (change)" in one where that shows more figures; the least important figures are
+    dropped until it fits."""
+    metrics, lines = _fit(c, width, compact=False)
+    if len(metrics) < len(c.metrics):
+        more, compact_lines = _fit(c, width, compact=True)
+        if len(more) > len(metrics):
+            metrics, lines = more, compact_lines
+    out = [f"A: {c.label_a}", f"B: {c.label_b}", "change: B against A, in % of A", "", *lines]
+    dropped = [m for m in c.metrics if m not in metrics]
+    if dropped:
+        out.append(f"not shown at this width: {', '.join(dropped)} (see --markdown or --html)")
+    added = sum(r.status == "added" for r in c.rows)
+    removed = sum(r.status == "removed" for r in c.rows)
+    if added or removed:
+        out.append(f"{added} configuration(s) only in B (added), {removed} only in A (removed)")
+    return "\n".join([*out, "", *_meta_lines(c)])
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown(c: Comparison) -> str:
+    """A GitHub markdown table with every figure, then the metadata that differs."""
+    head = _header(c.metrics)
+    head[1::3] = [f"`{m}` A" for m in c.metrics]
+    lines = [f"A: `{_md(c.label_a)}`, B: `{_md(c.label_b)}`; change: B against A, in % of A", "",
+             "| " + " | ".join(_md(h) for h in head) + " |",
+             "|---|" + "---:|" * (len(head) - 1)]
+    lines += ["| " + " | ".join(_md(x) for x in _cells(r, c.metrics)) + " |" for r in c.rows]
+    lines += ["", "| differs | A | B |", "|---|---|---|"]
+    lines += [f"| {_md(k)} | {_md(va)} | {_md(vb)} |" for k, va, vb in c.meta] or ["| (nothing) | | |"]
+    return "\n".join(lines) + "\n"
+
+
+def html(c: Comparison) -> str:
+    """A small self-contained page (the report's style), autoescaped."""
+    import jinja2
+
+    def tone(m: str, ch: float | None) -> str:
+        if ch is None or abs(ch) < 0.05:
+            return ""
+        return "good" if (ch > 0) == (m in _HIGHER_BETTER) else "bad"
+
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ecobench.reports", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    return env.get_template("compare.html.j2").render(
+        c=c, labels=_LABELS, value=value, pct=_pct, tone=tone)
+
+
+def write_new(path: Path, text: str, force: bool) -> None:
+    """Write ``text`` atomically; an existing file is an error unless ``force``."""
+    from ecobench.rundir import write_text_atomic
+
+    if (path.exists() or path.is_symlink()) and not force:
+        raise InputError(f"{path}: already exists; not overwritten (use --force to replace it)")
+    write_text_atomic(path, text)

@@ -1,0 +1,216 @@
+"""The results data dictionary: every column a results row can hold, with its unit and meaning.
+
+``COLUMNS`` names each column once; ``PATTERNS`` describes the families of columns made from others
+(90% bands ``<column>_low`` / ``<column>_high``, sweep coordinates ``sweep_<field>``). ``docs/results.md``
+and ``docs/schemas/results.schema.json`` are generated from this module (``tools/results_docs.py``) and
+the tests check that every column ecobench writes is named here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+__all__ = ["CHANGES", "COLUMNS", "JSON_TYPES", "PATTERNS", "Pattern", "TOP_LEVEL", "describe", "json_type"]
+
+# <metric>_change_pct: against the baseline row, (this / baseline - 1) x 100 (as evaluate.CHANGE_METRICS).
+CHANGES = {"energy": "energy_kwh", "cost": "cost_usd", "co2": "co2_kg", "instances": "instances",
+           "duration": "duration_h", "co2_operational": "co2_operational_kg",
+           "co2_embodied": "co2_embodied_kg", "energy_it": "energy_it_kwh",
+           "energy_accelerator": "energy_accelerator_kwh", "co2_it": "co2_it_kg",
+           "co2_accelerator": "co2_accelerator_kg"}
+
+_COLUMNS: dict[str, tuple[str, str]] = {
+    # identity and provenance
+    "config_id": ("", "the configuration's id in the scenario (`configs[].id`, or made from the sweep)"),
+    "instance_type": ("", "EC2 instance type, or `local` for the measured host"),
+    "accelerator": ("", "accelerator chip of the instance (`none` without one)"),
+    "accelerator_count": ("count", "accelerator chips per instance"),
+    "backend": ("", "what gave the throughput: analytic, emulated, reference (measured) or supplied"),
+    "precision": ("", "numeric format of weights and activations (fp32, bf16, fp16, fp8, ...)"),
+    "provenance": ("", "how the throughput is known: estimated, emulated, measured, projected or supplied"),
+    "method": ("", "the backend's own account of how the throughput was obtained"),
+    "region": ("", "AWS region whose price and grid intensity are used"),
+    "grid_source": ("", "source of the region's grid carbon intensity"),
+    "grid_year": ("year", "year of the grid carbon intensity figure"),
+    "price_source": ("", "source and date of the instance price (or why cost is empty)"),
+    "numeric_error": ("relative", "emulated: relative error of one layer in this precision against FP32"),
+    "is_baseline": ("", "true for the scenario's baseline configuration"),
+    "headline_scope": ("", "energy scope the terminal and report lead with: accelerator, it or facility"),
+    "draw_basis": ("", "what the accelerator's activity (and so its power draw) is taken from"),
+    # plan
+    "instances": ("count", "instances in the fleet or cluster"),
+    "instances_needed": ("count", "inference: fractional instances the rate needs at the utilisation cap"),
+    "load": ("fraction", "share of each instance's capacity in use (1 while training)"),
+    "throughput_per_instance_per_s": ("per s", "samples (sequences, inferences or requests) per "
+                                               "instance-second"),
+    "throughput_ratio": ("ratio", "throughput per instance over the baseline's"),
+    "duration_h": ("h", "wall time of the job (training) or the horizon (inference, serving)"),
+    "deadline_h": ("h", "training: the scenario's deadline"),
+    "meets_deadline": ("", "training: true when duration_h is within deadline_h"),
+    "instance_hours": ("h", "instances x duration_h"),
+    "inferences": ("count", "inference: requests over the horizon (rate_per_h x horizon_h)"),
+    "sequences": ("count", "training: sequences processed over all phases"),
+    "sequences_per_h": ("per h", "training: sequences per hour of the whole cluster"),
+    "tokens": ("count", "training: tokens processed over all phases"),
+    "global_batch_size": ("sequences", "training: sequences per optimizer step"),
+    "latency_p99_ms": ("ms", "inference with a latency target: 99th-percentile request latency"),
+    # power, energy, cost, CO2
+    "power_w": ("W", "draw per instance at the facility (IT x PUE) at the planned load"),
+    "power_accelerator_w": ("W", "accelerators' draw per instance"),
+    "power_cpu_w": ("W", "host CPU draw per instance"),
+    "power_memory_w": ("W", "host memory draw per instance"),
+    "power_network_w": ("W", "network draw per instance"),
+    "power_overhead_w": ("W", "facility overhead per instance: (PUE - 1) x IT draw"),
+    "energy_kwh": ("kWh", "energy at the facility (instances and PUE overhead) over duration_h"),
+    "energy_it_kwh": ("kWh", "energy of the instances, without the facility overhead"),
+    "energy_accelerator_kwh": ("kWh", "energy of the accelerators alone"),
+    "price_usd_per_h": ("USD/h", "price of one instance-hour (on-demand or spot); null without a "
+                                          "sourced price"),
+    "cost_usd": ("USD", "instance_hours x price_usd_per_h; null without a sourced price"),
+    "grid_g_per_kwh": ("gCO2e/kWh", "grid carbon intensity of the region"),
+    "co2_operational_kg": ("kgCO2e", "energy_kwh x grid intensity"),
+    "co2_embodied_kg": ("kgCO2e", "manufacturing emissions of the hardware, amortised over instance_hours"),
+    "co2_kg": ("kgCO2e", "operational + embodied, facility scope"),
+    "co2_it_kg": ("kgCO2e", "operational at the IT scope + embodied"),
+    "co2_accelerator_kg": ("kgCO2e", "operational at the accelerator scope + embodied"),
+    "energy_kwh_per_million": ("kWh per million", "inference: energy per million inferences"),
+    "cost_usd_per_million": ("USD per million", "inference: cost per million inferences"),
+    "co2_kg_per_million": ("kgCO2e per million", "inference: CO2 per million inferences"),
+    # training layout
+    "tensor_parallel": ("ranks", "training: tensor-parallel degree"),
+    "pipeline_parallel": ("stages", "training: pipeline-parallel stages"),
+    "data_parallel": ("replicas", "training: data-parallel replicas"),
+    "zero_stage": ("", "training: ZeRO stage (0 to 3)"),
+    "recompute": ("", "training: activation recomputation (none, selective, full)"),
+    "microbatch": ("sequences", "training: micro-batch per rank"),
+    "memory_per_device_gib": ("GiB", "memory per accelerator rank (weights, state, activations)"),
+    "mfu": ("fraction", "model FLOPs utilisation: model FLOPs over the cluster's peak, time-weighted"),
+    "comm_overhead_pct": ("%", "training: share of the step spent in exposed communication"),
+    "layout_choice": ("", "why this layout (or serving plan) was chosen"),
+    # serving
+    "requests": ("count", "serving: requests over the horizon"),
+    "output_tokens": ("count", "serving: output tokens over the horizon"),
+    "output_tokens_per_s_per_instance": ("tokens/s", "serving: output tokens per instance-second at "
+                                                     "the rate"),
+    "energy_j_per_output_token": ("J/token", "serving: facility energy per output token"),
+    "cost_usd_per_million_output_tokens": ("USD per million tokens", "serving: cost per million output "
+                                                                     "tokens; null without a sourced price"),
+    "co2_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output tokens"),
+    "replicas": ("count", "serving: model replicas in the fleet"),
+    "replicas_per_instance": ("count", "serving: replicas on one instance"),
+    "batch": ("requests", "serving: mean requests in flight per replica"),
+    "max_batch": ("requests", "serving: most requests in flight per replica (memory for the KV cache)"),
+    "ttft_ms": ("ms", "serving: mean time to first token"),
+    "ttft_p99_ms": ("ms", "serving: 99th-percentile time to first token"),
+    "tpot_ms": ("ms", "serving: mean time per output token after the first"),
+    "tpot_p99_ms": ("ms", "serving: 99th-percentile time per output token"),
+    "accelerator_activity": ("fraction", "serving: share of the time the accelerators work"),
+    # backends
+    "measurement_method": ("", "measured: how throughput was measured (null when not measured)"),
+    "power_method": ("", "measured: how power was measured"),
+    "energy_provenance": ("", "measured: where the energy figure comes from"),
+    "throughput_ci95_low": ("per s", "measured: 95% confidence interval of the throughput, low end"),
+    "throughput_ci95_high": ("per s", "measured: 95% confidence interval of the throughput, high end"),
+    "throughput_cv_pct": ("%", "measured: coefficient of variation of the repetitions"),
+    "host_other_cpu_pct_before": ("%", "measured: CPU used by other processes before the measurement"),
+    "host_other_cpu_pct_during": ("%", "measured: CPU used by other processes during the measurement"),
+    "measurement_warnings": ("", "measured: why the measurement may not be reproducible (`; `-separated)"),
+    "repetitions": ("count", "measured: timed repetitions"),
+    "window_start_utc": ("ISO 8601", "measured: start of the measurement window"),
+    "window_end_utc": ("ISO 8601", "measured: end of the measurement window"),
+    "host_gemm_tflops": ("TFLOP/s", "measured: the host's matrix-multiply throughput (MFU denominator)"),
+    "samples_basis": ("", "measured: how per-repetition samples were planned (fractional or planned "
+                          "instances)"),
+    "samples": ("", "measured: per-repetition figures the regression gate tests (results.json only)"),
+    "kernels": ("", "emulated: time, engine and utilisation per kernel (results.json only)"),
+    "engine_utilization": ("fraction", "emulated: utilisation of each NeuronCore engine (results.json only)"),
+    "backend_disagreement": ("", "how far the emulated throughput is from the analytic model's, when "
+                                 "beyond their combined errors"),
+    # decisions (sweeps, Pareto front)
+    "pareto": ("", "on the Pareto front over cost, CO2 and time (training) or latency (serving), within "
+                   "the SLA or deadline"),
+    "pareto_rank": ("rank", "position in the ranked Pareto front (1 first); null off the front"),
+    "sweep_index": ("", "index of the configuration in the sweep's cartesian product; null for `configs`"),
+}
+_CHANGE_COLUMNS = {f"{short}_change_pct": ("%", f"{col} against the baseline row: (this / baseline - 1) "
+                                                 "x 100") for short, col in CHANGES.items()}
+COLUMNS: dict[str, tuple[str, str]] = _COLUMNS | _CHANGE_COLUMNS
+
+_STRING = ("config_id instance_type accelerator backend precision provenance method region grid_source "
+           "price_source headline_scope draw_basis recompute layout_choice measurement_method power_method "
+           "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
+           "backend_disagreement").split()
+_INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "
+            "zero_stage microbatch global_batch_size replicas replicas_per_instance max_batch pareto_rank "
+            "sweep_index").split()
+# JSON Schema type of each column that is not a number; every column may also be null (no figure).
+JSON_TYPES: dict[str, str] = ({c: "string" for c in _STRING} | {c: "integer" for c in _INTEGER}
+                              | {"is_baseline": "boolean", "meets_deadline": "boolean", "pareto": "boolean",
+                                 "samples": "object", "engine_utilization": "object", "kernels": "array"})
+
+
+class Pattern(NamedTuple):
+    """A family of columns: names matching ``regex``, described in words."""
+
+    name: str
+    regex: str
+    unit: str
+    meaning: str
+    json_type: str | list[str]
+
+
+PATTERNS = [
+    Pattern("<column>_low", r"^.+_low$", "that of <column>",
+            "5th percentile of <column> over the scenario's uncertainty draws (90% band, low end)", "number"),
+    Pattern("<column>_high", r"^.+_high$", "that of <column>",
+            "95th percentile of <column> over the scenario's uncertainty draws (90% band, high end)",
+            "number"),
+    Pattern("sweep_<field>", r"^sweep_(?!index$)[a-z_0-9]+$", "that of the field",
+            "the configuration's value of the swept configuration field (its sweep coordinate)",
+            ["string", "number", "integer", "boolean"]),
+]
+
+
+def describe(name: str) -> tuple[str, str] | None:
+    """(unit, meaning) of a column, from its own entry or its pattern; None if unknown."""
+    if name in COLUMNS:
+        return COLUMNS[name]
+    for p in PATTERNS:
+        if re.match(p.regex, name):
+            base = name.rsplit("_", 1)[0] if p.name.startswith("<column>") else ""
+            if base and base not in COLUMNS:
+                continue
+            unit = COLUMNS[base][0] if base else p.unit
+            return unit, p.meaning.replace("<column>", base or "<column>")
+    return None
+
+
+def json_type(name: str) -> str:
+    """The JSON Schema type of a named column (number unless listed in ``JSON_TYPES``)."""
+    return JSON_TYPES.get(name, "number")
+
+
+# results.json's top-level keys: key -> (JSON type, required, meaning).
+TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
+    "kind": ("string", True, "`ecobench-results`"),
+    "schema_version": ("integer", True, "version of this file's layout"),
+    "ecobench_version": ("string", True, "ecobench version that wrote the run"),
+    "catalog_version": ("string", True, "version of the hardware catalog (specs, prices, power)"),
+    "grid_data_version": ("string", True, "version of the grid carbon-intensity data"),
+    "price_snapshot": ("string", True, "source and date of the regional price snapshot"),
+    "run_id": ("string", True, "the run directory's name: UTC time and a random suffix"),
+    "created_utc": ("string", True, "when the run was written (ISO 8601, UTC)"),
+    "machine": ("object", True, "host the run was made on: node, system, release, machine, python"),
+    "git": ("object", True, "commit, branch and dirtiness of the working tree (empty outside git)"),
+    "mode": ("string", True, "inference, training or serving"),
+    "scenario": ("object", True, "the resolved scenario (see scenario.schema.json)"),
+    "rows": ("array", True, "one object per configuration; its columns are listed above"),
+    "regions_g_per_kwh": ("object", True, "grid intensity of every catalog region, gCO2e/kWh"),
+    "sources": ("array", True, "catalog sources of the instances used: item, source, as_of, inferred_from"),
+    "assumptions": ("object", True, "assumptions shown in the report (PUE, lifespan, ...)"),
+    "training_demo": ("object", True, "emulated training: FP32/BF16 loss curves of the demo (else null)"),
+    "uncertainty": ("object", True, "draws, seed and input ranges of the 90% bands (null without draws)"),
+    "recommendations": ("array", False, "picks from the Pareto front: {objective, config_id, reason}"),
+    "sweep": ("object", False, "the scenario's sweep: its axes and the combinations skipped"),
+}
