@@ -132,6 +132,20 @@ _COLUMNS: dict[str, tuple[str, str]] = {
                    "the SLA or deadline"),
     "pareto_rank": ("rank", "position in the ranked Pareto front (1 first); null off the front"),
     "sweep_index": ("", "index of the configuration in the sweep's cartesian product; null for `configs`"),
+    # spot pricing
+    "spot_interruption_pct_per_month": ("% per month", "spot: share of instances interrupted per month "
+                                                       "(pricing.spot_interruption_pct_per_month); null on "
+                                                       "demand"),
+    "spot_overhead_pct": ("%", "spot: extra instance-hours for re-run work (training) or interrupted "
+                               "headroom (inference, serving); 0 on demand"),
+    # load profile (per day)
+    "profile": ("", "load profile: each strategy's day, hour by hour (results.json only)"),
+    **{f"profile_{s}_{k}": (unit, f"load profile, {s} fleet: {what} per day")
+       for s in ("static", "autoscaled", "batch")
+       for k, unit, what in (("energy_kwh", "kWh", "facility energy"), ("cost_usd", "USD", "cost"),
+                             ("co2_kg", "kgCO2e", "CO2, embodied included"))},
+    "profile_idle_avoided_pct": ("%", "load profile: static instance-hours the autoscaled fleet avoids, "
+                                      "as a share of the static fleet's"),
 }
 _CHANGE_COLUMNS = {f"{short}_change_pct": ("%", f"{col} against the baseline row: (this / baseline - 1) "
                                                  "x 100") for short, col in CHANGES.items()}
@@ -147,7 +161,8 @@ _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_para
 # JSON Schema type of each column that is not a number; every column may also be null (no figure).
 JSON_TYPES: dict[str, str] = ({c: "string" for c in _STRING} | {c: "integer" for c in _INTEGER}
                               | {"is_baseline": "boolean", "meets_deadline": "boolean", "pareto": "boolean",
-                                 "samples": "object", "engine_utilization": "object", "kernels": "array"})
+                                 "samples": "object", "engine_utilization": "object", "kernels": "array",
+                                 "profile": "object"})
 
 
 class Pattern(NamedTuple):

@@ -20,8 +20,10 @@ jsonschema = pytest.importorskip("jsonschema")
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIOS = ROOT / "scenarios"
-# inference, training, serving and emulated; all draw 1000 times for their 90% bands
-RUNS = ["layoutlm_realtime", "bert_large_pretrain", "llama3_8b_chat", "llama_emulated"]
+# inference, training, serving and emulated (all draw 1000 times for their 90% bands); a sweep, a
+# load profile and spot prices
+RUNS = ["layoutlm_realtime", "bert_large_pretrain", "llama3_8b_chat", "llama_emulated", "layoutlm_sweep",
+        "layoutlm_daily_profile", "layoutlm_spot"]
 
 
 @pytest.fixture(scope="module")
