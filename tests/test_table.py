@@ -1,0 +1,42 @@
+"""Column tables: building, joining, CSV and the terminal table."""
+
+import csv
+import math
+
+import numpy as np
+
+from ecobench.table import concat, from_rows, row, text_table, write_csv
+
+
+def test_rows_to_columns_and_back():
+    t = from_rows([{"a": 1.0, "b": "x"}, {"a": None, "c": True}])
+    assert t["a"].dtype.kind == "f" and math.isnan(t["a"][1])
+    assert t["b"].tolist() == ["x", None]
+    assert row(t, 1) == {"a": None, "b": None, "c": True}
+
+
+def test_concat_fills_missing_columns():
+    t = concat([{"a": np.array([1.0, 2.0])}, {"a": np.array([3.0]), "s": np.array(["y"], dtype=object)}])
+    assert t["a"].tolist() == [1.0, 2.0, 3.0]
+    assert t["s"].tolist() == [None, None, "y"]
+
+
+def test_csv_round_trips_numbers_quotes_text_and_leaves_nan_empty(tmp_path):
+    values = np.array([0.1, 1 / 3, np.nan, 1e-12, 123456789.125])
+    text = np.array(['a,b', 'say "hi"', None, "line\nbreak", "plain"], dtype=object)
+    flags = np.array([True, False, True, False, True], dtype=object)
+    path = tmp_path / "t.csv"
+    write_csv({"v": values, "t": text, "f": flags}, ["v", "t", "f"], path)
+    with path.open(newline="") as f:
+        got = list(csv.reader(f))
+    assert got[0] == ["v", "t", "f"]
+    assert [r[0] for r in got[1:]] == ["0.1", repr(1 / 3), "", "1e-12", "123456789.125"]
+    assert [r[1] for r in got[1:]] == ['a,b', 'say "hi"', "", "line\nbreak", "plain"]
+    assert [r[2] for r in got[1:]] == ["True", "False", "True", "False", "True"]
+
+
+def test_text_table_fits_the_width_and_names_what_it_left_out():
+    rows = [{"config_id": "a", "cost_usd": 1234567.0, "long_column_name": 1.0}]
+    out = text_table(rows, ["config_id", "cost_usd", "long_column_name"], lambda v: f"{v:,.0f}", width=30)
+    assert all(len(line) <= 30 for line in out.splitlines()[:2])
+    assert "1,234,567" in out and "not shown at this width: long_column_name" in out
