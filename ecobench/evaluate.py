@@ -497,9 +497,7 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
 
         swept, info = evaluate_sweep(s, cat, bk, progress)
         if swept:
-            taken = {r["config_id"] for r in rows}
-            swept["config_id"] = np.array([f"sweep-{c}" if c in taken else c for c in swept["config_id"]],
-                                          dtype=object)
+            swept["config_id"] = _unique_ids(swept, {r["config_id"] for r in rows})
             table = tb.concat([table, swept])
             add_change_columns(table, s.baseline)
     table["pareto"], table["pareto_rank"] = pareto_columns(s, table)
@@ -524,7 +522,7 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
         mcs += more_mcs
     if s.uncertainty.draws and mcs:
         add_bands(rows, mcs, s)
-        for name in [k for k in rows[0] if k.endswith(("_low", "_high"))]:
+        for name in dict.fromkeys(k for r in rows for k in r if k.endswith(("_low", "_high"))):
             col = table.get(name)
             if col is None:
                 col = table[name] = np.full(tb.length(table), np.nan)
@@ -536,6 +534,23 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
             if k.startswith("sweep_") and k not in r:
                 r[k] = tb.clean(table[k][i])
     return Evaluation(rows, table, recs, info)
+
+
+def _unique_ids(swept: Columns, taken: set[str]) -> Any:
+    """The sweep's row ids, made unique: an id that a configuration of ``configs`` or another
+    combination already has (values that read alike, ids cut at 100 characters) gets its
+    ``sweep_index`` appended."""
+    import numpy as np
+
+    ids = swept["config_id"]
+    seen: set[str] = set(taken)
+    out = np.empty(len(ids), dtype=object)
+    for i, (c, index) in enumerate(zip(ids.tolist(), swept["sweep_index"].tolist(), strict=True)):
+        if c in seen:
+            c = f"{c[:88]}-{int(index)}"
+        seen.add(c)
+        out[i] = c
+    return out
 
 
 def _sweep_config(s: Scenario, t: Columns, i: int) -> HardwareConfig:

@@ -128,3 +128,12 @@ def test_cli_run_writes_front_recommendations_and_full_csv(tmp_path, capsys):
     assert picked["cost_usd"] == min(r["cost_usd"] for r in doc["rows"])
     assert picked["pareto"]
     assert "against the baseline base" in cost_pick["reason"]
+
+
+def test_ids_that_read_alike_stay_unique():
+    d = _doc(instance_type=["inf1.2xlarge"], precision=["fp16"], price_usd_per_h=[1, 1.0, 2])
+    d["configs"].append({"id": "inf1.2xlarge_fp16_2", "instance_type": "inf1.2xlarge", "precision": "bf16"})
+    ev = evaluate_all(scenario_from_dict(d))
+    ids = list(ev.table["config_id"])
+    assert len(ids) == len(set(ids)) == 5
+    assert {"inf1.2xlarge_fp16_1", "inf1.2xlarge_fp16_1-1", "inf1.2xlarge_fp16_2-2"} <= set(ids)
