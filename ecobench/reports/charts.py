@@ -188,7 +188,7 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
          baseline: str | None = None, notes: Sequence[str] | None = None, width: int | None = None,
          left: int | None = None, colour: str | None = None, quantity: str | None = None,
          lows: Sequence[float | None] | None = None, highs: Sequence[float | None] | None = None,
-         span: int = 300) -> str:
+         span: int = 320) -> str:
     """Horizontal bars, one per label, on a value axis with round ticks titled 'quantity (unit)'; the
     baseline in grey; the 90% band (lows, highs) as a whisker and in the value label; value, band and
     note at each bar's end. ``width`` is kept for callers; the chart is as wide as its labels need."""
@@ -209,6 +209,7 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
         texts.append(t)
     left = left or int(min(260, 14 + CHAR_W * max([len(str(la)) for la in labels] + [4])))
     right = int(8 + CHAR_W * max([len(t) for t in texts] + [4]))
+    span = max(140, min(span, 480 - left - right))  # long labels: shorter bars, same overall width
     total_w = left + span + right
     plot_h = row * n
     height = top + plot_h + 44
@@ -331,24 +332,26 @@ def _band(p: Point, attr: str) -> tuple[float, float] | None:
     return (float(lo), float(hi)) if _isnum(lo) and _isnum(hi) else None
 
 
-def _marker(shape: str, x: float, y: float, fill: str, stroke: str, tip: str, cls: str) -> str:
+def _marker(shape: str, x: float, y: float, fill: str, stroke: str, tip: str, cls: str,
+            r: float = 4.5) -> str:
     t = f"<title>{escape(tip)}</title>"
     if shape == "circle":
-        return (f'<circle class="{cls}" cx="{x:.1f}" cy="{y:.1f}" r="4.5" fill="{fill}" '
+        return (f'<circle class="{cls}" cx="{x:.1f}" cy="{y:.1f}" r="{r:g}" fill="{fill}" '
                 f'stroke="{stroke}">{t}</circle>')
     if shape == "diamond":
-        return (f'<path class="{cls}" d="M{x:.1f} {y - 6:.1f}L{x + 6:.1f} {y:.1f}L{x:.1f} {y + 6:.1f}'
-                f'L{x - 6:.1f} {y:.1f}Z" fill="{fill}" stroke="{stroke}">{t}</path>')
+        d = r * 4 / 3
+        return (f'<path class="{cls}" d="M{x:.1f} {y - d:.1f}L{x + d:.1f} {y:.1f}L{x:.1f} {y + d:.1f}'
+                f'L{x - d:.1f} {y:.1f}Z" fill="{fill}" stroke="{stroke}">{t}</path>')
     if shape == "cross":
-        return (f'<path class="{cls}" d="M{x - 4.5:.1f} {y - 4.5:.1f}L{x + 4.5:.1f} {y + 4.5:.1f}'
-                f'M{x - 4.5:.1f} {y + 4.5:.1f}L{x + 4.5:.1f} {y - 4.5:.1f}" stroke="{stroke}" '
-                f'stroke-width="2.2" fill="none">{t}</path>')
-    return (f'<rect class="{cls}" x="{x - 4:.1f}" y="{y - 4:.1f}" width="8" height="8" fill="{fill}" '
-            f'stroke="{stroke}">{t}</rect>')
+        return (f'<path class="{cls}" d="M{x - r:.1f} {y - r:.1f}L{x + r:.1f} {y + r:.1f}'
+                f'M{x - r:.1f} {y + r:.1f}L{x + r:.1f} {y - r:.1f}" stroke="{stroke}" '
+                f'stroke-width="2" fill="none">{t}</path>')
+    return (f'<rect class="{cls}" x="{x - r + 0.5:.1f}" y="{y - r + 0.5:.1f}" width="{2 * r - 1:g}" '
+            f'height="{2 * r - 1:g}" fill="{fill}" stroke="{stroke}">{t}</rect>')
 
 
 def _labels(items: Sequence[tuple[float, float, str]], box: tuple[float, float, float, float],
-            size: float = 11.0) -> list[str]:
+            size: float = 11.0, halo: bool = False) -> list[str]:
     """Point labels placed greedily at the first of four spots beside each point that overlaps no
     label placed before it and stays inside ``box``; a label with no free spot is left out (its point
     keeps its tooltip)."""
@@ -365,8 +368,9 @@ def _labels(items: Sequence[tuple[float, float, str]], box: tuple[float, float, 
             clash = any(r[0] < q[2] and q[0] < r[2] and r[1] < q[3] and q[1] < r[3] for q in placed)
             if inside and not clash:
                 placed.append(r)
+                ring = ' stroke="#fff" stroke-width="3" paint-order="stroke"' if halo else ""
                 out.append(f'<text class="plabel" x="{x + dx:.1f}" y="{y + dy:.1f}" text-anchor="{anchor}" '
-                           f'font-size="{size:g}">{escape(text)}</text>')
+                           f'font-size="{size:g}"{ring}>{escape(text)}</text>')
                 break
     return out
 
@@ -449,7 +453,7 @@ def pareto_scatter(title: str, points: Sequence[Point], x_quantity: str, x_unit:
 
 
 def parity(title: str, points: Sequence[Point], target_pct: float | None, quantity: str = "value",
-           width: int = 420, height: int = 420, whiskers: bool = True,
+           width: int = 460, height: int = 460, whiskers: bool = True,
            numbers: Sequence[str | None] | None = None) -> str:
     """Predicted (y) against published (x) on log-log axes with the y = x line and the target band
     (±target_pct) shaded. Within target: a filled circle; missed: a red cross; no target: a grey
@@ -458,7 +462,7 @@ def parity(title: str, points: Sequence[Point], target_pct: float | None, quanti
     tags = list(numbers) if numbers else [None] * len(points)
     keep = [i for i, p in enumerate(points) if _isnum(p.x) and _isnum(p.y) and p.x > 0 and p.y > 0]
     pts, tags = [points[i] for i in keep], [tags[i] for i in keep]
-    left, right, top, bottom = 70, 16, 52, 50
+    left, right, top, bottom = 70, 30, 52, 50
     pw, ph = width - left - right, height - top - bottom
     vals = [v for p in pts for v in (p.x, p.y)] or [1.0, 10.0]
     lo, hi = min(vals) / 1.15, max(vals) * 1.15
@@ -478,6 +482,8 @@ def parity(title: str, points: Sequence[Point], target_pct: float | None, quanti
                    f'clip-path="url(#{clip})"><title>target ±{target_pct:g}%</title></polygon>')
     out.append(f'<line class="identity" x1="{xa(a):.1f}" y1="{ya(a):.1f}" x2="{xa(b):.1f}" y2="{ya(b):.1f}" '
                f'stroke="#2d3748" stroke-width="1" stroke-dasharray="4 3"><title>y = x</title></line>')
+    r = 4.5 if len(pts) <= 60 else 3.0
+    tagged = []
     for i, p in enumerate(pts):
         x, y = xa(p.x), ya(p.y)
         if whiskers and (by := _band(p, "y")):
@@ -485,15 +491,14 @@ def parity(title: str, points: Sequence[Point], target_pct: float | None, quanti
         verdict = {True: "ok", False: "MISSED", None: "no target"}[p.flag]
         tip = f"{p.label}: published {fmt_num(p.x)}, ecobench {fmt_num(p.y)} ({verdict})"
         if p.flag is False:
-            out.append(_marker("cross", x, y, "none", MISSED_COLOUR, tip, "point missed"))
+            out.append(_marker("cross", x, y, "none", MISSED_COLOUR, tip, "point missed", r))
         elif p.flag:
-            out.append(_marker("circle", x, y, PALETTE[0], "#1a365d", tip, "point ok"))
+            out.append(_marker("circle", x, y, PALETTE[0], "#1a365d", tip, "point ok", r))
         else:
-            out.append(_marker("square", x, y, "#cbd5e0", "#4a5568", tip, "point untargeted"))
-        tag = tags[i]
-        if tag:
-            out.append(f'<text class="tag" x="{x + 6:.1f}" y="{y - 5:.1f}" font-size="10" '
-                       f'fill="#1a202c">{escape(tag)}</text>')
+            out.append(_marker("square", x, y, "#cbd5e0", "#4a5568", tip, "point untargeted", r))
+        if tags[i]:
+            tagged.append((x, y, str(tags[i])))
+    out += _labels(tagged, (left, top, left + pw, top + ph), size=10, halo=True)
     entries = [("circle", PALETTE[0], "#1a365d", "ok"), ("cross", "none", MISSED_COLOUR, "MISSED")]
     if any(p.flag is None for p in pts):
         entries.append(("square", "#cbd5e0", "#4a5568", "no target"))

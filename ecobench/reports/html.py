@@ -214,7 +214,7 @@ def write_html(doc: dict[str, Any], path: Path) -> None:
 
 
 VERDICT = {True: "ok", False: "MISSED", None: "reported"}
-LISTED_POINTS = 12  # points listed beside a parity plot: all of a small group, else the worst missed
+LISTED_POINTS = 16  # points listed beside a parity plot: all of a small group, else the worst missed
 
 
 def _target_pct(target: str) -> float | None:
@@ -238,12 +238,17 @@ def parity_groups(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         target = max(set(pcts), key=pcts.count) if pcts else None
         small = len(cs) <= LISTED_POINTS
         logged = [c for c in cs if (c["published"] or 0) > 0 and (c["ecobench"] or 0) > 0]
+        plotted = {id(c) for c in logged}
         if small:
-            listed = logged
+            listed = list(cs)
         else:
             listed = sorted((c for c in cs if c["within_target"] is False),
-                            key=lambda c: -abs(c["error_pct"]))[:LISTED_POINTS]
-        tags = {id(c): str(k + 1) for k, c in enumerate(listed)}
+                            key=lambda c: -abs(c["error_pct"]))[:LISTED_POINTS // 2]
+        tags, k = {}, 0
+        for c in listed:
+            if id(c) in plotted:
+                k += 1
+                tags[id(c)] = str(k)
         pts = [charts.Point(c["experiment"] + " " + c["figure"], c["published"], c["ecobench"],
                             y_low=c.get("low"), y_high=c.get("high"), flag=c["within_target"])
                for c in logged]
@@ -252,8 +257,9 @@ def parity_groups(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                             whiskers=len(pts) <= 100, numbers=numbers)
         counts = {v: sum(1 for c in cs if VERDICT[c["within_target"]] == v) for v in VERDICT.values()}
         out.append({"name": name, "chart": Markup(svg), "target": target, "count": len(cs),
+                    "one_target": len(set(pcts)) == 1 and len(pcts) == len(cs),
                     "off_log": len(cs) - len(logged), "counts": counts, "small": small,
-                    "listed": [dict(c, tag=tags[id(c)], verdict=VERDICT[c["within_target"]])
+                    "listed": [dict(c, tag=tags.get(id(c), "–"), verdict=VERDICT[c["within_target"]])
                                for c in listed]})
     return out
 
