@@ -42,7 +42,8 @@ def fmt_num(v: float, money: bool = False) -> str:
     if not money and float(v).is_integer():
         return f"{v:.0f}"
     decimals = min(8, max(0, 2 - math.floor(math.log10(a))))
-    return f"{v:.{decimals}f}"
+    text = f"{v:.{decimals}f}"
+    return text if money or "." not in text else text.rstrip("0").rstrip(".")
 
 
 def _fmt(v: float) -> str:
@@ -58,13 +59,10 @@ def nice_ticks(lo: float, hi: float, n: int = 5) -> list[float]:
     raw = (hi - lo) / max(n, 1)
     mag = 10.0 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw * 0.999)
-    start = math.floor(lo / step + 1e-9) * step
-    ticks, t = [], start
-    while t < hi - step * 1e-9:
-        ticks.append(round(t, 12))
-        t += step
-    ticks.append(round(t, 12))
-    return ticks
+    digits = max(0, 2 - math.floor(math.log10(step)))
+    k0 = math.floor(lo / step)
+    k1 = math.ceil(hi / step)
+    return [round(k * step, digits) for k in range(k0, k1 + 1)]
 
 
 def log_ticks(lo: float, hi: float) -> list[float]:
