@@ -27,9 +27,9 @@ def _isnum(v: float | None) -> bool:
     return v is not None and v == v and not math.isinf(v)
 
 
-def fmt_num(v: float, money: bool = False) -> str:
-    """A number for people: thousands separated, three significant figures, never 1e+05 notation;
-    money with cents below 100."""
+def fmt_num(v: float, money: bool = False, digits: int = 3) -> str:
+    """A number for people: thousands separated, ``digits`` significant figures, never 1e+05
+    notation; money with cents below 100."""
     if not _isnum(v):
         return "n/a"
     if v == 0:
@@ -41,7 +41,7 @@ def fmt_num(v: float, money: bool = False) -> str:
         return f"{v:,.2f}"
     if not money and float(v).is_integer():
         return f"{v:.0f}"
-    decimals = min(8, max(0, 2 - math.floor(math.log10(a))))
+    decimals = min(8, max(0, digits - 1 - math.floor(math.log10(a))))
     text = f"{v:.{decimals}f}"
     return text if money or "." not in text else text.rstrip("0").rstrip(".")
 

@@ -15,8 +15,11 @@ from ecobench.rundir import write_text_atomic
 
 
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("ecobench.reports", "templates"),
-                              autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ecobench.reports", "templates"),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["num"] = charts.fmt_num  # three significant figures, never 1e+04
+    env.filters["num4"] = lambda v: charts.fmt_num(v, digits=4)
+    return env
 
 
 MAX_CHART_ROWS = 30  # bars per chart; with more configurations: the baseline, the front and the best
@@ -171,11 +174,14 @@ def headline(doc: dict[str, Any]) -> dict[str, str]:
             "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
 
 
-def band(r: dict[str, Any], key: str, fmt: str = "%.3g") -> str:
-    """'90%: low to high' for a row's figure, or '' without a band."""
+def band(r: dict[str, Any], key: str, fmt: str | None = None) -> str:
+    """'90%: low to high' for a row's figure (three significant figures unless ``fmt``), or ''
+    without a band."""
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
+    if fmt is None:
+        return f"90%: {charts.fmt_num(lo)} to {charts.fmt_num(hi)}"
     return f"90%: {fmt % lo} to {fmt % hi}"
 
 
@@ -227,7 +233,9 @@ def parity_groups(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     chart, the target band drawn, counts in words and the points listed beside it."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for c in checks:
-        if c["mode"] in ("replay", "predict"):
+        if c["mode"] in ("replay", "predict") and c["experiment"].startswith("neuron_"):
+            name = f"Emulated NeuronCore, {c['mode']} (stored fit)"
+        elif c["mode"] in ("replay", "predict"):
             name = f"Seed experiments, {c['mode']}"
         else:
             name = f"Holdout: {c.get('kind') or c['experiment']}, {c['figure']}"
@@ -253,7 +261,7 @@ def parity_groups(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                             y_low=c.get("low"), y_high=c.get("high"), flag=c["within_target"])
                for c in logged]
         numbers = [tags.get(id(c)) for c in logged]
-        svg = charts.parity(name, pts, target, "value" if name.startswith("Seed") else c_figure(cs),
+        svg = charts.parity(name, pts, target, c_figure(cs),
                             whiskers=len(pts) <= 100, numbers=numbers)
         counts = {v: sum(1 for c in cs if VERDICT[c["within_target"]] == v) for v in VERDICT.values()}
         out.append({"name": name, "chart": Markup(svg), "target": target, "count": len(cs),
