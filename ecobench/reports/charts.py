@@ -221,7 +221,7 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
         end = x0 if not _isnum(v) else ax(v)
         w = abs(end - x0) if _isnum(v) else 0.0
         w = max(w, 1.0) if _isnum(v) and v != 0 else w
-        fill = BASELINE_COLOUR if lab == baseline else (colour or PALETTE[i % len(PALETTE)])
+        fill = BASELINE_COLOUR if lab == baseline else (colour or PALETTE[i % len(PALETTE) if n <= 8 else 0])
         parts += [f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{escape(str(lab))}</text>',
                   f'<rect x="{min(x0, end):.1f}" y="{y + 4}" width="{w:.1f}" height="{row - 10}" '
                   f'fill="{fill}"><title>{escape(str(lab) + ": " + texts[i])}</title></rect>']
