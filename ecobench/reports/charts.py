@@ -146,12 +146,16 @@ def _axis(values: Sequence[float], p0: float, p1: float, log: bool | None = None
 def _x_axis(ax: _Axis, ticks: Sequence[float], y0: float, y1: float, title: str, money: bool) -> list[str]:
     """Vertical grid lines, tick labels under y1 and the axis title."""
     out = [f'<line x1="{ax.p0:.1f}" y1="{y1:.1f}" x2="{ax.p1:.1f}" y2="{y1:.1f}" stroke="{AXIS_COLOUR}"/>']
-    for t, label in zip(ticks, tick_labels(ticks, money), strict=True):
+    labels = tick_labels(ticks, money)
+    gap = abs(ax.p1 - ax.p0) / max(len(ticks) - 1, 1)
+    every = math.ceil((CHAR_W * max(len(la) for la in labels) + 8) / gap) if gap > 0 else 1
+    for i, (t, label) in enumerate(zip(ticks, labels, strict=True)):
         x = ax(t)
         out += [f'<line x1="{x:.1f}" y1="{y0:.1f}" x2="{x:.1f}" y2="{y1:.1f}" stroke="{GRID_COLOUR}"/>',
-                f'<line x1="{x:.1f}" y1="{y1:.1f}" x2="{x:.1f}" y2="{y1 + 4:.1f}" stroke="{AXIS_COLOUR}"/>',
-                f'<text class="tick" x="{x:.1f}" y="{y1 + 16:.1f}" text-anchor="middle" fill="#4a5568">'
-                f'{escape(label)}</text>']
+                f'<line x1="{x:.1f}" y1="{y1:.1f}" x2="{x:.1f}" y2="{y1 + 4:.1f}" stroke="{AXIS_COLOUR}"/>']
+        if i % max(every, 1) == 0:  # labels too close together to read: every other one (or fewer)
+            out.append(f'<text class="tick" x="{x:.1f}" y="{y1 + 16:.1f}" text-anchor="middle" '
+                       f'fill="#4a5568">{escape(label)}</text>')
     out.append(f'<text class="axis-title" x="{(ax.p0 + ax.p1) / 2:.1f}" y="{y1 + 32:.1f}" '
                f'text-anchor="middle" fill="#2d3748">{escape(title)}</text>')
     return out
@@ -200,7 +204,7 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
     for i, v in enumerate(values):
         lo, hi = lows[i], highs[i]
         t = f"{fmt_num(v, money)} {unit}".strip() if _isnum(v) else "no value"
-        if lo is not None and hi is not None and _isnum(lo) and _isnum(hi):
+        if lo is not None and hi is not None and _isnum(lo) and _isnum(hi) and hi > lo:
             t += f" ({fmt_num(lo, money)}–{fmt_num(hi, money)})"
         if notes and notes[i]:
             t += f" {notes[i]}"
@@ -227,7 +231,7 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
                   f'fill="{fill}"><title>{escape(str(lab) + ": " + texts[i])}</title></rect>']
         lo, hi = lows[i], highs[i]
         label_x = max(x0, end)
-        if lo is not None and hi is not None and _isnum(lo) and _isnum(hi):
+        if lo is not None and hi is not None and _isnum(lo) and _isnum(hi) and hi > lo:
             parts.append(_whisker_h(ax(lo), ax(hi), y + row / 2 - 1))
             label_x = max(label_x, ax(hi))
         parts.append(f'<text x="{label_x + 6:.1f}" y="{y + 15}">{escape(texts[i])}</text>')
@@ -327,7 +331,7 @@ class Point:
 def _band(p: Point, attr: str) -> tuple[float, float] | None:
     """The point's 90% band along 'x' or 'y', or None without one."""
     lo, hi = getattr(p, f"{attr}_low"), getattr(p, f"{attr}_high")
-    return (float(lo), float(hi)) if _isnum(lo) and _isnum(hi) else None
+    return (float(lo), float(hi)) if _isnum(lo) and _isnum(hi) and hi > lo else None
 
 
 def _marker(shape: str, x: float, y: float, fill: str, stroke: str, tip: str, cls: str,

@@ -111,7 +111,9 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
     rows = shown_rows(doc, MAX_CHART_ROWS)
     base = next((r["config_id"] for r in rows if r["is_baseline"]), None)
     labels = [r["config_id"] for r in rows]
-    inference = doc["mode"] == "inference"
+    inference, serving = doc["mode"] == "inference", doc["mode"] == "serving"
+    cost_key = {"inference": "cost_usd_per_million", "serving": "cost_usd_per_million_output_tokens"}.get(
+        doc["mode"], "cost_usd")
 
     def bars(title: str, key: str, unit: str, quantity: str, change: str | None = None) -> Markup:
         vals = [r[key] if r.get(key) is not None else float("nan") for r in rows]
@@ -122,12 +124,12 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
 
     out = [
         bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
-        bars("Instances to meet the rate", "instances", "", "instances", "instances_change_pct") if inference
-        else bars("Time to train", "duration_h", "h", "time", "duration_change_pct"),
+        bars("Instances to meet the rate", "instances", "", "instances", "instances_change_pct")
+        if inference or serving else bars("Time to train", "duration_h", "h", "time", "duration_change_pct"),
         bars("Energy", "energy_kwh", "kWh", "energy", "energy_change_pct"),
-        bars("Cost per million inferences" if inference else "Cost per run",
-             "cost_usd_per_million" if inference else "cost_usd", "USD",
-             "cost per million" if inference else "cost", "cost_change_pct"),
+        bars({"inference": "Cost per million inferences", "serving": "Cost per million output tokens"}.get(
+            doc["mode"], "Cost per run"), cost_key, "USD",
+            "cost per million" if inference or serving else "cost", "cost_change_pct"),
         Markup(charts.stacked_hbar("CO2: operational and embodied", labels, {
             "operational": [r["co2_operational_kg"] for r in rows],
             "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg", quantity="CO2")),
@@ -207,6 +209,7 @@ def render(doc: dict[str, Any]) -> str:
         all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
         cards=[r for r in shown_rows(doc, 7) if not r["is_baseline"]],
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
+        unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,
         demo=demo, demo_chart=demo_chart, sources=doc.get("sources", []),

@@ -219,3 +219,13 @@ def test_validation_page_draws_parity_plots_with_verdicts_in_words():
     assert ">MISSED</td>" in html and ">ok</td>" in html
     assert "40 points: 36 ok, 4 MISSED" in html
     assert "listed (–) but not plotted" in html  # the percentage-point figure
+
+
+def test_crowded_tick_labels_are_thinned_and_empty_bands_drawn_as_none():
+    svg = charts.hbar("Cost", ["a-long-configuration-name", "b"], [39629.0, 9347.0], "USD", quantity="cost",
+                      lows=[39629.0, 8000.0], highs=[39629.0, 11000.0], notes=["", "(-76%) a long note here"])
+    root = _xml(svg)
+    grid = [e for e in root.iter("{http://www.w3.org/2000/svg}line") if e.get("stroke") == charts.GRID_COLOUR]
+    labels = [e for e in root.iter("{http://www.w3.org/2000/svg}text") if e.get("class") == "tick"]
+    assert 2 <= len(labels) < len(grid)  # every tick keeps its grid line; labels too close are dropped
+    assert svg.count('class="errbar"') == 1 and "39,629 USD (" not in svg
