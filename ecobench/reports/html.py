@@ -3,6 +3,7 @@ from a run's results.json with a jinja2 template, autoescaped."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +29,16 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
 
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("ecobench.reports", "templates"),
-                              bytecode_cache=_bytecode_cache(),
-                              autoescape=True, undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ecobench.reports", "templates"),
+                             bytecode_cache=_bytecode_cache(),
+                             autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["num"] = charts.fmt_num  # three significant figures, never 1e+04
+    env.filters["num4"] = lambda v: charts.fmt_num(v, digits=4)
+    return env
+
+
+MAX_CHART_ROWS = 30  # bars per chart; with more configurations: the baseline, the front and the best
+MAX_TABLE_ROWS = 60  # rows per table in the report; every row is in results.csv and results.json
 
 
 def _change_note(r: dict[str, Any], key: str) -> str:
@@ -38,49 +46,131 @@ def _change_note(r: dict[str, Any], key: str) -> str:
     return "" if r["is_baseline"] or v is None else f"({v:+.0f}%)"
 
 
-def figure_charts(doc: dict[str, Any]) -> list[Markup]:
-    """Headline bar charts: throughput, instances or time, energy, cost, CO2, power by component."""
-    rows, base = doc["rows"], next(r["config_id"] for r in doc["rows"] if r["is_baseline"])
-    labels = [r["config_id"] for r in rows]
-    inference = doc["mode"] == "inference"
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, (int, float)) and v == v else float("nan")
 
-    def bars(title: str, key: str, unit: str, change: str | None = None) -> Markup:
+
+def front_flags(doc: dict[str, Any]) -> list[bool]:
+    """Each row's `pareto` flag where the run wrote one, else the cost-CO2 front computed here."""
+    rows = doc["rows"]
+    if rows and all(isinstance(r.get("pareto"), bool) for r in rows):
+        return [bool(r["pareto"]) for r in rows]
+    co2 = headline(doc)["co2"]
+    return charts.pareto_mask([(_num(r.get("cost_usd")), _num(r.get(co2))) for r in rows])
+
+
+def shown_rows(doc: dict[str, Any], limit: int, key: str | None = None) -> list[dict[str, Any]]:
+    """At most ``limit`` rows in their order: the baseline, the Pareto front, then the lowest ``key``
+    (the headline CO2 by default)."""
+    rows = doc["rows"]
+    if len(rows) <= limit:
+        return list(rows)
+    key = key or headline(doc)["co2"]
+    flags = front_flags(doc)
+    rank = sorted(range(len(rows)), key=lambda i: (not rows[i]["is_baseline"], not flags[i],
+                                                   _num(rows[i].get(key)) if rows[i].get(key) is not None
+                                                   else float("inf")))
+    keep = set(rank[:limit])
+    return [r for i, r in enumerate(rows) if i in keep]
+
+
+def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
+    """Short notes to print beside the figures they qualify: 'power' (chip power inferred, not
+    published) and 'provenance' (rows obtained in different ways)."""
+    rows = doc["rows"]
+    inferred: dict[str, tuple[str, str]] = {}
+    current = None
+    for s in doc.get("sources", []):
+        item = str(s.get("item", ""))
+        if item.endswith(" spec"):
+            current = item.removesuffix(" spec")
+        elif item.endswith(" power") and s.get("inferred_from") and current:
+            inferred[current] = (item.removesuffix(" power"), str(s["inferred_from"]).split(". ")[0])
+    power = []
+    for it, (chip, why) in inferred.items():
+        ids = [r["config_id"] for r in rows if r.get("instance_type") == it]
+        if ids:
+            shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
+            power.append(f"{shown}: the {chip} chip's power is inferred, not published. {why}. Its energy "
+                         "and CO2 carry the range of that evidence (sources below).")
+    kinds: dict[str, list[str]] = {}
+    for r in rows:
+        kinds.setdefault(str(r.get("provenance")), []).append(r["config_id"])
+    prov = []
+    if len(kinds) > 1:
+        parts = [f"{k} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in kinds.items()]
+        prov.append("Mixed provenance: " + "; ".join(parts) + ". Differences between rows obtained in "
+                    "different ways include the method's own error; compare them with care.")
+    return {"power": power, "provenance": prov}
+
+
+def pareto_chart(doc: dict[str, Any]) -> Markup | None:
+    """Cost against CO2 per configuration, the front joined by a step line (None without prices)."""
+    co2 = headline(doc)["co2"]
+    flags = front_flags(doc)
+    pts = [charts.Point(str(r["config_id"]), _num(r.get("cost_usd")), _num(r.get(co2)),
+                        r.get("cost_usd_low"), r.get("cost_usd_high"),
+                        r.get(f"{co2}_low"), r.get(f"{co2}_high"),
+                        flag, bool(r["is_baseline"]))
+           for r, flag in zip(doc["rows"], flags, strict=True)]
+    if sum(1 for p in pts if p.x == p.x and p.y == p.y) < 2:
+        return None
+    horizon = "run" if doc["mode"] == "training" else "scenario's horizon"
+    return Markup(charts.pareto_scatter(f"Cost against CO2 over the {horizon}: the Pareto front", pts,
+                                        "cost", "USD", "CO2", "kg"))
+
+
+def figure_charts(doc: dict[str, Any]) -> list[Markup]:
+    """Headline bar charts (90% whiskers where bands exist): throughput, instances or time, energy,
+    cost, CO2, power by component."""
+    rows = shown_rows(doc, MAX_CHART_ROWS)
+    base = next((r["config_id"] for r in rows if r["is_baseline"]), None)
+    labels = [r["config_id"] for r in rows]
+    inference, serving = doc["mode"] == "inference", doc["mode"] == "serving"
+    cost_key = {"inference": "cost_usd_per_million", "serving": "cost_usd_per_million_output_tokens"}.get(
+        doc["mode"], "cost_usd")
+
+    def bars(title: str, key: str, unit: str, quantity: str, change: str | None = None) -> Markup:
         vals = [r[key] if r.get(key) is not None else float("nan") for r in rows]
         notes = [_change_note(r, change) for r in rows] if change else None
-        return Markup(charts.hbar(title, labels, vals, unit, base, notes))
+        return Markup(charts.hbar(title, labels, vals, unit, base, notes, quantity=quantity,
+                                  lows=[r.get(f"{key}_low") for r in rows],
+                                  highs=[r.get(f"{key}_high") for r in rows]))
 
     out = [
-        bars("Throughput per instance", "throughput_per_instance_per_s", "/s"),
-        bars("Instances to meet the rate" if inference else "Time to train", "instances" if inference
-             else "duration_h", "" if inference else "h", "instances_change_pct" if inference
-             else "duration_change_pct"),
-        bars("Energy", "energy_kwh", "kWh", "energy_change_pct"),
-        bars("Cost per million inferences" if inference else "Cost per run",
-             "cost_usd_per_million" if inference else "cost_usd", "USD", "cost_change_pct"),
+        bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
+        bars("Instances to meet the rate", "instances", "", "instances", "instances_change_pct")
+        if inference or serving else bars("Time to train", "duration_h", "h", "time", "duration_change_pct"),
+        bars("Energy", "energy_kwh", "kWh", "energy", "energy_change_pct"),
+        bars({"inference": "Cost per million inferences", "serving": "Cost per million output tokens"}.get(
+            doc["mode"], "Cost per run"), cost_key, "USD",
+            "cost per million" if inference or serving else "cost", "cost_change_pct"),
         Markup(charts.stacked_hbar("CO2: operational and embodied", labels, {
             "operational": [r["co2_operational_kg"] for r in rows],
-            "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg")),
+            "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg", quantity="CO2")),
         Markup(charts.stacked_hbar("Where the power goes (per instance, at the facility)", labels, {
             "accelerator": [r["power_accelerator_w"] for r in rows],
             "CPU": [r["power_cpu_w"] for r in rows], "memory": [r["power_memory_w"] for r in rows],
             "network": [r["power_network_w"] for r in rows],
-            "PUE overhead": [r["power_overhead_w"] for r in rows]}, "W")),
+            "PUE overhead": [r["power_overhead_w"] for r in rows]}, "W", quantity="power per instance")),
     ]
     return out
 
 
-def region_table(doc: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], Markup]:
-    """CO2 of each configuration in every catalog region (same energy, that region's grid)."""
+def region_table(doc: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], Markup, list[dict[str, Any]]]:
+    """CO2 of each configuration in every catalog region (same energy, that region's grid); with many
+    configurations, the columns are the baseline, the front and the lowest CO2."""
     regions = doc["regions_g_per_kwh"]
     ordered = sorted(regions, key=regions.__getitem__)
+    cols = shown_rows(doc, 12)
     table = [{"region": g, "g_per_kwh": regions[g],
-              "co2_kg": [r["energy_kwh"] * regions[g] / 1000 + r["co2_embodied_kg"] for r in doc["rows"]]}
+              "co2_kg": [r["energy_kwh"] * regions[g] / 1000 + r["co2_embodied_kg"] for r in cols]}
              for g in ordered]
     best = min(doc["rows"], key=lambda r: r["energy_kwh"])
     chart = charts.hbar(f"CO2 of '{best['config_id']}' (lowest energy) by region", ordered,
                         [best["energy_kwh"] * regions[g] / 1000 + best["co2_embodied_kg"] for g in ordered],
-                        "kg", colour=charts.PALETTE[2])
-    return ordered, table, Markup(chart)
+                        "kg", colour=charts.PALETTE[2], quantity="CO2")
+    return ordered, table, Markup(chart), cols
 
 
 def _moving_average(values: list[float], n: int) -> list[float]:
@@ -101,23 +191,26 @@ def headline(doc: dict[str, Any]) -> dict[str, str]:
             "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
 
 
-def band(r: dict[str, Any], key: str, fmt: str = "%.3g") -> str:
-    """'90%: low to high' for a row's figure, or '' without a band."""
+def band(r: dict[str, Any], key: str, fmt: str | None = None) -> str:
+    """'90%: low to high' for a row's figure (three significant figures unless ``fmt``), or ''
+    without a band."""
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
+    if fmt is None:
+        return f"90%: {charts.fmt_num(lo)} to {charts.fmt_num(hi)}"
     return f"90%: {fmt % lo} to {fmt % hi}"
 
 
 def render(doc: dict[str, Any]) -> str:
     """Render a results document (the content of results.json) to HTML."""
-    regions, region_rows, region_chart = region_table(doc)
+    regions, region_rows, region_chart, region_cols = region_table(doc)
     emulated = [r for r in doc["rows"] if r.get("kernels")]
     kernel_charts = [Markup(charts.hbar(
         f"{r['config_id']}: time per sample by kernel (emulated NeuronCore)",
         [k["kernel"] for k in sorted(r["kernels"], key=lambda k: -k["time_us"])[:12]],
         [k["time_us"] for k in sorted(r["kernels"], key=lambda k: -k["time_us"])[:12]], "µs",
-        colour=charts.PALETTE[3], left=190,
+        colour=charts.PALETTE[3], left=190, quantity="time per sample",
         notes=[f"{k['engine']} {k['utilization']:.0%}"
                for k in sorted(r["kernels"], key=lambda k: -k["time_us"])[:12]], width=640))
         for r in emulated]
@@ -127,8 +220,12 @@ def render(doc: dict[str, Any]) -> str:
         {m: _moving_average(c, 20) for m, c in demo["loss_curves"].items()}, "step", "loss")) \
         if demo else None
     return _env().get_template("report.html.j2").render(
-        scenario=doc["scenario"], rows=doc["rows"], meta=doc, mode=doc["mode"],
-        charts=figure_charts(doc), regions=regions, region_rows=region_rows,
+        scenario=doc["scenario"], rows=shown_rows(doc, MAX_TABLE_ROWS), meta=doc, mode=doc["mode"],
+        all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
+        cards=[r for r in shown_rows(doc, 7) if not r["is_baseline"]],
+        charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
+        unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
+        region_cols=region_cols, regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,
         demo=demo, demo_chart=demo_chart, sources=doc.get("sources", []),
         assumptions=doc.get("assumptions", {}), head=headline(doc), band=band, number=number,
@@ -140,21 +237,70 @@ def write_html(doc: dict[str, Any], path: Path) -> None:
     write_text_atomic(path, render(doc))
 
 
-def render_validation(rows: list[dict[str, Any]]) -> str:
-    """A validation page: the table with errors, the holdout summary per kind of point, and published
-    against ecobench values per seed experiment (holdout points are too many to chart one by one)."""
-    checks = [c for c in rows if c["mode"] != "holdout_summary"]
-    summary = [c for c in rows if c["mode"] == "holdout_summary"]
+VERDICT = {True: "ok", False: "MISSED", None: "reported"}
+LISTED_POINTS = 16  # points listed beside a parity plot: all of a small group, else the worst missed
+
+
+def _target_pct(target: str) -> float | None:
+    m = re.search(r"±([0-9.]+)%", target)
+    return float(m.group(1)) if m else None
+
+
+def parity_groups(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One parity plot per kind of point (seed experiments per mode; holdout per kind and figure): the
+    chart, the target band drawn, counts in words and the points listed beside it."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for c in checks:
-        if c["mode"] in ("replay", "predict") and not c["experiment"].startswith("neuron_"):
-            groups.setdefault(f"{c['experiment']} ({c['mode']})", []).append(c)
-    figs = []
+        if c["mode"] in ("replay", "predict") and c["experiment"].startswith("neuron_"):
+            name = f"Emulated NeuronCore, {c['mode']} (stored fit)"
+        elif c["mode"] in ("replay", "predict"):
+            name = f"Seed experiments, {c['mode']}"
+        else:
+            name = f"Holdout: {c.get('kind') or c['experiment']}, {c['figure']}"
+        groups.setdefault(name, []).append(c)
+    out = []
     for name, cs in groups.items():
-        labels, vals, notes = [], [], []
-        for c in cs:
-            labels += [f"{c['figure']} published", f"{c['figure']} ecobench"]
-            vals += [abs(c["published"]), abs(c["ecobench"])]
-            notes += ["", f"({c['error_pct']:+.0f}%)"]
-        figs.append(Markup(charts.hbar(name, labels, vals, "", notes=notes, width=820, left=330)))
-    return _env().get_template("validation.html.j2").render(checks=checks, summary=summary, charts=figs)
+        pcts = [p for p in (_target_pct(str(c["target"])) for c in cs) if p is not None]
+        target = max(set(pcts), key=pcts.count) if pcts else None
+        small = len(cs) <= LISTED_POINTS
+        logged = [c for c in cs if (c["published"] or 0) > 0 and (c["ecobench"] or 0) > 0]
+        plotted = {id(c) for c in logged}
+        if small:
+            listed = list(cs)
+        else:
+            listed = sorted((c for c in cs if c["within_target"] is False),
+                            key=lambda c: -abs(c["error_pct"]))[:LISTED_POINTS // 2]
+        tags, k = {}, 0
+        for c in listed:
+            if id(c) in plotted:
+                k += 1
+                tags[id(c)] = str(k)
+        pts = [charts.Point(c["experiment"] + " " + c["figure"], c["published"], c["ecobench"],
+                            y_low=c.get("low"), y_high=c.get("high"), flag=c["within_target"])
+               for c in logged]
+        numbers = [tags.get(id(c)) for c in logged]
+        svg = charts.parity(name, pts, target, c_figure(cs),
+                            whiskers=len(pts) <= 100, numbers=numbers)
+        counts = {v: sum(1 for c in cs if VERDICT[c["within_target"]] == v) for v in VERDICT.values()}
+        out.append({"name": name, "chart": Markup(svg), "target": target, "count": len(cs),
+                    "one_target": len(set(pcts)) == 1 and len(pcts) == len(cs),
+                    "off_log": len(cs) - len(logged), "counts": counts, "small": small,
+                    "listed": [dict(c, tag=tags.get(id(c), "–"), verdict=VERDICT[c["within_target"]])
+                               for c in listed]})
+    return out
+
+
+def c_figure(cs: list[dict[str, Any]]) -> str:
+    """The figure's name where the group has one, else 'value'."""
+    figs = {c["figure"] for c in cs}
+    return figs.pop() if len(figs) == 1 else "value"
+
+
+def render_validation(rows: list[dict[str, Any]]) -> str:
+    """A validation page: the holdout summary per kind of point, parity plots (ecobench against
+    published, log-log, the target band shaded) with the points beside them marked ok or MISSED in
+    words, and the table of every figure."""
+    checks = [c for c in rows if c["mode"] != "holdout_summary"]
+    summary = [c for c in rows if c["mode"] == "holdout_summary"]
+    return _env().get_template("validation.html.j2").render(
+        checks=checks, summary=summary, groups=parity_groups(checks), verdict=VERDICT)

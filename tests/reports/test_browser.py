@@ -63,3 +63,34 @@ def test_report_loads_clean_and_is_not_blank(tmp_path, scenario, mutate):
             return ink / (d.length / 4); }""", "data:image/png;base64," + base64.b64encode(png).decode())
         browser.close()
     assert share > 0.03
+
+
+def _overflow_at(path, width):
+    """(document width, widest element's right edge) of a page opened at this viewport width."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(path.as_uri())
+        doc_w = page.evaluate("document.documentElement.scrollWidth")
+        body_w = page.evaluate("document.body.scrollWidth")
+        browser.close()
+    return doc_w, body_w
+
+
+def test_report_fits_a_400px_screen(tmp_path):
+    """Tables scroll inside their own box and charts scale down: the page itself never scrolls sideways."""
+    html = _report(tmp_path, "layoutlm_realtime.yaml")
+    assert max(_overflow_at(html, 400)) <= 400
+
+
+def test_validation_page_fits_a_400px_screen(tmp_path):
+    from ecobench.reports.html import render_validation
+
+    rows = [{"experiment": f"encoder_infer_point_with_a_long_name_{i}", "figure": "sequences_per_s",
+             "mode": "holdout", "published": 100.0 + i, "ecobench": 100.0 + 3 * i, "error_pct": 2.0 * i,
+             "error_points": None, "target": "±35%", "within_target": i < 15, "kind": "encoder_infer",
+             "source": None, "low": None, "high": None, "in_band": None} for i in range(30)]
+    page = tmp_path / "validation.html"
+    page.write_text(render_validation(rows))
+    assert max(_overflow_at(page, 400)) <= 400
