@@ -74,6 +74,17 @@ def shown_rows(doc: dict[str, Any], limit: int, key: str | None = None) -> list[
     return [r for i, r in enumerate(rows) if i in keep]
 
 
+def card_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The configurations with a card: every one of a small run; of a larger one, the recommended
+    (each once), else the front and the lowest CO2."""
+    rows = doc["rows"]
+    picks = list(dict.fromkeys(r["config_id"] for r in doc.get("recommendations") or []))
+    if len(rows) > 7 and picks:
+        by_id = {r["config_id"]: r for r in rows}
+        return [by_id[c] for c in picks if c in by_id and not by_id[c]["is_baseline"]]
+    return [r for r in shown_rows(doc, 7) if not r["is_baseline"]]
+
+
 def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
     """Short notes to print beside the figures they qualify: 'power' (chip power inferred, not
     published) and 'provenance' (rows obtained in different ways)."""
@@ -222,7 +233,7 @@ def render(doc: dict[str, Any]) -> str:
     return _env().get_template("report.html.j2").render(
         scenario=doc["scenario"], rows=shown_rows(doc, MAX_TABLE_ROWS), meta=doc, mode=doc["mode"],
         all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
-        cards=[r for r in shown_rows(doc, 7) if not r["is_baseline"]],
+        cards=card_rows(doc), recommendations=doc.get("recommendations") or [], sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
         unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,

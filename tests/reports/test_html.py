@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from ecobench.evaluate import evaluate
 from ecobench.reports.html import render
 from ecobench.reports.tables import records
@@ -37,3 +39,17 @@ def test_report_shows_measurement_warnings_and_power_method(scenario_dict):
     html = render(doc)
     assert 'class="warning"' in html and "not reproducible on this host" in html
     assert "CPU power: TDP × load model, no RAPL" in html and "12.5%" in html and "40% / 45%" in html
+
+
+def test_a_sweep_report_leads_with_the_decisions(tmp_path):
+    from ecobench.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", str(Path(__file__).resolve().parents[2] / "scenarios" / "layoutlm_sweep.yaml"),
+                 "-q", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    decisions = html.index("<h2>Decisions</h2>")
+    assert decisions < html.index("<h2>Against the baseline</h2>")
+    assert "18 combinations, 15 evaluated, 3 skipped" in html
+    for objective in ("cost", "co2", "energy", "balanced"):
+        assert f'<td class="l">{objective}</td>' in html
