@@ -300,16 +300,15 @@ def lines(title: str, series: dict[str, Sequence[float]], xlabel: str, ylabel: s
 def pareto_mask(points: Sequence[Sequence[float]]) -> list[bool]:
     """Which points no other point dominates (every objective minimised; a point with a missing or
     NaN objective is never on the front). Duplicates of a front point are all on it."""
-    ok = [all(_isnum(v) for v in p) for p in points]
-    idx = sorted((i for i in range(len(points)) if ok[i]), key=lambda i: tuple(points[i]))
-    front: list[int] = []
+    import numpy as np
+
+    from ecobench.pareto import front
+
+    ok = [i for i, p in enumerate(points) if all(_isnum(v) for v in p)]
     out = [False] * len(points)
-    for i in idx:  # sorted lexicographically: only an earlier point can dominate a later one
-        p = points[i]
-        if not any(all(a <= b for a, b in zip(points[j], p, strict=True)) and
-                   any(a < b for a, b in zip(points[j], p, strict=True)) for j in front):
-            front.append(i)
-            out[i] = True
+    if ok:
+        for i, on in zip(ok, front(np.array([points[i] for i in ok], dtype=float)), strict=True):
+            out[i] = bool(on)
     return out
 
 

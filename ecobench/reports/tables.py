@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,34 +23,26 @@ JSON_ONLY = ["samples", "kernels", "engine_utilization", "profile"]  # nested: i
 INFERENCE_COLUMNS = ["energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million"]
 
 
+def _core_first(names: list[str]) -> list[str]:
+    first = [c for c in CORE_COLUMNS + INFERENCE_COLUMNS if c in names]
+    return first + [c for c in names if c not in first]
+
+
 def csv_columns(names: list[str]) -> list[str]:
     """The CSV's columns: the core ones first, nested ones (results.json only) left out."""
-    first = [c for c in CORE_COLUMNS + INFERENCE_COLUMNS if c in names]
-    return first + [c for c in names if c not in first and c not in JSON_ONLY]
+    return [c for c in _core_first(names) if c not in JSON_ONLY]
 
 
 def ordered(df: pd.DataFrame) -> pd.DataFrame:
     """The table with the core columns first."""
-    first = [c for c in CORE_COLUMNS + INFERENCE_COLUMNS if c in df.columns]
-    return df[first + [c for c in df.columns if c not in first]]
-
-
-def _clean(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if hasattr(v, "item"):
-        return _clean(v.item())
-    return v
+    return df[_core_first([str(c) for c in df.columns])]
 
 
 def records(df: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as JSON-safe dicts (NaN -> null)."""
-    return [{str(k): _clean(v) for k, v in row.items()} for row in ordered(df).to_dict("records")]
+    from ecobench.table import clean
 
-
-def write_csv(df: pd.DataFrame, path: Path) -> None:
-    """The table as CSV (per-repetition samples stay in results.json)."""
-    ordered(df.drop(columns=JSON_ONLY, errors="ignore")).to_csv(path, index=False)
+    return [{str(k): clean(v) for k, v in row.items()} for row in ordered(df).to_dict("records")]
 
 
 def write_json(doc: dict[str, Any], path: Path) -> None:
