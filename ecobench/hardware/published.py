@@ -10,6 +10,7 @@ about those experiments.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from importlib import resources
 from typing import Literal
 
@@ -163,3 +164,19 @@ def load_points() -> PublishedPoints:
     """The packaged published points, validated (cached)."""
     text = resources.files("ecobench.hardware").joinpath("data/published_points.yaml").read_text("utf-8")
     return PublishedPoints.model_validate(load_packaged(text))
+
+
+@dataclass(frozen=True)
+class HoldoutRow:
+    """A published point predicted by a fit made without its source (analytic or emulated holdout)."""
+
+    point: PublishedPoint
+    source: str  # the group held out
+    published: float
+    predicted: float
+    fitted_on: int
+    figure: str = "sequences_per_s"
+
+    @property
+    def error_pct(self) -> float:
+        return (self.predicted / self.published - 1.0) * 100.0

@@ -44,7 +44,7 @@ import numpy as np
 
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.hardware.cluster import instance_cluster, make_cluster
-from ecobench.hardware.published import PublishedPoint, PublishedPoints, load_points
+from ecobench.hardware.published import HoldoutRow, PublishedPoint, PublishedPoints, load_points
 from ecobench.parallel.collectives import all_reduce_s
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.serving import (
@@ -399,20 +399,6 @@ def prepared_points() -> tuple[Prepared, ...]:
     """Every packaged published point, prepared."""
     pts, cat = load_points(), load_catalog()
     return tuple(prepare(p, pts, cat) for p in pts.points)
-
-
-@dataclass(frozen=True)
-class HoldoutRow:
-    point: PublishedPoint
-    source: str  # the group held out
-    published: float
-    predicted: float
-    fitted_on: int
-    figure: str = "sequences_per_s"
-
-    @property
-    def error_pct(self) -> float:
-        return (self.predicted / self.published - 1.0) * 100.0
 
 
 def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None = None) -> list[HoldoutRow]:

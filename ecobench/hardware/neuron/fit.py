@@ -34,7 +34,7 @@ from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
 from ecobench.hardware.neuron.step import optimizer_share, stage_work
 from ecobench.hardware.neuron.timing import EngineParams, overlap
 from ecobench.hardware.neuron.work import ENGINE_OF, MECHANISMS, WorkModel
-from ecobench.hardware.published import PublishedPoint, PublishedPoints, load_points
+from ecobench.hardware.published import HoldoutRow, PublishedPoint, PublishedPoints, load_points
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.step import STAGE_SETS, Cases, Layouts, Workload, case_constants, combine
 from ecobench.workloads.transformer import embedding_kernels, head_kernels, layer_kernels
@@ -254,19 +254,6 @@ def fit(prepared: list[Prepared]) -> NeuronFit:
                         diff_step=1e-4, ftol=1e-8, xtol=1e-8, gtol=1e-8)
     return NeuronFit(dict(zip(names, (float(v) for v in np.exp(sol.x)), strict=True)),
                      tuple(p.point.id for p in prepared))
-
-
-@dataclass(frozen=True)
-class HoldoutRow:
-    point: PublishedPoint
-    source: str  # the group held out
-    published: float
-    predicted: float
-    fitted_on: int
-
-    @property
-    def error_pct(self) -> float:
-        return (self.predicted / self.published - 1.0) * 100.0
 
 
 def predict(prepared: list[Prepared], f: NeuronFit) -> np.ndarray:
