@@ -452,6 +452,8 @@ def _format(err: dict[str, Any]) -> str:
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = "unknown field"
+    if not err["loc"] and err["type"] == "value_error":
+        return msg  # a check across fields: its message names the fields
     return f"{loc}: {msg}"
 
 

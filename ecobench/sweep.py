@@ -48,7 +48,7 @@ def check_sweep(s: Scenario) -> None:
             try:
                 c = HardwareConfig.model_validate(base | {key: v})
             except ValidationError as exc:
-                lines = _messages(exc.errors())  # type: ignore[arg-type]
+                lines = [m.removeprefix(f"{key}: ") for m in _messages(exc.errors())]  # type: ignore[arg-type]
                 raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
             s._check_config(c, f"sweep.{key}[{i}]")
             if c.backend == "reference":

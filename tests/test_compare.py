@@ -122,3 +122,16 @@ def test_bad_input_exits_2(runs: tuple[Path, Path], tmp_path: Path, capsys: pyte
     err = capsys.readouterr().err
     assert str(f) in err or str(tmp_path) in err
     assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_folder_of_runs_names_the_newest(tmp_path, capsys):
+    from ecobench.cli import main
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "layoutlm_realtime.yaml"
+    assert main(["run", str(scenario), "-q", "--results", str(tmp_path)]) == 0
+    capsys.readouterr()
+    folder = tmp_path / "layoutlm_realtime"
+    run = next(folder.iterdir())
+    assert main(["compare", str(folder), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "a folder of 1 runs, not a run" in err and str(run) in err

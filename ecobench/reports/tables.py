@@ -56,6 +56,11 @@ def read_results(path: Path) -> dict[str, Any]:
 
     f = path / "results.json" if path.is_dir() else path
     if not f.exists():
+        runs = sorted(d.name for d in path.iterdir()
+                      if (d / "results.json").is_file()) if path.is_dir() else []
+        if runs:  # results/<scenario>/ holds one folder per run
+            raise InputError(f"{path}: a folder of {len(runs)} runs, not a run: give one of them "
+                             f"(newest: {path / runs[-1]})")
         raise InputError(f"{path}: no such run directory or baseline file")
     doc = load_json(f, "results")
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
