@@ -7,7 +7,7 @@ import pytest
 from ecobench.evaluate import evaluate, evaluate_config
 from ecobench.hardware.backends import BACKENDS
 from ecobench.hardware.catalog import load_catalog
-from ecobench.power.uncertainty import ZeroDraws, bands, simulate
+from ecobench.power.uncertainty import PERCENTILES, ZeroDraws, bands, percentiles, simulate
 from ecobench.scenario import load_scenario, scenario_from_dict
 from tests.conftest import SCENARIOS
 
@@ -78,3 +78,20 @@ def test_thousand_draws_of_ten_configurations_are_fast(scenario_dict):
     t0 = time.perf_counter()
     bands(mcs, "c1", 1000, 0)
     assert time.perf_counter() - t0 < 0.5  # benchmarks/bench_uncertainty.py measures it properly
+
+
+def test_percentiles_are_numpys_linear_percentiles() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.lognormal(0.0, 1.0, size=(6, 1000))
+    a[2, 17] = np.nan  # a row with NaN gives NaN, as np.percentile does
+    a[4] = 1.5  # a constant row
+    got = percentiles(a, PERCENTILES)
+    want = np.percentile(a, PERCENTILES, axis=1).T
+    assert got.shape == (6, 2)
+    assert np.isnan(got[2]).all() and np.isnan(want[2]).all()
+    ok = ~np.isnan(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1e-12)
+    for n in (1, 2, 7):  # the interpolation at the ends and with few draws
+        b = rng.normal(size=(3, n))
+        np.testing.assert_allclose(percentiles(b, (0.0, 5.0, 50.0, 95.0, 100.0)),
+                                   np.percentile(b, (0.0, 5.0, 50.0, 95.0, 100.0), axis=1).T, rtol=1e-12)
