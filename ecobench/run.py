@@ -6,8 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ecobench import __version__
 from ecobench.evaluate import Evaluation, evaluate_all
 from ecobench.hardware.catalog import load_catalog
@@ -18,6 +16,7 @@ from ecobench.reports.metadata import git_info, machine_info, now_utc
 from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, csv_columns, write_json
 from ecobench.rundir import atomic_dir, target_dir
 from ecobench.scenario import Scenario
+from ecobench.yamlio import dump_yaml
 
 
 def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -109,7 +108,7 @@ def run(s: Scenario, results_root: Path, out: Path | None = None,
     doc = results_document(s, ev.rows, final.name, ev)
     with atomic_dir(final) as tmp:
         (tmp / "scenario.yaml").write_text(
-            yaml.safe_dump(s.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
+            dump_yaml(s.model_dump(mode="json")), encoding="utf-8")
         write_csv(ev.table, csv_columns(list(ev.table)), tmp / "results.csv")
         write_json(doc, tmp / "results.json")
         write_html(doc, tmp / "report.html")

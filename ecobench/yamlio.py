@@ -17,8 +17,8 @@ import yaml
 
 from ecobench.errors import InputError
 
-__all__ = ["MAX_JSON_BYTES", "MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "load_json",
-           "load_yaml", "read_bytes"]
+__all__ = ["MAX_JSON_BYTES", "MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "dump_yaml",
+           "load_json", "load_yaml", "read_bytes"]
 
 MAX_YAML_BYTES = 1 << 20  # 1 MiB: the shipped scenarios are 1-2 KiB
 MAX_JSON_BYTES = 64 << 20  # 64 MiB: a results.json with kernels and samples is well under 1 MiB
@@ -27,6 +27,7 @@ MAX_YAML_NODES = 100_000  # after expanding aliases: stops "billion laughs" docu
 
 # libyaml's C loader when PyYAML was built with it (the wheels are); the pure-Python one otherwise.
 _BASE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BASE_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 C_LOADER = _BASE_LOADER is not yaml.SafeLoader
 
 
@@ -34,6 +35,13 @@ def load_packaged(text: str) -> Any:
     """A data file shipped with ecobench (trusted, plain YAML), with libyaml's loader where present:
     about ten times faster than the pure-Python one, which was a tenth of a run's start-up."""
     return yaml.load(text, Loader=_BASE_LOADER)  # noqa: S506 - CSafeLoader or SafeLoader
+
+def dump_yaml(data: Any) -> str:
+    """``yaml.safe_dump(data, sort_keys=False)`` through libyaml's emitter where present (the same
+    text, a tenth of the time)."""
+    text: str = yaml.dump(data, Dumper=_BASE_DUMPER, sort_keys=False)
+    return text
+
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
