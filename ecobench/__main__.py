@@ -1,5 +1,5 @@
 """``python -m ecobench``."""
 
-from ecobench.cli import main
+from ecobench.cli import entry
 
-raise SystemExit(main())
+entry()

@@ -10,9 +10,9 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from ecobench import __version__
+from ecobench import __version__, startup
 from ecobench.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -44,6 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.scenario import load_scenario
 
     s = load_scenario(args.scenario)
+    startup.settled()
     try:
         out_dir, ev = run(s, Path(args.results), Path(args.out) if args.out else None,
                           None if args.quiet else _progress)
@@ -86,6 +87,7 @@ def _warn_noisy(rows: list[dict[str, Any]]) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from ecobench.validation.validate import MODES, as_json, summarize, validate
 
+    startup.settled()
     checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES)
     if args.html:
         from ecobench.reports.html import render_validation
@@ -293,6 +295,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.hardware.neuron.training_demo import run_demo
 
     if args.training_demo:
+        startup.settled()
         demo = run_demo()
         if args.format == "json":
             print(json.dumps(demo))
@@ -307,6 +310,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.scenario import load_scenario
 
     s = load_scenario(args.scenario)
+    startup.settled()
     try:
         report = emulate_scenario(s)
         out = write_emulation(s, report, Path(args.results), Path(args.out) if args.out else None)
@@ -498,11 +502,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (see ``ecobench.errors``). Never lets a traceback out
-    unless ``--debug`` is given, and never returns 1 except for a regression the gate found."""
+def entry() -> NoReturn:
+    """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit."""
+    raise SystemExit(main(exiting=True))
+
+
+def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
+    """Runs one command; returns the exit code (see ``ecobench.errors``). Never lets a traceback out
+    unless ``--debug`` is given, and never returns 1 except for a regression the gate found.
+    ``exiting``: the process ends when this returns (``ecobench.startup.paused``)."""
     args = build_parser().parse_args(argv)
-    with sigterm_raises():
+    with sigterm_raises(), startup.paused(exiting):
         try:
             code: int = args.func(args)
             sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit

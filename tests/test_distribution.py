@@ -15,7 +15,7 @@ ACTION = ROOT / ".github" / "actions" / "ecobench-check" / "action.yml"
 def test_distribution_name_is_ours_everywhere():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert meta["project"]["name"] == DISTRIBUTION == "ecobench-ml"
-    assert meta["project"]["scripts"]["ecobench"] == "ecobench.cli:main"
+    assert meta["project"]["scripts"]["ecobench"] == "ecobench.cli:entry"
     wrong = re.compile(r"pip install\s+['\"]?ecobench(\[|['\"\s]|$)")
     files = [ROOT / "README.md", ACTION, *ROOT.glob("scenarios/*.yaml"), *ROOT.glob("ecobench/**/*.py"),
              *ROOT.glob("docs/*.md")]
