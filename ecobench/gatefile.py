@@ -7,7 +7,6 @@ positive numbers. The figures a rule gates are checked when the rule asks for th
 (:func:`gated_value`): a finite number, not negative.
 """
 
-from __future__ import annotations
 
 import math
 from dataclasses import dataclass

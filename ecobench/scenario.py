@@ -3,11 +3,10 @@
 Errors name the file, the field path and what is wrong, and surface as :class:`InputError`.
 """
 
-from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -69,7 +68,7 @@ class ArchitectureSpec(_Model):
     layout_2d: bool = Field(False, description="LayoutLM-style 2-D position embeddings")
 
     @model_validator(mode="after")
-    def _complete(self) -> ArchitectureSpec:
+    def _complete(self) -> Self:
         numbers = ("layers", "hidden_size", "heads", "intermediate_size")
         if self.from_hf_config is not None:
             given = [f for f in self.model_fields_set if f != "from_hf_config"]
@@ -171,7 +170,7 @@ class TrainingSpec(_Model):
     max_instances: b.Instances = Field(2048, description="largest cluster the deadline search considers")
 
     @model_validator(mode="after")
-    def _consistent(self) -> TrainingSpec:
+    def _consistent(self) -> Self:
         if (self.total_tokens is None) == (self.total_sequences is None):
             raise ValueError("give exactly one of total_tokens or total_sequences")
         if self.global_batch_size is not None and self.global_batch_tokens is not None:
@@ -215,7 +214,7 @@ class WorkloadSpec(_Model):
     serving: ServingSpec | None = None
 
     @model_validator(mode="after")
-    def _one_of_each(self) -> WorkloadSpec:
+    def _one_of_each(self) -> Self:
         if (self.model is None) == (self.architecture is None):
             raise ValueError("give exactly one of 'model' (a preset) or 'architecture'")
         if sum(x is not None for x in (self.inference, self.training, self.serving)) != 1:
@@ -242,7 +241,7 @@ class PowerOverride(_Model):
     max_w: b.MaxPowerW
 
     @model_validator(mode="after")
-    def _idle_below_max(self) -> PowerOverride:
+    def _idle_below_max(self) -> Self:
         if self.idle_w > self.max_w:
             raise ValueError(f"idle_w ({self.idle_w:g}) must not exceed max_w ({self.max_w:g})")
         return self
@@ -343,7 +342,7 @@ class HardwareConfig(_Model):
                           "together) or instance (the whole instance, before the facility's PUE)")
 
     @model_validator(mode="after")
-    def _power_has_scope(self) -> HardwareConfig:
+    def _power_has_scope(self) -> Self:
         if self.measured_power_w is not None and self.measured_power_scope is None:
             raise ValueError("measured_power_w needs measured_power_scope: accelerator or instance")
         if self.measured_power_scope is not None and self.measured_power_w is None:
@@ -386,7 +385,7 @@ class Scenario(_Model):
                           "that cannot run are skipped and counted")
 
     @model_validator(mode="after")
-    def _cross_checks(self) -> Scenario:
+    def _cross_checks(self) -> Self:
         ids = [c.id for c in self.configs]
         dupes = sorted({i for i in ids if ids.count(i) > 1})
         if dupes:

@@ -7,12 +7,11 @@ ran. None of these is a figure ``ecobench validate`` reproduces as a seed result
 about those experiments.
 """
 
-from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
 from importlib import resources
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -99,7 +98,7 @@ class PublishedPoint(_Row):
     note: str | None = None
 
     @model_validator(mode="after")
-    def _complete(self) -> PublishedPoint:
+    def _complete(self) -> Self:
         if (self.model is None) == (self.architecture is None):
             raise ValueError(f"{self.id}: give exactly one of model or architecture")
         if (self.instance_type is None) == (self.system is None):
@@ -147,7 +146,7 @@ class PublishedPoints(_Row):
     points: list[PublishedPoint]
 
     @model_validator(mode="after")
-    def _references(self) -> PublishedPoints:
+    def _references(self) -> Self:
         ids = [p.id for p in self.points]
         if len(ids) != len(set(ids)):
             raise ValueError("point ids must be unique")

@@ -13,12 +13,11 @@ Exactly one of:
 ``min_instances: 1``). Each hour's load is taken as even within the hour.
 """
 
-from __future__ import annotations
-
 import csv
 import io
 import math
 from pathlib import Path
+from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -59,7 +58,7 @@ class ProfileSpec(_Model):
     autoscale: AutoscaleSpec = Field(AutoscaleSpec(), description="scale-up lag and fleet floor")
 
     @model_validator(mode="after")
-    def _one_source(self) -> ProfileSpec:
+    def _one_source(self) -> Self:
         given = [f for f in ("rates_per_h", "multipliers", "csv") if getattr(self, f) is not None]
         if len(given) != 1:
             raise ValueError("give exactly one of rates_per_h (24 rates), multipliers (24 multiples of the "

@@ -2,12 +2,11 @@
 range, its source and what it is inferred from; and the one distribution the Monte Carlo draws them
 from."""
 
-from __future__ import annotations
 
 import functools
 import math
 from importlib import resources
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -30,7 +29,7 @@ class Ranged(BaseModel):
     inferred_from: str
 
     @model_validator(mode="after")
-    def _ordered(self) -> Ranged:
+    def _ordered(self) -> Self:
         if not self.low <= self.central <= self.high:
             raise ValueError(f"need low <= central <= high, got {self.low}, {self.central}, {self.high}")
         return self
