@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from ecobench.datacache import CACHE_ENV
+
+# The tests keep ecobench's data cache (ecobench.datacache) in a folder of their own, not the user's.
+_CACHE = tempfile.mkdtemp(prefix="ecobench-test-cache-")
+os.environ[CACHE_ENV] = _CACHE
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(_CACHE, ignore_errors=True)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "scenarios"

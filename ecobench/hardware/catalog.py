@@ -3,15 +3,15 @@
 Package data under ``ecobench/hardware/data`` read with ``importlib.resources``; validated once.
 """
 
-from __future__ import annotations
 
 import functools
 import statistics
 from importlib import resources
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ecobench.datacache import cached
 from ecobench.errors import UnknownNameError
 from ecobench.yamlio import load_packaged
 
@@ -19,7 +19,8 @@ __all__ = ["Accelerator", "Catalog", "Instance", "Link", "load_catalog"]
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: a catalog read from the cache (ecobench.datacache) never builds the validators
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class Sourced(_Row):
@@ -55,7 +56,7 @@ class ChipPower(Sourced):
     evidence: tuple[PowerEvidence, ...] = ()
 
     @model_validator(mode="after")
-    def _evidence_sets_the_range(self) -> ChipPower:
+    def _evidence_sets_the_range(self) -> Self:
         if not self.evidence:
             if self.low_w is not None or self.high_w is not None:
                 raise ValueError("a power range needs its lines of evidence")
@@ -210,16 +211,18 @@ def local_instance(region: str, price_usd_per_h: float | None) -> Instance:
     ))
 
 
-def _read(name: str) -> dict[str, Any]:
-    text = resources.files("ecobench.hardware").joinpath(f"data/{name}").read_text(encoding="utf-8")
-    data: dict[str, Any] = load_packaged(text)
-    return data
+FILES = ("instances.yaml", "accelerators.yaml", "regions.yaml")
 
 
 @functools.cache
 def load_catalog() -> Catalog:
-    """Load and validate the packaged catalog (cached)."""
-    inst, acc, reg = (_read(n) for n in ("instances.yaml", "accelerators.yaml", "regions.yaml"))
+    """The packaged catalog, validated (kept in memory, and on disk by ecobench.datacache)."""
+    texts = [resources.files("ecobench.hardware").joinpath(f"data/{n}").read_text(encoding="utf-8")
+             for n in FILES]
+    return cached("catalog", texts, Catalog, lambda: _validate(*(load_packaged(t) for t in texts)))
+
+
+def _validate(inst: dict[str, Any], acc: dict[str, Any], reg: dict[str, Any]) -> Catalog:
     cpu = acc["cpu_power"]
     return Catalog.model_validate(dict(
         version=inst["catalog_version"],

@@ -7,6 +7,7 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 
+from ecobench.datacache import cached
 from ecobench.hardware.catalog import Instance
 from ecobench.yamlio import load_packaged
 
@@ -24,6 +25,10 @@ class RegionalPrices:
 def regional_prices() -> RegionalPrices:
     """The packaged snapshot (cached)."""
     text = resources.files("ecobench.hardware").joinpath(PRICES_FILE).read_text(encoding="utf-8")
+    return cached("prices", [text], RegionalPrices, lambda: _parse(text))
+
+
+def _parse(text: str) -> RegionalPrices:
     doc = load_packaged(text)
     return RegionalPrices(doc["source"], str(doc["as_of"]), doc["prices_usd_per_h"])
 

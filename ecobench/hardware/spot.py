@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 
-import yaml
+from ecobench.yamlio import load_packaged
 
 SPOT_FILE = "data/spot.yaml"
 
@@ -23,7 +23,7 @@ class SpotSnapshot:
 def spot_snapshot() -> SpotSnapshot:
     """The packaged snapshot (cached)."""
     text = resources.files("ecobench.hardware").joinpath(SPOT_FILE).read_text(encoding="utf-8")
-    doc = yaml.safe_load(text)
+    doc = load_packaged(text)
     return SpotSnapshot(doc["source"], str(doc["as_of"]), tuple(doc["instance_types"]), doc["spot_usd_per_h"])
 
 
