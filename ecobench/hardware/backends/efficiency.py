@@ -38,13 +38,12 @@ import json
 import math
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.hardware.cluster import instance_cluster, make_cluster
-from ecobench.hardware.published import HoldoutRow, PublishedPoint, PublishedPoints, load_points
 from ecobench.parallel.collectives import all_reduce_s
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.serving import (
@@ -70,6 +69,9 @@ from ecobench.parallel.step import (
 )
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.transformer import forward_kernels
+
+if TYPE_CHECKING:  # the points are read only to fit and to hold out, not by a run
+    from ecobench.hardware.published import HoldoutRow, PublishedPoint, PublishedPoints
 
 OBS_SIGMA = 0.15  # assumed scatter of a published throughput around what its set-up can reach (log)
 OBS_SIGMA_TTFT = 0.3  # time to first token carries more of the host's scheduling and tokenisation
@@ -397,6 +399,8 @@ def fit(prepared: list[Prepared]) -> Fit:
 @functools.cache
 def prepared_points() -> tuple[Prepared, ...]:
     """Every packaged published point, prepared."""
+    from ecobench.hardware.published import load_points
+
     pts, cat = load_points(), load_catalog()
     return tuple(prepare(p, pts, cat) for p in pts.points)
 
@@ -404,6 +408,8 @@ def prepared_points() -> tuple[Prepared, ...]:
 def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None = None) -> list[HoldoutRow]:
     """Leave-one-source-out: each source's points predicted by a fit on every other source (only the
     sources with points of ``kinds``, when given)."""
+    from ecobench.hardware.published import HoldoutRow, load_points
+
     prepared = prepared or prepared_points()
     pts = load_points()
     group = {k: v.group or k for k, v in pts.sources.items()}
