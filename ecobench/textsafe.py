@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 import unicodedata
@@ -19,8 +20,13 @@ __all__ = ["markdown", "terminal", "xml"]
 _KEEP = {"\n", "\t"}
 _MD_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _MD_PUNCT = set(string.punctuation) - set(_MD_ENTITIES)
-# XML 1.0 Char production: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF.
-_XML_INVALID = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+@functools.cache
+def _xml_invalid() -> re.Pattern[str]:
+    """XML 1.0 Char production: tab, LF, CR, U+0020-U+D7FF, U+E000-U+FFFD, U+10000-U+10FFFF
+    (compiled on first use: 5 ms, and most commands never write XML)."""
+    return re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _escape_char(c: str) -> str:
@@ -53,4 +59,4 @@ def markdown(text: str) -> str:
 
 def xml(text: str) -> str:
     """``text`` with the characters XML 1.0 forbids shown as escapes, so the document stays valid."""
-    return _XML_INVALID.sub(lambda m: _escape_char(m.group()), text)
+    return _xml_invalid().sub(lambda m: _escape_char(m.group()), text)

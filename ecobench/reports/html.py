@@ -10,17 +10,22 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from ecobench.datacache import cache_dir
 from ecobench.reports import charts
 from ecobench.reports.summary import number
 from ecobench.rundir import write_text_atomic
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates kept in the user's cache folder (compiling them took a tenth of a run's
-    start-up); none where that folder cannot be written."""
+    """Compiled templates kept in ecobench's cache folder (``ecobench.datacache.cache_dir``;
+    compiling them took a tenth of a run's start-up); none where that folder is off or cannot be
+    written."""
     import os
 
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ecobench" / "jinja2"
+    folder = cache_dir()
+    if folder is None:
+        return None
+    root = folder / "jinja2"
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError:

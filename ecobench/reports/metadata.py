@@ -15,15 +15,20 @@ def machine_info() -> dict[str, Any]:
 
 
 def git_info(cwd: str = ".") -> dict[str, Any]:
-    """Commit and dirtiness of the working tree, or ``{}`` outside a repository."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
-                              timeout=5, check=True).stdout.strip()
+    """Commit, branch (``HEAD`` when detached) and dirtiness of the working tree, or ``{}`` outside
+    a repository or before its first commit; one ``git`` process (porcelain v2 headers)."""
     try:
-        return {"commit": git("rev-parse", "HEAD"), "branch": git("rev-parse", "--abbrev-ref", "HEAD"),
-                "dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+        out = subprocess.run(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
+                             cwd=cwd, capture_output=True, text=True, timeout=5, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
+    head = dict(line[2:].split(" ", 1) for line in out.splitlines() if line.startswith("# branch."))
+    commit = head.get("branch.oid", "(initial)")
+    if commit == "(initial)":
+        return {}
+    branch = head.get("branch.head", "HEAD")
+    return {"commit": commit, "branch": "HEAD" if branch == "(detached)" else branch,
+            "dirty": any(not line.startswith("#") for line in out.splitlines())}
 
 
 def now_utc() -> str:
