@@ -6,8 +6,8 @@ Each repetition runs the yardstick and then the run, and the ratio is taken pair
 the machine's speed moves both); the medians are printed. As after `pip install`, ecobench's modules
 are byte-compiled first (`compileall`, into the gitignored __pycache__ folders); --from-source
 removes them and runs with PYTHONDONTWRITEBYTECODE=1, as an editable install in an environment that
-sets it does. The data cache (ecobench.datacache) is a fresh folder: the first run, which fills it,
-is timed on its own.
+sets it does. The data cache (ecobench.datacache) is a fresh folder for each scenario: the first
+run, which fills it, is timed on its own.
 """
 
 from __future__ import annotations
@@ -50,8 +50,8 @@ def main() -> None:
         how = "byte-compiled, as installed by pip"
     print(f"ecobench {how}; {args.repeat} pairs per scenario; medians")
     with tempfile.TemporaryDirectory() as tmp:
-        env["ECOBENCH_CACHE_DIR"] = str(Path(tmp) / "cache")
-        for seed in SEEDS:
+        for i, seed in enumerate(SEEDS):
+            env["ECOBENCH_CACHE_DIR"] = str(Path(tmp) / f"cache{i}")  # empty: the first run fills it
             out = str(Path(tmp) / "results")
             run = [sys.executable, "-m", "ecobench", "run", seed, "-q", "--results", out]
             cold = _once(run, env)  # fills the data cache (first run after an install)
