@@ -17,12 +17,13 @@ import io
 import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from ecobench import __version__
+from ecobench.errors import OutputError
+from ecobench.rundir import write_bytes_atomic
 
 __all__ = ["CACHE_ENV", "cache_dir", "cached"]
 
@@ -73,8 +74,9 @@ def cached(name: str, sources: list[str], kind: type[T], build: Callable[[], T])
         if isinstance(value, kind):
             return value
     value = build()
-    with contextlib.suppress(OSError, pickle.PicklingError):
-        _write(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    with contextlib.suppress(OSError, OutputError, pickle.PicklingError):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        write_bytes_atomic(path, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     return value
 
 
@@ -85,17 +87,3 @@ def _key(module: str, sources: list[str]) -> str:
     code = Path(sys.modules[module].__file__ or "").read_text(encoding="utf-8")
     parts = [__version__, pydantic.VERSION, sys.version, code, *sources]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a concurrent reader sees the old file or the new."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

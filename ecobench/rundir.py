@@ -51,14 +51,14 @@ def _output_error(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"{path}: cannot write: {reason}{hint}")
 
 
-def write_text_atomic(path: Path, text: str) -> None:
+def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write a file via a temporary sibling and rename, so readers never see half of it; the
     temporary file is removed on any failure; the file gets the usual permissions (umask)."""
     tmp = path.with_name(_tmp_name(path.name))
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
         os.replace(tmp, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -66,6 +66,11 @@ def write_text_atomic(path: Path, text: str) -> None:
         if isinstance(exc, OSError):
             raise _output_error(path, exc) from None
         raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """:func:`write_bytes_atomic` of ``text`` in UTF-8."""
+    write_bytes_atomic(path, text.encode("utf-8"))
 
 
 def append_text(path: Path, text: str) -> None:
