@@ -22,13 +22,15 @@ def git_info(cwd: str = ".") -> dict[str, Any]:
                              cwd=cwd, capture_output=True, text=True, timeout=5, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    head = dict(line[2:].split(" ", 1) for line in out.splitlines() if line.startswith("# branch."))
+    lines = out.splitlines()
+    head = {key: value for key, _, value in (line[2:].partition(" ") for line in lines
+                                             if line.startswith("# branch."))}
     commit = head.get("branch.oid", "(initial)")
     if commit == "(initial)":
         return {}
     branch = head.get("branch.head", "HEAD")
     return {"commit": commit, "branch": "HEAD" if branch == "(detached)" else branch,
-            "dirty": any(not line.startswith("#") for line in out.splitlines())}
+            "dirty": any(not line.startswith("#") for line in lines)}
 
 
 def now_utc() -> str:
