@@ -510,9 +510,10 @@ def entry() -> NoReturn:
 def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     """Runs one command; returns the exit code (see ``ecobench.errors``). Never lets a traceback out
     unless ``--debug`` is given, and never returns 1 except for a regression the gate found.
-    ``exiting``: the process ends when this returns (``ecobench.startup.paused``)."""
+    ``exiting``: the process ends when this returns (``ecobench.startup.paused``); only then is
+    SIGTERM turned into a clean exit 143 (a caller's process keeps its own signal handling)."""
     args = build_parser().parse_args(argv)
-    with sigterm_raises(), startup.paused(exiting):
+    with sigterm_raises() if exiting else contextlib.nullcontext(), startup.paused(exiting):
         try:
             code: int = args.func(args)
             sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit

@@ -17,23 +17,44 @@ from .conftest import SCENARIOS
 LAYOUTLM = str(SCENARIOS / "layoutlm_realtime.yaml")
 
 
-@pytest.mark.parametrize("sig,code,word", [(signal.SIGTERM, 143, "terminated"),
-                                           (signal.SIGINT, 130, "interrupted")])
-def test_signal_mid_write_removes_the_run_directory(tmp_path, monkeypatch, capsys, sig, code, word):
-    import ecobench.run as run_mod
+_MID_WRITE = """
+import os, signal, sys, time
+import ecobench.run as run_mod
+from ecobench.cli import entry
+real = run_mod.write_html
+SIG = getattr(signal, sys.argv[1])
+def signalled(doc, path):
+    real(doc, path)  # the directory is half written when the signal arrives
+    os.kill(os.getpid(), SIG)
+    time.sleep(5)  # the handler runs before this returns
+run_mod.write_html = signalled
+sys.argv = ["ecobench", "run", sys.argv[2], "--results", sys.argv[3]]
+entry()
+"""
 
-    real = run_mod.write_html
 
-    def signalled(doc, path):
-        real(doc, path)  # the directory is half written when the signal arrives
-        os.kill(os.getpid(), sig)
-        time.sleep(1)  # the handler runs before this returns
-
-    monkeypatch.setattr(run_mod, "write_html", signalled)
-    assert main(["run", LAYOUTLM, "--results", str(tmp_path)]) == code
+@pytest.mark.parametrize("sig,code,word", [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
+def test_signal_mid_write_removes_the_run_directory(tmp_path, sig, code, word):
+    p = subprocess.run([sys.executable, "-c", _MID_WRITE, sig, LAYOUTLM, str(tmp_path)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == code, p.stderr
     assert list((tmp_path / "layoutlm_realtime").iterdir()) == []
-    err = capsys.readouterr().err
-    assert word in err and "nothing was written" in err and "Traceback" not in err
+    assert word in p.stderr and "nothing was written" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_main_leaves_the_callers_sigterm_handler_alone(monkeypatch):
+    import signal as sig_mod
+
+    seen = []
+
+    def probe(args):
+        seen.append(sig_mod.getsignal(sig_mod.SIGTERM))
+        return 0
+
+    monkeypatch.setattr("ecobench.cli.cmd_catalog", probe)
+    before = sig_mod.getsignal(sig_mod.SIGTERM)
+    main(["catalog"])
+    assert seen == [before]
 
 
 def _measured_scenario(tmp_path):

@@ -11,6 +11,16 @@ SMALL = Architecture("small-llama", layers=2, hidden_size=256, heads=8, intermed
                      tied_embeddings=False, norm="rmsnorm", position="rotary", bias=False, type_vocab_size=0)
 
 
+def _cache_kwargs(model, out) -> dict:
+    """The KV cache argument under this transformers version's name (``cache`` since 5.x deprecated
+    ``past_key_values``, which older versions need)."""
+    import inspect
+
+    if "cache" in inspect.signature(model.forward).parameters:
+        return {"cache": out.cache}
+    return {"past_key_values": out.past_key_values}
+
+
 def _mm(kernels):
     return sum(k.flops for k in kernels if k.kind in ("matmul", "attention"))
 
@@ -31,7 +41,7 @@ def test_prefill_and_decode_flops_match_pytorch_counter():
         prefill = counter.get_total_flops()
         counter = FlopCounterMode(display=False)
         with counter:
-            model(input_ids=prompt[:, :1], past_key_values=out.past_key_values, use_cache=True)
+            model(input_ids=prompt[:, :1], use_cache=True, **_cache_kwargs(model, out))
         decode = counter.get_total_flops()
     assert _mm(prefill_kernels(SMALL, 96, 1, "fp32")) == pytest.approx(prefill, rel=0.02)
     # the new token attends to the 96 cached tokens and to itself
