@@ -74,12 +74,15 @@ def test_stored_held_out_errors_equal_a_fresh_holdout():
     stored = stored_errors()
     key = lambda e: (e["id"], e["kind"], e["source"])  # noqa: E731
     assert [key(e) for e in fresh] == [key(e) for e in stored]
-    assert [e["log_error"] for e in fresh] == pytest.approx([e["log_error"] for e in stored], abs=1e-9)
+    # Each held-out fit is an optimizer's answer: scipy and BLAS builds stop at slightly different
+    # points within its tolerance (a fresh install differed by 6e-6 in one log error), so the stored
+    # errors are checked to 1e-4 in log (0.01%), as the stored efficiency fit is (test_efficiency.py).
+    assert [e["log_error"] for e in fresh] == pytest.approx([e["log_error"] for e in stored], abs=1e-4)
     from ecobench.hardware.backends.residuals import error_fit, fits_of
 
     for mode, f in fits_of(list(fresh)).items():
         assert (error_fit(mode).df, error_fit(mode).loc, error_fit(mode).scale) == \
-            pytest.approx((f["df"], f["loc"], f["scale"]), rel=1e-6)
+            pytest.approx((f["df"], f["loc"], f["scale"]), rel=1e-4)
 
 
 def test_holdout_lists_every_neuron_point_out_of_sample(capsys):
