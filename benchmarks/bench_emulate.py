@@ -49,8 +49,8 @@ def main() -> None:
           f"its layout searched, process start included): best {min(walls):.2f} s of 3 "
           f"(target < {STEP_TARGET_S:g} s)")
 
-    from ecobench.emulate import emulate_scenario
-    from ecobench.scenario import load_scenario
+    from ecobench.reports.emulation import emulate_scenario
+    from ecobench.scenario.model import load_scenario
 
     s = load_scenario(big)
     emulate_scenario(s)  # warm: imports, the numeric check, the layout search's caches

@@ -6,7 +6,7 @@ Each repetition runs the yardstick and then the run, and the ratio is taken pair
 the machine's speed moves both); the medians are printed. As after `pip install`, ecobench's modules
 are byte-compiled first (`compileall`, into the gitignored __pycache__ folders); --from-source
 removes them and runs with PYTHONDONTWRITEBYTECODE=1, as an editable install in an environment that
-sets it does. The data cache (ecobench.datacache) is a fresh folder for each scenario: the first
+sets it does. The data cache (ecobench.io.datacache) is a fresh folder for each scenario: the first
 run, which fills it, is timed on its own.
 """
 

@@ -13,8 +13,8 @@ import argparse
 import statistics
 import time
 
-from ecobench.evaluate import evaluate
-from ecobench.scenario import scenario_from_dict
+from ecobench.planning.evaluate import evaluate
+from ecobench.scenario.model import scenario_from_dict
 
 CONFIGS = [
     ("inf2_xl", "inf2.xlarge", {}), ("inf2_8xl", "inf2.8xlarge", {"weight_precision": "int8"}),

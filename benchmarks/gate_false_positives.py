@@ -36,7 +36,7 @@ BASELINE_RUNS = 3  # runs in a several-run baseline (ecobench baseline RUN RUN R
 def _wait_quiet(max_wait_s: float) -> float:
     """Wait (up to ``max_wait_s``) until other processes use under the measurement threshold of
     the host's CPU over 3 s; return the share last seen."""
-    from ecobench.power.hostload import probe_other_cpu_pct
+    from ecobench.measure.hostload import probe_other_cpu_pct
     from ecobench.units import MAX_OTHER_CPU_PCT
 
     t_end = time.monotonic() + max_wait_s
@@ -65,8 +65,8 @@ def _runs(out: Path, scenario: Path, n: int, wait_quiet_s: float) -> list[dict[s
 
 
 def _pairs(out: Path, rules: list[str]) -> dict[str, object]:
-    from ecobench import gate
-    from ecobench.gatefile import read_gate_doc
+    from ecobench.gate import check as gate
+    from ecobench.gate.files import read_gate_doc
 
     docs = {p.name: read_gate_doc(p, "run") for p in sorted(out.glob("run-*"))
             if (p / "results.json").exists()}
@@ -118,8 +118,8 @@ def _several(out: Path, docs: dict[str, object], rules: list[object], k: int) ->
     """Each run checked against baselines of k other runs (every combination)."""
     import tempfile
 
-    from ecobench import gate
-    from ecobench.gatefile import read_gate_doc
+    from ecobench.gate import check as gate
+    from ecobench.gate.files import read_gate_doc
 
     names = list(docs)
     checks = fails = ci_fail = ci_refused = quiet = quiet_fail = 0

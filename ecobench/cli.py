@@ -27,8 +27,8 @@ from ecobench.errors import (
     NoisyMeasurementError,
     OutputError,
 )
+from ecobench.io.textsafe import terminal
 from ecobench.signals import Terminated, sigterm_raises, silence_stdout
-from ecobench.textsafe import terminal
 
 SUMMARY_LAYOUT = ["config_id", "tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage",
                   "recompute", "microbatch", "memory_per_device_gib", "mfu", "comm_overhead_pct",
@@ -41,7 +41,7 @@ def _progress(msg: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.run import run
-    from ecobench.scenario import load_scenario
+    from ecobench.scenario.model import load_scenario
 
     s = load_scenario(args.scenario)
     startup.settled()
@@ -60,7 +60,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(text_table(rows, SUMMARY_LAYOUT, number))
     print(format_decisions(ev, s))
     print(f"\nwrote {out_dir}/ (scenario.yaml, results.csv, results.json, report.html)", flush=True)
-    from ecobench.evaluate import row_warnings
+    from ecobench.planning.evaluate import row_warnings
 
     warnings = row_warnings(rows)
     if s.workload.arch().kind == "decoder":
@@ -90,8 +90,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     startup.settled()
     checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES)
     if args.html:
+        from ecobench.io.rundir import write_text_atomic
         from ecobench.reports.html import render_validation
-        from ecobench.rundir import write_text_atomic
 
         write_text_atomic(Path(args.html), render_validation(as_json(checks)))
     if args.format == "json":
@@ -174,7 +174,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import shutil
 
-    from ecobench import compare as cmp
+    from ecobench.reports import compare as cmp
 
     c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
     if args.html:
@@ -212,8 +212,8 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from ecobench import gate
-    from ecobench.gatefile import RESULTS_KIND, read_gate_doc
+    from ecobench.gate import check as gate
+    from ecobench.gate.files import RESULTS_KIND, read_gate_doc
     from ecobench.power.grid import grid_warnings
 
     rules = [gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])]
@@ -254,7 +254,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _write_check_outputs(args: argparse.Namespace, md: str, xml: str) -> list[str]:
     """Write --markdown, --junit and the GitHub step summary; return what could not be written."""
-    from ecobench.rundir import append_text, write_text_atomic
+    from ecobench.io.rundir import append_text, write_text_atomic
 
     problems = []
     targets: list[tuple[str, str, bool]] = []
@@ -273,8 +273,8 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str) -> list[st
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from ecobench import gate
-    from ecobench.rundir import write_text_atomic
+    from ecobench.gate import check as gate
+    from ecobench.io.rundir import write_text_atomic
 
     to = Path(args.to)
     if (to.exists() or to.is_symlink()) and not args.force:
@@ -291,8 +291,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_emulate(args: argparse.Namespace) -> int:
-    from ecobench.emulate import emulate_scenario, print_breakdown, write_emulation
     from ecobench.hardware.neuron.training_demo import run_demo
+    from ecobench.reports.emulation import emulate_scenario, print_breakdown, write_emulation
 
     if args.training_demo:
         startup.settled()
@@ -307,7 +307,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         return 0
     if not args.scenario:
         raise InputError("emulate: give a SCENARIO, or --training-demo")
-    from ecobench.scenario import load_scenario
+    from ecobench.scenario.model import load_scenario
 
     s = load_scenario(args.scenario)
     startup.settled()
@@ -335,12 +335,13 @@ def _positive_watts(text: str) -> float:
 
 
 def cmd_neuron_power(args: argparse.Namespace) -> int:
-    from ecobench.power.neuron_sysfs import MISSING, VALID, chip_range, sample
+    from ecobench.hardware.catalog import chip_max_range
+    from ecobench.measure.neuron_sysfs import MISSING, VALID, sample
 
     if (args.chip is None) == (args.max_w is None):
         raise InputError("neuron-power: give --chip (inferentia, inferentia2, trainium, trainium2: the "
                          "catalog's evidence range) or --max-w W (your own device maximum), not both")
-    p_max = chip_range(args.chip) if args.chip else (args.max_w, args.max_w, args.max_w)
+    p_max = chip_max_range(args.chip) if args.chip else (args.max_w, args.max_w, args.max_w)
     acc = sample(Path(args.sysfs), args.minutes, p_max)
     lo, mid, hi = acc.energy_kwh()
     doc = {"sysfs": args.sysfs, "p_max_w": {"low": p_max[0], "central": p_max[1], "high": p_max[2]},
@@ -381,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = sub.add_parser(name, parents=[common], **kw)
         return parser
 
-    from ecobench.scenario import describe_fields
+    from ecobench.scenario.model import describe_fields
 
     fields = "\n".join(f"  {path:<46} {default:<12} {desc}" for path, default, desc in describe_fields())
     r = add("run", help="evaluate a scenario and write its run directory",

@@ -7,16 +7,16 @@ from pathlib import Path
 from typing import Any
 
 from ecobench import __version__
-from ecobench.evaluate import Evaluation, evaluate_all
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.prices import regional_prices
+from ecobench.io.rundir import atomic_dir, target_dir
+from ecobench.io.yamlio import dump_yaml
+from ecobench.planning.evaluate import Evaluation, evaluate_all
 from ecobench.power.grid import grid_data_version
 from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
 from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, csv_columns, write_json
-from ecobench.rundir import atomic_dir, target_dir
-from ecobench.scenario import Scenario
-from ecobench.yamlio import dump_yaml
+from ecobench.scenario.model import Scenario
 
 
 def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:

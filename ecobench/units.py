@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_YEAR = 8766.0  # 365.25 days
 W_PER_KW = 1000.0
@@ -47,7 +49,7 @@ def lb_per_mwh_to_g_per_kwh(lb_per_mwh: float) -> float:
 # internode-collective-comm.rst, 2026-08); taken for every instance network. It matters only for
 # small collectives, which the bandwidth term dominates in training.
 NETWORK_STEP_LATENCY_US = 15.0
-# Measurement quality (ecobench/power/hostload.py). A measured row is flagged as not reproducible
+# Measurement quality (ecobench/measure/hostload.py). A measured row is flagged as not reproducible
 # when other processes use more than MAX_OTHER_CPU_PCT of the host's CPU capacity before or while
 # measuring, or its per-window throughput varies more than MAX_THROUGHPUT_CV_PCT. 5% CV is the
 # noise the gate is sized for: at 10 repetitions it keeps false failures under 5% and catches a
@@ -60,3 +62,16 @@ LOAD_PROBE_S = 1.0  # reading the host's load before warming up
 # The emulated backend runs one encoder layer in the configuration's number format to report its
 # numeric error; above this much memory it reports no error instead of exhausting the host.
 EMULATED_NUMERICS_MAX_BYTES = 1 << 30
+
+
+# Spot interruptions (planning/interruption.py): AWS Spot Instance Advisor, the scenario's defaults.
+DEFAULT_INTERRUPTION_PCT_PER_MONTH = 5.0  # the Advisor's all-region average, "<5%", at its upper edge
+DEFAULT_CHECKPOINT_INTERVAL_H = 1.0  # assumed: an hourly checkpoint
+DEFAULT_RESTART_H = 0.25  # assumed: a replacement instance, start-up and checkpoint reload in 15 minutes
+
+
+def per_output_token(energy_kwh: Any, cost_usd: Any, co2_kg: Any, tokens: float) -> dict[str, Any]:
+    """Energy (J), cost (USD per million) and CO2 (g per million) per output token."""
+    return {"energy_j_per_output_token": energy_kwh * SECONDS_PER_HOUR * W_PER_KW / tokens,
+            "cost_usd_per_million_output_tokens": cost_usd / tokens * MILLION,
+            "co2_g_per_million_output_tokens": co2_kg * 1000 / tokens * MILLION}

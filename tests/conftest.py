@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ecobench.datacache import CACHE_ENV
+from ecobench.io.datacache import CACHE_ENV
 
-# The tests keep ecobench's data cache (ecobench.datacache) in a folder of their own, not the user's.
+# The tests keep ecobench's data cache (ecobench.io.datacache) in a folder of their own, not the user's.
 _CACHE = tempfile.mkdtemp(prefix="ecobench-test-cache-")
 os.environ[CACHE_ENV] = _CACHE
 

@@ -173,7 +173,7 @@ def test_every_shipped_scenario_runs_and_passes_against_itself(tmp_path, name, c
 
 
 def test_readme_documents_every_scenario_field_and_commands():
-    from ecobench.scenario import describe_fields
+    from ecobench.scenario.model import describe_fields
 
     readme = (SCENARIOS.parent / "README.md").read_text()
     for path, _, _ in describe_fields():

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from ecobench.cli import main
-from ecobench.compare import change_pct, compare, load, terminal, value
+from ecobench.reports.compare import change_pct, compare, load, terminal, value
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
@@ -104,7 +104,7 @@ def test_cli_writes_html_and_markdown_once(runs: tuple[Path, Path], tmp_path: Pa
 def test_html_is_escaped(runs: tuple[Path, Path], tmp_path: Path) -> None:
     a, b = (load(p) for p in runs)
     b["rows"][0]["config_id"] = "<b>x</b>"
-    from ecobench.compare import html
+    from ecobench.reports.compare import html
 
     page = html(compare(a, b, "A<script>", "B"))
     assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "A<script>" not in page

@@ -3,9 +3,9 @@ import pickle
 
 import pytest
 
-from ecobench import datacache
-from ecobench.datacache import CACHE_ENV, cached
 from ecobench.hardware import catalog
+from ecobench.io import datacache
+from ecobench.io.datacache import CACHE_ENV, cached
 
 
 class _Exploit:

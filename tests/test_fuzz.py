@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ecobench.cli import main
-from ecobench.scenario import scenario_from_dict
+from ecobench.scenario.model import scenario_from_dict
 
 from .fuzz_cases import INFERENCE, TRAINING, results_texts, scenario_texts
 from .test_gate_inputs import _rates, _write_run

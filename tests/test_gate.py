@@ -7,8 +7,8 @@ import numpy as np
 import yaml
 
 from ecobench.cli import main
-from ecobench.gate import Rule, parse_rule, welch_regression
-from ecobench.measure_defaults import DEFAULT_REPETITIONS
+from ecobench.gate.check import Rule, parse_rule, welch_regression
+from ecobench.measure.defaults import DEFAULT_REPETITIONS
 
 from .conftest import SCENARIOS
 

@@ -9,13 +9,13 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from ecobench.cli import main
-from ecobench.evaluate import evaluate
 from ecobench.hardware.backends import BACKENDS
 from ecobench.hardware.backends.base import Job, Measurement, Performance, Utilization
-from ecobench.planner import plan_inference
+from ecobench.planning.evaluate import evaluate
+from ecobench.planning.plan import plan_inference
 from ecobench.reports.tables import records
 from ecobench.run import results_document
-from ecobench.scenario import scenario_from_dict
+from ecobench.scenario.model import scenario_from_dict
 
 from .conftest import SCENARIOS
 
@@ -83,13 +83,13 @@ def test_samples_are_planned_per_repetition_at_fractional_instances():
     assert float(row.instances).is_integer()
     # each sample is what the planner gives for that repetition alone (not the row scaled)
     from ecobench.hardware.catalog import load_catalog, local_instance
-    from ecobench.planner import Context
+    from ecobench.planning.plan import Context
     from ecobench.power.carbon import grid_intensity
 
     cat = load_catalog()
     ctx = Context(cat, local_instance("us-east-1", None), 0.0, grid_intensity(cat, "us-east-1", {}), s.pue)
     perf = ReplayBackend(rates).evaluate(None, None, None)
-    from ecobench.samples import at_repetition
+    from ecobench.planning.samples import at_repetition
 
     for i in (0, 4, 9):
         direct = plan_inference(s.workload.inference, at_repetition(perf, i), ctx, whole_instances=False)

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecobench.pareto import front
+from ecobench.planning.pareto import front
 
 
 def _brute(p: np.ndarray) -> np.ndarray:

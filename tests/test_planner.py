@@ -1,6 +1,6 @@
 import pytest
 
-from ecobench.planner import instances_for_rate
+from ecobench.planning.plan import instances_for_rate
 
 
 @pytest.mark.parametrize("rate,t,u,n", [(277.7777777, 277.7777777 / 6, 1.0, 6), (100, 10, 1.0, 10),

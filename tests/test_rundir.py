@@ -14,7 +14,7 @@ import pytest
 
 from ecobench.cli import main
 from ecobench.errors import OutputError
-from ecobench.rundir import _host_tag, atomic_dir, sweep_stale, write_text_atomic
+from ecobench.io.rundir import _host_tag, atomic_dir, sweep_stale, write_text_atomic
 
 from .conftest import SCENARIOS
 

@@ -1,7 +1,6 @@
 """SIGTERM is handled like Ctrl-C (clean up, exit 143), mid-measurement and mid-write; a closed
 stdout ends quietly; an unexpected error is one line and exit 3, never a traceback or exit 1."""
 
-import os
 import signal
 import subprocess
 import sys

@@ -10,9 +10,9 @@ import yaml
 
 from ecobench.cli import main
 from ecobench.errors import InputError
-from ecobench.evaluate import evaluate_all
-from ecobench.scenario import load_scenario, scenario_from_dict
-from ecobench.sweep import combinations, config_at
+from ecobench.planning.evaluate import evaluate_all
+from ecobench.scenario.model import load_scenario, scenario_from_dict
+from ecobench.scenario.sweep import combinations, config_at
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "scenarios" / "layoutlm_sweep.yaml"

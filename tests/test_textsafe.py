@@ -2,7 +2,7 @@
 
 import xml.etree.ElementTree as ET
 
-from ecobench import textsafe
+from ecobench.io import textsafe
 
 
 def test_terminal_shows_control_characters_instead_of_running_them():

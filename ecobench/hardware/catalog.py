@@ -11,15 +11,17 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ecobench.datacache import cached
-from ecobench.errors import UnknownNameError
-from ecobench.yamlio import load_packaged
+from ecobench.errors import InputError, UnknownNameError
+from ecobench.io.datacache import cached
+from ecobench.io.yamlio import load_packaged
 
 __all__ = ["Accelerator", "Catalog", "Instance", "Link", "load_catalog"]
 
+LOCAL_INSTANCE = "local"  # the host ecobench runs on, measured by the reference backend
+
 
 class _Row(BaseModel):
-    # defer_build: a catalog read from the cache (ecobench.datacache) never builds the validators
+    # defer_build: a catalog read from the cache (ecobench.io.datacache) never builds the validators
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
@@ -216,7 +218,7 @@ FILES = ("instances.yaml", "accelerators.yaml", "regions.yaml")
 
 @functools.cache
 def load_catalog() -> Catalog:
-    """The packaged catalog, validated (kept in memory, and on disk by ecobench.datacache)."""
+    """The packaged catalog, validated (kept in memory, and on disk by ecobench.io.datacache)."""
     texts = [resources.files("ecobench.hardware").joinpath(f"data/{n}").read_text(encoding="utf-8")
              for n in FILES]
     return cached("catalog", texts, Catalog, lambda: _validate(*(load_packaged(t) for t in texts)))
@@ -232,3 +234,14 @@ def _validate(inst: dict[str, Any], acc: dict[str, Any], reg: dict[str, Any]) ->
         cpu_power_source={"source": cpu["source"], "as_of": cpu["as_of"]},
         regions=reg["regions"],
     ))
+
+
+def chip_max_range(chip: str) -> tuple[float, float, float]:
+    """(low, central, high) maximum W of a catalog chip whose power is an evidence range."""
+    accs = load_catalog().accelerators
+    ranged = sorted(k for k, a in accs.items() if a.power.uncertain)
+    if chip not in ranged:
+        raise InputError(f"--chip {chip!r}: allowed: {', '.join(ranged)} (or give --max-w)")
+    p = accs[chip].power
+    assert p.low_w is not None and p.high_w is not None
+    return p.low_w, p.max_w, p.high_w

@@ -7,9 +7,9 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 
-from ecobench.datacache import cached
 from ecobench.hardware.catalog import Instance
-from ecobench.yamlio import load_packaged
+from ecobench.io.datacache import cached
+from ecobench.io.yamlio import load_packaged
 
 PRICES_FILE = "data/prices.yaml"
 

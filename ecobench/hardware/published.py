@@ -15,9 +15,9 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ecobench.io.yamlio import load_packaged
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.presets import preset
-from ecobench.yamlio import load_packaged
 
 PointKind = Literal["llm_train", "encoder_train", "encoder_infer", "llm_serve"]
 

@@ -6,7 +6,7 @@ import functools
 from dataclasses import dataclass
 from importlib import resources
 
-from ecobench.yamlio import load_packaged
+from ecobench.io.yamlio import load_packaged
 
 SPOT_FILE = "data/spot.yaml"
 

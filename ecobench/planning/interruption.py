@@ -21,12 +21,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ecobench.units import HOURS_PER_YEAR
+from ecobench.units import (  # noqa: F401 - the defaults are this module's too
+    DEFAULT_CHECKPOINT_INTERVAL_H,
+    DEFAULT_INTERRUPTION_PCT_PER_MONTH,
+    DEFAULT_RESTART_H,
+    HOURS_PER_YEAR,
+)
 
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12
-DEFAULT_INTERRUPTION_PCT_PER_MONTH = 5.0  # the Advisor's all-region average, "<5%", at its upper edge
-DEFAULT_CHECKPOINT_INTERVAL_H = 1.0  # assumed: an hourly checkpoint
-DEFAULT_RESTART_H = 0.25  # assumed: a replacement instance, start-up and checkpoint reload in 15 minutes
 
 
 @dataclass(frozen=True)

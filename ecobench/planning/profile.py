@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 
 from ecobench.hardware.backends.base import Performance
-from ecobench.planner import Context, plan_fleet, plan_inference
-from ecobench.planning.profile_spec import HOURS, AutoscaleSpec
-from ecobench.scenario import InferenceSpec, ServingSpec
+from ecobench.planning.plan import Context, plan_fleet, plan_inference
+from ecobench.scenario.model import InferenceSpec, ServingSpec
+from ecobench.scenario.profile import HOURS, AutoscaleSpec
 from ecobench.units import SECONDS_PER_HOUR
 
 BATCH_CANDIDATES = (1, 2, 4, 8, 16, 32, 64)  # inference batches the batch strategy tries (analytic)

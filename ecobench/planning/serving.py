@@ -57,7 +57,7 @@ from ecobench.parallel.serving import (
 )
 from ecobench.parallel.step import Cluster, Efficiency
 from ecobench.power.draw import Activity
-from ecobench.scenario import HardwareConfig, ServingSpec
+from ecobench.scenario.model import HardwareConfig, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
 

@@ -36,7 +36,7 @@ from ecobench.parallel.search import (
     layout_problems,
 )
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, Workload
-from ecobench.scenario import HardwareConfig, ParallelismSpec, TrainingSpec
+from ecobench.scenario.model import HardwareConfig, ParallelismSpec, TrainingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
 

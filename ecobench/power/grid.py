@@ -1,6 +1,6 @@
 """The pinned grid-intensity table (``power/data/grid_intensity.csv``), one row per AWS region.
 
-Built by ``python -m ecobench.power.grid_build`` from codecarbon's package data and Ember's, and
+Built by ``python tools/grid_build.py`` from codecarbon's package data and Ember's, and
 committed: a run's carbon figures change only with a reviewed change of this file, never with the
 codecarbon release that happens to be installed (analytic runs do not need codecarbon at all).
 """

@@ -11,7 +11,7 @@ from typing import Any, Self
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ecobench.yamlio import load_packaged
+from ecobench.io.yamlio import load_packaged
 
 Z90 = 1.6448536269514722  # standard normal quantile of 0.95: low/high are the 5th/95th percentiles
 

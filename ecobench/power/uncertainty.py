@@ -202,7 +202,7 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
             "cost_usd": inst_h * s.price_usd_per_h, "co2_kg": e * grid / 1000.0 + emb,
             "co2_it_kg": e_it * grid / 1000.0 + emb, "co2_accelerator_kg": e_acc * grid / 1000.0 + emb}
     if isinstance(case, InferenceCase) and case.output_tokens is not None:
-        from ecobench.planner import per_output_token
+        from ecobench.units import per_output_token
 
         tokens = case.rate_per_s * SECONDS_PER_HOUR * case.horizon_h * case.output_tokens
         out |= per_output_token(e, out["cost_usd"], out["co2_kg"], tokens)

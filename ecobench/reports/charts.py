@@ -302,7 +302,7 @@ def pareto_mask(points: Sequence[Sequence[float]]) -> list[bool]:
     NaN objective is never on the front). Duplicates of a front point are all on it."""
     import numpy as np
 
-    from ecobench.pareto import front
+    from ecobench.planning.pareto import front
 
     ok = [i for i, p in enumerate(points) if all(_isnum(v) for v in p)]
     out = [False] * len(points)

@@ -10,14 +10,14 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ecobench.datacache import cache_dir
+from ecobench.io.datacache import cache_dir
+from ecobench.io.rundir import write_text_atomic
 from ecobench.reports import charts
 from ecobench.reports.summary import number
-from ecobench.rundir import write_text_atomic
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
-    """Compiled templates kept in ecobench's cache folder (``ecobench.datacache.cache_dir``;
+    """Compiled templates kept in ecobench's cache folder (``ecobench.io.datacache.cache_dir``;
     compiling them took a tenth of a run's start-up); none where that folder is off or cannot be
     written."""
     import os

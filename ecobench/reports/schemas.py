@@ -31,7 +31,7 @@ def _numbers_as_written(node: Any) -> Any:
 def scenario_schema() -> dict[str, Any]:
     """The scenario file's schema, from the pydantic ``Scenario`` model (input side); number fields
     also take numeric strings such as YAML's `3.0e11`."""
-    from ecobench.scenario import Scenario
+    from ecobench.scenario.model import Scenario
 
     return {"$schema": DRAFT, **_numbers_as_written(Scenario.model_json_schema(mode="validation")),
             "title": "ecobench scenario"}

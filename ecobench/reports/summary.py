@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from ecobench.power.scopes import change_column, co2_column, describe, energy_column
 
 if TYPE_CHECKING:
-    from ecobench.evaluate import Evaluation
-    from ecobench.scenario import Scenario
+    from ecobench.planning.evaluate import Evaluation
+    from ecobench.scenario.model import Scenario
 
 INFERENCE = ["config_id", "instance_type", "precision", "provenance", "throughput_per_instance_per_s",
              "instances", "power_w", "{energy}", "cost_usd_per_million", "{co2}", "{energy_change}",
@@ -82,7 +82,7 @@ FRONT_ROWS_PRINTED = 15
 
 def format_decisions(ev: Evaluation, s: Scenario) -> str:
     """The sweep's counts, the ranked Pareto front and the recommendations."""
-    from ecobench.pareto import objectives
+    from ecobench.planning.pareto import objectives
     from ecobench.table import text_table
 
     lines = []

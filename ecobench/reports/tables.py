@@ -52,7 +52,7 @@ def write_json(doc: dict[str, Any], path: Path) -> None:
 def read_results(path: Path) -> dict[str, Any]:
     """A run directory's results.json, or a baseline file; a clear error if it is neither."""
     from ecobench.errors import InputError
-    from ecobench.yamlio import load_json
+    from ecobench.io.yamlio import load_json
 
     f = path / "results.json" if path.is_dir() else path
     if not f.exists():

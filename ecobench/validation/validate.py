@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
 
-from ecobench.evaluate import evaluate
-from ecobench.scenario import Scenario, scenario_from_dict
+from ecobench.io.yamlio import load_packaged
+from ecobench.planning.evaluate import evaluate
+from ecobench.scenario.model import Scenario, scenario_from_dict
 from ecobench.units import SECONDS_PER_HOUR
-from ecobench.yamlio import load_packaged
 
 MODES = ("replay", "predict", "holdout")
 # Out-of-sample targets per kind of point and figure (median and worst |error|, percent).

@@ -32,6 +32,7 @@ def test_bad_input_matches_golden(tmp_path: Path) -> None:
 
 def test_comparison_catches_a_change() -> None:
     diffs: list[str] = []
-    golden._close({"rows": [{"energy_kwh": 1.0, "id": "a"}]}, {"rows": [{"energy_kwh": 1.0 + 1e-6, "id": "a"}]},
-                  "r", diffs)
+    before = {"rows": [{"energy_kwh": 1.0, "id": "a"}]}
+    after = {"rows": [{"energy_kwh": 1.0 + 1e-6, "id": "a"}]}
+    golden._close(before, after, "r", diffs)
     assert diffs == ["r.rows[0].energy_kwh: golden 1.0, now 1.000001"]

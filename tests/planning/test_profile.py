@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from ecobench.cli import main
-from ecobench.evaluate import evaluate
+from ecobench.planning.evaluate import evaluate
 from ecobench.planning.profile import Fleet, profile_strategies, sized_rates
-from ecobench.planning.profile_spec import AutoscaleSpec
-from ecobench.scenario import load_scenario, scenario_from_dict
+from ecobench.scenario.model import load_scenario, scenario_from_dict
+from ecobench.scenario.profile import AutoscaleSpec
 
 from ..conftest import SCENARIOS
 

@@ -8,7 +8,7 @@ import pytest
 
 from ecobench.errors import InputError
 from ecobench.planning.serving import _at_rate, queue_figures
-from ecobench.scenario import scenario_from_dict
+from ecobench.scenario.model import scenario_from_dict
 from ecobench.units import SECONDS_PER_HOUR
 
 CHAT = {"requests_per_h": 36000, "input_tokens": 512, "output_tokens": 256, "ttft_ms": 1000, "tpot_ms": 50,
@@ -22,7 +22,7 @@ def _scenario(configs, model="llama3-8b", **serving):
 
 
 def _rows(s):
-    from ecobench.evaluate import evaluate
+    from ecobench.planning.evaluate import evaluate
 
     return evaluate(s).set_index("config_id")
 

@@ -3,7 +3,7 @@
 import pytest
 
 from ecobench.errors import InputError
-from ecobench.scenario import scenario_from_dict
+from ecobench.scenario.model import scenario_from_dict
 
 AUTO_P4D = {"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16", "parallelism": "auto"}
 
@@ -19,7 +19,7 @@ def _scenario(model="llama2-7b", configs=None, **training):
 
 
 def _rows(s):
-    from ecobench.evaluate import evaluate
+    from ecobench.planning.evaluate import evaluate
 
     return evaluate(s).set_index("config_id")
 

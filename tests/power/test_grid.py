@@ -36,7 +36,7 @@ def test_sub_national_rows_where_codecarbon_has_them():
 
 @pytest.mark.skipif(importlib.util.find_spec("codecarbon") is None, reason="codecarbon not installed")
 def test_table_equals_a_rebuild_from_the_codecarbon_it_was_built_from():
-    from ecobench.power.grid_build import Sources, codecarbon_dir, rows
+    from tools.grid_build import Sources, codecarbon_dir, rows
 
     if f"codecarbon {version('codecarbon')}" not in grid_table().version:
         pytest.skip("another codecarbon release is installed: the pinned table does not follow it")
@@ -47,8 +47,8 @@ def test_table_equals_a_rebuild_from_the_codecarbon_it_was_built_from():
 
 
 def test_an_analytic_run_needs_no_codecarbon():
-    code = ("import sys; from ecobench.evaluate import evaluate; "
-            "from ecobench.scenario import load_scenario; "
+    code = ("import sys; from ecobench.planning.evaluate import evaluate; "
+            "from ecobench.scenario.model import load_scenario; "
             "evaluate(load_scenario('scenarios/layoutlm_inf2_upgrade.yaml')); "
             "print('codecarbon' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from ecobench.power.hostload import CpuClock, cv_pct, other_cpu_pct, quality_warnings
+from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, quality_warnings
 from ecobench.units import MAX_OTHER_CPU_PCT, MAX_THROUGHPUT_CV_PCT
 
 

@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from ecobench.power.measure import Tracker
+from ecobench.measure.codecarbon_meter import Tracker
 
 
 def _tracker(*hardware):

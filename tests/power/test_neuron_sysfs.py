@@ -5,13 +5,13 @@ import pytest
 
 from ecobench.cli import main
 from ecobench.errors import InputError
-from ecobench.power.neuron_sysfs import (
+from ecobench.hardware.catalog import chip_max_range
+from ecobench.measure.neuron_sysfs import (
     INVALID,
     MISSING,
     NO_DATA,
     VALID,
     NeuronEnergy,
-    chip_range,
     read_tree,
     sample,
 )
@@ -79,9 +79,9 @@ def test_unreadable_trees_are_input_errors(tmp_path):
 
 
 def test_chip_range_is_the_catalog_evidence_range():
-    assert chip_range("trainium") == (132.7, 243.6, 284.9)
+    assert chip_max_range("trainium") == (132.7, 243.6, 284.9)
     with pytest.raises(InputError, match="allowed: inferentia, inferentia2, trainium, trainium2"):
-        chip_range("a100-40gb")
+        chip_max_range("a100-40gb")
 
 
 def test_cli_reports_energy_and_exits_2_on_bad_input(tmp_path, capsys):

@@ -4,11 +4,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from ecobench.evaluate import evaluate, evaluate_config
 from ecobench.hardware.backends import BACKENDS
 from ecobench.hardware.catalog import load_catalog
+from ecobench.planning.configs import evaluate_config
+from ecobench.planning.evaluate import evaluate
 from ecobench.power.uncertainty import PERCENTILES, ZeroDraws, bands, percentiles, simulate
-from ecobench.scenario import load_scenario, scenario_from_dict
+from ecobench.scenario.model import load_scenario, scenario_from_dict
 from tests.conftest import SCENARIOS
 
 CAT = load_catalog()

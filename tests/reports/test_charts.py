@@ -12,12 +12,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ecobench.evaluate import evaluate
+from ecobench.planning.evaluate import evaluate
 from ecobench.reports import charts
 from ecobench.reports.html import caveats, front_flags, render, render_validation
 from ecobench.reports.tables import records
 from ecobench.run import results_document
-from ecobench.scenario import scenario_from_dict
+from ecobench.scenario.model import scenario_from_dict
 
 from ..conftest import SCENARIOS
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ecobench.cli import main
-from ecobench.evaluate import CHANGE_METRICS
+from ecobench.planning.evaluate import CHANGE_METRICS
 from ecobench.reports.columns import CHANGES, COLUMNS, JSON_TYPES, describe
 from ecobench.run import results_document
 
@@ -67,7 +67,7 @@ def test_measured_and_emulated_columns_are_documented() -> None:
     import inspect
     import re
 
-    from ecobench.evaluate import backend_columns
+    from ecobench.planning.configs import backend_columns
 
     keys = set(re.findall(r'"([a-z_0-9]+)": ', inspect.getsource(backend_columns)))
     assert {"measurement_method", "throughput_ci95_low", "samples", "kernels"} <= keys
@@ -105,7 +105,7 @@ def test_results_validate_against_the_schema(runs: dict[str, dict[str, Any]]) ->
 
 def test_top_level_keys_are_those_written() -> None:
     from ecobench.reports.columns import TOP_LEVEL
-    from ecobench.scenario import load_scenario
+    from ecobench.scenario.model import load_scenario
 
     doc = results_document(load_scenario(SCENARIOS / "layoutlm_realtime.yaml"), [], "r")
     assert {k for k, (_, required, _) in TOP_LEVEL.items() if required} <= set(doc) <= set(TOP_LEVEL)

@@ -1,10 +1,10 @@
 from pathlib import Path
 
-from ecobench.evaluate import evaluate
+from ecobench.planning.evaluate import evaluate
 from ecobench.reports.html import render
 from ecobench.reports.tables import records
 from ecobench.run import results_document
-from ecobench.scenario import scenario_from_dict
+from ecobench.scenario.model import scenario_from_dict
 
 
 def test_report_escapes_user_text(scenario_dict):

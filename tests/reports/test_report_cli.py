@@ -10,12 +10,12 @@ def test_report_regenerates_from_saved_results_without_recomputing(tmp_path, mon
     out = tmp_path / "run"
     assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(out)]) == 0
     (out / "report.html").unlink()
-    import ecobench.evaluate
+    import ecobench.planning.evaluate
 
     def no(*a, **k):
         raise AssertionError("report must not recompute")
 
-    monkeypatch.setattr(ecobench.evaluate, "evaluate", no)
+    monkeypatch.setattr(ecobench.planning.evaluate, "evaluate", no)
     assert main(["report", str(out)]) == 0
     html = (out / "report.html").read_text()
     assert "Where the power goes" in html and "eu-north-1" in html and "instances.vantage.sh" in html

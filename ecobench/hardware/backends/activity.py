@@ -13,11 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ecobench.errors import BackendError
-from ecobench.hardware.backends.base import Job, Performance
-from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.hardware.backends.base import COMPUTE_ONLY, Activity
 from ecobench.parallel.step import Cluster, Efficiency, KernelArrays, Workload, stage_kernels
-from ecobench.power.draw import COMPUTE_ONLY, Activity
 
 
 def kernel_regimes_s(ks: KernelArrays, micro: float, cl: Cluster,
@@ -65,24 +62,3 @@ def training_activity(step: dict[str, Any], w: Workload, tensor: int, micro: int
                    "bubble (stalls)")
 
 
-def activity_of(perf: Performance, job: Job, inst: Instance, catalog: Catalog) -> Activity:
-    """The activity behind ``perf``: the analytic backend's own, or the analytic model's for the same
-    job scaled by the share of its throughput ``perf`` achieves."""
-    act = perf.details.get("activity")
-    if isinstance(act, Activity):
-        return act
-    if catalog.accelerator_of(inst) is None:
-        return COMPUTE_ONLY
-    from ecobench.hardware.backends.analytic import AnalyticBackend
-
-    try:
-        model = AnalyticBackend().evaluate(job, inst, catalog)
-    except BackendError:
-        return COMPUTE_ONLY
-    base = model.details.get("activity")
-    if not isinstance(base, Activity):
-        return COMPUTE_ONLY
-    achieved = perf.throughput_per_instance_per_s / model.throughput_per_instance_per_s
-    c, m, s = base.scaled(achieved)
-    return Activity(float(c), float(m), float(s),
-                    f"{base.source}; {perf.provenance} throughput is {achieved:.0%} of the model's")

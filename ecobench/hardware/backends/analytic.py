@@ -15,7 +15,7 @@ import numpy as np
 
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.activity import inference_activity, training_activity
-from ecobench.hardware.backends.base import Job, Performance, Utilization, register
+from ecobench.hardware.backends.base import COMPUTE_ONLY, Activity, Job, Performance, Utilization, register
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
@@ -85,3 +85,24 @@ class AnalyticBackend:
 
 
 register(AnalyticBackend())
+
+
+def activity_of(perf: Performance, job: Job, inst: Instance, catalog: Catalog) -> Activity:
+    """The activity behind ``perf``: the analytic backend's own, or the analytic model's for the same
+    job scaled by the share of its throughput ``perf`` achieves."""
+    act = perf.details.get("activity")
+    if isinstance(act, Activity):
+        return act
+    if catalog.accelerator_of(inst) is None:
+        return COMPUTE_ONLY
+    try:
+        model = AnalyticBackend().evaluate(job, inst, catalog)
+    except BackendError:
+        return COMPUTE_ONLY
+    base = model.details.get("activity")
+    if not isinstance(base, Activity):
+        return COMPUTE_ONLY
+    achieved = perf.throughput_per_instance_per_s / model.throughput_per_instance_per_s
+    c, m, s = base.scaled(achieved)
+    return Activity(float(c), float(m), float(s),
+                    f"{base.source}; {perf.provenance} throughput is {achieved:.0%} of the model's")

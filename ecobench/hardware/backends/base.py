@@ -6,12 +6,42 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import numpy as np
+
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.parallel.layout import Layout
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.transformer import Mode
 
 Provenance = Literal["estimated", "emulated", "measured", "projected", "supplied"]
+
+
+@dataclass(frozen=True)
+class Activity:
+    """Shares (summing to 1) of an accelerator's working time in compute-bound kernels, memory-bound
+    kernels and stalls (per-kernel overhead, exposed communication, pipeline bubble, waiting)."""
+
+    compute: float
+    memory: float
+    stall: float
+    source: str = ""
+
+    def scaled(self, achieved: Any) -> Any:
+        """Shares when only ``achieved`` (<= 1) of the modelled throughput is reached: the chip runs
+        the same kernels and waits the rest of the time. Above 1 it runs them faster: unchanged."""
+        r = np.minimum(1.0, np.asarray(achieved, dtype=float))
+        return self.compute * r, self.memory * r, self.stall * r + (1.0 - r)
+
+    def share(self, d_compute: Any, d_memory: Any, d_stall: Any, achieved: Any = 1.0) -> Any:
+        """Time-weighted dynamic share (0-1) of the idle-to-maximum range."""
+        c, m, s = self.scaled(achieved)
+        return np.clip(c * d_compute + m * d_memory + s * d_stall, 0.0, 1.0)
+
+
+COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
+
+
+COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
 
 
 @dataclass(frozen=True)

@@ -448,7 +448,7 @@ def fitted_stacks() -> list[str]:
 
 @functools.cache
 def current_fit() -> Fit:
-    """The stored fit (``data/efficiency_fit.json``, written by ``python -m ecobench.hardware.refit``
+    """The stored fit (``data/efficiency_fit.json``, written by ``python tools/refit.py``
     after the published points change); a test checks it equals a fresh fit."""
     doc: dict[str, Any] = json.loads(
         resources.files("ecobench.hardware").joinpath(FIT_FILE).read_text(encoding="utf-8"))

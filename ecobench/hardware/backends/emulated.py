@@ -18,7 +18,9 @@ power model is the share of time the NeuronCores execute kernels (neuron-monitor
 from __future__ import annotations
 
 import functools
+from collections import defaultdict
 from dataclasses import dataclass
+from typing import Any
 
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.base import Job, Performance, Utilization, register
@@ -259,3 +261,17 @@ def step_evaluator(instance: Instance) -> StepEvaluator | None:
 
 
 register(EmulatedBackend())
+
+
+def aggregate_kernels(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Kernels summed over layers: one line per kernel name."""
+    agg: dict[str, dict[str, Any]] = defaultdict(lambda: {"time_us": 0.0, "n": 0, "util": 0.0})
+    for k in kernels:
+        a = agg[k["kernel"]]
+        a.update(kernel=k["kernel"], engine=k["engine"], bound=k["bound"], phase=k["phase"])
+        a["time_us"] += k["time_us"]
+        a["util"] += k["utilization"] * k["time_us"]
+        a["n"] += k.get("count", 1)
+    return [{"kernel": a["kernel"], "phase": a["phase"], "engine": a["engine"], "bound": a["bound"],
+             "count": a["n"], "time_us": a["time_us"],
+             "utilization": a["util"] / a["time_us"] if a["time_us"] else 0.0} for a in agg.values()]

@@ -7,7 +7,7 @@ inverse of the time per output token, sets a replica's capacity), are fitted by 
 likelihood: heavy tails, as a few set-ups are far off); a prediction's 90% band is where the truth
 lies if its error is drawn from that fit. For a held-out point the fit leaves out the point's own
 source, so its band is out of sample too. The errors are stored in ``data/holdout_residuals.json``
-(written by ``python -m ecobench.hardware.refit``; a slow test checks it equals a fresh holdout), so
+(written by ``python tools/refit.py``; a slow test checks it equals a fresh holdout), so
 runs never refit.
 """
 

@@ -22,10 +22,9 @@ from typing import Any
 from ecobench import DISTRIBUTION
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.base import Job, Measurement, Performance, Utilization, register
-from ecobench.hardware.catalog import Catalog, Instance
-from ecobench.power.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
-from ecobench.power.measure import EnergySample
-from ecobench.scenario import LOCAL_INSTANCE
+from ecobench.hardware.catalog import LOCAL_INSTANCE, Catalog, Instance
+from ecobench.measure.codecarbon_meter import EnergySample
+from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
 from ecobench.units import DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.hf_config import to_transformers_config
@@ -213,7 +212,7 @@ class Windows:
 def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: str,
             track_energy: bool, untracked_reason: str = "") -> Windows:
     """Read the host's load, warm up, then measure ``spec.repetitions`` windows."""
-    from ecobench.power.measure import Tracker
+    from ecobench.measure.codecarbon_meter import Tracker
 
     before = probe_other_cpu_pct()
     t_end = time.perf_counter() + spec.warmup_s

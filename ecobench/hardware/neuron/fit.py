@@ -285,7 +285,7 @@ def fit_all() -> NeuronFit:
 
 @functools.cache
 def current_fit() -> NeuronFit:
-    """The stored fit (``data/neuron_fit.json``, written by ``python -m ecobench.hardware.neuron.refit``);
+    """The stored fit (``data/neuron_fit.json``, written by ``python tools/neuron_refit.py``);
     a test checks it equals a fresh fit."""
     doc: dict[str, Any] = json.loads(_fit_text())
     return NeuronFit(doc["values"], tuple(doc["points"]))

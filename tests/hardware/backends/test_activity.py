@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 
 from ecobench.hardware.backends import BACKENDS, Job, Performance, Utilization
-from ecobench.hardware.backends.activity import activity_of, kernel_regimes_s
+from ecobench.hardware.backends.activity import kernel_regimes_s
+from ecobench.hardware.backends.analytic import activity_of
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster

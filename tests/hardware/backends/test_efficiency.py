@@ -10,7 +10,7 @@ from ecobench.hardware.published import load_points
 
 
 def test_stored_fit_is_a_fresh_fit_of_the_packaged_points():
-    """data/efficiency_fit.json must be refitted (python -m ecobench.hardware.refit) when the points
+    """data/efficiency_fit.json must be refitted (python tools/refit.py) when the points
     change."""
     stored, fresh = E.current_fit(), E.fit_all()
     assert set(stored.values) == set(fresh.values)

@@ -5,7 +5,7 @@ for higher-is-better metrics such as throughput).
 
 - Modelled figures are deterministic and compared exactly.
 - Measured and projected rows carry per-repetition ``samples`` computed through the planner
-  (``ecobench.samples``); inference samples are planned with fractional instances, so the integer
+  (``ecobench.planning.samples``); inference samples are planned with fractional instances, so the integer
   instance count cannot turn a 3% throughput change into a 20% energy change. For those the
   change is tested with Welch's t-test on log values (the ratio of geometric means), and the rule
   fails only when the change is both significant (one-sided, alpha) and beyond the threshold.
@@ -14,7 +14,7 @@ for higher-is-better metrics such as throughput).
   unless ``--allow-noisy``.
 
 The two documents must be of the same scenario, mode and schema version, with the same
-configurations; a gated figure must be a finite number, 0 or more (``ecobench.gatefile``).
+configurations; a gated figure must be a finite number, 0 or more (``ecobench.gate.files``).
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from ecobench import textsafe
 from ecobench.errors import InputError, NoisyMeasurementError
-from ecobench.gatefile import BASELINE_KIND, GateDoc, gated_value, read_gate_doc
+from ecobench.gate.files import BASELINE_KIND, GateDoc, gated_value, read_gate_doc
+from ecobench.io import textsafe
 
 DEFAULT_RULE = "energy_kwh:+5%"
 ALPHA = 0.05

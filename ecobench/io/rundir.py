@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ecobench.errors import InputError, OutputError
-from ecobench.textsafe import terminal
+from ecobench.io.textsafe import terminal
 
 __all__ = ["append_text", "atomic_dir", "new_run_id", "sweep_stale", "target_dir", "write_text_atomic"]
 

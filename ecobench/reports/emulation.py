@@ -5,33 +5,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
 from ecobench.hardware.backends import BACKENDS, Job
 from ecobench.hardware.backends.efficiency import current_fit
-from ecobench.hardware.backends.emulated import step_evaluator
+from ecobench.hardware.backends.emulated import aggregate_kernels, step_evaluator
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.neuron.arch import DEVICES
+from ecobench.io.rundir import atomic_dir, target_dir
 from ecobench.planning.training import plan
-from ecobench.rundir import atomic_dir, target_dir
-from ecobench.scenario import LOCAL_INSTANCE, HardwareConfig, Scenario
-
-
-def aggregate_kernels(kernels: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Kernels summed over layers: one line per kernel name."""
-    agg: dict[str, dict[str, Any]] = defaultdict(lambda: {"time_us": 0.0, "n": 0, "util": 0.0})
-    for k in kernels:
-        a = agg[k["kernel"]]
-        a.update(kernel=k["kernel"], engine=k["engine"], bound=k["bound"], phase=k["phase"])
-        a["time_us"] += k["time_us"]
-        a["util"] += k["utilization"] * k["time_us"]
-        a["n"] += k.get("count", 1)
-    return [{"kernel": a["kernel"], "phase": a["phase"], "engine": a["engine"], "bound": a["bound"],
-             "count": a["n"], "time_us": a["time_us"],
-             "utilization": a["util"] / a["time_us"] if a["time_us"] else 0.0} for a in agg.values()]
+from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 
 
 def _training_job(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, cat: Catalog) -> Job:

@@ -1,6 +1,6 @@
 """Maintenance: refit the emulated NeuronCore's parameters and store them with the held-out errors.
 
-Run ``python -m ecobench.hardware.neuron.refit`` after editing ``data/published_points.yaml`` (or the
+Run ``python tools/neuron_refit.py`` after editing ``data/published_points.yaml`` (or the
 engine model, or the analytic model whose held-out errors the disagreement check reads); a test
 checks the stored file against a fresh fit.
 """

@@ -1,6 +1,6 @@
 """The two documents the gate compares: a run's results.json and a committed baseline.
 
-Read strictly (regular file, size cap, no NaN or Infinity literals: ``ecobench.yamlio.load_json``)
+Read strictly (regular file, size cap, no NaN or Infinity literals: ``ecobench.io.yamlio.load_json``)
 and checked before any comparison: the document's kind and schema version, a scenario name and
 mode, configuration ids that are well-formed and unique, and per-repetition samples that are
 positive numbers. The figures a rule gates are checked when the rule asks for them
@@ -15,10 +15,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ecobench.bounds import Name
 from ecobench.errors import InputError
+from ecobench.io.yamlio import load_json
 from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION
-from ecobench.yamlio import load_json
+from ecobench.scenario.bounds import Name
 
 __all__ = ["BASELINE_KIND", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc", "gated_value",
            "read_gate_doc"]

@@ -277,7 +277,7 @@ def html(c: Comparison) -> str:
 
 def write_new(path: Path, text: str, force: bool) -> None:
     """Write ``text`` atomically; an existing file is an error unless ``force``."""
-    from ecobench.rundir import write_text_atomic
+    from ecobench.io.rundir import write_text_atomic
 
     if (path.exists() or path.is_symlink()) and not force:
         raise InputError(f"{path}: already exists; not overwritten (use --force to replace it)")

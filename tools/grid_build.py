@@ -1,6 +1,6 @@
 """Maintenance: build the pinned grid-intensity table ``power/data/grid_intensity.csv``.
 
-Run ``python -m ecobench.power.grid_build [--codecarbon DIR] [--ember FILE]`` when a newer data set
+Run ``python tools/grid_build.py [--codecarbon DIR] [--ember FILE]`` when a newer data set
 should be pinned; results then change only with a reviewed commit of the table, never with the
 codecarbon release pip happens to install.
 

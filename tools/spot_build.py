@@ -1,6 +1,6 @@
 """Maintenance: build the regional spot price snapshot ``hardware/data/spot.yaml``.
 
-Run ``python -m ecobench.hardware.spot_build VMS_CSV --source TEXT --as-of DATE`` with VMS_CSV the AWS
+Run ``python tools/spot_build.py VMS_CSV --source TEXT --as-of DATE`` with VMS_CSV the AWS
 catalog of github.com/skypilot-org/skypilot-catalog (``catalogs/v8/aws/vms.csv``: one row per instance
 type and availability zone, with ``Price`` on-demand and ``SpotPrice``, USD per hour, Linux) or an
 extract of its rows with the columns InstanceType, Price, SpotPrice, Region, AvailabilityZone.
@@ -57,7 +57,7 @@ def main() -> None:
            "spot_usd_per_h": found}
     target = Path(__file__).resolve().parent / "data" / "spot.yaml"
     head = ("# Regional Linux spot prices (USD per instance-hour), a dated snapshot: written by\n"
-            "# python -m ecobench.hardware.spot_build. A region's price is the median over its availability\n"
+            "# python tools/spot_build.py. A region's price is the median over its availability\n"
             "# zones (Local Zones left out); an instance type or region missing here has no spot price in\n"
             "# the snapshot. instance_types: the types the snapshot covers.\n")
     target.write_text(head + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")

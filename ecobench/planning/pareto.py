@@ -11,7 +11,7 @@ import numpy as np
 from ecobench.power.scopes import co2_column, energy_column
 
 if TYPE_CHECKING:
-    from ecobench.scenario import Scenario
+    from ecobench.scenario.model import Scenario
     from ecobench.table import Columns
 
 BALANCED_WEIGHTS = {"cost": 1 / 3, "co2": 1 / 3, "third": 1 / 3}  # the third: time, latency or energy

@@ -4,7 +4,7 @@ combination. Each combination takes the baseline configuration's fields and over
 Combinations are grouped so one evaluation covers many: a group holds every region and headroom
 (``max_utilization``) of one choice of the other fields, since those two change only the price, the
 grid intensity and the instance count, which the planner computes with numpy over arrays
-(``ecobench.evaluate.evaluate_group``). The backend runs once per group.
+(``ecobench.planning.sweep``). The backend runs once per group.
 """
 
 from __future__ import annotations
@@ -16,47 +16,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ecobench.bounds import SWEEP_MAX_COMBINATIONS, SWEEP_MAX_VALUES
-
 if TYPE_CHECKING:
     import numpy as np
 
-    from ecobench.scenario import HardwareConfig, Scenario
+    from ecobench.scenario.model import HardwareConfig, Scenario
 
 GRID_AXES = ("region", "max_utilization")  # evaluated together, as numpy arrays, in one group
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def check_sweep(s: Scenario) -> None:
-    """Every axis names a configuration field and every value makes a valid configuration with the
-    baseline's other fields; the product stays within the bound (raises ValueError)."""
-    from pydantic import ValidationError
-
-    from ecobench.scenario import HardwareConfig, _messages
-
-    assert s.sweep is not None
-    allowed = [f for f in HardwareConfig.model_fields if f != "id"]
-    base = s.config(s.baseline).model_dump(exclude_unset=True)
-    total = 1
-    for key, values in s.sweep.items():
-        if key not in allowed:
-            raise ValueError(f"sweep.{key}: not a configuration field (allowed: {', '.join(allowed)})")
-        if not values or len(values) > SWEEP_MAX_VALUES:
-            raise ValueError(f"sweep.{key}: give 1 to {SWEEP_MAX_VALUES:,} values, got {len(values)}")
-        total *= len(values)
-        for i, v in enumerate(values):
-            try:
-                c = HardwareConfig.model_validate(base | {key: v})
-            except ValidationError as exc:
-                lines = [m.removeprefix(f"{key}: ") for m in _messages(exc.errors())]  # type: ignore[arg-type]
-                raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
-            s._check_config(c, f"sweep.{key}[{i}]")
-            if c.backend == "reference":
-                raise ValueError(f"sweep.{key}[{i}]: the reference backend measures on this host, one "
-                                 "configuration at a time: list measured configurations in configs")
-    if total > SWEEP_MAX_COMBINATIONS:
-        raise ValueError(f"sweep: {total:,} combinations; at most {SWEEP_MAX_COMBINATIONS:,} (split the "
-                         "sweep into scenarios, or see docs/architecture.md on sweeps across machines)")
 
 
 def combinations(s: Scenario) -> int:
@@ -107,7 +73,7 @@ def groups(s: Scenario) -> Iterator[Group]:
     import numpy as np
 
     assert s.sweep is not None
-    from ecobench.scenario import HardwareConfig
+    from ecobench.scenario.model import HardwareConfig
 
     base = s.config(s.baseline)
     dump = base.model_dump(exclude_unset=True)
@@ -133,7 +99,7 @@ def groups(s: Scenario) -> Iterator[Group]:
 
 def config_at(s: Scenario, index: int, config_id: str) -> HardwareConfig:
     """The configuration at position ``index`` of the sweep's product (its ``sweep_index``)."""
-    from ecobench.scenario import HardwareConfig
+    from ecobench.scenario.model import HardwareConfig
 
     assert s.sweep is not None
     coords: dict[str, Any] = {}

@@ -1,6 +1,6 @@
 """Maintenance: refit the efficiency model on the published points and store it.
 
-Run ``python -m ecobench.hardware.refit`` after editing ``data/published_points.yaml``; the test suite
+Run ``python tools/refit.py`` after editing ``data/published_points.yaml``; the test suite
 checks that the stored parameters and held-out errors equal fresh ones, so a stale file cannot go
 unnoticed.
 """

@@ -17,8 +17,8 @@ from ecobench.power.embodied import embodied_kg
 from ecobench.power.model import PowerBreakdown, instance_power
 from ecobench.power.scopes import scope_figures
 from ecobench.power.uncertainty import InferenceCase, McConfig, TrainingCase, TrainingPhase, UncertainSetup
-from ecobench.scenario import InferenceSpec, Phase, ServingSpec, TrainingSpec
-from ecobench.units import FLOAT_EPS, MILLION, SECONDS_PER_HOUR, W_PER_KW
+from ecobench.scenario.model import InferenceSpec, Phase, ServingSpec, TrainingSpec
+from ecobench.units import FLOAT_EPS, MILLION, SECONDS_PER_HOUR, W_PER_KW, per_output_token
 
 
 @dataclass(frozen=True)
@@ -276,8 +276,3 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
     return row
 
 
-def per_output_token(energy_kwh: Any, cost_usd: Any, co2_kg: Any, tokens: float) -> dict[str, Any]:
-    """Energy (J), cost (USD per million) and CO2 (g per million) per output token."""
-    return {"energy_j_per_output_token": energy_kwh * SECONDS_PER_HOUR * W_PER_KW / tokens,
-            "cost_usd_per_million_output_tokens": cost_usd / tokens * MILLION,
-            "co2_g_per_million_output_tokens": co2_kg * 1000 / tokens * MILLION}

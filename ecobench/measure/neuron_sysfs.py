@@ -141,16 +141,3 @@ def sample(root: Path, minutes: int, p_max_w: tuple[float, float, float],
         sleep(MINUTE_S)
         acc.add(read_tree(root))
     return acc
-
-
-def chip_range(chip: str) -> tuple[float, float, float]:
-    """(low, central, high) maximum W of a catalog chip whose power is an evidence range."""
-    from ecobench.hardware.catalog import load_catalog
-
-    accs = load_catalog().accelerators
-    ranged = sorted(k for k, a in accs.items() if a.power.uncertain)
-    if chip not in ranged:
-        raise InputError(f"--chip {chip!r}: allowed: {', '.join(ranged)} (or give --max-w)")
-    p = accs[chip].power
-    assert p.low_w is not None and p.high_w is not None
-    return p.low_w, p.max_w, p.high_w

@@ -1,6 +1,6 @@
 """Maintenance: build the regional on-demand price snapshot ``hardware/data/prices.yaml``.
 
-Run ``python -m ecobench.hardware.prices_build DIR --source TEXT --as-of DATE`` with DIR a folder of
+Run ``python tools/prices_build.py DIR --source TEXT --as-of DATE`` with DIR a folder of
 ``<family>_instances.js`` files of the github.com/tsaol/aws-gpu data set (generated from
 instances.vantage.sh, which reads the AWS Price List API; Linux on-demand, USD per hour). Only the
 catalog's instance types are kept.
@@ -51,7 +51,7 @@ def main() -> None:
     doc = {"source": args.source, "as_of": args.as_of, "prices_usd_per_h": prices(args.folder)}
     target = Path(__file__).resolve().parent / "data" / "prices.yaml"
     head = ("# Regional Linux on-demand prices (USD per instance-hour), a dated snapshot: written by\n"
-            "# python -m ecobench.hardware.prices_build. A region's price in instances.yaml, where present,\n"
+            "# python tools/prices_build.py. A region's price in instances.yaml, where present,\n"
             "# takes precedence (the seed scenarios were published with those).\n")
     target.write_text(head + yaml.safe_dump(doc, sort_keys=False, width=110), encoding="utf-8")
     print(f"wrote {target}: {len(doc['prices_usd_per_h'])} instance types")

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from ecobench import __version__
 from ecobench.errors import OutputError
-from ecobench.rundir import write_bytes_atomic
+from ecobench.io.rundir import write_bytes_atomic
 
 __all__ = ["CACHE_ENV", "cache_dir", "cached"]
 

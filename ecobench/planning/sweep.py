@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from ecobench.errors import BackendError, InputError
-from ecobench.evaluate import Cells, _price, evaluate_config, pricing_model
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.catalog import Catalog
+from ecobench.planning.configs import Cells, _price, evaluate_config, pricing_model
 from ecobench.power.carbon import GridIntensity, grid_intensity
-from ecobench.scenario import Scenario
-from ecobench.sweep import Group, groups, label
+from ecobench.scenario.model import Scenario
+from ecobench.scenario.sweep import Group, groups, label
 from ecobench.table import Columns, concat
 
 _PREFIX = r"configs["
@@ -100,7 +100,7 @@ def evaluate_sweep(s: Scenario, catalog: Catalog, backends: Mapping[str, Backend
                    progress: Callable[[str], None] | None = None) -> tuple[Columns, dict[str, Any]]:
     """Every combination of the sweep: the table and its counts (combinations, evaluated, skipped by
     reason, most frequent first)."""
-    from ecobench.sweep import combinations
+    from ecobench.scenario.sweep import combinations
 
     total = combinations(s)
     skipped: Counter[str] = Counter()

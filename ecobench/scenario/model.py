@@ -10,28 +10,29 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ecobench import bounds as b
 from ecobench.errors import EcobenchError, InputError, UnknownNameError
-from ecobench.hardware.catalog import load_catalog
-from ecobench.measure_defaults import DEFAULT_REPETITIONS
-from ecobench.planning.interruption import (
+from ecobench.hardware.catalog import LOCAL_INSTANCE, load_catalog
+from ecobench.io.yamlio import load_yaml
+from ecobench.measure.defaults import DEFAULT_REPETITIONS
+from ecobench.scenario import bounds as b
+from ecobench.scenario.bounds import SWEEP_MAX_COMBINATIONS, SWEEP_MAX_VALUES
+from ecobench.scenario.profile import AutoscaleSpec, ProfileSpec, resolve_profile
+from ecobench.units import (
+    CCF_AWS_PUE,
     DEFAULT_CHECKPOINT_INTERVAL_H,
     DEFAULT_INTERRUPTION_PCT_PER_MONTH,
     DEFAULT_RESTART_H,
+    DTYPES,
 )
-from ecobench.planning.profile_spec import AutoscaleSpec, ProfileSpec, resolve_profile
-from ecobench.units import CCF_AWS_PUE, DTYPES
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.hf_config import load_hf_config
 from ecobench.workloads.presets import PRESETS, preset
-from ecobench.yamlio import load_yaml
 
 SCHEMA_VERSION = 2
 SCHEMA_VERSIONS = (1, 2)  # version-1 files read unchanged: version 2 only added fields
-LOCAL_INSTANCE = "local"  # the host ecobench runs on, measured by the reference backend
 Dtype = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
 BackendName = Literal["analytic", "emulated", "reference"]
-# Unbounded fallbacks, kept finite; new numeric fields take a documented range from ecobench.bounds.
+# Unbounded fallbacks, kept finite; new numeric fields take a documented range from ecobench.scenario.bounds.
 DEFAULT_ENCODER_BATCH = 65536  # NVIDIA's BERT phase-1 recipe (sequences per step)
 DEFAULT_ENCODER_MICROBATCH = 32
 DEFAULT_DECODER_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2's 4M-token batch (Touvron et al. 2023, §2.2)
@@ -396,8 +397,6 @@ class Scenario(_Model):
         for c in self.configs:
             self._check_config(c, f"configuration {c.id!r}")
         if self.sweep is not None:
-            from ecobench.sweep import check_sweep
-
             check_sweep(self)
         return self
 
@@ -584,7 +583,7 @@ def _check_names(s: Scenario, source: str) -> None:
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario YAML file (regular file, size cap, strict YAML: ecobench.yamlio);
+    """Read and validate a scenario YAML file (regular file, size cap, strict YAML: ecobench.io.yamlio);
     a local config.json it names is read relative to it."""
     return scenario_from_dict(load_yaml(path, "scenario"), str(path), Path(path).parent)
 
@@ -605,3 +604,34 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
         if sub is not None:
             rows += describe_fields(sub, path + ".")
     return rows
+
+
+def check_sweep(s: Scenario) -> None:
+    """Every axis names a configuration field and every value makes a valid configuration with the
+    baseline's other fields; the product stays within the bound (raises ValueError)."""
+    from pydantic import ValidationError
+
+
+    assert s.sweep is not None
+    allowed = [f for f in HardwareConfig.model_fields if f != "id"]
+    base = s.config(s.baseline).model_dump(exclude_unset=True)
+    total = 1
+    for key, values in s.sweep.items():
+        if key not in allowed:
+            raise ValueError(f"sweep.{key}: not a configuration field (allowed: {', '.join(allowed)})")
+        if not values or len(values) > SWEEP_MAX_VALUES:
+            raise ValueError(f"sweep.{key}: give 1 to {SWEEP_MAX_VALUES:,} values, got {len(values)}")
+        total *= len(values)
+        for i, v in enumerate(values):
+            try:
+                c = HardwareConfig.model_validate(base | {key: v})
+            except ValidationError as exc:
+                lines = [m.removeprefix(f"{key}: ") for m in _messages(exc.errors())]  # type: ignore[arg-type]
+                raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
+            s._check_config(c, f"sweep.{key}[{i}]")
+            if c.backend == "reference":
+                raise ValueError(f"sweep.{key}[{i}]: the reference backend measures on this host, one "
+                                 "configuration at a time: list measured configurations in configs")
+    if total > SWEEP_MAX_COMBINATIONS:
+        raise ValueError(f"sweep: {total:,} combinations; at most {SWEEP_MAX_COMBINATIONS:,} (split the "
+                         "sweep into scenarios, or see docs/architecture.md on sweeps across machines)")

@@ -1,0 +1,197 @@
+"""Scenario -> results table: every configuration (and sweep combination) evaluated, compared with the
+baseline, on the Pareto front, with the recommendations and the Monte Carlo bands."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+from ecobench.hardware.backends import BACKENDS, Backend
+from ecobench.hardware.catalog import Catalog, load_catalog
+from ecobench.planning.configs import evaluate_config
+from ecobench.power.uncertainty import McConfig, bands
+from ecobench.scenario.model import HardwareConfig, Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ecobench.table import Columns
+
+CHANGE_METRICS = {"energy_kwh": "energy", "cost_usd": "cost", "co2_kg": "co2",
+                  "instances": "instances", "duration_h": "duration",
+                  "co2_operational_kg": "co2_operational", "co2_embodied_kg": "co2_embodied",
+                  "energy_it_kwh": "energy_it", "energy_accelerator_kwh": "energy_accelerator",
+                  "co2_it_kg": "co2_it", "co2_accelerator_kg": "co2_accelerator"}
+
+
+def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
+    """What a reader must know about some rows: an empty cost (no sourced price) and a disagreement
+    between backends (``ecobench run`` prints them on stderr)."""
+    out = []
+    for row in rows:
+        if math.isnan(row["price_usd_per_h"]):
+            out.append(f"{row['config_id']}: no sourced {row['instance_type']} price in any region: cost "
+                       "columns are empty (set price_usd_per_h)")
+        if row.get("backend_disagreement"):
+            out.append(f"{row['config_id']}: {row['backend_disagreement']}")
+        if row.get("meets_deadline") is False:
+            out.append(f"{row['config_id']}: {row['instances']:g} instances take {row['duration_h']:.3g} h, "
+                       f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): leave out "
+                       "instances to have ecobench find the fewest that finish in time")
+    return out
+
+
+def add_changes(rows: list[dict[str, Any]], baseline_id: str,
+                base: list[dict[str, Any]] | None = None) -> None:
+    """Add ``<metric>_change_pct`` and ``throughput_ratio`` against the baseline row (found in ``base``,
+    default ``rows``), in place."""
+    ref = next(r for r in (rows if base is None else base) if r["config_id"] == baseline_id)
+    for r in rows:
+        r["throughput_ratio"] = r["throughput_per_instance_per_s"] / ref["throughput_per_instance_per_s"]
+        for col, short in CHANGE_METRICS.items():
+            r[f"{short}_change_pct"] = (r[col] / ref[col] - 1.0) * 100.0 if ref[col] else float("nan")
+
+
+@dataclass
+class Evaluation:
+    """What a run writes: ``rows`` for results.json and the report (every configuration of
+    ``configs``, and of a sweep the front, the picks and the best per objective, with bands),
+    ``table`` every row (results.csv), the sweep's counts and the recommendations."""
+
+    rows: list[dict[str, Any]]
+    table: Columns
+    recommendations: list[dict[str, Any]]
+    sweep: dict[str, Any] | None = None
+
+
+SWEEP_FRONT_SHOWN = 100  # front rows a sweep's results.json and report show (all are in results.csv)
+SWEEP_BEST_SHOWN = 10  # and the best rows by each objective
+
+
+def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
+                 backends: Mapping[str, Backend] | None = None,
+                 progress: Callable[[str], None] | None = None) -> Evaluation:
+    """Every configuration of ``configs`` and of the sweep, compared with the baseline; the Pareto
+    front and the recommendations over all of them."""
+    import numpy as np
+
+    from ecobench import table as tb
+    from ecobench.planning.pareto import eligible, objectives, pareto_columns, recommendations
+
+    cat = catalog or load_catalog()
+    bk = BACKENDS if backends is None else backends
+    rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)
+    add_changes(rows, s.baseline)
+    table = tb.from_rows(rows)
+    info = None
+    if s.sweep:
+        from ecobench.planning.sweep import evaluate_sweep
+
+        swept, info = evaluate_sweep(s, cat, bk, progress)
+        if swept:
+            swept["config_id"] = _unique_ids(swept, {r["config_id"] for r in rows})
+            table = tb.concat([table, swept])
+            add_change_columns(table, s.baseline)
+    table["pareto"], table["pareto_rank"] = pareto_columns(s, table)
+    recs = recommendations(s, table)
+    shown = np.arange(len(rows))
+    if info is not None and tb.length(table) > len(rows):
+        objs = objectives(s, table)
+        ok = np.flatnonzero(eligible(table, objs))
+        picked = {r["config_id"] for r in recs}
+        extra = set(np.flatnonzero(table["pareto_rank"] <= SWEEP_FRONT_SHOWN).tolist())
+        for o in objs:
+            extra |= set(ok[np.argsort(table[o.column][ok].astype(float), kind="stable")[:SWEEP_BEST_SHOWN]]
+                         .tolist())
+        extra |= {i for i, c in enumerate(table["config_id"]) if c in picked}
+        extra = {i for i in extra if i >= len(rows)}
+        shown = np.array(sorted(extra | set(range(len(rows)))))
+        info["rows_shown"] = len(shown)
+        more, more_mcs = _evaluate_rows(s, [_sweep_config(s, table, i) for i in shown[len(rows):]], cat, bk,
+                                        None)
+        add_changes(more, s.baseline, base=rows)
+        rows = rows + more
+        mcs += more_mcs
+    if s.uncertainty.draws and mcs:
+        add_bands(rows, mcs, s)
+        for name in dict.fromkeys(k for r in rows for k in r if k.endswith(("_low", "_high"))):
+            col = table.get(name)
+            if col is None:
+                col = table[name] = np.full(tb.length(table), np.nan)
+            col[shown] = [r.get(name, np.nan) if r.get(name) is not None else np.nan for r in rows]
+    for r, i in zip(rows, shown, strict=True):
+        r["pareto"] = bool(table["pareto"][i])
+        r["pareto_rank"] = tb.clean(table["pareto_rank"][i])
+        for k in table:
+            if k.startswith("sweep_") and k not in r:
+                r[k] = tb.clean(table[k][i])
+    return Evaluation(rows, table, recs, info)
+
+
+def _unique_ids(swept: Columns, taken: set[str]) -> Any:
+    """The sweep's row ids, made unique: an id that a configuration of ``configs`` or another
+    combination already has (values that read alike, ids cut at 100 characters) gets its
+    ``sweep_index`` appended."""
+    import numpy as np
+
+    ids = swept["config_id"]
+    seen: set[str] = set(taken)
+    out = np.empty(len(ids), dtype=object)
+    for i, (c, index) in enumerate(zip(ids.tolist(), swept["sweep_index"].tolist(), strict=True)):
+        if c in seen:
+            c = f"{c[:88]}-{int(index)}"
+        seen.add(c)
+        out[i] = c
+    return out
+
+
+def _sweep_config(s: Scenario, t: Columns, i: int) -> HardwareConfig:
+    from ecobench.scenario.sweep import config_at
+
+    return config_at(s, int(t["sweep_index"][i]), str(t["config_id"][i]))
+
+
+def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk: Mapping[str, Backend],
+                   progress: Callable[[str], None] | None) -> tuple[list[dict[str, Any]], list[McConfig]]:
+    rows = []
+    for i, cfg in enumerate(configs, 1):
+        if progress:
+            progress(f"[{i}/{len(configs)}] {cfg.id}: {cfg.instance_type} via "
+                     f"{'supplied throughput' if cfg.measured_throughput_per_s else cfg.backend}")
+        rows.append(evaluate_config(s, cfg, cat, bk, i - 1))
+    mcs = [replace(r.pop("_mc"), config_id=r["config_id"]) for r in rows if "_mc" in r]
+    return rows, mcs
+
+
+def evaluate(s: Scenario, *, catalog: Catalog | None = None,
+             backends: Mapping[str, Backend] | None = None,
+             progress: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Every row (``configs`` and the sweep) as a DataFrame; :func:`evaluate_all` for the rest."""
+    import pandas as pd
+
+    ev = evaluate_all(s, catalog=catalog, backends=backends, progress=progress)
+    if ev.sweep is None:
+        return pd.DataFrame(ev.rows)
+    return pd.DataFrame(ev.table)
+
+
+def add_change_columns(t: Columns, baseline_id: str) -> None:
+    """``add_changes`` over a column table, in place."""
+    import numpy as np
+
+    b = int(np.flatnonzero(t["config_id"] == baseline_id)[0])
+    thr = t["throughput_per_instance_per_s"].astype(float)
+    t["throughput_ratio"] = thr / thr[b]
+    for col, short in CHANGE_METRICS.items():
+        v = t[col].astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t[f"{short}_change_pct"] = (v / v[b] - 1.0) * 100.0 if v[b] else np.full(len(v), np.nan)
+
+
+def add_bands(rows: list[dict[str, Any]], mcs: list[McConfig], s: Scenario) -> None:
+    """Add the Monte Carlo's ``*_low`` / ``*_high`` columns to the rows, in place."""
+    found = bands(mcs, s.baseline, s.uncertainty.draws, s.uncertainty.seed)
+    for r in rows:
+        r.update(found.get(r["config_id"], {}))
