@@ -30,7 +30,12 @@ HOLDOUT_TARGETS = {
     ("llm_serve", "tpot_ms"): (15.0, 35.0),
     ("llm_serve", "output_tokens_per_s"): (15.0, 35.0),
     ("llm_serve", "ttft_ms"): (15.0, 35.0),
+    # Measured power (power/fit.py), held out by group: issue 20's targets.
+    ("power_train", "power_w"): (10.0, 25.0),
+    ("power_serve", "power_w"): (10.0, 25.0),
+    ("power_infer", "power_w"): (10.0, 25.0),
 }
+POWER_KINDS = ("power_train", "power_serve", "power_infer")
 
 
 @dataclass(frozen=True)
@@ -165,8 +170,21 @@ def validate(modes: tuple[str, ...] = MODES) -> list[Check]:
     if "predict" in modes:
         checks += neuron_checks("predict")
     if "holdout" in modes:
-        checks += holdout_checks() + neuron_checks("holdout")
+        checks += holdout_checks() + neuron_checks("holdout") + power_checks()
     return checks
+
+
+def power_checks() -> list[Check]:
+    """Every fitted measured-power point predicted by the draw model fitted without its group."""
+    from ecobench.power.fit import holdout
+
+    out = []
+    for r in holdout():
+        worst = HOLDOUT_TARGETS[r.kind, "power_w"][1]
+        out.append(Check(f"{r.kind}_{r.id}", "power_w", "holdout", r.measured_w, r.predicted_w, r.error_pct,
+                         None, f"±{worst:g}%", abs(r.error_pct) <= worst, r.kind, r.group,
+                         low=r.low_w, high=r.high_w))
+    return out
 
 
 def holdout_checks() -> list[Check]:
@@ -213,15 +231,25 @@ def summarize(checks: list[Check]) -> list[Summary]:
         out.append(Summary(kind, figure, len(rows), med, max(errs), worst.experiment,
                            _target(med, max(errs), median_t, worst_t),
                            med <= median_t and max(errs) <= worst_t, cov, width))
-    rows = [c for c in checks if c.mode == "holdout"]
+    held = [c for c in checks if c.mode == "holdout"]
+    out += _overall("all", [c for c in held if c.kind not in POWER_KINDS])
+    out += _overall("power", [c for c in held if c.kind in POWER_KINDS])
+    return out + neuron_summary(checks)
+
+
+def _overall(label: str, rows: list[Check]) -> list[Summary]:
+    """Median and worst |error| and band coverage over every row of one family (throughput, power)."""
+    import statistics
+
+    out = []
     if rows:
         cov, width = band_stats(rows)
         errs = [abs(c.error_pct) for c in rows]
         worst = max(rows, key=lambda c: abs(c.error_pct))
-        out.append(Summary("all", "all", len(rows), statistics.median(errs), max(errs), worst.experiment,
+        out.append(Summary(label, "all", len(rows), statistics.median(errs), max(errs), worst.experiment,
                            f"coverage ≥ {COVERAGE_TARGET_PCT:g}% of published values inside the 90% band",
                            cov is not None and cov >= COVERAGE_TARGET_PCT, cov, width))
-    return out + neuron_summary(checks)
+    return out
 
 
 COVERAGE_TARGET_PCT = 90.0

@@ -1,0 +1,143 @@
+"""Measured power: the corpus the draw model is fitted on and held out against.
+
+Package data ``data/measured/*.yaml``: sources (citation, url, date, what was metered and how, what the
+source does not state, the independent ``group`` whose points are held out together) and points (the
+workload in the schema of the published throughput points, the hardware, and the average measured
+draw per device or per node, with the throughput of the same run where published). Points on chips
+outside the catalog (``gpu: other``) are kept as evidence and not fitted. No point is an AWS claim
+about the two seed experiments.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ecobench.io.yamlio import load_packaged
+from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.presets import preset
+
+PowerKind = Literal["power_train", "power_serve", "power_infer"]
+Metered = Literal["device", "node", "facility"]
+MAX_OVER_LIMIT = 1.2  # a mean draw above 1.2x the chip's maximum is refused as a data error
+
+
+class _Row(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PowerSource(_Row):
+    citation: str
+    url: str
+    as_of: str
+    group: str = Field(description="independent group: its points are held out together")
+    metered: Metered = Field(description="what the meter covers")
+    method: str
+    not_stated: str
+
+
+class PowerPoint(_Row):
+    """One measured average draw and the workload that drew it."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    source: str
+    kind: PowerKind
+    model_name: str
+    model: str | None = None
+    architecture: dict[str, Any] | None = None
+    gpu: str = Field(description="catalog accelerator key, or 'other' (kept as evidence, not fitted)")
+    instance_type: str | None = None
+    devices: int = Field(gt=0, description="accelerators the measurement covers (per node if per node)")
+    nodes: int = Field(1, gt=0)
+    precision: str | None = None
+    weight_precision: str | None = None
+    engine: str | None = None
+    batch_size: float | None = Field(None, gt=0)
+    avg_batch_size: float | None = Field(None, gt=0)
+    concurrency: int | None = None
+    input_tokens: float | None = Field(None, gt=0)
+    output_tokens: float | None = Field(None, gt=0)
+    seq_len: int | None = Field(None, gt=0)
+    tensor: int | None = Field(None, gt=0)
+    pipeline: int | None = Field(None, gt=0)
+    global_batch_size: int | None = Field(None, gt=0)
+    layout: dict[str, Any] | None = None
+    breakdown: dict[str, Any] | None = None
+    power_w: float = Field(gt=0, description="mean draw over the measured window")
+    power_per: Literal["device", "node"]
+    power_stat: Literal["mean", "median", "peak"] = "mean"
+    tokens_per_s: float | None = Field(None, gt=0)
+    output_tokens_per_s: float | None = Field(None, gt=0)
+    samples_per_s: float | None = Field(None, gt=0)
+    tpot_ms: float | None = Field(None, gt=0)
+    energy_j_per_output_token: float | None = Field(None, gt=0)
+    energy_j_per_sample: float | None = Field(None, gt=0)
+    derived: str | None = None
+    exclude_reason: str | None = Field(None, description="why the point is kept as evidence, not fitted")
+    note: str
+
+    @model_validator(mode="after")
+    def _one_model(self) -> Self:
+        if self.model is not None and self.architecture is not None:
+            raise ValueError(f"{self.id}: give model or architecture, not both")
+        return self
+
+    @property
+    def arch(self) -> Architecture | None:
+        """The model, where the point names a preset or an inline decoder/encoder."""
+        if self.model is not None:
+            return preset(self.model)
+        if self.architecture is not None:
+            return Architecture(name=self.id, **self.architecture)
+        return None
+
+    @property
+    def batch(self) -> float | None:
+        return self.avg_batch_size or self.batch_size
+
+
+class PowerCorpus(_Row):
+    sources: dict[str, PowerSource]
+    points: tuple[PowerPoint, ...]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        seen: set[str] = set()
+        for p in self.points:
+            if p.id in seen:
+                raise ValueError(f"point id {p.id!r} appears twice")
+            seen.add(p.id)
+            if p.source not in self.sources:
+                raise ValueError(f"{p.id}: unknown source {p.source!r}")
+        return self
+
+    def group(self, p: PowerPoint) -> str:
+        return self.sources[p.source].group
+
+    def metered(self, p: PowerPoint) -> Metered:
+        return self.sources[p.source].metered
+
+
+def parse_corpus(docs: list[dict[str, Any]]) -> PowerCorpus:
+    """One corpus from several files' ``sources`` and ``points`` (raises pydantic's ValidationError)."""
+    sources: dict[str, Any] = {}
+    points: list[Any] = []
+    for d in docs:
+        for k, v in d.get("sources", {}).items():
+            if k in sources:
+                raise ValueError(f"source {k!r} is defined twice")
+            sources[k] = v
+        points += d.get("points", [])
+    return PowerCorpus.model_validate({"sources": sources, "points": points})
+
+
+@functools.cache
+def load_corpus() -> PowerCorpus:
+    """The packaged measured-power corpus."""
+    folder = resources.files("ecobench.power") / "data" / "measured"
+    docs = [load_packaged(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
+            if f.name.endswith(".yaml")]
+    return parse_corpus(docs)

@@ -1,0 +1,226 @@
+"""The draw model by activity, fitted on measured watts (``power/corpus.py``) and held out by group.
+
+A device's mean draw is ``idle + (max - idle) x f``, ``f`` the time-weighted draw of the states it is
+in: compute-bound kernels, memory-bound kernels, pipeline bubble, and waiting (exposed communication,
+launch gaps, host stalls and anything else the kernels do not fill). The time shares come from the
+point's own run: the FLOP rate and the bytes streamed that its measured throughput implies, against
+the chip's peaks (reaching ``COMPUTE_CEILING`` of the peak FLOP rate, or ``MEMORY_CEILING`` of the
+memory bandwidth, is a chip busy all the time), the bubble from the pipeline layout, the rest
+waiting. The draws of the states (fractions of the idle-to-maximum range) and the host side of a
+node (W per node and W per device: CPUs, memory, fans, network, power-supply losses) are fitted by
+bounded linear least squares on relative errors; node-metered points fit both at once.
+
+``holdout`` predicts every point from a fit without its group (one lab or benchmark family) and gives
+each a 90% band from the held-out errors of the other groups.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ecobench.hardware.catalog import Catalog, load_catalog
+from ecobench.power.corpus import PowerCorpus, PowerPoint, load_corpus
+from ecobench.units import BYTES_PER_DTYPE
+from ecobench.workloads.transformer import forward_kernels, kv_cache_bytes_per_token, totals
+
+STATES = ("compute", "memory", "bubble", "wait")
+HOST = ("host_w_per_node", "host_w_per_device")
+COMPUTE_CEILING = 0.8  # dense matmuls reach about 80% of the datasheet peak (assumption, see README)
+MEMORY_CEILING = 0.85  # streaming reaches about 85% of the datasheet bandwidth (assumption)
+# Forward FLOPs per sample of the vision models in the corpus (no transformer kernels for them).
+# ResNet-50 at 224x224: 3.8e9 multiply-adds (He et al., "Deep Residual Learning", CVPR 2016, Table 1).
+VISION_FLOPS_PER_SAMPLE = {"resnet50": 2 * 3.8e9}
+DEFAULT_CONTEXT_TOKENS = 512  # serving points that state no input length: an assumed prompt length
+
+
+@dataclass(frozen=True)
+class Features:
+    """One point's time shares and the figures that turn a fitted draw into watts."""
+
+    point: PowerPoint
+    group: str
+    shares: tuple[float, float, float, float]  # STATES
+    idle_w: float
+    max_w: float
+    per_node: bool  # the measured figure is a node's (devices x chip + host), else one device's
+    devices: int
+    measured_w: float
+
+    def design_row(self) -> tuple[list[float], float]:
+        """Coefficients of (state draws..., host terms) and the constant: predicted W = row . x + c."""
+        rng = self.max_w - self.idle_w
+        n = self.devices if self.per_node else 1
+        row = [n * rng * s for s in self.shares]
+        row += [1.0, float(self.devices)] if self.per_node else [0.0, 0.0]
+        return row, n * self.idle_w
+
+
+def _peak_tflops(acc: Any, precision: str | None) -> float | None:
+    for d in (precision, "bf16", "fp16"):
+        if d and acc.peak_tflops.get(d):
+            return float(acc.peak_tflops[d])
+    return None
+
+
+def _rates(p: PowerPoint) -> tuple[float, float] | None:
+    """(FLOP/s, bytes/s) per device that the point's measured throughput implies."""
+    arch, dev = p.arch, p.devices * (1 if p.power_per == "node" else p.nodes)
+    dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
+    if p.kind == "power_serve":
+        if arch is None or p.output_tokens_per_s is None or p.batch is None:
+            return None
+        tensor = p.tensor or 1
+        params = arch.params
+        flops = 2.0 * params * p.output_tokens_per_s / dev
+        replicas = max(1.0, dev / tensor)
+        steps_per_s = p.output_tokens_per_s / replicas / p.batch
+        context = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) + (p.output_tokens or 0) / 2
+        wbytes = BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2)
+        kv = p.batch * context * kv_cache_bytes_per_token(arch, dtype, tensor)
+        per_step = params * wbytes / tensor + kv
+        return flops, steps_per_s * per_step
+    if p.kind == "power_infer":
+        if p.samples_per_s is None:
+            return None
+        if arch is not None:
+            f = totals(forward_kernels(arch, p.seq_len or 384, 1, dtype))[0]
+        else:
+            name = p.model_name.lower().replace("-", "")
+            key = next((k for k in VISION_FLOPS_PER_SAMPLE if k in name), None)
+            if key is None:
+                return None
+            f = VISION_FLOPS_PER_SAMPLE[key]
+        return p.samples_per_s * f / dev, 0.0
+    if arch is None or p.tokens_per_s is None:  # training: 6N FLOPs per token (forward and backward)
+        return None
+    return 6.0 * arch.params * p.tokens_per_s / (p.devices * p.nodes), 0.0
+
+
+def _bubble(p: PowerPoint) -> float:
+    lay = p.layout or {}
+    pp = int(lay.get("pipeline") or p.pipeline or 1)
+    if pp <= 1:
+        return 0.0
+    m = lay.get("num_microbatches")
+    if m is None and p.global_batch_size:
+        m = p.global_batch_size / max(1, int(lay.get("data") or 1)) / max(1, int(lay.get("microbatch") or 1))
+    m = max(1.0, float(m or pp))
+    return (pp - 1) / (m + pp - 1)
+
+
+def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | None:
+    """The point's time shares, or None when it cannot be fitted (chip outside the catalog, no
+    throughput of the same run, a model without kernels, peak draw, facility scope)."""
+    acc = cat.accelerators.get(p.gpu)
+    if acc is None or p.exclude_reason or p.power_stat != "mean" or corpus.metered(p) == "facility":
+        return None
+    peak = _peak_tflops(acc, p.precision)
+    rates = _rates(p)
+    if peak is None or rates is None:
+        return None
+    flops, byts = rates
+    s_c = min(1.0, flops / (COMPUTE_CEILING * peak * 1e12))
+    s_m = min(1.0 - s_c, byts / (MEMORY_CEILING * acc.memory_bandwidth_gb_per_s * 1e9))
+    s_b = min(1.0 - s_c - s_m, _bubble(p))
+    s_w = max(0.0, 1.0 - s_c - s_m - s_b)
+    return Features(p, corpus.group(p), (s_c, s_m, s_b, s_w), acc.power.idle_w, acc.power.max_w,
+                    p.power_per == "node", p.devices, p.power_w)
+
+
+@dataclass(frozen=True)
+class PowerFit:
+    draws: dict[str, float]  # STATES -> fraction of the idle-to-maximum range
+    host: dict[str, float]  # HOST -> W
+    points: int
+    residual_log_sd: float
+
+    def predict_w(self, f: Features) -> float:
+        row, const = f.design_row()
+        x = [self.draws[s] for s in STATES] + [self.host[h] for h in HOST]
+        return float(np.dot(row, x) + const)
+
+
+def fit(feats: list[Features]) -> PowerFit:
+    """Bounded least squares on relative errors: draws in [0, 1], host terms >= 0."""
+    from scipy.optimize import lsq_linear
+
+    a = np.array([f.design_row()[0] for f in feats], dtype=float)
+    c = np.array([f.design_row()[1] for f in feats], dtype=float)
+    y = np.array([f.measured_w for f in feats], dtype=float)
+    w = 1.0 / y
+    has_node = any(f.per_node for f in feats)
+    lo = [0.0] * len(STATES) + [0.0, 0.0]
+    hi = [1.0] * len(STATES) + ([5000.0, 500.0] if has_node else [1e-9, 1e-9])
+    res = lsq_linear(a * w[:, None], (y - c) * w, bounds=(lo, hi))
+    x = res.x
+    pred = a @ x + c
+    sd = float(np.std(np.log(np.maximum(pred, 1e-9) / y))) if len(y) > 1 else 0.0
+    return PowerFit(dict(zip(STATES, map(float, x[:4]), strict=True)),
+                    dict(zip(HOST, map(float, x[4:]), strict=True)), len(feats), sd)
+
+
+@functools.cache
+def corpus_features() -> tuple[Features, ...]:
+    corpus, cat = load_corpus(), load_catalog()
+    return tuple(f for p in corpus.points if (f := features(p, corpus, cat)) is not None)
+
+
+@dataclass(frozen=True)
+class PowerCheck:
+    """One point predicted by a fit without its group, with its 90% band."""
+
+    id: str
+    kind: str
+    group: str
+    source: str
+    gpu: str
+    per: str
+    measured_w: float
+    predicted_w: float
+    low_w: float
+    high_w: float
+
+    @property
+    def error_pct(self) -> float:
+        return (self.predicted_w / self.measured_w - 1.0) * 100.0
+
+    @property
+    def in_band(self) -> bool:
+        return self.low_w <= self.measured_w <= self.high_w
+
+
+def _band(errors: np.ndarray) -> tuple[float, float]:
+    """5th and 95th percentiles of log(measured / predicted)."""
+    if len(errors) < 2:
+        return 0.0, 0.0
+    s = np.sort(errors)
+    q = lambda x: float(np.interp(x * (len(s) - 1), np.arange(len(s)), s))  # noqa: E731
+    return q(0.05), q(0.95)
+
+
+def holdout(feats: tuple[Features, ...] | None = None) -> list[PowerCheck]:
+    """Every point predicted by a fit without its group; its band from the other groups' held-out
+    errors (log of measured over predicted)."""
+    feats = corpus_features() if feats is None else feats
+    groups = sorted({f.group for f in feats})
+    preds: dict[str, float] = {}
+    for g in groups:
+        train = [f for f in feats if f.group != g]
+        m = fit(train)
+        for f in feats:
+            if f.group == g:
+                preds[f.point.id] = m.predict_w(f)
+    log_err = {f.point.id: math.log(f.measured_w / max(preds[f.point.id], 1e-9)) for f in feats}
+    out = []
+    for f in feats:
+        others = np.array([e for h in feats if h.group != f.group for e in [log_err[h.point.id]]])
+        lo, hi = _band(others)
+        pr = preds[f.point.id]
+        out.append(PowerCheck(f.point.id, f.point.kind, f.group, f.point.source, f.point.gpu,
+                              f.point.power_per, f.measured_w, pr, pr * math.exp(lo), pr * math.exp(hi)))
+    return out
