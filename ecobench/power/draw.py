@@ -57,6 +57,7 @@ class DrawParams:
     memory_w_per_gb: Any
     pue: Any
     chip_max_w: Any = None  # None: the spec's
+    host_scale: Any = 1.0  # the host model's CPUs and memory times this (fitted on node-level meters)
 
 
 def host_cpu_utilization(spec: DrawSpec, vcpus_per_rank: Any) -> Any:
@@ -80,8 +81,10 @@ def draw_w(spec: DrawSpec, p: DrawParams, busy: Any = 1.0, achieved: Any = 1.0,
     share = spec.activity.share(p.d_compute, p.d_memory, p.d_stall, achieved)
     acc = spec.accelerator_count * (idle + (chip_max - idle) * busy * share)
     cpu_u = host_cpu_utilization(spec, p.vcpus_per_rank) * busy
-    cpu = spec.vcpus * (spec.cpu_min_w_per_vcpu + (spec.cpu_max_w_per_vcpu - spec.cpu_min_w_per_vcpu) * cpu_u)
-    mem = spec.memory_gb * np.asarray(p.memory_w_per_gb, dtype=float)
+    host = np.asarray(p.host_scale, dtype=float)
+    cpu = host * spec.vcpus * (spec.cpu_min_w_per_vcpu
+                               + (spec.cpu_max_w_per_vcpu - spec.cpu_min_w_per_vcpu) * cpu_u)
+    mem = host * spec.memory_gb * np.asarray(p.memory_w_per_gb, dtype=float)
     net_b = spec.network_bytes_per_s if network_bytes_per_s is None else network_bytes_per_s
     net = np.asarray(net_b, dtype=float) / BYTES_PER_GB * NETWORK_W_PER_GB_PER_S + 0.0 * busy
     if spec.measured_power_w is not None and spec.measured_power_scope == "accelerator":
@@ -125,4 +128,5 @@ def central_params(pue: float) -> DrawParams:
 
     pm = power_model()
     return DrawParams(pm.draw.compute_bound.central, pm.draw.memory_bound.central, pm.draw.stall.central,
-                      pm.host_cpu.vcpus_per_rank.central, pm.memory_w_per_gb.central, pue)
+                      pm.host_cpu.vcpus_per_rank.central, pm.memory_w_per_gb.central, pue,
+                      host_scale=pm.host_scale.central)

@@ -1,14 +1,16 @@
 """The draw model by activity, fitted on measured watts (``power/corpus.py``) and held out by group.
 
 A device's mean draw is ``idle + (max - idle) x f``, ``f`` the time-weighted draw of the states it is
-in: compute-bound kernels, memory-bound kernels, pipeline bubble, and waiting (exposed communication,
-launch gaps, host stalls and anything else the kernels do not fill). The time shares come from the
-point's own run: the FLOP rate and the bytes streamed that its measured throughput implies, against
-the chip's peaks (reaching ``COMPUTE_CEILING`` of the peak FLOP rate, or ``MEMORY_CEILING`` of the
-memory bandwidth, is a chip busy all the time), the bubble from the pipeline layout, the rest
-waiting. The draws of the states (fractions of the idle-to-maximum range) and the host side of a
-node (W per node and W per device: CPUs, memory, fans, network, power-supply losses) are fitted by
-bounded linear least squares on relative errors; node-metered points fit both at once.
+in: compute-bound kernels, memory-bound kernels, and stalls (exposed communication, pipeline bubble,
+launch gaps, host waits: anything the kernels do not fill), the three states of the planner's
+``Activity``. The time shares come from the point's own run: the FLOP rate and the bytes streamed
+that its measured throughput implies, against the chip's peaks (reaching ``COMPUTE_CEILING`` of the
+peak FLOP rate, or ``MEMORY_CEILING`` of the memory bandwidth, is a chip busy all the time); the rest
+of the time is a stall. A node's host side is ecobench's own host model (``power/draw.py``: CPUs by
+load, memory per GB) for the instance type standing for the system, times a fitted scale that
+stands for what that model leaves out (fans, NICs, switches, power-supply losses). The draws
+(fractions of the idle-to-maximum range) and the scale are fitted by bounded linear least squares on
+relative errors; node-metered points fit them all at once.
 
 ``holdout`` predicts every point from a fit without its group (one lab or benchmark family) and gives
 each a 90% band from the held-out errors of the other groups.
@@ -18,23 +20,28 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
+from ecobench.hardware.backends.base import COMPUTE_ONLY
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.power.corpus import PowerCorpus, PowerPoint, load_corpus
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.transformer import forward_kernels, kv_cache_bytes_per_token, totals
 
-STATES = ("compute", "memory", "bubble", "wait")
-HOST = ("host_w_per_node", "host_w_per_device")
+STATES = ("compute", "memory", "stall")
+HOST = ("host_scale",)
 COMPUTE_CEILING = 0.8  # dense matmuls reach about 80% of the datasheet peak (assumption, see README)
 MEMORY_CEILING = 0.85  # streaming reaches about 85% of the datasheet bandwidth (assumption)
 # Forward FLOPs per sample of the vision models in the corpus (no transformer kernels for them).
 # ResNet-50 at 224x224: 3.8e9 multiply-adds (He et al., "Deep Residual Learning", CVPR 2016, Table 1).
 VISION_FLOPS_PER_SAMPLE = {"resnet50": 2 * 3.8e9}
+# The catalog instance standing for a node that states no instance type: (chip, devices) -> instance.
+NODE_STAND_IN = {("h100-sxm", 8): "p5.48xlarge", ("h200", 8): "p5e.48xlarge",
+                 ("a100-80gb", 8): "p4de.24xlarge", ("a100-40gb", 8): "p4d.24xlarge",
+                 ("l4", 1): "g6.xlarge", ("l40s", 1): "g6e.xlarge"}
 DEFAULT_CONTEXT_TOKENS = 512  # serving points that state no input length: an assumed prompt length
 
 
@@ -44,19 +51,20 @@ class Features:
 
     point: PowerPoint
     group: str
-    shares: tuple[float, float, float, float]  # STATES
+    shares: tuple[float, float, float]  # STATES
     idle_w: float
     max_w: float
     per_node: bool  # the measured figure is a node's (devices x chip + host), else one device's
     devices: int
     measured_w: float
+    host_w: float = 0.0  # ecobench's host model for the node (CPUs and memory), before the fitted scale
 
     def design_row(self) -> tuple[list[float], float]:
         """Coefficients of (state draws..., host terms) and the constant: predicted W = row . x + c."""
         rng = self.max_w - self.idle_w
         n = self.devices if self.per_node else 1
         row = [n * rng * s for s in self.shares]
-        row += [1.0, float(self.devices)] if self.per_node else [0.0, 0.0]
+        row += [self.host_w if self.per_node else 0.0]
         return row, n * self.idle_w
 
 
@@ -101,17 +109,6 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
     return 6.0 * arch.params * p.tokens_per_s / (p.devices * p.nodes), 0.0
 
 
-def _bubble(p: PowerPoint) -> float:
-    lay = p.layout or {}
-    pp = int(lay.get("pipeline") or p.pipeline or 1)
-    if pp <= 1:
-        return 0.0
-    m = lay.get("num_microbatches")
-    if m is None and p.global_batch_size:
-        m = p.global_batch_size / max(1, int(lay.get("data") or 1)) / max(1, int(lay.get("microbatch") or 1))
-    m = max(1.0, float(m or pp))
-    return (pp - 1) / (m + pp - 1)
-
 
 def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | None:
     """The point's time shares, or None when it cannot be fitted (chip outside the catalog, no
@@ -126,10 +123,26 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
     flops, byts = rates
     s_c = min(1.0, flops / (COMPUTE_CEILING * peak * 1e12))
     s_m = min(1.0 - s_c, byts / (MEMORY_CEILING * acc.memory_bandwidth_gb_per_s * 1e9))
-    s_b = min(1.0 - s_c - s_m, _bubble(p))
-    s_w = max(0.0, 1.0 - s_c - s_m - s_b)
-    return Features(p, corpus.group(p), (s_c, s_m, s_b, s_w), acc.power.idle_w, acc.power.max_w,
-                    p.power_per == "node", p.devices, p.power_w)
+    s_s = max(0.0, 1.0 - s_c - s_m)
+    per_node = p.power_per == "node"
+    host = _host_w(p, cat) if per_node else 0.0
+    if host is None:
+        return None
+    return Features(p, corpus.group(p), (s_c, s_m, s_s), acc.power.idle_w, acc.power.max_w,
+                    per_node, p.devices, p.power_w, host)
+
+
+def _host_w(p: PowerPoint, cat: Catalog) -> float | None:
+    """ecobench's host draw (CPUs at the load its ranks give, memory) of the point's instance type."""
+    name = p.instance_type or NODE_STAND_IN.get((p.gpu, p.devices))
+    if name is None or name not in cat.instances:
+        return None
+    from ecobench.power.draw import central_params, draw_w
+    from ecobench.power.setup import power_setup
+
+    setup = power_setup(cat, cat.instance(name), None, None, None, None)
+    d = draw_w(setup.spec(COMPUTE_ONLY, 0.0), replace(central_params(1.0), host_scale=1.0))
+    return float(d["cpu"] + d["memory"])
 
 
 @dataclass(frozen=True)
@@ -154,14 +167,15 @@ def fit(feats: list[Features]) -> PowerFit:
     y = np.array([f.measured_w for f in feats], dtype=float)
     w = 1.0 / y
     has_node = any(f.per_node for f in feats)
-    lo = [0.0] * len(STATES) + [0.0, 0.0]
-    hi = [1.0] * len(STATES) + ([5000.0, 500.0] if has_node else [1e-9, 1e-9])
+    lo = [0.0] * len(STATES) + [0.0]
+    hi = [1.0] * len(STATES) + [5.0 if has_node else 1e-9]
     res = lsq_linear(a * w[:, None], (y - c) * w, bounds=(lo, hi))
     x = res.x
     pred = a @ x + c
     sd = float(np.std(np.log(np.maximum(pred, 1e-9) / y))) if len(y) > 1 else 0.0
-    return PowerFit(dict(zip(STATES, map(float, x[:4]), strict=True)),
-                    dict(zip(HOST, map(float, x[4:]), strict=True)), len(feats), sd)
+    k = len(STATES)
+    return PowerFit(dict(zip(STATES, map(float, x[:k]), strict=True)),
+                    dict(zip(HOST, map(float, x[k:]), strict=True)), len(feats), sd)
 
 
 @functools.cache
@@ -223,4 +237,21 @@ def holdout(feats: tuple[Features, ...] | None = None) -> list[PowerCheck]:
         pr = preds[f.point.id]
         out.append(PowerCheck(f.point.id, f.point.kind, f.group, f.point.source, f.point.gpu,
                               f.point.power_per, f.measured_w, pr, pr * math.exp(lo), pr * math.exp(hi)))
+    return out
+
+
+def fit_with_ranges(feats: tuple[Features, ...] | None = None) -> dict[str, dict[str, float]]:
+    """Each fitted parameter's central value (every group) and range: the lowest and highest of the
+    fits that leave one group out (how much the answer rests on any one lab or benchmark)."""
+    feats = corpus_features() if feats is None else feats
+    full = fit(list(feats))
+    refits = [fit([f for f in feats if f.group != g]) for g in sorted({f.group for f in feats})]
+
+    def param(m: PowerFit, k: str) -> float:
+        return m.draws[k] if k in m.draws else m.host[k]
+
+    out = {}
+    for k in STATES + HOST:
+        vals = [param(m, k) for m in refits] + [param(full, k)]
+        out[k] = {"central": param(full, k), "low": min(vals), "high": max(vals)}
     return out

@@ -67,6 +67,7 @@ class PowerModel(_Block):
     draw: DrawShares
     host_cpu: HostCpu
     memory_w_per_gb: Ranged
+    host_scale: Ranged
     pue: Ranged
 
 

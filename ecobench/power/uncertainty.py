@@ -145,7 +145,7 @@ def _params(c: McConfig, d: Draws) -> DrawParams:
         vcpus_per_rank=pm.host_cpu.vcpus_per_rank.draw(d.normal("host:vcpus_per_rank")),
         memory_w_per_gb=pm.memory_w_per_gb.draw(d.normal("memory_w_per_gb")),
         pue=pm.pue.draw(d.normal("pue")) if s.pue_uncertain else np.full(d.n, c.pue),
-        chip_max_w=chip)
+        chip_max_w=chip, host_scale=pm.host_scale.draw(d.normal("host_scale")))
 
 
 def _throughput_multiplier(s: UncertainSetup, d: Draws) -> np.ndarray:
@@ -262,6 +262,8 @@ def describe_inputs() -> list[dict[str, Any]]:
              ("accelerator draw share, memory-bound work", pm.draw.memory_bound),
              ("accelerator draw share, stalls", pm.draw.stall),
              ("host vCPUs busy per accelerator rank", pm.host_cpu.vcpus_per_rank),
-             ("memory power (W per GB)", pm.memory_w_per_gb), ("PUE (when not set by the scenario)", pm.pue)]
+             ("memory power (W per GB)", pm.memory_w_per_gb),
+             ("host draw scale (node meters over the CPU and memory model)", pm.host_scale),
+             ("PUE (when not set by the scenario)", pm.pue)]
     return [{"input": name, "central": r.central, "low": r.low, "high": r.high, "source": r.source,
              "as_of": r.as_of, "inferred_from": r.inferred_from} for name, r in items]

@@ -25,7 +25,10 @@ def test_share_is_time_weighted_and_a_shortfall_is_waiting():
     assert act.share(0.9, 0.6, 0.1) == pytest.approx(0.5 * 0.9 + 0.3 * 0.6 + 0.2 * 0.1)
     c, m, s = act.scaled(0.5)  # half the modelled throughput: the same kernels, waiting the rest
     assert (c, m, s) == pytest.approx((0.25, 0.15, 0.6))
-    assert act.scaled(2.0) == pytest.approx((0.5, 0.3, 0.2))  # faster than modelled: same mix
+    # faster than modelled: the stalls shrink first (1.2x: kernels fill 0.96 of the time) ...
+    assert act.scaled(1.2) == pytest.approx((0.6, 0.36, 0.04))
+    # ... and once none is left the kernels run faster, their split kept
+    assert act.scaled(2.0) == pytest.approx((0.5 / 0.8, 0.3 / 0.8, 0.0))
 
 
 def test_accelerator_draw_runs_from_idle_to_max_with_the_work():

@@ -48,9 +48,13 @@ def test_replay_energy_changes_carry_bands_from_the_power_inputs():
 
 @pytest.mark.slow
 def test_holdout_rows_carry_out_of_sample_bands_and_coverage_is_reported():
-    from ecobench.validation.validate import summarize
+    from ecobench.validation.validate import POWER_KINDS, summarize
 
-    checks = [c for c in validate(("holdout",)) if not c.experiment.startswith("neuron_")]
+    held = [c for c in validate(("holdout",)) if not c.experiment.startswith("neuron_")]
+    checks = [c for c in held if c.kind not in POWER_KINDS]
+    power = [c for c in held if c.kind in POWER_KINDS]
+    assert {c.kind for c in power} == set(POWER_KINDS) and all(c.figure == "power_w" for c in power)
+    assert summarize(held)[-1].kind == "power" and summarize(held)[-1].count == len(power)
     assert all(c.low is not None and c.low < c.high for c in checks)
     summary = {s.kind: s for s in summarize(checks)}
     overall = summary["all"]

@@ -27,18 +27,20 @@ class Activity:
     source: str = ""
 
     def scaled(self, achieved: Any) -> Any:
-        """Shares when only ``achieved`` (<= 1) of the modelled throughput is reached: the chip runs
-        the same kernels and waits the rest of the time. Above 1 it runs them faster: unchanged."""
-        r = np.minimum(1.0, np.asarray(achieved, dtype=float))
-        return self.compute * r, self.memory * r, self.stall * r + (1.0 - r)
+        """Shares when ``achieved`` times the modelled throughput is reached. The kernels take the
+        time the model gives them and the stalls fill the rest: below 1 the extra time is spent
+        stalled; above 1 the stalls shrink first (a faster real run waits less), and only when no
+        stall is left do the kernels themselves run faster (their split kept). docs/power.md."""
+        r = np.asarray(achieved, dtype=float)
+        kernels = self.compute + self.memory
+        busy = np.minimum(1.0, kernels * r)  # kernel time over the run's time, capped at all of it
+        k = kernels if kernels > 0 else 1.0
+        return self.compute / k * busy, self.memory / k * busy, 1.0 - busy
 
     def share(self, d_compute: Any, d_memory: Any, d_stall: Any, achieved: Any = 1.0) -> Any:
         """Time-weighted dynamic share (0-1) of the idle-to-maximum range."""
         c, m, s = self.scaled(achieved)
         return np.clip(c * d_compute + m * d_memory + s * d_stall, 0.0, 1.0)
-
-
-COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
 
 
 COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
