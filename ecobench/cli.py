@@ -334,6 +334,35 @@ def _positive_watts(text: str) -> float:
     return v
 
 
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    import json
+
+    from ecobench.power.calibrate import calibrate, load_points
+
+    result = calibrate(load_points(args.points))
+    d = result.as_dict()
+    if args.format == "json":
+        print(json.dumps(d, indent=1))
+        return 0
+    for w in d["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"{d['points']} points, {d['fitted']} fitted (a catalog chip and a throughput of the same run)")
+    for why in d["not_fitted"]:
+        print(f"  not fitted: {why}")
+    print(f"{'draw (share of idle-to-max)':32s} {'packaged':>9s} {'with yours':>11s}")
+    for k, v in d["draws_before"].items():
+        print(f"  {k:30s} {v:9.3f} {d['draws_after'][k]:11.3f}")
+    for k, v in d["host_before"].items():
+        print(f"  {k:30s} {v:9.3f} {d['host_after'][k]:11.3f}")
+    if d["your_points_median_abs_error_pct_before"] is not None:
+        print(f"your points, predicted by the packaged fit (out of sample): median |error| "
+              f"{d['your_points_median_abs_error_pct_before']:.1f}%")
+    print(f"packaged corpus held out by group: median |error| "
+          f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without your points, "
+          f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
+    return 0
+
+
 def cmd_neuron_power(args: argparse.Namespace) -> int:
     from ecobench.hardware.catalog import chip_max_range
     from ecobench.measure.neuron_sysfs import MISSING, VALID, sample
@@ -467,6 +496,16 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("--num-labels", type=int, default=2, help="classification labels (default 2)")
     wl.add_argument("--format", choices=["table", "json"], default="table")
     wl.set_defaults(func=cmd_workload)
+
+    cal = add("calibrate", help="refit the power model with your own measured watts",
+              description="Read measured-power points in the corpus format (sources and points, as "
+                          "ecobench/power/data/measured/*.yaml), check them against the catalog (a device "
+                          "draw below idle or above 1.2x the chip maximum is refused), predict them with "
+                          "the packaged fit (out of sample) and refit the draw model with them; prints "
+                          "the draws before and after and the held-out error with and without them.")
+    cal.add_argument("points", help="YAML file of measured points")
+    cal.add_argument("--format", choices=["table", "json"], default="table")
+    cal.set_defaults(func=cmd_calibrate)
 
     npw = add(
         "neuron-power", help="energy of Neuron devices from the driver's sysfs power utilisation",

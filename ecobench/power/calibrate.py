@@ -1,0 +1,150 @@
+"""A team's own measured watts in the fit: ``ecobench calibrate POINTS.yaml``.
+
+The file has the corpus's format (``sources`` and ``points``, ``power/corpus.py``). Its points are
+checked against the catalog (a device draw below the chip's idle or above 1.2x its maximum is a data
+error), predicted by the packaged model (out of sample: the fit never saw them), and the model is
+refitted with them. The answer gives the held-out error of the corpus and of the user's points with
+and without their points in the fit, and the refitted draws.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ecobench.errors import InputError
+from ecobench.hardware.catalog import Catalog, load_catalog
+from ecobench.power.corpus import (
+    MAX_OVER_LIMIT,
+    PowerCorpus,
+    PowerPoint,
+    PowerSource,
+    load_corpus,
+    parse_corpus,
+)
+from ecobench.power.fit import Features, PowerFit, features, fit, fit_with_ranges, holdout
+
+
+def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
+    """``points[3] (id).field`` from pydantic's location of a merged corpus."""
+    if loc and loc[0] == "points" and len(loc) > 1 and isinstance(loc[1], int):
+        pts = doc.get("points") or []
+        pid = pts[loc[1]].get("id", "?") if loc[1] < len(pts) and isinstance(pts[loc[1]], dict) else "?"
+        return f"points[{loc[1]}] ({pid})" + "".join(f".{p}" for p in loc[2:])
+    return ".".join(str(p) for p in loc)
+
+
+def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
+    """Data errors (raised) and warnings (returned) of one point against its chip's idle and maximum."""
+    acc = cat.accelerators.get(p.gpu)
+    if acc is None:
+        if p.gpu != "other":
+            raise InputError(f"{where}.gpu: unknown chip {p.gpu!r}; allowed: "
+                             f"{', '.join(sorted(cat.accelerators))} or 'other' (evidence only, not fitted)")
+        return []
+    if p.power_per == "device":
+        lo, hi = acc.power.idle_w, MAX_OVER_LIMIT * acc.power.max_w
+        if not lo <= p.power_w <= hi:
+            raise InputError(f"{where}.power_w: {p.power_w:g} W per device is outside {lo:g}-{hi:g} W "
+                             f"({acc.name}: idle {acc.power.idle_w:g} W to 1.2x its {acc.power.max_w:g} W "
+                             "maximum)")
+    elif p.power_w < p.devices * acc.power.idle_w:
+        raise InputError(f"{where}.power_w: {p.power_w:g} W per node is below {p.devices} idle "
+                         f"{acc.name} ({p.devices * acc.power.idle_w:g} W)")
+    return []
+
+
+def load_points(path: str | Path) -> PowerCorpus:
+    """The user's points file, validated (exit 2 with the file, the field and what is allowed)."""
+    from ecobench.io.yamlio import load_yaml
+
+    doc = load_yaml(path, "calibration points")
+    if not isinstance(doc, dict) or set(doc) - {"sources", "points"} or "points" not in doc:
+        raise InputError(f"{path}: a calibration file is a mapping with 'sources' and 'points' "
+                         "(the format of ecobench/power/data/measured/*.yaml)")
+    try:
+        corpus = parse_corpus([doc])
+    except ValidationError as exc:
+        lines = []
+        for e in exc.errors():
+            msg = e["msg"]
+            if e["type"] == "extra_forbidden":
+                model = PowerPoint if e["loc"][0] == "points" else PowerSource
+                msg = f"unknown field (allowed: {', '.join(model.model_fields)})"
+            lines.append(f"{_location(tuple(e['loc']), doc)}: {msg}")
+        raise InputError(f"{path}: invalid calibration points\n  " + "\n  ".join(lines)) from None
+    except ValueError as exc:
+        raise InputError(f"{path}: {exc}") from None
+    cat = load_catalog()
+    for i, p in enumerate(corpus.points):
+        check_point(p, cat, f"{path}: points[{i}] ({p.id})")
+    return corpus
+
+
+@dataclass(frozen=True)
+class Calibration:
+    points: int  # the user's points
+    fitted: int  # of them, with a catalog chip and a throughput of the same run
+    unfitted: list[str]  # ids the fit cannot use, with why
+    before: PowerFit
+    after: PowerFit
+    user_error_before_pct: list[float]  # the user's points, predicted by the packaged fit
+    corpus_median_before_pct: float  # the corpus held out by group, without the user's points
+    corpus_median_after_pct: float  # and with them in every fit
+    warnings: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        errs = [abs(e) for e in self.user_error_before_pct]
+        med = statistics.median(errs) if errs else None
+        return {"points": self.points, "fitted": self.fitted, "not_fitted": self.unfitted,
+                "draws_before": self.before.draws, "draws_after": self.after.draws,
+                "host_before": self.before.host, "host_after": self.after.host,
+                "your_points_median_abs_error_pct_before": med,
+                "corpus_holdout_median_abs_error_pct_before": self.corpus_median_before_pct,
+                "corpus_holdout_median_abs_error_pct_after": self.corpus_median_after_pct,
+                "warnings": self.warnings}
+
+
+def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration:
+    """Refit the draw model with the user's points and say what changed, out of sample."""
+    base = load_corpus() if base is None else base
+    cat = load_catalog()
+    clash = set(user.sources) & set(base.sources) or {p.id for p in user.points} & {p.id for p in base.points}
+    if clash:
+        raise InputError(f"calibration points: {sorted(clash)[0]!r} is already in the packaged corpus; "
+                         "give your sources and points their own names")
+    theirs: list[Features] = []
+    unfitted = []
+    for p in user.points:
+        f = features(p, user, cat)
+        if f is None:
+            unfitted.append(f"{p.id}: no catalog chip, no throughput of the same run, or a peak figure")
+        else:
+            theirs.append(f)
+    # the user's groups are held out together, apart from any packaged group of the same name
+    theirs = [Features(f.point, f"yours:{f.group}", f.shares, f.idle_w, f.max_w, f.per_node, f.devices,
+                       f.measured_w, f.host_w) for f in theirs]
+    ours = [f for p in base.points if (f := features(p, base, cat)) is not None]
+    before, after = fit(ours), fit(ours + theirs)
+    ranges = fit_with_ranges(tuple(ours))
+    # the family's fitted range: from the lowest state draw (stalls) to the highest (compute)
+    lo = min(r["low"] for k, r in ranges.items() if k in before.draws)
+    hi = max(r["high"] for k, r in ranges.items() if k in before.draws)
+    warnings = []
+    for f in theirs:
+        if f.per_node:
+            continue
+        implied = (f.measured_w - f.idle_w) / (f.max_w - f.idle_w)
+        if not lo <= implied <= hi:
+            warnings.append(f"{f.point.id}: draws {implied:.2f} of its chip's idle-to-maximum range, outside "
+                            f"the fitted {lo:.2f}-{hi:.2f}; kept: check what the meter covers")
+    med = lambda rows: statistics.median([abs(r.error_pct) for r in rows])  # noqa: E731
+    base_ids = {p.id for p in base.points}
+    with_them = [r for r in holdout(tuple(ours + theirs)) if r.id in base_ids]
+    return Calibration(len(user.points), len(theirs), unfitted, before, after,
+                       [(before.predict_w(f) / f.measured_w - 1) * 100 for f in theirs],
+                       med(holdout(tuple(ours))), med(with_them), warnings)

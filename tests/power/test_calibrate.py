@@ -1,0 +1,64 @@
+"""`ecobench calibrate`: a team's measured watts predicted out of sample and added to the fit; bad
+points refused with the file, the field and what is allowed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from ecobench.cli import main
+
+SOURCE = {"citation": "Team A benchmark", "url": "https://example.invalid/a", "as_of": "2026-10",
+          "group": "team_a", "metered": "device", "method": "Zeus over NVML", "not_stated": "clocks"}
+
+
+def _point(i: int, power_w: float, tokens_per_s: float, batch: int, **extra) -> dict:
+    return {"id": f"team_a_{i}", "source": "team_a", "kind": "power_serve", "model_name": "Llama-3-8B",
+            "model": "llama3-8b", "gpu": "h100-sxm", "devices": 1, "precision": "bf16", "batch_size": batch,
+            "input_tokens": 512, "output_tokens": 256, "tensor": 1, "power_w": power_w, "power_per": "device",
+            "output_tokens_per_s": tokens_per_s, "note": "test", **extra}
+
+
+def _write(tmp_path, points, source=SOURCE):
+    f = tmp_path / "points.yaml"
+    f.write_text(yaml.safe_dump({"sources": {"team_a": source}, "points": points}))
+    return str(f)
+
+
+def test_calibration_refits_with_the_points_and_reports_their_out_of_sample_error(tmp_path, capsys):
+    # many points far above what the packaged fit predicts pull the memory-bound draw up
+    pts = [_point(i, 650.0, 600.0 + 300 * i, 8 + 8 * i) for i in range(12)]
+    assert main(["calibrate", _write(tmp_path, pts), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["points"] == d["fitted"] == 12
+    assert d["draws_after"]["memory"] > d["draws_before"]["memory"]
+    assert d["your_points_median_abs_error_pct_before"] > 5
+    assert d["corpus_holdout_median_abs_error_pct_after"] >= 0
+
+
+@pytest.mark.parametrize("change,words", [
+    ({"power_w": 900.0}, "power_w: 900 W per device is outside 79-840 W"),
+    ({"power_w": 50.0}, "outside 79-840 W"),
+    ({"colour": "red"}, "colour: unknown field (allowed: id, source, kind"),
+    ({"gpu": "h900"}, "gpu: unknown chip 'h900'; allowed:"),
+])
+def test_bad_points_exit_2_naming_file_field_and_what_is_allowed(tmp_path, capsys, change, words):
+    path = _write(tmp_path, [{**_point(0, 400.0, 1000.0, 16), **change}])
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert path in err and "points[0] (team_a_0)" in err and words in err and "Traceback" not in err
+
+
+def test_a_source_without_a_metered_scope_is_refused(tmp_path, capsys):
+    src = {k: v for k, v in SOURCE.items() if k != "metered"}
+    assert main(["calibrate", _write(tmp_path, [_point(0, 400.0, 1000.0, 16)], src)]) == 2
+    assert "sources.team_a.metered: Field required" in capsys.readouterr().err
+
+
+def test_a_draw_outside_the_fitted_range_is_kept_with_a_warning(tmp_path, capsys):
+    assert main(["calibrate", _write(tmp_path, [_point(0, 90.0, 1000.0, 16)])]) == 0
+    out = capsys.readouterr()
+    assert "warning: team_a_0: draws 0.02 of its chip's idle-to-maximum range" in out.err
+    assert "1 points, 1 fitted" in out.out
