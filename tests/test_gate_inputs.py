@@ -92,7 +92,7 @@ def test_samples_are_planned_per_repetition_at_fractional_instances():
     from ecobench.planning.samples import at_repetition
 
     for i in (0, 4, 9):
-        direct = plan_inference(s.workload.inference, at_repetition(perf, i), ctx, whole_instances=False)
+        direct = plan_inference(s.workload.inference, at_repetition(perf, i), ctx, whole_instances=False).row
         assert row.samples["energy_kwh"][i] == pytest.approx(direct["energy_kwh"])
         assert row.samples["instances"][i] == pytest.approx(27.777 / rates[i], rel=1e-3)
     assert not all(float(v).is_integer() for v in row.samples["instances"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from ecobench.errors import BackendError, InputError
@@ -17,7 +17,14 @@ from ecobench.hardware.prices import on_demand_price, priced_regions
 from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.parallel.step import Workload, model_flops_per_sequence
 from ecobench.planning.interruption import SpotTerms
-from ecobench.planning.plan import Context, activity, plan_inference, plan_serving, plan_training
+from ecobench.planning.plan import (
+    Context,
+    PlanResult,
+    activity,
+    plan_inference,
+    plan_serving,
+    plan_training,
+)
 from ecobench.planning.samples import BASIS_FRACTIONAL, BASIS_PLANNED, at_repetition, repetition_samples
 from ecobench.planning.serving import plan as serve_plan
 from ecobench.planning.training import TrainingPlan, instances_for_supplied, plan
@@ -106,7 +113,7 @@ class Cells:
 
 def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
                     backends: Mapping[str, Backend], index: int = 0,
-                    cells: Cells | None = None) -> dict[str, Any]:
+                    cells: Cells | None = None) -> PlanResult:
     """One result row for one configuration; with ``cells``, one row of arrays for a sweep group (no
     Monte Carlo: the sweep's shown rows get their bands from a second, scalar evaluation)."""
     region = cfg.region or s.region
@@ -156,12 +163,12 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         p = perf(Job(arch, "inference", inf.seq_len, batch, cfg.precision, 1, None,
                      cfg.host_cpu_utilization, cfg.device, cfg.layers, s.measurement, stack=cfg.stack))
         perfs.append(p)
-        row = plan_inference(inf, p, ctx, batch, max_utilization=utilization)
+        result = plan_inference(inf, p, ctx, batch, max_utilization=utilization)
     elif w.serving:
         p, extra = serving_performance(s, cfg, index, inst, catalog)
         perfs.append(p)
-        row = plan_serving(w.serving, extra.pop("instances"), p.throughput_per_instance_per_s, p, ctx,
-                           extra.pop("busy"))
+        result = plan_serving(w.serving, extra.pop("instances"), p.throughput_per_instance_per_s, p, ctx,
+                              extra.pop("busy"))
     else:
         tr = w.training
         assert tr is not None
@@ -178,7 +185,8 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
             perfs.append(p)
             return p
 
-        row = plan_training(tr, n, phase_perf, ctx)
+        result = plan_training(tr, n, phase_perf, ctx)
+        row = result.row
         extra = training_columns(s, cfg, inst, catalog, tplan, perfs, row)
         extra["global_batch_size"] = tr.global_batch(tr.phases[0], decoder)  # sequences per step, as used
         if tr.deadline_h is not None:
@@ -190,9 +198,9 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         reps = iter([at_repetition(p, i) for p in perfs])
         if w.inference:
             return plan_inference(w.inference, next(reps), ctx, batch, whole_instances=False,
-                                  max_utilization=utilization)
+                                  max_utilization=utilization).row
         assert w.training is not None
-        return plan_training(w.training, n, lambda _phase: next(reps), ctx)
+        return plan_training(w.training, n, lambda _phase: next(reps), ctx).row
 
     head = {
         "config_id": cfg.id,
@@ -212,6 +220,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "headline_scope": s.headline_scope,
         "draw_basis": activity(perfs[0]).source,
     }
+    row = result.row
     if cells is None and (w.inference or w.serving) and \
             (w.inference or w.serving).profile:  # type: ignore[union-attr]
         # a sweep group's rows leave it out; the rows it shows get it from the scalar evaluation
@@ -219,7 +228,8 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     mode = "inference" if w.inference else "training"
     backend = backend_columns(perfs, replan, mode) if not w.serving else {"measurement_method": None}
     disagreement = None if w.serving else backend_disagreement(jobs, perfs, inst, catalog)
-    return head | row | extra | backend | {"backend_disagreement": disagreement}
+    mc = None if result.mc is None else replace(result.mc, config_id=cfg.id)
+    return PlanResult(head | row | extra | backend | {"backend_disagreement": disagreement}, mc)
 
 
 def profile_columns(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, catalog: Catalog,
@@ -288,7 +298,7 @@ def serving_performance(s: Scenario, cfg: HardwareConfig, index: int, inst: Inst
                 f"(of up to {sp.max_batch}); "
                 f"prefill {sp.prefill_share:.0%} of the time; {eff.source}"),
         network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (spec.input_tokens + spec.output_tokens),
-        details={"activity": sp.activity})
+        activity=sp.activity)
     return perf, {"instances": sp.instances, "busy": sp.busy, "tensor_parallel": sp.tensor,
                   "replicas": sp.replicas, "replicas_per_instance": sp.replicas_per_instance,
                   "batch": sp.batch,
@@ -307,9 +317,9 @@ def _throughput_mode(s: Scenario,
 
 
 def with_activity(p: Performance, job: Job, inst: Instance, catalog: Catalog) -> Performance:
-    """``p`` with the accelerator activity the draw model needs (``details["activity"]``)."""
+    """``p`` with the accelerator activity the draw model needs (``Performance.activity``)."""
     if p.provenance != "measured":
-        p.details["activity"] = activity_of(p, job, inst, catalog)
+        return replace(p, activity=activity_of(p, job, inst, catalog))
     return p
 
 
@@ -374,9 +384,9 @@ def training_columns(s: Scenario, cfg: HardwareConfig, inst: Instance, catalog: 
         out["mfu"] = flops / (seconds * ranks * rank_peak_tflops(acc, cfg.precision) * 1e12)
     except BackendError:
         out["mfu"] = None
-    steps = [p.details.get("step") for p in perfs]
-    if all(isinstance(st, dict) for st in steps) and steps:
-        shares = [st["comm_exposed_s"] / st["step_s"] for st in steps]  # type: ignore[index]
+    steps = [p.step for p in perfs]
+    if steps and all(st is not None for st in steps):
+        shares = [st["comm_exposed_s"] / st["step_s"] for st in steps if st is not None]
         weights = [tr.phase_sequences(ph) / p.throughput_per_instance_per_s
                    for ph, p in zip(tr.phases, perfs, strict=True)]
         share = sum(a * b for a, b in zip(shares, weights, strict=True)) / sum(weights)
@@ -390,13 +400,12 @@ def backend_columns(perfs: list[Performance], replan: Callable[[int], dict[str, 
     and projected: method, window, confidence interval, MFU, the host's load and the quality
     warnings, and per-repetition samples computed through the planner (``ecobench.planning.samples``)
     that the regression gate tests."""
-    if perfs[0].provenance == "emulated":
+    engine = perfs[0].engine
+    if perfs[0].provenance == "emulated" and engine is not None:
         from ecobench.hardware.backends.emulated import aggregate_kernels
 
-        d = perfs[0].details
-        return {"measurement_method": None,
-                "kernels": aggregate_kernels(d["kernels"]),  # type: ignore[arg-type]
-                "engine_utilization": d["engine_utilization"]}
+        return {"measurement_method": None, "kernels": aggregate_kernels(engine.kernels),
+                "engine_utilization": engine.engine_utilization}
     m = perfs[0].measured
     if m is None:
         return {"measurement_method": None}

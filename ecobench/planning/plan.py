@@ -36,6 +36,15 @@ class Context:
     spot: SpotTerms | None = None  # spot: what interruptions cost (None: on-demand, no overhead)
 
 
+@dataclass
+class PlanResult:
+    """A configuration's plan: its row's figures (``row``: column name -> value; arrays for a sweep
+    group) and what the Monte Carlo needs to band them (``mc``; None: no bands)."""
+
+    row: dict[str, Any]
+    mc: McConfig | None = None
+
+
 def spot_columns(ctx: Context, overhead: float) -> dict[str, Any]:
     """The interruption frequency used and the re-run overhead (0 on-demand)."""
     return {"spot_interruption_pct_per_month": ctx.spot.interruption_pct_per_month if ctx.spot else None,
@@ -83,8 +92,7 @@ def _measured_w(ctx: Context, perf: Performance) -> dict[str, float] | None:
 
 def activity(perf: Performance) -> Activity:
     """What the backend says the accelerator does (compute-bound, memory-bound, stalls)."""
-    act = perf.details.get("activity")
-    return act if isinstance(act, Activity) else COMPUTE_ONLY
+    return perf.activity or COMPUTE_ONLY
 
 
 def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
@@ -162,7 +170,7 @@ def whole(need: Any) -> Any:
 
 
 def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: int = 1,
-                   whole_instances: bool = True, max_utilization: Any = None) -> dict[str, Any]:
+                   whole_instances: bool = True, max_utilization: Any = None) -> PlanResult:
     """Instances to meet the rate (at full load, or within the latency target), and energy, cost and
     CO2 over the horizon and per million. ``whole_instances=False`` plans with the fractional count
     (``instances_needed``): the continuous quantity behind the integer step, used for the
@@ -177,8 +185,8 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
     need = rate_s / (t * u)
     latency: dict[str, Any] = {}
     if spec.latency_ms_p99 is not None:
-        servers = int(perf.details.get("servers", 1))  # type: ignore[call-overload]
-        batch_s = float(perf.details.get("batch_s", batch * servers / t))  # type: ignore[arg-type]
+        servers = perf.servers
+        batch_s = perf.batch_s if perf.batch_s is not None else batch * servers / t
         need = np.maximum(need, instances_for_latency(rate_s, servers, batch_s, batch,
                                                       spec.latency_ms_p99 / 1e3, ctx.instance.name))
         need = float(need) if np.ndim(need) == 0 else need
@@ -190,11 +198,12 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
     power = _power(ctx, perf, load, rate_s / n * perf.network_bytes_per_sample)
     overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
     row = _common(ctx, n, spec.horizon_h, power, 1.0 + overhead) | spot_columns(ctx, overhead)
+    mc = None
     if ctx.uncertain is not None and ctx.power is not None:
         case = InferenceCase(rate_s, u, spec.horizon_h, t, perf.network_bytes_per_sample,
                              ctx.power.spec(activity(perf), rate_s / n * perf.network_bytes_per_sample),
                              instance_hours_factor=1.0 + overhead)
-        row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perf))
+        mc = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perf))
     millions = spec.rate_per_h * spec.horizon_h / MILLION
     row.update({
         "throughput_per_instance_per_s": t,
@@ -206,11 +215,11 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
         "co2_kg_per_million": row["co2_kg"] / millions,
         **latency,
     })
-    return row
+    return PlanResult(row, mc)
 
 
 def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], Performance],
-                  ctx: Context) -> dict[str, Any]:
+                  ctx: Context) -> PlanResult:
     """Time to process the sequences on ``n`` instances, phase by phase; energy, cost, CO2."""
     duration_s = 0.0
     energy_ws = 0.0  # per instance, W x s, at the facility
@@ -242,14 +251,15 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
         "sequences": total,
         "sequences_per_h": total / (duration_s * (1.0 + overhead) / SECONDS_PER_HOUR),
     })
+    mc = None
     if ctx.uncertain is not None and ctx.power is not None:
         case = TrainingCase(n, total, tuple(phases), 1.0 + overhead)
-        row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perfs[0]))
-    return row
+        mc = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perfs[0]))
+    return PlanResult(row, mc)
 
 
 def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s: float, perf: Performance,
-                 ctx: Context, busy: float) -> dict[str, Any]:
+                 ctx: Context, busy: float) -> PlanResult:
     """Energy, cost and CO2 of ``instances`` serving the request rate for the horizon, per output
     token; the accelerators work ``busy`` of the time (replica slots in use, idle time excluded)."""
     rate_s = spec.requests_per_h / SECONDS_PER_HOUR
@@ -259,12 +269,13 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         | spot_columns(ctx, overhead)
     tokens = spec.requests_per_h * spec.horizon_h * spec.output_tokens
     load = rate_s / (instances * capacity_per_instance_per_s)
+    mc = None
     if ctx.uncertain is not None and ctx.power is not None:
         case = InferenceCase(rate_s, 1.0, spec.horizon_h, capacity_per_instance_per_s,
                              perf.network_bytes_per_sample, ctx.power.spec(activity(perf), net),
                              busy_per_load=busy / load, output_tokens=spec.output_tokens,
                              instance_hours_factor=1.0 + overhead)
-        row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, None)
+        mc = McConfig("", ctx.uncertain, case, ctx.pue, None)
     row.update({
         "throughput_per_instance_per_s": capacity_per_instance_per_s,
         "load": load,
@@ -273,6 +284,6 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         "output_tokens_per_s_per_instance": rate_s * spec.output_tokens / instances,
         **per_output_token(row["energy_kwh"], row["cost_usd"], row["co2_kg"], tokens),
     })
-    return row
+    return PlanResult(row, mc)
 
 

@@ -128,7 +128,7 @@ def inference_fleet(spec: InferenceSpec, perf: Performance, ctx: Context, batch:
 
     def size(rate_per_h: float) -> tuple[int, float]:
         at = spec.model_copy(update={"rate_per_h": rate_per_h, "horizon_h": 1.0, "profile": None})
-        n = int(plan_inference(at, perf, quiet, batch)["instances"])
+        n = int(plan_inference(at, perf, quiet, batch).row["instances"])
         return n, t * spec.max_utilization * SECONDS_PER_HOUR
 
     def hour(n: int, rate_per_h: float) -> dict[str, Any]:

@@ -74,7 +74,7 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
                          [x.source for x in grids], [x.year for x in grids])  # type: ignore[arg-type]
     cells = Cells(regions, utils, np.array(prices, dtype=float)[None, :], sources, grid)
     try:
-        row = evaluate_config(s, cfg, catalog, backends, 0, cells)
+        row = evaluate_config(s, cfg, catalog, backends, 0, cells).row
     except (InputError, BackendError) as exc:
         skipped[_reason(exc)] += cells_per_region * len(regions)
         return {}

@@ -61,7 +61,8 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             job = _training_job(s, cfg, index, inst, cat)
         perf = backend.evaluate(job, inst, cat)
         dev = DEVICES[inst.spec.accelerator or ""]
-        step = perf.details.get("step")
+        step, engine = perf.step, perf.engine
+        assert engine is not None  # the emulated backend reports its engines
         configs.append({
             "config_id": cfg.id, "instance_type": cfg.instance_type, "precision": cfg.precision,
             "seq_len": job.seq_len, "batch_size": job.batch_size,
@@ -70,11 +71,11 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             "throughput_per_chip_per_s": perf.throughput_per_instance_per_s / inst.spec.accelerator_count,
             "throughput_per_core_per_s": perf.throughput_per_instance_per_s
             / (inst.spec.accelerator_count * dev.cores),
-            "step_s": step["step_s"] if isinstance(step, dict) else None,
-            "mfu": step["mfu"] if isinstance(step, dict) else None,
-            "numeric_format": perf.details["numeric_format"], "numeric_error": perf.numeric_error,
-            "engine_utilization": perf.details["engine_utilization"],
-            "kernels": aggregate_kernels(perf.details["kernels"]),  # type: ignore[arg-type]
+            "step_s": step["step_s"] if step is not None else None,
+            "mfu": step["mfu"] if step is not None else None,
+            "numeric_format": engine.numeric_format, "numeric_error": perf.numeric_error,
+            "engine_utilization": engine.engine_utilization,
+            "kernels": aggregate_kernels(engine.kernels),
             "method": perf.method,
         })
     if not configs:

@@ -57,8 +57,8 @@ class AnalyticBackend:
                 method=f"roofline per kernel, {cl.ranks_per_node} rank(s) at batch {job.batch_size} "
                        f"({batch_s * 1e3:.2f} ms per batch); {fitted}",
                 network_bytes_per_sample=net_bytes,
-                details={"efficiency": eff.compute, "batch_s": batch_s, "servers": cl.ranks_per_node,
-                         "activity": inference_activity(ks, job.batch_size, cl, eff)}))
+                activity=inference_activity(ks, job.batch_size, cl, eff), batch_s=batch_s,
+                servers=cl.ranks_per_node))
         if job.layout is None or job.global_batch_size is None:
             raise BackendError("a training job needs a layout and a global batch")
         w = Workload(job.arch, job.seq_len, job.global_batch_size, job.dtype, job.task, job.num_labels)
@@ -73,8 +73,7 @@ class AnalyticBackend:
                     f"{r['comm_exposed_s'] / r['step_s']:.0%}, bubble {r['bubble_s'] / r['step_s']:.0%}; "
                     f"{fitted}"),
             network_bytes_per_sample=job.seq_len * TRAINING_DATA_BYTES_PER_TOKEN,
-            details={"step": r, "activity": training_activity(r, w, job.layout.tensor, job.layout.microbatch,
-                                                               cl, eff)}))
+            activity=training_activity(r, w, job.layout.tensor, job.layout.microbatch, cl, eff), step=r))
 
     @staticmethod
     def _checked(instance: Instance, perf: Performance) -> Performance:
@@ -90,17 +89,16 @@ register(AnalyticBackend())
 def activity_of(perf: Performance, job: Job, inst: Instance, catalog: Catalog) -> Activity:
     """The activity behind ``perf``: the analytic backend's own, or the analytic model's for the same
     job scaled by the share of its throughput ``perf`` achieves."""
-    act = perf.details.get("activity")
-    if isinstance(act, Activity):
-        return act
+    if perf.activity is not None:
+        return perf.activity
     if catalog.accelerator_of(inst) is None:
         return COMPUTE_ONLY
     try:
         model = AnalyticBackend().evaluate(job, inst, catalog)
     except BackendError:
         return COMPUTE_ONLY
-    base = model.details.get("activity")
-    if not isinstance(base, Activity):
+    base = model.activity
+    if base is None:
         return COMPUTE_ONLY
     achieved = perf.throughput_per_instance_per_s / model.throughput_per_instance_per_s
     c, m, s = base.scaled(achieved)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -36,9 +37,6 @@ class Activity:
         """Time-weighted dynamic share (0-1) of the idle-to-maximum range."""
         c, m, s = self.scaled(achieved)
         return np.clip(c * d_compute + m * d_memory + s * d_stall, 0.0, 1.0)
-
-
-COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
 
 
 COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
@@ -105,8 +103,21 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class EngineBreakdown:
+    """What the emulated NeuronCore engine model saw: the number format, each engine's busy share and
+    the per-kernel timing (``KernelTiming.as_dict`` rows)."""
+
+    numeric_format: str
+    engine_utilization: dict[str, float]
+    kernels: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Performance:
-    """What a backend reports for one configuration."""
+    """What a backend reports for one configuration, with the figures planning reads typed:
+    ``activity`` (the draw model's input; None: planning derives it, ``with_activity``),
+    inference's ``batch_s`` (seconds per batch on one of the instance's ``servers`` model copies;
+    None: batch x servers / throughput) and training's ``step`` (the step model's row, seconds)."""
 
     throughput_per_instance_per_s: float
     utilization: Utilization
@@ -115,7 +126,11 @@ class Performance:
     network_bytes_per_sample: float = 0.0
     numeric_error: float | None = None
     measured: Measurement | None = None
-    details: dict[str, object] = field(default_factory=dict)
+    activity: Activity | None = None
+    batch_s: float | None = None
+    servers: int = 1
+    step: Mapping[str, float] | None = None
+    engine: EngineBreakdown | None = None  # emulated: per-engine and per-kernel timing
 
 
 class Backend(Protocol):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecobench.errors import BackendError
-from ecobench.hardware.backends.base import Job, Performance, Utilization, register
+from ecobench.hardware.backends.base import EngineBreakdown, Job, Performance, Utilization, register
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
@@ -192,7 +192,7 @@ class EmulatedBackend:
 
     def _performance(self, job: Job, per_instance: float, activity: float, util: dict[str, float], fmt: str,
                      err: float, sliced: str, dev: NeuronDeviceSpec, instance: Instance, what: str,
-                     timings: list[KernelTiming], extra: dict[str, object], net_bytes: float) -> Performance:
+                     timings: list[KernelTiming], extra: dict[str, Any], net_bytes: float) -> Performance:
         cpu = DEFAULT_HOST_CPU_UTILIZATION if job.host_cpu_utilization is None else job.host_cpu_utilization
         busiest = max(util, key=util.__getitem__)
         fit = current_fit()
@@ -208,8 +208,8 @@ class EmulatedBackend:
                     f"{err:.2e} ({sliced})"),
             network_bytes_per_sample=net_bytes,
             numeric_error=err,
-            details={"engine_utilization": util, "kernels": [t.as_dict() for t in timings],
-                     "numeric_format": fmt, **extra},
+            engine=EngineBreakdown(fmt, util, [t.as_dict() for t in timings]),
+            **extra,
         )
 
     # -- serving ------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ def test_analytic_activity_shares_sum_to_one_and_a_shortfall_becomes_stall():
     inst = CAT.instance("g4dn.2xlarge")
     job = Job(preset("bert-base"), "inference", 128, 8, "fp16")
     model = BACKENDS["analytic"].evaluate(job, inst, CAT)
-    act = model.details["activity"]
+    act = model.activity
     assert act.compute + act.memory + act.stall == pytest.approx(1.0)
     half = Performance(model.throughput_per_instance_per_s / 2, Utilization(1, 1, 1, 0), "supplied", "")
     got = activity_of(half, job, inst, CAT)

@@ -23,7 +23,7 @@ def test_scale_out_loses_a_little_per_instance():
 
 def test_training_reports_the_step_and_needs_a_layout():
     perf = ANALYTIC.evaluate(_train(2), CAT.instance("trn1.32xlarge"), CAT)
-    step = perf.details["step"]
+    step = perf.step
     assert 0 < step["mfu"] < 1 and step["memory_per_device_gib"] > 0 and "TP1 PP1 DP64" in perf.method
     with pytest.raises(BackendError, match="layout"):
         ANALYTIC.evaluate(Job(preset("bert-large"), "training", 128, 16, "bf16", 1, 65536),

@@ -17,7 +17,7 @@ def test_encoder_inference_reports_engines_and_error():
     perf = EMU.evaluate(job, CAT.instance("inf2.xlarge"), CAT)
     assert perf.provenance == "emulated" and 0 < perf.utilization.accelerator <= 1
     assert 1e-4 < perf.numeric_error < 1e-2
-    assert {k["engine"] for k in perf.details["kernels"]} >= {"tensor", "vector"}
+    assert {k["engine"] for k in perf.engine.kernels} >= {"tensor", "vector"}
 
 
 def test_decoder_training_with_tensor_and_pipeline_parallelism():
@@ -25,9 +25,9 @@ def test_decoder_training_with_tensor_and_pipeline_parallelism():
     lay = Layout(32, 8, 4, 1, "selective", 1)
     job = Job(a, "training", 4096, 1, "bf16", 32, 1024, layout=lay)
     perf = EMU.evaluate(job, CAT.instance("trn1.32xlarge"), CAT)
-    step = perf.details["step"]
+    step = perf.step
     assert step["tp_comm_s"] > 0 and step["pp_comm_s"] > 0 and step["bubble_s"] > 0
-    assert 0.1 < step["mfu"] < 0.5 and perf.details["numeric_format"] == "bf16_sr"
+    assert 0.1 < step["mfu"] < 0.5 and perf.engine.numeric_format == "bf16_sr"
     assert "heads / " in perf.method  # decoder numerics: a grouped-query attention layer
 
 
