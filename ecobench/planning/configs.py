@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, cast
 
 from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Backend, Job, Performance, Utilization
@@ -17,6 +17,7 @@ from ecobench.hardware.prices import on_demand_price, priced_regions
 from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.parallel.step import Workload, model_flops_per_sequence
 from ecobench.planning.interruption import SpotTerms
+from ecobench.planning.jobs import backend_for, capabilities, make_job
 from ecobench.planning.plan import (
     Context,
     PlanResult,
@@ -39,9 +40,7 @@ from ecobench.units import (
 )
 from ecobench.workloads.architecture import Architecture
 
-if TYPE_CHECKING:
-
-    pass
+ErrorPool = Literal["inference", "training", "serving", "emulated"]
 
 def architecture(s: Scenario) -> Architecture:
     """The scenario's model: a preset, the inline architecture or its local config.json."""
@@ -127,7 +126,8 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     if cells is None:
         price, price_source = _price(s, cfg, inst, region)
         grid = grid_intensity(catalog, region, s.overrides.grid_g_per_kwh)
-        uncertain = uncertain_setup(catalog, inst, power, grid, region, price, _throughput_mode(s, cfg),
+        errors = _throughput_mode(s, cfg, backends)
+        uncertain = uncertain_setup(catalog, inst, power, grid, region, price, errors,
                                     f"{s.workload.mode}:{inst.spec.accelerator}:{cfg.precision}",
                                     s.pue == CCF_AWS_PUE)
         ctx = Context(catalog, inst, price, grid, s.pue, override, power, uncertain, spot_terms(s, cfg))
@@ -144,11 +144,9 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         jobs.append(job)
         if cfg.measured_throughput_per_s is not None:
             return with_activity(supplied_performance(cfg, job), job, inst, catalog)
-        if cfg.backend not in backends:
-            raise BackendError(f"configs[{cfg.id}]: backend {cfg.backend!r} is not available "
-                               f"(available: {', '.join(sorted(backends))})")
+        backend = backend_for(cfg, backends)
         try:
-            p = backends[cfg.backend].evaluate(job, inst, catalog)
+            p = backend.evaluate(job, inst, catalog)
         except BackendError as exc:
             raise BackendError(f"configs[{cfg.id}] ({cfg.instance_type}, {cfg.precision}): {exc}") \
                 from None
@@ -160,28 +158,27 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     if w.inference:
         inf = w.inference
         batch = cfg.batch_size or inf.batch_size
-        p = perf(Job(arch, "inference", inf.seq_len, batch, cfg.precision, 1, None,
-                     cfg.host_cpu_utilization, cfg.device, cfg.layers, s.measurement, stack=cfg.stack))
+        p = perf(make_job(scenario=s, config=cfg, mode="inference", seq_len=inf.seq_len, batch_size=batch))
         perfs.append(p)
         result = plan_inference(inf, p, ctx, batch, max_utilization=utilization)
     elif w.serving:
-        p, extra = serving_performance(s, cfg, index, inst, catalog)
+        p, extra = serving_performance(s, cfg, index, inst, catalog, backends)
         perfs.append(p)
         result = plan_serving(w.serving, extra.pop("instances"), p.throughput_per_instance_per_s, p, ctx,
                               extra.pop("busy"))
     else:
         tr = w.training
         assert tr is not None
-        tplan = training_plan(s, cfg, index, inst, catalog)
+        tplan = training_plan(s, cfg, index, inst, catalog, backends)
         n = tplan.instances if tplan else (cfg.instances or instances_for_supplied(tr, arch, cfg))
         decoder = arch.kind == "decoder"
 
         def phase_perf(phase: Phase) -> Performance:
             micro = tplan.layout.microbatch if tplan else (cfg.batch_size or tr.microbatch(decoder))
-            p = perf(Job(arch, "training", phase.seq_len, micro, cfg.precision, n,
-                         tr.global_batch(phase, decoder),
-                         cfg.host_cpu_utilization, cfg.device, cfg.layers, s.measurement,
-                         tplan.layout if tplan else None, tr.task, tr.num_labels, cfg.stack))
+            p = perf(make_job(scenario=s, config=cfg, mode="training", seq_len=phase.seq_len,
+                              batch_size=micro, instances=n,
+                              global_batch_size=tr.global_batch(phase, decoder),
+                              layout=tplan.layout if tplan else None))
             perfs.append(p)
             return p
 
@@ -249,12 +246,11 @@ def profile_columns(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance
         inf = w.inference
         own = cfg.batch_size or inf.batch_size
         pairs = [(own, perf)]
-        if cfg.backend == "analytic" and cfg.measured_throughput_per_s is None:  # cheap to ask again
+        if capabilities(cfg, backends).cheap:  # ask again at the other batch sizes
             for b in (b for b in BATCH_CANDIDATES if b != own):
-                job = Job(w.arch(), "inference", inf.seq_len, b, cfg.precision, 1, None,
-                          cfg.host_cpu_utilization, cfg.device, stack=cfg.stack)
+                job = make_job(scenario=s, config=cfg, mode="inference", seq_len=inf.seq_len, batch_size=b)
                 try:
-                    p = backends[cfg.backend].evaluate(job, inst, catalog)
+                    p = backend_for(cfg, backends).evaluate(job, inst, catalog)
                     pairs.append((b, with_activity(p, job, inst, catalog)))
                 except BackendError:
                     continue  # a batch this configuration cannot run is no candidate
@@ -263,7 +259,8 @@ def profile_columns(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance
     else:
         sv = w.serving
         assert sv is not None
-        fleet = serving_fleet(sv, ctx, lambda spec: serving_performance(s, cfg, index, inst, catalog, spec))
+        fleet = serving_fleet(sv, ctx,
+                              lambda spec: serving_performance(s, cfg, index, inst, catalog, backends, spec))
         profile, rate = sv.profile, sv.requests_per_h
     assert profile is not None
     out = profile_strategies(profile.hourly(rate), profile.autoscale, fleet)
@@ -271,7 +268,7 @@ def profile_columns(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance
 
 
 def serving_performance(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance,
-                        catalog: Catalog,
+                        catalog: Catalog, backends: Mapping[str, Backend],
                         spec: ServingSpec | None = None) -> tuple[Performance, dict[str, Any]]:
     """The serving plan of a configuration as a Performance (capacity per instance, accelerator
     activity at the planned load) and its own columns (``spec``: another rate or targets than the
@@ -281,7 +278,7 @@ def serving_performance(s: Scenario, cfg: HardwareConfig, index: int, inst: Inst
     acc = catalog.accelerator_of(inst)
     if acc is None:
         raise InputError(f"configs[{index}].instance_type: {inst.name} has no accelerator to serve an LLM on")
-    if cfg.backend != "analytic" or cfg.measured_throughput_per_s is not None:
+    if "serving" not in capabilities(cfg, backends).modes:
         raise InputError(f"configs[{index}].backend: serving plans use the analytic model (fitted and held "
                          "out on published serving points); the emulated NeuronCore's serving steps are "
                          "not validated and measured or supplied serving throughput is not supported")
@@ -308,12 +305,9 @@ def serving_performance(s: Scenario, cfg: HardwareConfig, index: int, inst: Inst
                   "accelerator_activity": sp.accelerator_activity, "layout_choice": sp.choice}
 
 
-def _throughput_mode(s: Scenario,
-                     cfg: HardwareConfig) -> Literal["inference", "training", "serving", "emulated"] | None:
+def _throughput_mode(s: Scenario, cfg: HardwareConfig, backends: Mapping[str, Backend]) -> ErrorPool | None:
     """Which out-of-sample errors band this configuration's throughput (None: supplied or measured)."""
-    if cfg.measured_throughput_per_s is not None or cfg.backend == "reference":
-        return None
-    return "emulated" if cfg.backend == "emulated" else s.workload.mode
+    return cast(ErrorPool | None, capabilities(cfg, backends).throughput_errors(s.workload.mode))
 
 
 def with_activity(p: Performance, job: Job, inst: Instance, catalog: Catalog) -> Performance:
@@ -324,7 +318,7 @@ def with_activity(p: Performance, job: Job, inst: Instance, catalog: Catalog) ->
 
 
 def training_plan(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance,
-                  catalog: Catalog) -> TrainingPlan | None:
+                  catalog: Catalog, backends: Mapping[str, Backend]) -> TrainingPlan | None:
     """The configuration's layout and cluster size (None for the measured host, and for a supplied
     throughput with a deadline, whose instances follow from the throughput)."""
     tr = s.workload.training
@@ -341,15 +335,14 @@ def training_plan(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance,
             raise InputError(f"configs[{index}].parallelism: {inst.name} has no accelerator to split "
                              "a model over")
         return None
-    if cfg.instances is None and cfg.backend != "analytic" and cfg.measured_throughput_per_s is None:
+    caps = capabilities(cfg, backends)
+    if cfg.instances is None and not caps.sizes_clusters:
         raise InputError(f"configs[{index}].instances: the deadline search uses the analytic model; give "
                          f"instances for backend {cfg.backend}")
     eff = current_fit().efficiency(acc.vendor, "training", inst.spec.accelerator, cfg.stack)
-    if cfg.backend == "emulated" and cfg.measured_throughput_per_s is None and cfg.instances is not None:
-        from ecobench.hardware.backends.emulated import step_evaluator
-
-        emulated = step_evaluator(inst)
-        return plan(tr, s.workload.arch(), cfg, index, inst, catalog, emulated or eff)
+    if caps.own_step_model and cfg.instances is not None:
+        own = backend_for(cfg, backends).step_evaluator(inst)  # type: ignore[attr-defined]
+        return plan(tr, s.workload.arch(), cfg, index, inst, catalog, own or eff)
     return plan(tr, s.workload.arch(), cfg, index, inst, catalog, eff)
 
 

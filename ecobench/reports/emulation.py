@@ -15,13 +15,15 @@ from ecobench.hardware.backends.emulated import aggregate_kernels, step_evaluato
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
+from ecobench.planning.jobs import make_job
 from ecobench.planning.training import plan
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 
 
 def _training_job(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, cat: Catalog) -> Job:
     """The first phase's training job with the configuration's layout (``auto``: searched with the
-    emulated step model; a deadline: the analytic model's cluster size)."""
+    emulated step model; a deadline: the analytic model's cluster size, at the vendor's fitted
+    efficiency whatever the configuration's ``stack``, as the breakdown has always had it)."""
     tr = s.workload.training
     assert tr is not None
     arch = s.workload.arch()
@@ -32,8 +34,9 @@ def _training_job(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, 
     evaluator = step_evaluator(inst) if cfg.instances is not None else None
     tp = plan(tr, arch, cfg, index, inst, cat, evaluator or eff)
     ph = tr.phases[0]
-    return Job(arch, "training", ph.seq_len, tp.layout.microbatch, cfg.precision, tp.instances,
-               tr.global_batch(ph, decoder), layout=tp.layout, task=tr.task, num_labels=tr.num_labels)
+    return make_job(scenario=s, config=cfg, mode="training", seq_len=ph.seq_len,
+                    batch_size=tp.layout.microbatch, instances=tp.instances,
+                    global_batch_size=tr.global_batch(ph, decoder), layout=tp.layout)
 
 
 def emulate_scenario(s: Scenario) -> dict[str, Any]:
@@ -42,7 +45,6 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
     of the first (or only) sequence-length phase."""
     cat = load_catalog()
     backend = BACKENDS["emulated"]
-    arch = s.workload.arch()
     w = s.workload
     if w.serving:
         raise InputError("workload.serving: ecobench emulate breaks down inference and training "
@@ -55,8 +57,8 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
         if inst.spec.accelerator not in DEVICES:
             continue
         if w.inference:
-            job = Job(arch, "inference", w.inference.seq_len, cfg.batch_size or w.inference.batch_size,
-                      cfg.precision, 1, None)
+            job = make_job(scenario=s, config=cfg, mode="inference", seq_len=w.inference.seq_len,
+                           batch_size=cfg.batch_size or w.inference.batch_size)
         else:
             job = _training_job(s, cfg, index, inst, cat)
         perf = backend.evaluate(job, inst, cat)

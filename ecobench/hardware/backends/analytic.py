@@ -15,7 +15,15 @@ import numpy as np
 
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.activity import inference_activity, training_activity
-from ecobench.hardware.backends.base import COMPUTE_ONLY, Activity, Job, Performance, Utilization, register
+from ecobench.hardware.backends.base import (
+    COMPUTE_ONLY,
+    Activity,
+    Capabilities,
+    Job,
+    Performance,
+    Utilization,
+    register,
+)
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
@@ -30,6 +38,8 @@ class AnalyticBackend:
     """Roofline throughput per instance at fitted efficiencies."""
 
     name = "analytic"
+    capabilities = Capabilities(modes=frozenset({"inference", "training", "serving"}), sizes_clusters=True,
+                                cheap=True)
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         acc = catalog.accelerator_of(instance)

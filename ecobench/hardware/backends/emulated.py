@@ -23,7 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecobench.errors import BackendError
-from ecobench.hardware.backends.base import EngineBreakdown, Job, Performance, Utilization, register
+from ecobench.hardware.backends.base import (
+    Capabilities,
+    EngineBreakdown,
+    Job,
+    Performance,
+    Utilization,
+    register,
+)
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
@@ -103,11 +110,17 @@ class EmulatedBackend:
     """NeuronCore engine model with fitted overheads (see the module docstring)."""
 
     name = "emulated"
+    capabilities = Capabilities(error_model="emulated", own_step_model=True)
 
     @staticmethod
     def params(dev: NeuronDeviceSpec) -> EngineParams:
         """The fitted parameters of the device's core generation."""
         return current_fit().params(dev.core.generation)
+
+    @staticmethod
+    def step_evaluator(instance: Instance) -> StepEvaluator | None:
+        """Its own step model for ``instance`` (``capabilities.own_step_model``): :func:`step_evaluator`."""
+        return step_evaluator(instance)
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         dev = device_of(instance)
