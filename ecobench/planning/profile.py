@@ -149,7 +149,7 @@ ServingAt = Callable[[ServingSpec], tuple[Performance, dict[str, Any]]]
 
 
 def serving_fleet(spec: ServingSpec, ctx: Context, serving_at: ServingAt) -> Fleet:
-    """An LLM's fleet: ``serving_at(spec)`` plans a request rate (``evaluate.serving_performance``:
+    """An LLM's fleet: ``serving_at(spec)`` plans a request rate (``modes/serving.serving_performance``:
     the performance and its ``instances``, ``busy`` and ``batch``). An hour's fleet of ``n``
     instances where the rate's own plan needs ``m`` runs ``m`` instances' work: busy ``busy x m / n``
     (the draw is linear in busy, so it is the same spread over all ``n``)."""
