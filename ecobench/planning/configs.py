@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
-from ecobench.errors import InputError
+from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.backends.disagreement import backend_disagreement
 from ecobench.hardware.catalog import Catalog, Instance, local_instance
@@ -47,16 +47,18 @@ def _price(s: Scenario, cfg: HardwareConfig, inst: Instance, region: str) -> tup
         found_spot = spot_price(inst.name, region)
         if found_spot is None:
             where = spot_regions(inst.name)
-            raise InputError(f"configs[{cfg.id}]: the spot snapshot has no spot price for {inst.name} in "
+            raise InputError(f"the spot snapshot has no spot price for {inst.name} in "
                              f"{region} (regions with one: {', '.join(where) or 'none'}); give "
-                             "pricing.spot_discount_pct, price_usd_per_h or a region listed")
+                             "pricing.spot_discount_pct, price_usd_per_h or a region listed") \
+                .in_config(by_id=True)
         return found_spot, spot_label()
     found = on_demand_price(inst, region)
     if found is None and not priced_regions(inst):  # no sourced price anywhere: cost stays empty
         return float("nan"), "no sourced price in any region (cost columns empty)"
     if found is None:
-        raise InputError(f"configs[{cfg.id}]: no on-demand price for {cfg.instance_type} in {region} "
-                         f"(priced regions: {', '.join(priced_regions(inst))}); set price_usd_per_h")
+        raise InputError(f"no on-demand price for {cfg.instance_type} in {region} "
+                         f"(priced regions: {', '.join(priced_regions(inst))}); set price_usd_per_h") \
+            .in_config(by_id=True)
     price, source = found
     if spot:
         assert s.pricing.spot_discount_pct is not None
@@ -75,6 +77,19 @@ class Cells:
     price_usd_per_h: Any  # np.ndarray (1, regions)
     price_source: list[str]
     grid: GridIntensity  # g_per_kwh an array (1, regions); source and year per region in lists
+
+
+def locate(exc: EcobenchError, cfg: HardwareConfig, index: int) -> EcobenchError:
+    """``exc`` with the configuration's location in front of its message, where it is about the
+    configuration (``EcobenchError.in_config``); once: a located error is left alone."""
+    if exc.config_field is None:
+        return exc
+    where = f"configs[{cfg.id if exc.config_by_id else index}]"
+    where += f".{exc.config_field}" if exc.config_field else ""
+    where += f" ({cfg.instance_type}, {cfg.precision})" if exc.config_detail else ""
+    exc.args = (f"{where}: {exc}",)
+    exc.config_field = None
+    return exc
 
 
 def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,

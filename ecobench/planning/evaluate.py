@@ -8,9 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ecobench.errors import EcobenchError
 from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
-from ecobench.planning.configs import evaluate_config
+from ecobench.planning.configs import evaluate_config, locate
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.scenario.model import HardwareConfig, Scenario
 
@@ -161,7 +162,11 @@ def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk:
         if progress:
             progress(f"[{i}/{len(configs)}] {cfg.id}: {cfg.instance_type} via "
                      f"{'supplied throughput' if cfg.measured_throughput_per_s else cfg.backend}")
-        result = evaluate_config(s, cfg, cat, bk, i - 1)
+        try:
+            result = evaluate_config(s, cfg, cat, bk, i - 1)
+        except EcobenchError as exc:
+            locate(exc, cfg, i - 1)
+            raise
         rows.append(result.row)
         if result.mc is not None:
             mcs.append(result.mc)

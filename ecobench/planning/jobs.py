@@ -29,8 +29,8 @@ def make_job(*, scenario: Scenario, config: HardwareConfig, mode: Mode, seq_len:
 def backend_for(config: HardwareConfig, backends: Mapping[str, Backend]) -> Backend:
     """The configuration's backend, or a BackendError naming the available ones."""
     if config.backend not in backends:
-        raise BackendError(f"configs[{config.id}]: backend {config.backend!r} is not available "
-                           f"(available: {', '.join(sorted(backends))})")
+        raise BackendError(f"backend {config.backend!r} is not available "
+                           f"(available: {', '.join(sorted(backends))})").in_config(by_id=True)
     return backends[config.backend]
 
 

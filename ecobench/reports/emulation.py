@@ -8,19 +8,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecobench.errors import InputError
+from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import BACKENDS, Job
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.backends.emulated import aggregate_kernels, step_evaluator
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
+from ecobench.planning.configs import locate
 from ecobench.planning.jobs import make_job
 from ecobench.planning.training import plan
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 
 
-def _training_job(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, cat: Catalog) -> Job:
+def _training_job(s: Scenario, cfg: HardwareConfig, inst: Instance, cat: Catalog) -> Job:
     """The first phase's training job with the configuration's layout (``auto``: searched with the
     emulated step model; a deadline: the analytic model's cluster size, at the vendor's fitted
     efficiency whatever the configuration's ``stack``, as the breakdown has always had it)."""
@@ -32,7 +33,7 @@ def _training_job(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, 
     assert acc is not None
     eff = current_fit().efficiency(acc.vendor, "training", inst.spec.accelerator)
     evaluator = step_evaluator(inst) if cfg.instances is not None else None
-    tp = plan(tr, arch, cfg, index, inst, cat, evaluator or eff)
+    tp = plan(tr, arch, cfg, inst, cat, evaluator or eff)
     ph = tr.phases[0]
     return make_job(scenario=s, config=cfg, mode="training", seq_len=ph.seq_len,
                     batch_size=tp.layout.microbatch, instances=tp.instances,
@@ -60,7 +61,11 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             job = make_job(scenario=s, config=cfg, mode="inference", seq_len=w.inference.seq_len,
                            batch_size=cfg.batch_size or w.inference.batch_size)
         else:
-            job = _training_job(s, cfg, index, inst, cat)
+            try:
+                job = _training_job(s, cfg, inst, cat)
+            except EcobenchError as exc:
+                locate(exc, cfg, index)
+                raise
         perf = backend.evaluate(job, inst, cat)
         dev = DEVICES[inst.spec.accelerator or ""]
         step, engine = perf.step, perf.engine

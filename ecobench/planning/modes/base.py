@@ -71,8 +71,7 @@ class ConfigRun:
         try:
             p = backend.evaluate(job, self.instance, self.catalog)
         except BackendError as exc:
-            raise BackendError(f"configs[{cfg.id}] ({cfg.instance_type}, {cfg.precision}): {exc}") \
-                from None
+            raise exc.in_config(by_id=True, detail=True) from None
         return with_activity(p, job, self.instance, self.catalog)
 
 

@@ -23,19 +23,20 @@ def serving_performance(run: ConfigRun,
     """The serving plan of a configuration as a Performance (capacity per instance, accelerator
     activity at the planned load) and its own columns (``spec``: another rate or targets than the
     scenario's)."""
-    s, cfg, index, inst, catalog = run.scenario, run.config, run.index, run.instance, run.catalog
+    s, cfg, inst, catalog = run.scenario, run.config, run.instance, run.catalog
     spec = spec or s.workload.serving
     assert spec is not None
     acc = catalog.accelerator_of(inst)
     if acc is None:
-        raise InputError(f"configs[{index}].instance_type: {inst.name} has no accelerator to serve an LLM on")
+        raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
     if "serving" not in capabilities(cfg, run.backends).modes:
-        raise InputError(f"configs[{index}].backend: serving plans use the analytic model (fitted and held "
+        raise InputError("serving plans use the analytic model (fitted and held "
                          "out on published serving points); the emulated NeuronCore's serving steps are "
-                         "not validated and measured or supplied serving throughput is not supported")
+                         "not validated and measured or supplied serving throughput is not supported") \
+            .in_config("backend")
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, cfg.stack)
-    sp = serve_plan(spec, s.workload.arch(), cfg, index, inst, catalog, eff,
+    sp = serve_plan(spec, s.workload.arch(), cfg, inst, catalog, eff,
                     fit.request_overhead_s(acc.vendor))
     cpu = cfg.host_cpu_utilization if cfg.host_cpu_utilization is not None else DEFAULT_HOST_CPU_UTILIZATION
     capacity = sp.capacity_per_replica_per_s * sp.replicas_per_instance

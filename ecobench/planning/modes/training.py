@@ -23,30 +23,29 @@ from ecobench.units import SECONDS_PER_HOUR
 def training_plan(run: ConfigRun) -> TrainingPlan | None:
     """The configuration's layout and cluster size (None for the measured host, and for a supplied
     throughput with a deadline, whose instances follow from the throughput)."""
-    s, cfg, index, inst, catalog = run.scenario, run.config, run.index, run.instance, run.catalog
+    s, cfg, inst, catalog = run.scenario, run.config, run.instance, run.catalog
     tr = s.workload.training
     assert tr is not None
     if cfg.instance_type == LOCAL_INSTANCE:
         if cfg.parallelism is not None:
-            raise InputError(f"configs[{index}].parallelism: the measured host runs data parallel only")
+            raise InputError("the measured host runs data parallel only").in_config("parallelism")
         return None
     if cfg.measured_throughput_per_s is not None and cfg.instances is None:
         return None
     acc = catalog.accelerator_of(inst)
     if acc is None:
         if cfg.parallelism is not None:
-            raise InputError(f"configs[{index}].parallelism: {inst.name} has no accelerator to split "
-                             "a model over")
+            raise InputError(f"{inst.name} has no accelerator to split a model over").in_config("parallelism")
         return None
     caps = capabilities(cfg, run.backends)
     if cfg.instances is None and not caps.sizes_clusters:
-        raise InputError(f"configs[{index}].instances: the deadline search uses the analytic model; give "
-                         f"instances for backend {cfg.backend}")
+        raise InputError(f"the deadline search uses the analytic model; give instances for backend "
+                         f"{cfg.backend}").in_config("instances")
     eff = current_fit().efficiency(acc.vendor, "training", inst.spec.accelerator, cfg.stack)
     if caps.own_step_model and cfg.instances is not None:
         own = backend_for(cfg, run.backends).step_evaluator(inst)  # type: ignore[attr-defined]
-        return plan(tr, s.workload.arch(), cfg, index, inst, catalog, own or eff)
-    return plan(tr, s.workload.arch(), cfg, index, inst, catalog, eff)
+        return plan(tr, s.workload.arch(), cfg, inst, catalog, own or eff)
+    return plan(tr, s.workload.arch(), cfg, inst, catalog, eff)
 
 
 class TrainingMode(ModeBase):
