@@ -85,9 +85,12 @@ def test_samples_are_planned_per_repetition_at_fractional_instances():
     from ecobench.hardware.catalog import load_catalog, local_instance
     from ecobench.planning.plan import Context
     from ecobench.power.carbon import grid_intensity
+    from ecobench.power.setup import power_setup
 
     cat = load_catalog()
-    ctx = Context(cat, local_instance("us-east-1", None), 0.0, grid_intensity(cat, "us-east-1", {}), s.pue)
+    host = local_instance("us-east-1", None)
+    ctx = Context(cat, host, 0.0, grid_intensity(cat, "us-east-1", {}), s.pue,
+                  power_setup(cat, host, None, None, None, None))
     perf = replayed(rates)
     from ecobench.planning.samples import at_repetition
 

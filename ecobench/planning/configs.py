@@ -112,11 +112,11 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         uncertain = uncertain_setup(catalog, inst, power, grid, region, price, errors,
                                     f"{s.workload.mode}:{inst.spec.accelerator}:{cfg.precision}",
                                     s.pue == CCF_AWS_PUE)
-        ctx = Context(catalog, inst, price, grid, s.pue, override, power, uncertain, spot_terms(s, cfg))
+        ctx = Context(catalog, inst, price, grid, s.pue, power, uncertain, spot_terms(s, cfg))
         utilization: Any = cfg.max_utilization
     else:
         price_source: Any = cells.price_source  # type: ignore[no-redef]
-        ctx = Context(catalog, inst, cells.price_usd_per_h, cells.grid, s.pue, override, power, None,
+        ctx = Context(catalog, inst, cells.price_usd_per_h, cells.grid, s.pue, power, None,
                       spot_terms(s, cfg))
         utilization = cells.utils
     run = ConfigRun(s, cfg, index, inst, catalog, backends, ctx, utilization, cells is not None)

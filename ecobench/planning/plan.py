@@ -14,7 +14,7 @@ from ecobench.planning.interruption import SpotTerms, fleet_overhead, training_o
 from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import COMPUTE_ONLY, Activity, PowerSetup, central_params, draw_w
 from ecobench.power.embodied import embodied_kg
-from ecobench.power.model import PowerBreakdown, instance_power
+from ecobench.power.model import PowerBreakdown
 from ecobench.power.scopes import scope_figures
 from ecobench.power.uncertainty import InferenceCase, McConfig, TrainingCase, TrainingPhase, UncertainSetup
 from ecobench.scenario.model import InferenceSpec, Phase, ServingSpec, TrainingSpec
@@ -30,8 +30,7 @@ class Context:
     price_usd_per_h: float
     grid: GridIntensity
     pue: float
-    accelerator_power_override: tuple[float, float] | None = None
-    power: PowerSetup | None = None  # the draw model's inputs; None: the earlier full-draw model
+    power: PowerSetup  # the draw model's inputs
     uncertain: UncertainSetup | None = None  # what the Monte Carlo varies for this configuration
     spot: SpotTerms | None = None  # spot: what interruptions cost (None: on-demand, no overhead)
 
@@ -70,10 +69,6 @@ def _power(ctx: Context, perf: Performance, load: float, net_bytes_per_s: float)
         assert m is not None
         it = m["accelerator"] + m["cpu"] + m["memory"]
         return PowerBreakdown(m["accelerator"], m["cpu"], m["memory"], 0.0, (ctx.pue - 1.0) * it)
-    if ctx.power is None:
-        u = perf.utilization
-        return instance_power(ctx.catalog, ctx.instance, u.accelerator * load, u.cpu * load,
-                              net_bytes_per_s, ctx.pue, ctx.accelerator_power_override)
     w = draw_w(ctx.power.spec(activity(perf), net_bytes_per_s), central_params(ctx.pue), busy=load)
     return PowerBreakdown(*(_scalar(w[k]) for k in ("accelerator", "cpu", "memory", "network", "overhead")))
 
@@ -199,7 +194,7 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
     overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
     row = _common(ctx, n, spec.horizon_h, power, 1.0 + overhead) | spot_columns(ctx, overhead)
     mc = None
-    if ctx.uncertain is not None and ctx.power is not None:
+    if ctx.uncertain is not None:
         case = InferenceCase(rate_s, u, spec.horizon_h, t, perf.network_bytes_per_sample,
                              ctx.power.spec(activity(perf), rate_s / n * perf.network_bytes_per_sample),
                              instance_hours_factor=1.0 + overhead)
@@ -235,9 +230,8 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
                        * perf.network_bytes_per_sample)
         duration_s += seconds
         energy_ws += power.total_w * seconds
-        if ctx.power is not None:
-            phases.append(TrainingPhase(seconds, ctx.power.spec(
-                activity(perf), perf.throughput_per_instance_per_s * perf.network_bytes_per_sample)))
+        phases.append(TrainingPhase(seconds, ctx.power.spec(
+            activity(perf), perf.throughput_per_instance_per_s * perf.network_bytes_per_sample)))
         parts.append(PowerBreakdown(*(seconds * getattr(power, f) for f in
                                       ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w"))))
     avg = PowerBreakdown(*(sum(getattr(p, f) for p in parts) / duration_s for f in
@@ -252,7 +246,7 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
         "sequences_per_h": total / (duration_s * (1.0 + overhead) / SECONDS_PER_HOUR),
     })
     mc = None
-    if ctx.uncertain is not None and ctx.power is not None:
+    if ctx.uncertain is not None:
         case = TrainingCase(n, total, tuple(phases), 1.0 + overhead)
         mc = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perfs[0]))
     return PlanResult(row, mc)
@@ -270,7 +264,7 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
     tokens = spec.requests_per_h * spec.horizon_h * spec.output_tokens
     load = rate_s / (instances * capacity_per_instance_per_s)
     mc = None
-    if ctx.uncertain is not None and ctx.power is not None:
+    if ctx.uncertain is not None:
         case = InferenceCase(rate_s, 1.0, spec.horizon_h, capacity_per_instance_per_s,
                              perf.network_bytes_per_sample, ctx.power.spec(activity(perf), net),
                              busy_per_load=busy / load, output_tokens=spec.output_tokens,

@@ -92,17 +92,3 @@ def test_non_neuron_instance_is_refused():
             CAT.instance("g4dn.xlarge"),
             CAT,
         )
-
-
-def test_serving_step_times_decode_reads_the_cache_and_batches_weights():
-    a, inst = preset("llama3-8b"), CAT.instance("trn1.32xlarge")
-    short = EMU.step_times(a, inst, 32, 1, "bf16", context=256)
-    long = EMU.step_times(a, inst, 32, 1, "bf16", context=8192)
-    batch8 = EMU.step_times(a, inst, 32, 8, "bf16", context=256)
-    assert short.decode_s < long.decode_s  # the KV cache is read every step
-    assert short.decode_s < batch8.decode_s < 4 * short.decode_s  # weights read once per batch
-    pre = EMU.step_times(a, inst, 32, 1, "bf16", input_len=2048)
-    assert pre.prefill_s is not None and pre.decode_s is None and pre.prefill_s > short.decode_s
-    assert 2e-3 < short.decode_s < 2e-2  # published TPOT of Llama-3-8B at TP32 on trn1: 5.9 ms
-    with pytest.raises(BackendError, match="exceeds"):
-        EMU.step_times(a, inst, 64, 1, "bf16", context=256)

@@ -11,7 +11,7 @@ def test_every_backend_is_registered_and_the_heavy_ones_load_on_first_use():
     code = ("import sys; from ecobench.hardware.backends import BACKENDS; "
             "print(sorted(BACKENDS), 'ecobench.hardware.backends.emulated' in sys.modules, "
             "type(BACKENDS['emulated']).__name__); "
-            "BACKENDS['emulated'].step_times; "
+            "BACKENDS['emulated'].step_evaluator; "
             "print('ecobench.hardware.backends.emulated' in sys.modules, "
             "type(BACKENDS['emulated']).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
