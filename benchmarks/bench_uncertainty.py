@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
-from dataclasses import replace
 
 from ecobench.hardware.backends import BACKENDS
 from ecobench.hardware.catalog import load_catalog
@@ -53,8 +52,7 @@ def main() -> None:
     cat = load_catalog()
     mcs = []
     for i, cfg in enumerate(s.configs):  # type: ignore[attr-defined]
-        row = evaluate_config(s, cfg, cat, BACKENDS, i)  # type: ignore[arg-type]
-        mcs.append(replace(row["_mc"], config_id=cfg.id))
+        mcs.append(evaluate_config(s, cfg, cat, BACKENDS, i).mc)  # type: ignore[arg-type]
     bands(mcs, "c4", args.draws, 0)  # warm: the held-out error fits are cached after the first call
     mc = _median(lambda: bands(mcs, "c4", args.draws, 0), args.repeat)
     with_bands = _median(lambda: evaluate(s), args.repeat)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Self
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_NOISY",
            "EXIT_OK", "EXIT_OUTPUT", "EXIT_REGRESSION", "EXIT_TERMINATED", "BackendError",
@@ -33,9 +34,22 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 class EcobenchError(Exception):
-    """Base class; the CLI prints the message and exits with ``exit_code``."""
+    """Base class; the CLI prints the message and exits with ``exit_code``.
+
+    An error about one configuration of a scenario is raised without its location, marked with
+    :meth:`in_config`; the evaluation loop, which knows the configuration, adds the location once
+    (``ecobench.planning.configs.locate``): ``configs[0].parallelism: ...``, ``configs[a]: ...``,
+    ``configs[a] (g4dn.xlarge, bf16): ...``."""
 
     exit_code = EXIT_INTERNAL
+    config_field: str | None = None  # the configuration's field it is about ("": the whole); None: none
+    config_by_id: bool = False  # name the configuration by its id (else by its index in ``configs``)
+    config_detail: bool = False  # and add its instance type and data type (a backend's error)
+
+    def in_config(self, field: str = "", *, by_id: bool = False, detail: bool = False) -> Self:
+        """Mark the error as about one configuration's ``field`` (see the class docstring)."""
+        self.config_field, self.config_by_id, self.config_detail = field, by_id, detail
+        return self
 
 
 class InputError(EcobenchError):

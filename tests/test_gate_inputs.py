@@ -10,7 +10,8 @@ import pytest
 
 from ecobench.cli import main
 from ecobench.hardware.backends import BACKENDS
-from ecobench.hardware.backends.base import Job, Measurement, Performance, Utilization
+from ecobench.hardware.backends.base import Measurement, Performance, Utilization
+from ecobench.hardware.backends.testing import ReplayBackend
 from ecobench.planning.evaluate import evaluate
 from ecobench.planning.plan import plan_inference
 from ecobench.reports.tables import records
@@ -20,24 +21,23 @@ from ecobench.scenario.model import scenario_from_dict
 from .conftest import SCENARIOS
 
 
-class ReplayBackend:
-    """Replays a measurement: per-window throughput and power, as the reference backend reports."""
+def replayed(rates, power_w=(5.0, 20.0), warnings=()) -> Performance:
+    """A measurement as the reference backend reports it: per-window throughput and power."""
+    cpu, mem = power_w
+    per_window = tuple({"accelerator": 0.0, "cpu": cpu * (1 + 0.01 * (i % 3)), "memory": mem}
+                       for i in range(len(rates)))
+    mean = sum(rates) / len(rates)
+    m = Measurement(tuple(rates), None, {"accelerator": 0.0, "cpu": cpu, "memory": mem},
+                    "replayed", "2026-01-01T00:00:00+00:00", "2026-01-01T00:01:00+00:00", mean, mean,
+                    power_w_samples=per_window, power_method="replayed",
+                    energy_provenance="modelled", warnings=tuple(warnings))
+    return Performance(mean, Utilization(0.0, 1.0, 1.0, 0.0), "measured", "replayed", 0.0, measured=m)
 
-    name = "reference"
 
-    def __init__(self, rates, power_w=(5.0, 20.0), warnings=()):
-        self.rates, self.power, self.warnings = rates, power_w, warnings
-
-    def evaluate(self, job: Job, instance, catalog) -> Performance:
-        cpu, mem = self.power
-        per_window = tuple({"accelerator": 0.0, "cpu": cpu * (1 + 0.01 * (i % 3)), "memory": mem}
-                           for i in range(len(self.rates)))
-        mean = sum(self.rates) / len(self.rates)
-        m = Measurement(tuple(self.rates), None, {"accelerator": 0.0, "cpu": cpu, "memory": mem},
-                        "replayed", "2026-01-01T00:00:00+00:00", "2026-01-01T00:01:00+00:00", mean, mean,
-                        power_w_samples=per_window, power_method="replayed",
-                        energy_provenance="modelled", warnings=tuple(self.warnings))
-        return Performance(mean, Utilization(0.0, 1.0, 1.0, 0.0), "measured", "replayed", 0.0, measured=m)
+def replay(rates, **kw) -> ReplayBackend:
+    """The reference backend replaced by a replay of a measurement of the host."""
+    return ReplayBackend({"host": replayed(rates, **kw)}, name="reference",
+                         capabilities=BACKENDS["reference"].capabilities)
 
 
 def _scenario(rate_per_h=100_000):
@@ -52,7 +52,7 @@ def _scenario(rate_per_h=100_000):
 
 def _write_run(tmp_path, name, rates, **kw):
     s = _scenario()
-    backends = dict(BACKENDS) | {"reference": ReplayBackend(rates, **kw)}
+    backends = dict(BACKENDS) | {"reference": replay(rates, **kw)}
     doc = results_document(s, records(evaluate(s, backends=backends)), name)
     d = tmp_path / name
     d.mkdir()
@@ -78,21 +78,24 @@ def test_mixed_measured_and_modelled_rows_are_gated(tmp_path, capsys):
 def test_samples_are_planned_per_repetition_at_fractional_instances():
     rates = _rates(5.0)
     s = _scenario()
-    row = evaluate(s, backends=dict(BACKENDS) | {"reference": ReplayBackend(rates)}).iloc[0]
+    row = evaluate(s, backends=dict(BACKENDS) | {"reference": replay(rates)}).iloc[0]
     assert row.samples_basis.endswith("fractional instances")
     assert float(row.instances).is_integer()
     # each sample is what the planner gives for that repetition alone (not the row scaled)
     from ecobench.hardware.catalog import load_catalog, local_instance
     from ecobench.planning.plan import Context
     from ecobench.power.carbon import grid_intensity
+    from ecobench.power.setup import power_setup
 
     cat = load_catalog()
-    ctx = Context(cat, local_instance("us-east-1", None), 0.0, grid_intensity(cat, "us-east-1", {}), s.pue)
-    perf = ReplayBackend(rates).evaluate(None, None, None)
+    host = local_instance("us-east-1", None)
+    ctx = Context(cat, host, 0.0, grid_intensity(cat, "us-east-1", {}), s.pue,
+                  power_setup(cat, host, None, None, None, None))
+    perf = replayed(rates)
     from ecobench.planning.samples import at_repetition
 
     for i in (0, 4, 9):
-        direct = plan_inference(s.workload.inference, at_repetition(perf, i), ctx, whole_instances=False)
+        direct = plan_inference(s.workload.inference, at_repetition(perf, i), ctx, whole_instances=False).row
         assert row.samples["energy_kwh"][i] == pytest.approx(direct["energy_kwh"])
         assert row.samples["instances"][i] == pytest.approx(27.777 / rates[i], rel=1e-3)
     assert not all(float(v).is_integer() for v in row.samples["instances"])

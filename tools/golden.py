@@ -64,11 +64,23 @@ def run_scenario(name: str, out: Path) -> Path:
     return run_dir
 
 
+def _rooted(v: object) -> object:
+    """``v`` with this checkout's path written ``<root>``: a scenario's file paths are absolute, and
+    another checkout (a worktree) of the same code gives the same results."""
+    if isinstance(v, dict):
+        return {k: _rooted(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_rooted(x) for x in v]
+    if isinstance(v, str) and v.startswith(str(ROOT) + "/"):
+        return "<root>" + v[len(str(ROOT)):]
+    return v
+
+
 def stable_json(run_dir: Path) -> dict:
     d = json.loads((run_dir / "results.json").read_text())
     for k in VOLATILE_KEYS:
         d.pop(k, None)
-    return d
+    return _rooted(d)  # type: ignore[return-value]
 
 
 def bad_input_outcomes(tmp: Path) -> dict[str, dict]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ecobench.errors import EcobenchError
 from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
-from ecobench.planning.configs import evaluate_config
+from ecobench.planning.configs import evaluate_config, locate
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.scenario.model import HardwareConfig, Scenario
 
@@ -155,13 +156,20 @@ def _sweep_config(s: Scenario, t: Columns, i: int) -> HardwareConfig:
 
 def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk: Mapping[str, Backend],
                    progress: Callable[[str], None] | None) -> tuple[list[dict[str, Any]], list[McConfig]]:
-    rows = []
+    rows: list[dict[str, Any]] = []
+    mcs: list[McConfig] = []
     for i, cfg in enumerate(configs, 1):
         if progress:
             progress(f"[{i}/{len(configs)}] {cfg.id}: {cfg.instance_type} via "
                      f"{'supplied throughput' if cfg.measured_throughput_per_s else cfg.backend}")
-        rows.append(evaluate_config(s, cfg, cat, bk, i - 1))
-    mcs = [replace(r.pop("_mc"), config_id=r["config_id"]) for r in rows if "_mc" in r]
+        try:
+            result = evaluate_config(s, cfg, cat, bk, i - 1)
+        except EcobenchError as exc:
+            locate(exc, cfg, i - 1)
+            raise
+        rows.append(result.row)
+        if result.mc is not None:
+            mcs.append(result.mc)
     return rows, mcs
 
 

@@ -14,7 +14,7 @@ from ecobench.planning.interruption import SpotTerms, fleet_overhead, training_o
 from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import COMPUTE_ONLY, Activity, PowerSetup, central_params, draw_w
 from ecobench.power.embodied import embodied_kg
-from ecobench.power.model import PowerBreakdown, instance_power
+from ecobench.power.model import PowerBreakdown
 from ecobench.power.scopes import scope_figures
 from ecobench.power.uncertainty import InferenceCase, McConfig, TrainingCase, TrainingPhase, UncertainSetup
 from ecobench.scenario.model import InferenceSpec, Phase, ServingSpec, TrainingSpec
@@ -30,10 +30,18 @@ class Context:
     price_usd_per_h: float
     grid: GridIntensity
     pue: float
-    accelerator_power_override: tuple[float, float] | None = None
-    power: PowerSetup | None = None  # the draw model's inputs; None: the earlier full-draw model
+    power: PowerSetup  # the draw model's inputs
     uncertain: UncertainSetup | None = None  # what the Monte Carlo varies for this configuration
     spot: SpotTerms | None = None  # spot: what interruptions cost (None: on-demand, no overhead)
+
+
+@dataclass
+class PlanResult:
+    """A configuration's plan: its row's figures (``row``: column name -> value; arrays for a sweep
+    group) and what the Monte Carlo needs to band them (``mc``; None: no bands)."""
+
+    row: dict[str, Any]
+    mc: McConfig | None = None
 
 
 def spot_columns(ctx: Context, overhead: float) -> dict[str, Any]:
@@ -61,10 +69,6 @@ def _power(ctx: Context, perf: Performance, load: float, net_bytes_per_s: float)
         assert m is not None
         it = m["accelerator"] + m["cpu"] + m["memory"]
         return PowerBreakdown(m["accelerator"], m["cpu"], m["memory"], 0.0, (ctx.pue - 1.0) * it)
-    if ctx.power is None:
-        u = perf.utilization
-        return instance_power(ctx.catalog, ctx.instance, u.accelerator * load, u.cpu * load,
-                              net_bytes_per_s, ctx.pue, ctx.accelerator_power_override)
     w = draw_w(ctx.power.spec(activity(perf), net_bytes_per_s), central_params(ctx.pue), busy=load)
     return PowerBreakdown(*(_scalar(w[k]) for k in ("accelerator", "cpu", "memory", "network", "overhead")))
 
@@ -83,8 +87,7 @@ def _measured_w(ctx: Context, perf: Performance) -> dict[str, float] | None:
 
 def activity(perf: Performance) -> Activity:
     """What the backend says the accelerator does (compute-bound, memory-bound, stalls)."""
-    act = perf.details.get("activity")
-    return act if isinstance(act, Activity) else COMPUTE_ONLY
+    return perf.activity or COMPUTE_ONLY
 
 
 def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
@@ -162,7 +165,7 @@ def whole(need: Any) -> Any:
 
 
 def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: int = 1,
-                   whole_instances: bool = True, max_utilization: Any = None) -> dict[str, Any]:
+                   whole_instances: bool = True, max_utilization: Any = None) -> PlanResult:
     """Instances to meet the rate (at full load, or within the latency target), and energy, cost and
     CO2 over the horizon and per million. ``whole_instances=False`` plans with the fractional count
     (``instances_needed``): the continuous quantity behind the integer step, used for the
@@ -177,8 +180,8 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
     need = rate_s / (t * u)
     latency: dict[str, Any] = {}
     if spec.latency_ms_p99 is not None:
-        servers = int(perf.details.get("servers", 1))  # type: ignore[call-overload]
-        batch_s = float(perf.details.get("batch_s", batch * servers / t))  # type: ignore[arg-type]
+        servers = perf.servers
+        batch_s = perf.batch_s if perf.batch_s is not None else batch * servers / t
         need = np.maximum(need, instances_for_latency(rate_s, servers, batch_s, batch,
                                                       spec.latency_ms_p99 / 1e3, ctx.instance.name))
         need = float(need) if np.ndim(need) == 0 else need
@@ -190,11 +193,12 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
     power = _power(ctx, perf, load, rate_s / n * perf.network_bytes_per_sample)
     overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
     row = _common(ctx, n, spec.horizon_h, power, 1.0 + overhead) | spot_columns(ctx, overhead)
-    if ctx.uncertain is not None and ctx.power is not None:
+    mc = None
+    if ctx.uncertain is not None:
         case = InferenceCase(rate_s, u, spec.horizon_h, t, perf.network_bytes_per_sample,
                              ctx.power.spec(activity(perf), rate_s / n * perf.network_bytes_per_sample),
                              instance_hours_factor=1.0 + overhead)
-        row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perf))
+        mc = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perf))
     millions = spec.rate_per_h * spec.horizon_h / MILLION
     row.update({
         "throughput_per_instance_per_s": t,
@@ -206,11 +210,11 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
         "co2_kg_per_million": row["co2_kg"] / millions,
         **latency,
     })
-    return row
+    return PlanResult(row, mc)
 
 
 def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], Performance],
-                  ctx: Context) -> dict[str, Any]:
+                  ctx: Context) -> PlanResult:
     """Time to process the sequences on ``n`` instances, phase by phase; energy, cost, CO2."""
     duration_s = 0.0
     energy_ws = 0.0  # per instance, W x s, at the facility
@@ -226,9 +230,8 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
                        * perf.network_bytes_per_sample)
         duration_s += seconds
         energy_ws += power.total_w * seconds
-        if ctx.power is not None:
-            phases.append(TrainingPhase(seconds, ctx.power.spec(
-                activity(perf), perf.throughput_per_instance_per_s * perf.network_bytes_per_sample)))
+        phases.append(TrainingPhase(seconds, ctx.power.spec(
+            activity(perf), perf.throughput_per_instance_per_s * perf.network_bytes_per_sample)))
         parts.append(PowerBreakdown(*(seconds * getattr(power, f) for f in
                                       ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w"))))
     avg = PowerBreakdown(*(sum(getattr(p, f) for p in parts) / duration_s for f in
@@ -242,14 +245,15 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
         "sequences": total,
         "sequences_per_h": total / (duration_s * (1.0 + overhead) / SECONDS_PER_HOUR),
     })
-    if ctx.uncertain is not None and ctx.power is not None:
+    mc = None
+    if ctx.uncertain is not None:
         case = TrainingCase(n, total, tuple(phases), 1.0 + overhead)
-        row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perfs[0]))
-    return row
+        mc = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perfs[0]))
+    return PlanResult(row, mc)
 
 
 def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s: float, perf: Performance,
-                 ctx: Context, busy: float) -> dict[str, Any]:
+                 ctx: Context, busy: float) -> PlanResult:
     """Energy, cost and CO2 of ``instances`` serving the request rate for the horizon, per output
     token; the accelerators work ``busy`` of the time (replica slots in use, idle time excluded)."""
     rate_s = spec.requests_per_h / SECONDS_PER_HOUR
@@ -259,12 +263,13 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         | spot_columns(ctx, overhead)
     tokens = spec.requests_per_h * spec.horizon_h * spec.output_tokens
     load = rate_s / (instances * capacity_per_instance_per_s)
-    if ctx.uncertain is not None and ctx.power is not None:
+    mc = None
+    if ctx.uncertain is not None:
         case = InferenceCase(rate_s, 1.0, spec.horizon_h, capacity_per_instance_per_s,
                              perf.network_bytes_per_sample, ctx.power.spec(activity(perf), net),
                              busy_per_load=busy / load, output_tokens=spec.output_tokens,
                              instance_hours_factor=1.0 + overhead)
-        row["_mc"] = McConfig("", ctx.uncertain, case, ctx.pue, None)
+        mc = McConfig("", ctx.uncertain, case, ctx.pue, None)
     row.update({
         "throughput_per_instance_per_s": capacity_per_instance_per_s,
         "load": load,
@@ -273,6 +278,6 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         "output_tokens_per_s_per_instance": rate_s * spec.output_tokens / instances,
         **per_output_token(row["energy_kwh"], row["cost_usd"], row["co2_kg"], tokens),
     })
-    return row
+    return PlanResult(row, mc)
 
 

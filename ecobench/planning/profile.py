@@ -128,7 +128,7 @@ def inference_fleet(spec: InferenceSpec, perf: Performance, ctx: Context, batch:
 
     def size(rate_per_h: float) -> tuple[int, float]:
         at = spec.model_copy(update={"rate_per_h": rate_per_h, "horizon_h": 1.0, "profile": None})
-        n = int(plan_inference(at, perf, quiet, batch)["instances"])
+        n = int(plan_inference(at, perf, quiet, batch).row["instances"])
         return n, t * spec.max_utilization * SECONDS_PER_HOUR
 
     def hour(n: int, rate_per_h: float) -> dict[str, Any]:
@@ -149,7 +149,7 @@ ServingAt = Callable[[ServingSpec], tuple[Performance, dict[str, Any]]]
 
 
 def serving_fleet(spec: ServingSpec, ctx: Context, serving_at: ServingAt) -> Fleet:
-    """An LLM's fleet: ``serving_at(spec)`` plans a request rate (``evaluate.serving_performance``:
+    """An LLM's fleet: ``serving_at(spec)`` plans a request rate (``modes/serving.serving_performance``:
     the performance and its ``instances``, ``busy`` and ``batch``). An hour's fleet of ``n``
     instances where the rate's own plan needs ``m`` runs ``m`` instances' work: busy ``busy x m / n``
     (the draw is linear in busy, so it is the same spread over all ``n``)."""

@@ -212,34 +212,34 @@ def _at_rate(op: Operating, rate: float) -> dict[str, float]:
             "prefill_share": get(op.prefill_share)}
 
 
-def _binding(where: str, spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
+def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
     """Why not even one request at a time meets the targets."""
     on = f"on {inst.name} (tensor {tensor})"
     if op.tpot_ms[0] > spec.tpot_ms:
-        return (f"{where}: tpot_ms {spec.tpot_ms:g} is below the {op.tpot_ms[0]:.1f} ms a single decode "
+        return (f"tpot_ms {spec.tpot_ms:g} is below the {op.tpot_ms[0]:.1f} ms a single decode "
                 f"step takes {on}")
     if op.ttft_ms[0] > spec.ttft_ms:
-        return (f"{where}: ttft_ms {spec.ttft_ms:g} is below the {op.ttft_ms[0]:.1f} ms the prefill of "
+        return (f"ttft_ms {spec.ttft_ms:g} is below the {op.ttft_ms[0]:.1f} ms the prefill of "
                 f"{spec.input_tokens} tokens takes {on}")
     if spec.tpot_p99_ms is not None and op.tpot_p99_ms[0] > spec.tpot_p99_ms:
-        return (f"{where}: tpot_p99_ms {spec.tpot_p99_ms:g} is below the {op.tpot_p99_ms[0]:.1f} ms of a "
+        return (f"tpot_p99_ms {spec.tpot_p99_ms:g} is below the {op.tpot_p99_ms[0]:.1f} ms of a "
                 f"decode step a prefill joins {on}")
     assert spec.ttft_p99_ms is not None
-    return (f"{where}: ttft_p99_ms {spec.ttft_p99_ms:g} is below the {op.ttft_p99_ms[0]:.1f} ms reachable "
+    return (f"ttft_p99_ms {spec.ttft_p99_ms:g} is below the {op.ttft_p99_ms[0]:.1f} ms reachable "
             f"{on}")
 
 
-def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, index: int, inst: Instance, cat: Catalog,
+def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
          eff: Efficiency, request_overhead_s: float = 0.0) -> ServingPlan:
-    """The fewest instances that serve ``spec.requests_per_h`` within the targets."""
+    """The fewest instances that serve ``spec.requests_per_h`` within the targets. Its errors are
+    about the configuration (``EcobenchError.in_config``)."""
     cl = instance_cluster(cat, inst, cfg.precision)
     given = cfg.parallelism.tensor if cfg.parallelism not in (None, "auto") else None  # type: ignore[union-attr]
     valid = divisors(cl.ranks_per_node)  # heads that do not divide are padded (see tensor_split)
     options = [given] if given else valid
-    where = f"configs[{index}]"
     if given and given not in valid:
-        raise InputError(f"{where}.parallelism.tensor: {given} must divide the {cl.ranks_per_node} ranks of "
-                         f"{inst.name}; valid: {', '.join(map(str, valid))}")
+        raise InputError(f"{given} must divide the {cl.ranks_per_node} ranks of "
+                         f"{inst.name}; valid: {', '.join(map(str, valid))}").in_config("parallelism.tensor")
     rate = spec.requests_per_h / SECONDS_PER_HOUR
     best: ServingPlan | None = None
     failure = ""
@@ -247,7 +247,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, index: int,
         w = _serve_workload(arch, spec, cfg, t, cat.accelerators[inst.spec.accelerator or ""].static_kv_cache)
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
-            failure = failure or (f"{where}: {arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
+            failure = failure or (f"{arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
                                   f"per device at tensor {t} on {inst.name}, which has "
                                   f"{cl.memory_gib:.1f} GiB; "
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
@@ -256,7 +256,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, index: int,
         op = operating_points(w, cl, eff, np.arange(1, limit + 1), request_overhead_s)
         ok = _feasible(op, spec)
         if not ok.any():
-            failure = _binding(where, spec, op, inst, t)
+            failure = _binding(spec, op, inst, t)
             continue
         capacity = float(op.rate_per_s[ok].max())
         replicas = max(1, math.ceil(rate / capacity - 1e-9))
@@ -277,7 +277,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, index: int,
         if best is None or key < (best.instances, round(best.accelerator_activity, 6), best.tensor):
             best = candidate
     if best is None:
-        raise InputError(failure)
+        raise InputError(failure).in_config()
     how = (f"tensor {best.tensor} given" if given
            else f"auto: fewest instances, then least accelerator activity, over tensor "
                 f"{', '.join(map(str, options))}")

@@ -12,7 +12,7 @@ import numpy as np
 from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.catalog import Catalog
-from ecobench.planning.configs import Cells, _price, evaluate_config, pricing_model
+from ecobench.planning.configs import Cells, _price, evaluate_config, locate, pricing_model
 from ecobench.power.carbon import GridIntensity, grid_intensity
 from ecobench.scenario.model import Scenario
 from ecobench.scenario.sweep import Group, groups, label
@@ -74,9 +74,9 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
                          [x.source for x in grids], [x.year for x in grids])  # type: ignore[arg-type]
     cells = Cells(regions, utils, np.array(prices, dtype=float)[None, :], sources, grid)
     try:
-        row = evaluate_config(s, cfg, catalog, backends, 0, cells)
+        row = evaluate_config(s, cfg, catalog, backends, 0, cells).row
     except (InputError, BackendError) as exc:
-        skipped[_reason(exc)] += cells_per_region * len(regions)
+        skipped[_reason(locate(exc, cfg, 0))] += cells_per_region * len(regions)
         return {}
     u, r = len(g.utils), len(regions)
     cols = {k: _spread(v, u, r) for k, v in row.items()}

@@ -70,27 +70,24 @@ def given_layout(spec: ParallelismSpec | None, tr: TrainingSpec, arch: Architect
     return Layout(t, p, data, spec.zero, spec.recompute, spec.microbatch or micro)
 
 
-def _where(cfg_index: int, field_name: str) -> str:
-    return f"configs[{cfg_index}].{field_name}"
-
-
-def _memory_message(where: str, cl: Cluster, need_gib: float, inst: Instance, n: int, layout: Layout,
+def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout: Layout,
                     fixes: list[str]) -> str:
     fix = ("; it fits with " + ", or ".join(fixes)) if fixes else (
         "; no single change of tensor, pipeline, zero, recompute or microbatch fits: use more instances, "
         "a device with more memory, or parallelism: auto")
-    return (f"{where}: {layout.describe()} needs {need_gib:.1f} GiB per device on {n}x {inst.name}, "
+    return (f"{layout.describe()} needs {need_gib:.1f} GiB per device on {n}x {inst.name}, "
             f"which has {cl.memory_gib:.1f} GiB per device{fix}")
 
 
-def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, index: int, inst: Instance,
+def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance,
          cat: Catalog, eff: Efficiency | StepEvaluator) -> TrainingPlan:
-    """Resolve a configuration's layout (and instance count, for a deadline)."""
+    """Resolve a configuration's layout (and instance count, for a deadline). Its errors are about
+    the configuration's ``parallelism`` or ``instances`` (``EcobenchError.in_config``)."""
     cl = instance_cluster(cat, inst, cfg.precision)
     phases = phases_of(tr, arch, cfg.precision)
     gbs = tuple(ph.workload.global_batch for ph in phases)
     if cfg.instances is None:
-        return _for_deadline(tr, cfg, index, inst, cl, phases, eff, gbs)
+        return _for_deadline(tr, cfg, inst, cl, phases, eff, gbs)
     n = cfg.instances
     ranks = n * cl.ranks_per_node
     if cfg.parallelism == "auto":
@@ -98,23 +95,23 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, index: int, 
         ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
         i = ev.best() if ev is not None else None
         if ev is None or i is None:
-            raise InputError(_no_fit_message(_where(index, "parallelism"), inst, n, cl, ev))
+            raise InputError(_no_fit_message(inst, n, cl, ev)).in_config("parallelism")
         lay = L.layout(i)
         return TrainingPlan(n, lay, f"auto: fastest of {int(ev.fits.sum())} layouts that fit "
                                     f"({len(L)} valid)", _memory(ev, i), gbs)
     lay = given_layout(cfg.parallelism if cfg.parallelism != "auto" else None, tr, arch, cfg, ranks)
-    where = _where(index, "parallelism" if cfg.parallelism is not None else "instances")
+    where = "parallelism" if cfg.parallelism is not None else "instances"
     bad = layout_problems(phases, lay, cl.ranks_per_node, n, cl.max_zero_stage)
     if bad:
-        raise InputError(f"{where}: {lay.describe()} cannot run on {n}x {inst.name} "
-                         f"({ranks} ranks): " + "; ".join(bad))
+        raise InputError(f"{lay.describe()} cannot run on {n}x {inst.name} "
+                         f"({ranks} ranks): " + "; ".join(bad)).in_config(where)
     ev = evaluate_phases(phases, cl, Layouts.of([lay], n), eff)
     if not np.isfinite(ev.total_s[0]):
-        raise InputError(f"{where}: the catalog has no device-link figure for {inst.name}, which this "
-                         "layout's collectives need")
+        raise InputError(f"the catalog has no device-link figure for {inst.name}, which this "
+                         "layout's collectives need").in_config(where)
     if not ev.fits[0]:
         fixes = fixes_that_fit(phases, cl, lay, n, eff)
-        raise InputError(_memory_message(where, cl, _memory(ev, 0), inst, n, lay, fixes))
+        raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes)).in_config(where)
     choice = "given" if cfg.parallelism is not None else "data parallel (default)"
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
 
@@ -123,24 +120,23 @@ def _memory(ev: Evaluated, i: int) -> float:
     return float(max(r.memory_gib[i] for r in ev.results))
 
 
-def _no_fit_message(where: str, inst: Instance, n: int, cl: Cluster, ev: Evaluated | None) -> str:
+def _no_fit_message(inst: Instance, n: int, cl: Cluster, ev: Evaluated | None) -> str:
     if ev is None:
-        return (f"{where}: no valid layout of {n}x {inst.name} ({n * cl.ranks_per_node} ranks): the "
+        return (f"no valid layout of {n}x {inst.name} ({n * cl.ranks_per_node} ranks): the "
                 "global batch, the layers and the heads leave no tensor x pipeline x data split")
     least = float(min(np.min(r.memory_gib) for r in ev.results))
-    return (f"{where}: no layout of {n}x {inst.name} fits: the smallest needs {least:.1f} GiB per device, "
+    return (f"no layout of {n}x {inst.name} fits: the smallest needs {least:.1f} GiB per device, "
             f"which has {cl.memory_gib:.1f} GiB; use more instances or a device with more memory")
 
 
-def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, index: int, inst: Instance, cl: Cluster,
+def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Cluster,
                   phases: list[Phase], eff: Efficiency | StepEvaluator, gbs: tuple[int, ...]) -> TrainingPlan:
     """The fewest instances whose best layout finishes within the deadline."""
     assert tr.deadline_h is not None
     deadline_s = tr.deadline_h * SECONDS_PER_HOUR
-    where = _where(index, "instances")
     if isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.data is not None:
-        raise InputError(f"{_where(index, 'parallelism.data')}: with a deadline the data-parallel degree "
-                         "follows the instance count; remove it")
+        raise InputError("with a deadline the data-parallel degree follows the instance count; remove it") \
+            .in_config("parallelism.data")
     L = enumerate_layouts(phases, cl.ranks_per_node, None, tr.max_instances, cl.max_zero_stage)
     if isinstance(cfg.parallelism, ParallelismSpec):
         sp = cfg.parallelism
@@ -157,12 +153,12 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, index: int, inst: Insta
         L = Layouts(*(getattr(L, f)[mask] for f in ("tensor", "pipeline", "data", "zero", "recompute",
                                                      "microbatch", "virtual", "nodes")))
     if not len(L):
-        raise InputError(f"{where}: no valid layout of up to {tr.max_instances}x {inst.name} for "
-                         "this model and global batch")
+        raise InputError(f"no valid layout of up to {tr.max_instances}x {inst.name} for "
+                         "this model and global batch").in_config("instances")
     ev = evaluate_phases(phases, cl, L, eff)
     meets = ev.fits & (ev.total_s <= deadline_s)
     if not meets.any():
-        raise InputError(_deadline_message(where, tr, inst, cl, phases, ev))
+        raise InputError(_deadline_message(tr, inst, cl, phases, ev)).in_config("instances")
     n = int(L.nodes[meets].min())
     i = ev.best(meets & (L.nodes == n))
     assert i is not None
@@ -179,13 +175,13 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, index: int, inst: Insta
                                 f"({ev.total_s[i] / SECONDS_PER_HOUR:.1f} h{why})", _memory(ev, i), gbs)
 
 
-def _deadline_message(where: str, tr: TrainingSpec, inst: Instance, cl: Cluster, phases: list[Phase],
+def _deadline_message(tr: TrainingSpec, inst: Instance, cl: Cluster, phases: list[Phase],
                       ev: Evaluated) -> str:
     """Why no cluster meets the deadline: the fastest time reachable and what bounds it."""
     i = ev.best()
     if i is None:
         least = float(min(np.min(r.memory_gib) for r in ev.results))
-        return (f"{where}: training.deadline_h {tr.deadline_h:g} cannot be met: no layout of up to "
+        return (f"training.deadline_h {tr.deadline_h:g} cannot be met: no layout of up to "
                 f"{tr.max_instances}x {inst.name} fits device memory (the smallest needs {least:.1f} GiB "
                 f"per device, which has {cl.memory_gib:.1f} GiB)")
     L = ev.layouts
@@ -203,7 +199,7 @@ def _deadline_message(where: str, tr: TrainingSpec, inst: Instance, cl: Cluster,
     if r["bubble_s"] / r["step_s"] > 0.2:
         limits.append(f"the pipeline bubble ({r['bubble_s'] / r['step_s']:.0%} of each step)")
     why = "; limited by " + ", ".join(limits) if limits else ""
-    return (f"{where}: training.deadline_h {tr.deadline_h:g} cannot be met on {inst.name}: the fastest "
+    return (f"training.deadline_h {tr.deadline_h:g} cannot be met on {inst.name}: the fastest "
             f"reachable is {ev.total_s[i] / SECONDS_PER_HOUR:,.1f} h on {n} instances "
             f"({lay.describe()}){why}")
 

@@ -2,6 +2,6 @@
 
 from ecobench.power.carbon import GridIntensity, grid_intensity
 from ecobench.power.embodied import embodied_kg
-from ecobench.power.model import PowerBreakdown, instance_power
+from ecobench.power.model import PowerBreakdown
 
-__all__ = ["GridIntensity", "PowerBreakdown", "embodied_kg", "grid_intensity", "instance_power"]
+__all__ = ["GridIntensity", "PowerBreakdown", "embodied_kg", "grid_intensity"]

@@ -8,20 +8,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecobench.errors import InputError
+from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import BACKENDS, Job
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.backends.emulated import aggregate_kernels, step_evaluator
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
+from ecobench.planning.configs import locate
+from ecobench.planning.jobs import make_job
 from ecobench.planning.training import plan
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 
 
-def _training_job(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, cat: Catalog) -> Job:
+def _training_job(s: Scenario, cfg: HardwareConfig, inst: Instance, cat: Catalog) -> Job:
     """The first phase's training job with the configuration's layout (``auto``: searched with the
-    emulated step model; a deadline: the analytic model's cluster size)."""
+    emulated step model; a deadline: the analytic model's cluster size, at the vendor's fitted
+    efficiency whatever the configuration's ``stack``, as the breakdown has always had it)."""
     tr = s.workload.training
     assert tr is not None
     arch = s.workload.arch()
@@ -30,10 +33,11 @@ def _training_job(s: Scenario, cfg: HardwareConfig, index: int, inst: Instance, 
     assert acc is not None
     eff = current_fit().efficiency(acc.vendor, "training", inst.spec.accelerator)
     evaluator = step_evaluator(inst) if cfg.instances is not None else None
-    tp = plan(tr, arch, cfg, index, inst, cat, evaluator or eff)
+    tp = plan(tr, arch, cfg, inst, cat, evaluator or eff)
     ph = tr.phases[0]
-    return Job(arch, "training", ph.seq_len, tp.layout.microbatch, cfg.precision, tp.instances,
-               tr.global_batch(ph, decoder), layout=tp.layout, task=tr.task, num_labels=tr.num_labels)
+    return make_job(scenario=s, config=cfg, mode="training", seq_len=ph.seq_len,
+                    batch_size=tp.layout.microbatch, instances=tp.instances,
+                    global_batch_size=tr.global_batch(ph, decoder), layout=tp.layout)
 
 
 def emulate_scenario(s: Scenario) -> dict[str, Any]:
@@ -42,7 +46,6 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
     of the first (or only) sequence-length phase."""
     cat = load_catalog()
     backend = BACKENDS["emulated"]
-    arch = s.workload.arch()
     w = s.workload
     if w.serving:
         raise InputError("workload.serving: ecobench emulate breaks down inference and training "
@@ -55,13 +58,18 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
         if inst.spec.accelerator not in DEVICES:
             continue
         if w.inference:
-            job = Job(arch, "inference", w.inference.seq_len, cfg.batch_size or w.inference.batch_size,
-                      cfg.precision, 1, None)
+            job = make_job(scenario=s, config=cfg, mode="inference", seq_len=w.inference.seq_len,
+                           batch_size=cfg.batch_size or w.inference.batch_size)
         else:
-            job = _training_job(s, cfg, index, inst, cat)
+            try:
+                job = _training_job(s, cfg, inst, cat)
+            except EcobenchError as exc:
+                locate(exc, cfg, index)
+                raise
         perf = backend.evaluate(job, inst, cat)
         dev = DEVICES[inst.spec.accelerator or ""]
-        step = perf.details.get("step")
+        step, engine = perf.step, perf.engine
+        assert engine is not None  # the emulated backend reports its engines
         configs.append({
             "config_id": cfg.id, "instance_type": cfg.instance_type, "precision": cfg.precision,
             "seq_len": job.seq_len, "batch_size": job.batch_size,
@@ -70,11 +78,11 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             "throughput_per_chip_per_s": perf.throughput_per_instance_per_s / inst.spec.accelerator_count,
             "throughput_per_core_per_s": perf.throughput_per_instance_per_s
             / (inst.spec.accelerator_count * dev.cores),
-            "step_s": step["step_s"] if isinstance(step, dict) else None,
-            "mfu": step["mfu"] if isinstance(step, dict) else None,
-            "numeric_format": perf.details["numeric_format"], "numeric_error": perf.numeric_error,
-            "engine_utilization": perf.details["engine_utilization"],
-            "kernels": aggregate_kernels(perf.details["kernels"]),  # type: ignore[arg-type]
+            "step_s": step["step_s"] if step is not None else None,
+            "mfu": step["mfu"] if step is not None else None,
+            "numeric_format": engine.numeric_format, "numeric_error": perf.numeric_error,
+            "engine_utilization": engine.engine_utilization,
+            "kernels": aggregate_kernels(engine.kernels),
             "method": perf.method,
         })
     if not configs:

@@ -6,7 +6,7 @@ Errors name the file, the field path and what is wrong, and surface as :class:`I
 
 import re
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -27,6 +27,9 @@ from ecobench.units import (
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.hf_config import load_hf_config
 from ecobench.workloads.presets import PRESETS, preset
+
+if TYPE_CHECKING:
+    from ecobench.hardware.backends.base import Capabilities
 
 SCHEMA_VERSION = 2
 SCHEMA_VERSIONS = (1, 2)  # version-1 files read unchanged: version 2 only added fields
@@ -402,7 +405,8 @@ class Scenario(_Model):
 
     def _check_config(self, c: HardwareConfig, what: str) -> None:
         """What a configuration must satisfy given the workload (also run on every sweep value)."""
-        if c.instance_type == LOCAL_INSTANCE and c.backend != "reference":
+        caps = backend_capabilities(c.backend)
+        if c.instance_type == LOCAL_INSTANCE and not caps.measures_host:
             raise ValueError(f"{what}: instance_type 'local' is measured: "
                              "use backend: reference")
         tr = self.workload.training
@@ -426,13 +430,23 @@ class Scenario(_Model):
                 if extra:
                     raise ValueError(f"{what}: serving splits a replica with "
                                      f"parallelism.tensor only; remove {', '.join(extra)}")
-            if c.measured_throughput_per_s is not None or c.backend != "analytic":
+            if c.measured_throughput_per_s is not None or "serving" not in caps.modes:
                 raise ValueError(f"{what}: serving is planned with the analytic backend "
                                  "(backend: analytic, no measured_throughput_per_s)")
 
 
     def config(self, config_id: str) -> HardwareConfig:
         return next(c for c in self.configs if c.id == config_id)
+
+
+def backend_capabilities(name: str) -> "Capabilities":
+    """What the registered backend ``name`` can do (``hardware/backends``; a backend registered on first
+    use is not imported)."""
+    from ecobench.hardware.backends import BACKENDS
+
+    if name not in BACKENDS:
+        raise ValueError(f"backend {name!r} is not registered (registered: {', '.join(sorted(BACKENDS))})")
+    return BACKENDS[name].capabilities
 
 
 def _loc(loc: tuple[Any, ...]) -> str:
@@ -629,7 +643,7 @@ def check_sweep(s: Scenario) -> None:
                 lines = [m.removeprefix(f"{key}: ") for m in _messages(exc.errors())]  # type: ignore[arg-type]
                 raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
             s._check_config(c, f"sweep.{key}[{i}]")
-            if c.backend == "reference":
+            if not backend_capabilities(c.backend).sweepable:
                 raise ValueError(f"sweep.{key}[{i}]: the reference backend measures on this host, one "
                                  "configuration at a time: list measured configurations in configs")
     if total > SWEEP_MAX_COMBINATIONS:

@@ -1,26 +1,9 @@
 import pytest
 
 from ecobench.hardware.catalog import load_catalog
-from ecobench.power import embodied_kg, grid_intensity, instance_power
+from ecobench.power import embodied_kg, grid_intensity
 
 CAT = load_catalog()
-
-
-def test_power_interpolates_and_adds_pue():
-    inst = CAT.instance("g4dn.2xlarge")
-    idle = instance_power(CAT, inst, 0.0, 0.0, 0.0, 1.0)
-    full = instance_power(CAT, inst, 1.0, 1.0, 0.0, 1.0)
-    assert idle.accelerator_w == 8 and full.accelerator_w == 71
-    assert full.cpu_w == pytest.approx(8 * 3.97) and idle.cpu_w == pytest.approx(8 * 0.64)
-    assert full.memory_w == pytest.approx(32 * 1.073741824 * 0.392)
-    with_pue = instance_power(CAT, inst, 1.0, 1.0, 0.0, 1.2)
-    assert with_pue.total_w == pytest.approx(1.2 * full.total_w)
-
-
-def test_override_replaces_chip_power():
-    inst = CAT.instance("inf1.2xlarge")
-    p = instance_power(CAT, inst, 1.0, 0.0, 0.0, 1.0, accelerator_power_override=(5.0, 30.0))
-    assert p.accelerator_w == 30.0
 
 
 def test_grid_intensity_read_from_the_pinned_table():

@@ -19,8 +19,8 @@ FIGURES = ("throughput_per_instance_per_s", "energy_kwh", "energy_it_kwh", "ener
 
 def central_case(s, i):
     """The row and its Monte Carlo configuration with every ranged input held at its centre."""
-    row = evaluate_config(s, s.configs[i], CAT, BACKENDS, i)
-    mc = row.pop("_mc")
+    result = evaluate_config(s, s.configs[i], CAT, BACKENDS, i)
+    row, mc = result.row, result.mc
     s0 = replace(mc.setup, throughput_mode=None, chip=None, grid_key=None, pue_uncertain=False)
     return row, simulate(replace(mc, setup=s0), ZeroDraws(3, 0))
 
@@ -73,8 +73,7 @@ def test_thousand_draws_of_ten_configurations_are_fast(scenario_dict):
     s = scenario_from_dict(data)
     mcs = []
     for i in range(10):
-        row = evaluate_config(s, s.configs[i], CAT, BACKENDS, i)
-        mcs.append(replace(row["_mc"], config_id=s.configs[i].id))
+        mcs.append(evaluate_config(s, s.configs[i], CAT, BACKENDS, i).mc)
     bands(mcs, "c1", 1000, 0)  # warm caches (the error fits)
     t0 = time.perf_counter()
     bands(mcs, "c1", 1000, 0)

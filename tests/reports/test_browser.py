@@ -3,6 +3,7 @@ something. Skips without Chromium or Playwright (CI installs both)."""
 
 import base64
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -11,9 +12,25 @@ from ecobench.cli import main
 
 from ..conftest import SCENARIOS
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+def _playwright_chromium() -> str | None:
+    """The Chromium that `playwright install chromium` put in Playwright's own cache, if any."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    try:
+        with sync_playwright() as p:
+            path = p.chromium.executable_path
+    except Exception:  # noqa: BLE001 - no driver or no browser: not there
+        return None
+    return path if path and Path(path).is_file() else None
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or _playwright_chromium()
 pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")]
+              pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: neither Debian's chromium nor "
+                                                          "Playwright's (playwright install chromium)")]
 ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 

@@ -3,10 +3,20 @@
 The analytic backend is imported with the package; the others on their first use."""
 
 from ecobench.hardware.backends import analytic as _analytic  # noqa: F401  (registers itself)
-from ecobench.hardware.backends.base import BACKENDS, Backend, Job, LazyBackend, Performance, Utilization
+from ecobench.hardware.backends.base import (
+    BACKENDS,
+    Backend,
+    Capabilities,
+    Job,
+    LazyBackend,
+    Performance,
+    Utilization,
+)
 
-for _name, _module in (("emulated", "ecobench.hardware.backends.emulated"),
-                       ("reference", "ecobench.hardware.backends.torch_ref")):
-    BACKENDS.setdefault(_name, LazyBackend(_name, _module))
+# Registered on first use; the capabilities are the classes' own (EmulatedBackend, ReferenceBackend).
+EMULATED = Capabilities(error_model="emulated", own_step_model=True)
+REFERENCE = Capabilities(sweepable=False, error_model=None, measures_host=True)
+BACKENDS.setdefault("emulated", LazyBackend("emulated", "ecobench.hardware.backends.emulated", EMULATED))
+BACKENDS.setdefault("reference", LazyBackend("reference", "ecobench.hardware.backends.torch_ref", REFERENCE))
 
-__all__ = ["BACKENDS", "Backend", "Job", "Performance", "Utilization"]
+__all__ = ["BACKENDS", "Backend", "Capabilities", "Job", "Performance", "Utilization"]

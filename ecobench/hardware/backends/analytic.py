@@ -15,7 +15,15 @@ import numpy as np
 
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.activity import inference_activity, training_activity
-from ecobench.hardware.backends.base import COMPUTE_ONLY, Activity, Job, Performance, Utilization, register
+from ecobench.hardware.backends.base import (
+    COMPUTE_ONLY,
+    Activity,
+    Capabilities,
+    Job,
+    Performance,
+    Utilization,
+    register,
+)
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
@@ -30,6 +38,8 @@ class AnalyticBackend:
     """Roofline throughput per instance at fitted efficiencies."""
 
     name = "analytic"
+    capabilities = Capabilities(modes=frozenset({"inference", "training", "serving"}), sizes_clusters=True,
+                                cheap=True)
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         acc = catalog.accelerator_of(instance)
@@ -57,8 +67,8 @@ class AnalyticBackend:
                 method=f"roofline per kernel, {cl.ranks_per_node} rank(s) at batch {job.batch_size} "
                        f"({batch_s * 1e3:.2f} ms per batch); {fitted}",
                 network_bytes_per_sample=net_bytes,
-                details={"efficiency": eff.compute, "batch_s": batch_s, "servers": cl.ranks_per_node,
-                         "activity": inference_activity(ks, job.batch_size, cl, eff)}))
+                activity=inference_activity(ks, job.batch_size, cl, eff), batch_s=batch_s,
+                servers=cl.ranks_per_node))
         if job.layout is None or job.global_batch_size is None:
             raise BackendError("a training job needs a layout and a global batch")
         w = Workload(job.arch, job.seq_len, job.global_batch_size, job.dtype, job.task, job.num_labels)
@@ -73,8 +83,7 @@ class AnalyticBackend:
                     f"{r['comm_exposed_s'] / r['step_s']:.0%}, bubble {r['bubble_s'] / r['step_s']:.0%}; "
                     f"{fitted}"),
             network_bytes_per_sample=job.seq_len * TRAINING_DATA_BYTES_PER_TOKEN,
-            details={"step": r, "activity": training_activity(r, w, job.layout.tensor, job.layout.microbatch,
-                                                               cl, eff)}))
+            activity=training_activity(r, w, job.layout.tensor, job.layout.microbatch, cl, eff), step=r))
 
     @staticmethod
     def _checked(instance: Instance, perf: Performance) -> Performance:
@@ -90,17 +99,16 @@ register(AnalyticBackend())
 def activity_of(perf: Performance, job: Job, inst: Instance, catalog: Catalog) -> Activity:
     """The activity behind ``perf``: the analytic backend's own, or the analytic model's for the same
     job scaled by the share of its throughput ``perf`` achieves."""
-    act = perf.details.get("activity")
-    if isinstance(act, Activity):
-        return act
+    if perf.activity is not None:
+        return perf.activity
     if catalog.accelerator_of(inst) is None:
         return COMPUTE_ONLY
     try:
         model = AnalyticBackend().evaluate(job, inst, catalog)
     except BackendError:
         return COMPUTE_ONLY
-    base = model.details.get("activity")
-    if not isinstance(base, Activity):
+    base = model.activity
+    if base is None:
         return COMPUTE_ONLY
     achieved = perf.throughput_per_instance_per_s / model.throughput_per_instance_per_s
     c, m, s = base.scaled(achieved)

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import numpy as np
@@ -46,9 +47,10 @@ class Activity:
 COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Job:
-    """What one configuration must run: the model, the phase's shape, and the cluster."""
+    """What one configuration must run: the model, the phase's shape, and the cluster. Keyword-only;
+    planning builds a configuration's jobs with one factory (``ecobench.planning.jobs.make_job``)."""
 
     arch: Architecture
     mode: Mode
@@ -65,6 +67,7 @@ class Job:
     task: Task = "pretrain"
     num_labels: int = 2
     stack: str | None = None  # analytic: the software stack whose fitted efficiency applies
+    config_id: str | None = None  # the configuration the job is for (a replayed measurement's key)
 
 
 @dataclass(frozen=True)
@@ -107,8 +110,21 @@ class Measurement:
 
 
 @dataclass(frozen=True)
+class EngineBreakdown:
+    """What the emulated NeuronCore engine model saw: the number format, each engine's busy share and
+    the per-kernel timing (``KernelTiming.as_dict`` rows)."""
+
+    numeric_format: str
+    engine_utilization: dict[str, float]
+    kernels: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Performance:
-    """What a backend reports for one configuration."""
+    """What a backend reports for one configuration, with the figures planning reads typed:
+    ``activity`` (the draw model's input; None: planning derives it, ``with_activity``),
+    inference's ``batch_s`` (seconds per batch on one of the instance's ``servers`` model copies;
+    None: batch x servers / throughput) and training's ``step`` (the step model's row, seconds)."""
 
     throughput_per_instance_per_s: float
     utilization: Utilization
@@ -117,13 +133,50 @@ class Performance:
     network_bytes_per_sample: float = 0.0
     numeric_error: float | None = None
     measured: Measurement | None = None
-    details: dict[str, object] = field(default_factory=dict)
+    activity: Activity | None = None
+    batch_s: float | None = None
+    servers: int = 1
+    step: Mapping[str, float] | None = None
+    engine: EngineBreakdown | None = None  # emulated: per-engine and per-kernel timing
+
+
+WORKLOAD_ERRORS = "workload"  # Capabilities.error_model: the held-out errors of the workload's mode
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend can do. Call sites ask these, never the backend's name.
+
+    ``modes``: the workload modes it gives a performance for; ``sweepable``: evaluated without
+    running anything, so a sweep may list it; ``error_model``: the held-out error pool that bands
+    its throughput (``WORKLOAD_ERRORS``: the workload mode's, ``residuals.py``; None: measured, no
+    model error); ``measures_host``: measures this host (``instance_type: local``);
+    ``sizes_clusters``: finds the fewest instances for a training deadline; ``cheap``: cheap to ask
+    again (a load profile tries other batch sizes); ``own_step_model``: times training layouts with
+    its own step model (``step_evaluator(instance)``), which ``parallelism: auto`` searches with."""
+
+    modes: frozenset[str] = frozenset({"inference", "training"})
+    sweepable: bool = True
+    error_model: str | None = WORKLOAD_ERRORS
+    measures_host: bool = False
+    sizes_clusters: bool = False
+    cheap: bool = False
+    own_step_model: bool = False
+
+    def throughput_errors(self, mode: str) -> str | None:
+        """The error pool of this backend's throughput in a workload ``mode`` (None: measured)."""
+        return mode if self.error_model == WORKLOAD_ERRORS else self.error_model
+
+
+# A throughput the scenario supplies (measured_throughput_per_s): no backend, no model error.
+SUPPLIED = Capabilities(error_model=None)
 
 
 class Backend(Protocol):
-    """Gives throughput and utilisation for a job on an instance."""
+    """Gives throughput and utilisation for a job on an instance, and says what it can do."""
 
     name: str
+    capabilities: Capabilities
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         """Performance of ``job`` on one ``instance`` of a cluster of ``job.instances``."""
@@ -147,6 +200,7 @@ class LazyBackend:
 
     name: str
     module: str
+    capabilities: Capabilities  # the real backend's, known without importing it (checked on load)
 
     def load(self) -> Backend:
         """The registered backend, importing its module."""
@@ -154,6 +208,9 @@ class LazyBackend:
         real = BACKENDS[self.name]
         if real is self:
             raise ImportError(f"{self.module} did not register the backend {self.name!r}")
+        if real.capabilities != self.capabilities:
+            raise ImportError(f"{self.module}: the backend {self.name!r} declares other capabilities than "
+                              "its registry entry")
         return real
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:

@@ -6,7 +6,7 @@ is what ``ecobench validate --mode holdout`` reports as the ``neuron_*`` rows). 
 copy of the model on every logical core; training runs the configuration's layout (tensor,
 pipeline and data parallelism, ZeRO-1, recomputation) with the compute per rank from the engine
 model and the communication, bubble and optimizer from the step model
-(``hardware/neuron/step.py``). Serving steps (prefill, decode) are timed by :meth:`step_times`.
+(``hardware/neuron/step.py``).
 
 The numeric error is that of one layer run in the configuration's number format against FP32
 (encoders: a BERT layer; decoders: a Llama-style layer), on a slice of at most
@@ -19,11 +19,17 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any
 
 from ecobench.errors import BackendError
-from ecobench.hardware.backends.base import Job, Performance, Utilization, register
+from ecobench.hardware.backends.base import (
+    Capabilities,
+    EngineBreakdown,
+    Job,
+    Performance,
+    Utilization,
+    register,
+)
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
@@ -31,13 +37,12 @@ from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.step import evaluate as step_evaluate
 from ecobench.hardware.neuron.step import set_kernels
 from ecobench.hardware.neuron.timing import EngineParams, KernelTiming, engine_utilization, time_kernels
-from ecobench.parallel.collectives import all_reduce_s
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.search import StepEvaluator
 from ecobench.parallel.step import Layouts, Workload
-from ecobench.units import BYTES_PER_DTYPE, DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
+from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.architecture import Architecture
-from ecobench.workloads.transformer import decode_kernels, forward_kernels, prefill_kernels, tensor_split
+from ecobench.workloads.transformer import forward_kernels
 
 NUMERIC_MAX_HIDDEN = 1024  # encoders up to BERT-Large are measured at full width
 NUMERIC_MAX_DECODER_HIDDEN = 512
@@ -81,15 +86,6 @@ def layer_error(arch: Architecture, seq: int, fmt: str) -> tuple[float, str]:
     return err, f"{h} wide, {heads} heads / {kv} kv, {s} tokens"
 
 
-@dataclass(frozen=True)
-class StepTimes:
-    """Seconds of one serving step on one replica of ``tensor`` logical cores."""
-
-    prefill_s: float | None  # one batch of prompts of ``input_len`` tokens
-    decode_s: float | None  # one token for each sequence of the batch, ``context`` tokens cached
-    method: str
-
-
 def device_of(instance: Instance) -> NeuronDeviceSpec:
     """The Neuron chip an instance carries, or a BackendError naming the ones emulated."""
     acc = instance.spec.accelerator
@@ -103,11 +99,17 @@ class EmulatedBackend:
     """NeuronCore engine model with fitted overheads (see the module docstring)."""
 
     name = "emulated"
+    capabilities = Capabilities(error_model="emulated", own_step_model=True)
 
     @staticmethod
     def params(dev: NeuronDeviceSpec) -> EngineParams:
         """The fitted parameters of the device's core generation."""
         return current_fit().params(dev.core.generation)
+
+    @staticmethod
+    def step_evaluator(instance: Instance) -> StepEvaluator | None:
+        """Its own step model for ``instance`` (``capabilities.own_step_model``): :func:`step_evaluator`."""
+        return step_evaluator(instance)
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         dev = device_of(instance)
@@ -192,7 +194,7 @@ class EmulatedBackend:
 
     def _performance(self, job: Job, per_instance: float, activity: float, util: dict[str, float], fmt: str,
                      err: float, sliced: str, dev: NeuronDeviceSpec, instance: Instance, what: str,
-                     timings: list[KernelTiming], extra: dict[str, object], net_bytes: float) -> Performance:
+                     timings: list[KernelTiming], extra: dict[str, Any], net_bytes: float) -> Performance:
         cpu = DEFAULT_HOST_CPU_UTILIZATION if job.host_cpu_utilization is None else job.host_cpu_utilization
         busiest = max(util, key=util.__getitem__)
         fit = current_fit()
@@ -208,46 +210,9 @@ class EmulatedBackend:
                     f"{err:.2e} ({sliced})"),
             network_bytes_per_sample=net_bytes,
             numeric_error=err,
-            details={"engine_utilization": util, "kernels": [t.as_dict() for t in timings],
-                     "numeric_format": fmt, **extra},
+            engine=EngineBreakdown(fmt, util, [t.as_dict() for t in timings]),
+            **extra,
         )
-
-    # -- serving ------------------------------------------------------------------------------
-    def step_times(self, arch: Architecture, instance: Instance, tensor: int, batch: int, dtype: str,
-                   input_len: int | None = None, context: int | None = None, weight_dtype: str | None = None,
-                   kv_dtype: str | None = None) -> StepTimes:
-        """Seconds of a prefill (``input_len`` tokens for each of ``batch`` prompts) and of a decode
-        step (one token for each of ``batch`` sequences with ``context`` tokens cached) on a
-        replica of ``tensor`` logical cores: each core's share of the kernels (``tensor_split``)
-        on the engine model, plus two all-reduces of the activations per layer over the instance's
-        device links at the fitted collective share (ring all-reduces, the step model's), plus one
-        graph launch. For the serving planner; either length may be None. Not fitted on serving
-        measurements: see the README for how it compares with Neuron's published latencies."""
-        dev = device_of(instance)
-        link = instance.spec.intra_link
-        if tensor > 1 and link is None:
-            raise BackendError(f"{instance.name} has no published device link for tensor parallelism")
-        cores = dev.cores * instance.spec.accelerator_count
-        if tensor > cores:
-            raise BackendError(f"tensor {tensor} exceeds the {cores} NeuronCores of {instance.name}")
-        tensor_split(arch, tensor)
-        p = self.params(dev)
-        link_bps = (link.gb_per_s / dev.cores * 1e9 * p.collective) if link else 1.0
-        lat = (link.latency_us * 1e-6) if link else 0.0
-
-        def run(kernels: list, tokens: int) -> float:
-            t = sum(x.time_s for x in time_kernels(kernels, dev, batch, p, arch.norm))
-            if tensor > 1:
-                nbytes = batch * tokens * arch.hidden_size * BYTES_PER_DTYPE[dtype]
-                t += 2 * arch.layers * float(all_reduce_s(nbytes, tensor, link_bps / 1e9, lat))
-            return t + p.launch_s
-
-        prefill = run(prefill_kernels(arch, input_len, batch, dtype, tensor, weight_dtype), input_len) \
-            if input_len else None
-        decode = run(decode_kernels(arch, context, batch, dtype, tensor, weight_dtype, kv_dtype), 1) \
-            if context else None
-        return StepTimes(prefill, decode, f"{dev.core.name} engine model, tensor {tensor}, batch {batch}, "
-                                          f"ring all-reduces at {p.collective:.2f} of the device link")
 
 
 def step_evaluator(instance: Instance) -> StepEvaluator | None:

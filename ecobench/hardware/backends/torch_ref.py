@@ -21,7 +21,7 @@ from typing import Any
 
 from ecobench import DISTRIBUTION
 from ecobench.errors import BackendError
-from ecobench.hardware.backends.base import Job, Measurement, Performance, Utilization, register
+from ecobench.hardware.backends.base import Capabilities, Job, Measurement, Performance, Utilization, register
 from ecobench.hardware.catalog import LOCAL_INSTANCE, Catalog, Instance
 from ecobench.measure.codecarbon_meter import EnergySample
 from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
@@ -277,6 +277,7 @@ class ReferenceBackend:
     """Runs the model for real and measures it; projects to catalog CPU instances by vCPUs."""
 
     name = "reference"
+    capabilities = Capabilities(sweepable=False, error_model=None, measures_host=True)
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         torch, _ = require_torch()

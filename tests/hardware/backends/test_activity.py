@@ -30,9 +30,9 @@ def test_regimes_add_up_to_the_roofline_time(instance, dtype):
 
 def test_analytic_activity_shares_sum_to_one_and_a_shortfall_becomes_stall():
     inst = CAT.instance("g4dn.2xlarge")
-    job = Job(preset("bert-base"), "inference", 128, 8, "fp16")
+    job = Job(arch=preset("bert-base"), mode="inference", seq_len=128, batch_size=8, dtype="fp16")
     model = BACKENDS["analytic"].evaluate(job, inst, CAT)
-    act = model.details["activity"]
+    act = model.activity
     assert act.compute + act.memory + act.stall == pytest.approx(1.0)
     half = Performance(model.throughput_per_instance_per_s / 2, Utilization(1, 1, 1, 0), "supplied", "")
     got = activity_of(half, job, inst, CAT)

@@ -16,7 +16,16 @@ EMU = BACKENDS["emulated"]
 
 def test_disagreement_flags_only_differences_beyond_the_validated_error():
     a, inst = preset("llama2-7b"), CAT.instance("trn1.32xlarge")
-    job = Job(a, "training", 4096, 1, "bf16", 4, 1024, layout=Layout(8, 1, 16, 1, "selective", 1))
+    job = Job(
+        arch=a,
+        mode="training",
+        seq_len=4096,
+        batch_size=1,
+        dtype="bf16",
+        instances=4,
+        global_batch_size=1024,
+        layout=Layout(8, 1, 16, 1, "selective", 1),
+    )
     perf = EMU.evaluate(job, inst, CAT)
     assert backend_disagreement([job], [perf], inst, CAT) is None  # within the validated error
     doubled = replace(perf, throughput_per_instance_per_s=2 * perf.throughput_per_instance_per_s)

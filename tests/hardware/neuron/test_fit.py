@@ -33,13 +33,29 @@ def test_parameters_are_physical_and_v3_takes_v2_values():
 
 def _job(p):
     if p.kind == "encoder_infer":
-        return Job(p.arch, "inference", p.seq_len, p.batch_size, p.precision)
+        return Job(
+            arch=p.arch, mode="inference", seq_len=p.seq_len, batch_size=p.batch_size, dtype=p.precision
+        )
     lay = p.layout
     ranks = p.nodes * 32
-    layout = Layout(lay.tensor, lay.pipeline, lay.data or ranks // (lay.tensor * lay.pipeline), lay.zero,
-                    lay.recompute, lay.microbatch)
-    return Job(p.arch, "training", p.seq_len, lay.microbatch, p.precision, p.nodes, p.global_batch_size,
-               layout=layout)
+    layout = Layout(
+        lay.tensor,
+        lay.pipeline,
+        lay.data or ranks // (lay.tensor * lay.pipeline),
+        lay.zero,
+        lay.recompute,
+        lay.microbatch,
+    )
+    return Job(
+        arch=p.arch,
+        mode="training",
+        seq_len=p.seq_len,
+        batch_size=lay.microbatch,
+        dtype=p.precision,
+        instances=p.nodes,
+        global_batch_size=p.global_batch_size,
+        layout=layout,
+    )
 
 
 def test_vectorised_fit_predicts_what_the_backend_gives():

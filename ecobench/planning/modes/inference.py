@@ -1,0 +1,78 @@
+"""Inference at a rate: the fewest instances that serve the rate within the headroom (and the
+latency target), one job at the configuration's batch size; a load profile's strategies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecobench.errors import BackendError
+from ecobench.hardware.backends import Job, Performance
+from ecobench.planning.jobs import backend_for, capabilities, make_job
+from ecobench.planning.modes.base import ConfigRun, ModeBase, with_activity
+from ecobench.planning.plan import PlanResult, plan_inference
+from ecobench.planning.samples import BASIS_FRACTIONAL, at_repetition
+from ecobench.power.uncertainty import BAND_METRICS_INFERENCE
+from ecobench.scenario.model import InferenceSpec
+
+
+class InferenceMode(ModeBase):
+    """Instances for a request rate (``plan_inference``)."""
+
+    band_metrics = BAND_METRICS_INFERENCE
+    samples_basis = BASIS_FRACTIONAL  # a measurement's per-repetition samples: fractional instances
+
+    def __init__(self, run: ConfigRun) -> None:
+        super().__init__(run)
+        spec = run.scenario.workload.inference
+        assert spec is not None
+        self.spec: InferenceSpec = spec
+        self.batch = run.config.batch_size or spec.batch_size
+
+    def jobs(self) -> list[Job]:
+        """One batch of the configuration's size."""
+        return [self._job(self.batch)]
+
+    def _job(self, batch: int) -> Job:
+        return make_job(scenario=self.run.scenario, config=self.run.config, mode="inference",
+                        seq_len=self.spec.seq_len, batch_size=batch)
+
+    def plan(self, perfs: list[Performance]) -> PlanResult:
+        """Instances for the rate; with a load profile (not for a sweep group: the rows it shows get
+        it from their own evaluation), its strategies."""
+        r = self.run
+        result = plan_inference(self.spec, perfs[0], r.ctx, self.batch, max_utilization=r.utilization)
+        if self.spec.profile and not r.sweep_group:
+            result.row |= self.profile_columns(perfs[0])
+        return result
+
+    def replan(self, perfs: list[Performance], i: int) -> dict[str, Any]:
+        """The plan again as repetition ``i`` of a measurement saw it, with fractional instances."""
+        return plan_inference(self.spec, at_repetition(perfs[0], i), self.run.ctx, self.batch,
+                              whole_instances=False, max_utilization=self.run.utilization).row
+
+    def profile_columns(self, perf: Performance) -> dict[str, Any]:
+        """The load profile's strategies (``planning/profile.py``): ``profile`` (nested, results.json
+        only) and its flat ``profile_*`` columns; the batch job at the most productive batch size the
+        backend gives where asking again is cheap."""
+        from ecobench.planning.profile import (
+            BATCH_CANDIDATES,
+            flat_columns,
+            inference_fleet,
+            profile_strategies,
+        )
+
+        r = self.run
+        pairs = [(self.batch, perf)]
+        if capabilities(r.config, r.backends).cheap:
+            for b in (b for b in BATCH_CANDIDATES if b != self.batch):
+                job = self._job(b)
+                try:
+                    p = backend_for(r.config, r.backends).evaluate(job, r.instance, r.catalog)
+                    pairs.append((b, with_activity(p, job, r.instance, r.catalog)))
+                except BackendError:
+                    continue  # a batch this configuration cannot run is no candidate
+        fleet = inference_fleet(self.spec, perf, r.ctx, self.batch, pairs)
+        assert self.spec.profile is not None
+        out = profile_strategies(self.spec.profile.hourly(self.spec.rate_per_h), self.spec.profile.autoscale,
+                                 fleet)
+        return {"profile": out} | flat_columns(out)

@@ -1,0 +1,102 @@
+"""LLM serving: prefill and decode on replicas of a tensor degree, the fewest instances that meet the
+TTFT and TPOT targets (``planning/serving.py``); no backend jobs: the serving model is the analytic
+one, fitted and held out on published serving points."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ecobench.errors import InputError
+from ecobench.hardware.backends import Job, Performance, Utilization
+from ecobench.hardware.backends.efficiency import current_fit
+from ecobench.planning.jobs import capabilities
+from ecobench.planning.modes.base import ConfigRun, ModeBase
+from ecobench.planning.plan import PlanResult, plan_serving
+from ecobench.planning.serving import plan as serve_plan
+from ecobench.power.uncertainty import BAND_METRICS_SERVING
+from ecobench.scenario.model import ServingSpec
+from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
+
+
+def serving_performance(run: ConfigRun,
+                        spec: ServingSpec | None = None) -> tuple[Performance, dict[str, Any]]:
+    """The serving plan of a configuration as a Performance (capacity per instance, accelerator
+    activity at the planned load) and its own columns (``spec``: another rate or targets than the
+    scenario's)."""
+    s, cfg, inst, catalog = run.scenario, run.config, run.instance, run.catalog
+    spec = spec or s.workload.serving
+    assert spec is not None
+    acc = catalog.accelerator_of(inst)
+    if acc is None:
+        raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
+    if "serving" not in capabilities(cfg, run.backends).modes:
+        raise InputError("serving plans use the analytic model (fitted and held "
+                         "out on published serving points); the emulated NeuronCore's serving steps are "
+                         "not validated and measured or supplied serving throughput is not supported") \
+            .in_config("backend")
+    fit = current_fit()
+    eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, cfg.stack)
+    sp = serve_plan(spec, s.workload.arch(), cfg, inst, catalog, eff,
+                    fit.request_overhead_s(acc.vendor))
+    cpu = cfg.host_cpu_utilization if cfg.host_cpu_utilization is not None else DEFAULT_HOST_CPU_UTILIZATION
+    capacity = sp.capacity_per_replica_per_s * sp.replicas_per_instance
+    perf = Performance(
+        capacity, Utilization(1.0, cpu, cpu, 0.0), "estimated",
+        method=(f"serving model, {sp.replicas} replicas of tensor {sp.tensor} "
+                f"({sp.replicas_per_instance} per instance), {sp.batch:.1f} requests in flight each "
+                f"(of up to {sp.max_batch}); "
+                f"prefill {sp.prefill_share:.0%} of the time; {eff.source}"),
+        network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (spec.input_tokens + spec.output_tokens),
+        activity=sp.activity)
+    return perf, {"instances": sp.instances, "busy": sp.busy, "tensor_parallel": sp.tensor,
+                  "replicas": sp.replicas, "replicas_per_instance": sp.replicas_per_instance,
+                  "batch": sp.batch,
+                  "max_batch": sp.max_batch,
+                  "ttft_ms": sp.ttft_ms, "ttft_p99_ms": sp.ttft_p99_ms, "tpot_ms": sp.tpot_ms,
+                  "tpot_p99_ms": sp.tpot_p99_ms, "memory_per_device_gib": sp.memory_per_device_gib,
+                  "accelerator_activity": sp.accelerator_activity, "layout_choice": sp.choice}
+
+
+class ServingMode(ModeBase):
+    """Instances for a request rate within the latency targets (``plan_serving``)."""
+
+    band_metrics = BAND_METRICS_SERVING
+
+    def __init__(self, run: ConfigRun) -> None:
+        super().__init__(run)
+        spec = run.scenario.workload.serving
+        assert spec is not None
+        self.spec: ServingSpec = spec
+        self.extra: dict[str, Any] = {}
+
+    def jobs(self) -> list[Job]:
+        """None: the serving model times prefill and decode itself."""
+        return []
+
+    def performances(self, jobs: list[Job]) -> list[Performance]:
+        """The serving model's capacity and activity at the planned load."""
+        perf, self.extra = serving_performance(self.run)
+        return [perf]
+
+    def plan(self, perfs: list[Performance]) -> PlanResult:
+        """Energy, cost and CO2 of the instances the serving model sized; a load profile's strategies."""
+        p = perfs[0]
+        result = plan_serving(self.spec, self.extra.pop("instances"), p.throughput_per_instance_per_s, p,
+                              self.run.ctx, self.extra.pop("busy"))
+        if self.spec.profile and not self.run.sweep_group:
+            result.row |= self.profile_columns()
+        return result
+
+    def columns(self, perfs: list[Performance], result: PlanResult) -> dict[str, Any]:
+        """Replicas, tensor degree, batch, TTFT and TPOT, memory per device, accelerator activity."""
+        return self.extra
+
+    def profile_columns(self) -> dict[str, Any]:
+        """The load profile's strategies, each hour's fleet sized by the serving model at its rate."""
+        from ecobench.planning.profile import flat_columns, profile_strategies, serving_fleet
+
+        fleet = serving_fleet(self.spec, self.run.ctx, lambda spec: serving_performance(self.run, spec))
+        profile = self.spec.profile
+        assert profile is not None
+        out = profile_strategies(profile.hourly(self.spec.requests_per_h), profile.autoscale, fleet)
+        return {"profile": out} | flat_columns(out)
