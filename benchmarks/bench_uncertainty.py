@@ -26,8 +26,6 @@ def scenario(draws: int) -> object:
                 "precision": "bf16" if name.startswith(("inf", "trn")) else "fp16",
                 "region": "us-east-1" if i % 2 or name.startswith("trn") else "eu-central-1"}
                for i, name in enumerate(INSTANCES)]
-    # The A10G has no published peak: give it a supplied throughput (still power- and grid-uncertain).
-    configs[5] |= {"measured_throughput_per_s": 400.0}
     return scenario_from_dict({
         "schema_version": 2, "name": "bench", "baseline": "c4",
         "workload": {"model": "bert-base", "inference": {"rate_per_h": 1e6, "seq_len": 128, "batch_size": 4}},

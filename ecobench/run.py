@@ -38,10 +38,13 @@ def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
                             ("embodied", inst.embodied)):
             sources.append({"item": f"{name} {what}", "source": block.source, "as_of": block.as_of,
                             "inferred_from": block.inferred_from})
+        if (mem := inst.spec.accelerator_memory) is not None:
+            sources.append({"item": f"{name} accelerator memory", "source": mem.source,
+                            "as_of": mem.as_of, "inferred_from": mem.inferred_from})
         acc = cat.accelerator_of(inst)
         if acc is not None:
             sources.append({"item": f"{acc.name} peaks", "source": acc.spec_source,
-                            "as_of": acc.spec_as_of, "inferred_from": None})
+                            "as_of": acc.spec_as_of, "inferred_from": acc.spec_inferred_from})
             sources.append({"item": f"{acc.name} power", "source": acc.power.source,
                             "as_of": acc.power.as_of, "inferred_from": acc.power.inferred_from})
     assumptions = {

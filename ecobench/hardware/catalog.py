@@ -94,6 +94,8 @@ class Accelerator(_Row):
     static_kv_cache_source: str | None = None
     spec_source: str
     spec_as_of: str
+    spec_inferred_from: str | None = Field(
+        None, description="where the peaks are not the part's own published figures: what they stand in from")
     power: ChipPower
 
 
@@ -104,6 +106,13 @@ class Link(Sourced):
     name: str
     gb_per_s: float = Field(gt=0)
     latency_us: float = Field(gt=0)
+
+
+class DeviceMemory(Sourced):
+    """Memory per accelerator where an instance carries a memory variant of its catalog chip (the
+    same compute and bandwidth, a larger part: the V100 32 GB of p3dn.24xlarge)."""
+
+    gib: float = Field(gt=0)
 
 
 class InstanceSpec(Sourced):
@@ -117,6 +126,7 @@ class InstanceSpec(Sourced):
     cpu_microarchitecture: str
     cpu_power_note: str | None = None
     intra_link: Link | None = None  # device-to-device link inside the instance
+    accelerator_memory: DeviceMemory | None = None  # this instance's part, where it differs from the chip's
 
 
 class Price(Sourced):

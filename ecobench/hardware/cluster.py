@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from ecobench.errors import BackendError
 from ecobench.hardware.catalog import Accelerator, Catalog, Instance, supported_dtypes
 from ecobench.parallel.step import Cluster
@@ -44,8 +46,11 @@ def instance_cluster(cat: Catalog, inst: Instance, dtype: str) -> Cluster:
     ranks = inst.spec.accelerator_count * acc.ranks_per_chip
     # Without a published device link, collectives between its ranks cannot be modelled: NaN makes
     # any layout that needs them unusable (the training search reports it), inference needs none.
-    return make_cluster(acc, ranks, link.gb_per_s if link else float("nan"),
-                        link.latency_us if link else float("nan"), inst.spec.network_gbps, dtype)
+    cl = make_cluster(acc, ranks, link.gb_per_s if link else float("nan"),
+                      link.latency_us if link else float("nan"), inst.spec.network_gbps, dtype)
+    if inst.spec.accelerator_memory is not None:  # the instance's memory variant of the chip
+        cl = dataclasses.replace(cl, memory_gib=inst.spec.accelerator_memory.gib / acc.ranks_per_chip)
+    return cl
 
 
 def ranks_per_instance(cat: Catalog, inst: Instance) -> int:

@@ -95,6 +95,7 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
     published) and 'provenance' (rows obtained in different ways)."""
     rows = doc["rows"]
     inferred: dict[str, tuple[str, str]] = {}
+    stand_in: dict[str, tuple[str, str]] = {}  # instance -> (chip, what its peaks stand in from)
     current = None
     for s in doc.get("sources", []):
         item = str(s.get("item", ""))
@@ -102,6 +103,8 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
             current = item.removesuffix(" spec")
         elif item.endswith(" power") and s.get("inferred_from") and current:
             inferred[current] = (item.removesuffix(" power"), str(s["inferred_from"]).split(". ")[0])
+        elif item.endswith(" peaks") and s.get("inferred_from") and current:
+            stand_in[current] = (item.removesuffix(" peaks"), str(s["inferred_from"]).split(". ")[0])
     power = []
     for it, (chip, why) in inferred.items():
         ids = [r["config_id"] for r in rows if r.get("instance_type") == it]
@@ -113,6 +116,11 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
     for r in rows:
         kinds.setdefault(str(r.get("provenance")), []).append(r["config_id"])
     prov = []
+    for it, (chip, why) in stand_in.items():
+        ids = [r["config_id"] for r in rows if r.get("instance_type") == it]
+        if ids:
+            prov.append(f"{', '.join(ids[:6])}{' and more' if len(ids) > 6 else ''}: the {chip}'s peaks are "
+                        f"not its own published figures. {why}.")
     if len(kinds) > 1:
         parts = [f"{k} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in kinds.items()]
         prov.append("Mixed provenance: " + "; ".join(parts) + ". Differences between rows obtained in "

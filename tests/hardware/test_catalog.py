@@ -88,3 +88,63 @@ def test_reference_figures_carried_over():
 def test_unknown_instance_suggests_nearest():
     with pytest.raises(UnknownNameError, match="did you mean 'trn1.32xlarge'"):
         load_catalog().instance("trn1.32xlarg")
+
+
+def _p3dn_scenario(tensor: int, data: int) -> dict:
+    return {"schema_version": 2, "name": "t",
+            "workload": {"model": "llama2-7b", "training": {
+                "total_tokens": 1e9, "phases": [{"seq_len": 4096, "fraction": 1.0}],
+                "global_batch_size": 64}},
+            "configs": [{"id": "a", "instance_type": "p3dn.24xlarge", "instances": 1, "precision": "fp16",
+                         "parallelism": {"tensor": tensor, "pipeline": 1, "data": data, "zero": 0,
+                                         "recompute": "full", "microbatch": 1}}],
+            "baseline": "a"}
+
+
+def test_p3dn_carries_the_32_gb_v100_and_the_memory_check_uses_it(monkeypatch):
+    from ecobench.errors import EcobenchError
+    from ecobench.hardware.cluster import instance_cluster
+    from ecobench.planning.evaluate import evaluate
+    from ecobench.scenario.model import scenario_from_dict
+
+    cat = load_catalog()
+    p3dn, p3 = cat.instance("p3dn.24xlarge"), cat.instance("p3.2xlarge")
+    mem = p3dn.spec.accelerator_memory
+    assert mem is not None and mem.gib == 32 and mem.as_of
+    assert "aws.amazon.com/ec2/instance-types/p3" in mem.source and "32768 MiB" in mem.source
+    assert p3dn.spec.accelerator == p3.spec.accelerator == "v100"  # one chip: same fitted efficiency
+    assert instance_cluster(cat, p3dn, "fp16").memory_gib == 32
+    assert instance_cluster(cat, p3, "fp16").memory_gib == 16 and p3.spec.accelerator_memory is None
+    # Llama 2 7B at tensor 4 x data 2 without ZeRO needs about 27 GiB a GPU: it fits the 32 GB part ...
+    row = evaluate(scenario_from_dict(_p3dn_scenario(4, 2))).iloc[0]
+    assert 16 < row["memory_per_device_gib"] < 32
+    # ... and was refused while p3dn was read as the 16 GB part
+    monkeypatch.setitem(cat.instances, "p3dn.24xlarge", p3dn.model_copy(
+        update={"spec": p3dn.spec.model_copy(update={"accelerator_memory": None})}))
+    with pytest.raises(EcobenchError, match="16.0 GiB"):
+        evaluate(scenario_from_dict(_p3dn_scenario(4, 2)))
+
+
+def test_a10g_peaks_are_the_a10_datasheet_marked_as_standing_in():
+    from ecobench.hardware.cluster import instance_cluster
+
+    cat = load_catalog()
+    a10g = cat.accelerators["a10g"]
+    assert a10g.peak_tflops == {"fp32": 31.2, "tf32": 62.5, "bf16": 125, "fp16": 125, "fp8": None,
+                                "int8": 250}
+    assert "a10-datasheet.pdf" in a10g.spec_source and a10g.spec_as_of
+    assert a10g.spec_inferred_from and "A10 datasheet" in a10g.spec_inferred_from
+    assert "baseten.co" in a10g.spec_inferred_from  # the public A10/A10G comparison it rests on
+    assert a10g.memory_bandwidth_gb_per_s == 600
+    for name in ("g5.xlarge", "g5.2xlarge"):
+        assert instance_cluster(cat, cat.instance(name), "bf16").peak_tflops == 125
+    # every other chip's peaks are its own figures
+    assert [k for k, a in cat.accelerators.items() if a.spec_inferred_from] == ["a10g"]
+
+
+def test_every_catalog_gpu_has_a_sourced_16_bit_peak():
+    cat = load_catalog()
+    for inst in cat.instances.values():
+        acc = cat.accelerator_of(inst)
+        if acc is not None:
+            assert acc.peak_tflops.get("bf16") or acc.peak_tflops.get("fp16"), inst.name

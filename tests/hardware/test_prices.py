@@ -30,3 +30,28 @@ def test_a_region_move_needs_no_hand_typed_price_and_a_gap_says_where_prices_exi
     where = ", ".join(priced_regions(CAT.instance("trn1.32xlarge")))
     with pytest.raises(InputError, match=f"priced regions: {where}"):
         evaluate(scenario_from_dict(gap))
+
+
+def test_trn2_has_its_dated_capacity_blocks_rate_in_us_east_2_only():
+    inst = CAT.instance("trn2.48xlarge")
+    block = inst.price_usd_per_h
+    assert block.regions == {"us-east-2": 35.7608} and block.as_of == "2026-07-22"
+    assert "capacityblocks" in block.source and block.note and "Capacity Blocks" in block.note
+    assert on_demand_price(inst, "us-east-2") == (35.7608, f"{block.source} ({block.as_of})")
+    assert priced_regions(inst) == ["us-east-2"]
+
+
+def test_an_instance_priced_nowhere_runs_with_its_cost_empty_and_a_warning(scenario_dict, monkeypatch):
+    import math
+
+    from ecobench.planning import configs
+    from ecobench.planning.evaluate import row_warnings
+
+    # No catalog instance lacks a price today (trn2.48xlarge was the last): stand one in.
+    monkeypatch.setattr(configs, "on_demand_price", lambda inst, region: None)
+    monkeypatch.setattr(configs, "priced_regions", lambda inst: [])
+    df = evaluate(scenario_from_dict(scenario_dict))
+    assert df["cost_usd"].isna().all()
+    warns = row_warnings(df.to_dict("records"))
+    assert any("no sourced inf1.xlarge price in any region" in w for w in warns)
+    assert not math.isnan(df.set_index("config_id").loc["a", "energy_kwh"])
