@@ -591,7 +591,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def entry() -> NoReturn:
-    """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit."""
+    """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit. First, one line
+    on stderr if another distribution is installed under the ``ecobench`` import name."""
+    from ecobench.distribution import foreign_install
+
+    if clash := foreign_install():
+        _error(clash, prefix="ecobench: warning: ")
     raise SystemExit(main(exiting=True))
 
 

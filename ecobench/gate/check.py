@@ -230,8 +230,11 @@ def check_metrics(rules: list[Rule | Threshold], current: GateDoc) -> None:
         if rule.metric not in known:
             close = difflib.get_close_matches(rule.metric, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            shown = [m for m in known if not (m.endswith(("_low", "_high"))
+                                              and m.rpartition("_")[0] in known)]
+            band = "; each with _low and _high, its 90% band" if len(shown) < len(known) else ""
             raise InputError(f"--fail-on {str(rule)!r}: unknown metric {rule.metric!r}{hint}; allowed (the "
-                             f"numeric columns of {current.path}): {', '.join(known)}")
+                             f"numeric columns of {current.path}{band}): {', '.join(shown)}")
 
 
 def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) -> list[Verdict]:
