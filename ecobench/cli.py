@@ -211,25 +211,49 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     return 0
 
 
+EXPORT_FORMATS = {"benchmark-action": True, "benchmark-action-bigger": False}  # smaller is better?
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    """The gate. Whatever the outcome, --markdown, --junit and $GITHUB_STEP_SUMMARY are written: the
+    verdict, or (bad input, a bug) what kept the check from gating."""
+    try:
+        return _check(args)
+    except NoisyMeasurementError:  # the verdict's outputs are written; they say which rows
+        raise
+    except EcobenchError as exc:
+        _write_check_error(args, str(exc), exc.exit_code)
+        raise
+    except Exception as exc:  # a bug or an I/O error: main reports it; the outputs say so too
+        _write_check_error(args, f"{type(exc).__name__}: {exc}", EXIT_INTERNAL)
+        raise
+
+
+def _check(args: argparse.Namespace) -> int:
     from ecobench.gate import check as gate
     from ecobench.gate.files import RESULTS_KIND, read_gate_doc
     from ecobench.power.grid import grid_warnings
 
     rules = [gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])]
+    for fmt, _ in args.export or []:
+        if fmt not in EXPORT_FORMATS:
+            raise InputError(f"--export {fmt!r}: unknown format; allowed: {', '.join(EXPORT_FORMATS)}")
     current = read_gate_doc(Path(args.run_dir), "run")
     if current.kind != RESULTS_KIND:
         raise InputError(f"{current.path}: is a baseline file; give the run directory to check")
     baseline = read_gate_doc(Path(args.baseline), "baseline")
     verdicts = gate.compare(current, baseline, rules)
+    changes = gate.config_changes(current, baseline)
     warns = gate.provenance_warnings(current, baseline) + grid_warnings(
         {**current.meta, "rows": list(current.rows.values())},
         {**baseline.meta, "rows": list(baseline.rows.values())})
     failed = any(v.failed and (args.allow_noisy or not v.noisy) for v in verdicts)
     refused = gate.noisy_rows(verdicts) if not args.allow_noisy else []
+    exports = [(path, json.dumps(gate.benchmark_action(current, rules, EXPORT_FORMATS[fmt]), indent=2) + "\n")
+               for fmt, path in args.export or []]
     # Outputs first: a problem writing them is reported but never changes the verdict's exit code.
-    problems = _write_check_outputs(args, gate.markdown(verdicts, warns, args.allow_noisy),
-                                    gate.junit(verdicts, args.allow_noisy))
+    problems = _write_check_outputs(args, gate.markdown(verdicts, warns, args.allow_noisy, changes),
+                                    gate.junit(verdicts, args.allow_noisy, changes), exports)
     try:
         for w in warns:
             print(f"ecobench: warning: {terminal(w, keep_newlines=False)}", file=sys.stderr)
@@ -237,7 +261,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-        print(f"\n{gate.headline(verdicts, args.allow_noisy)}", flush=True)
+        for line in changes.lines():
+            print(f"not gated: {terminal(line, keep_newlines=False)}")
+        print(f"\n{gate.headline(verdicts, args.allow_noisy, changes)}", flush=True)
     except BrokenPipeError:
         silence_stdout()
     for p in problems:
@@ -252,8 +278,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_check_outputs(args: argparse.Namespace, md: str, xml: str) -> list[str]:
-    """Write --markdown, --junit and the GitHub step summary; return what could not be written."""
+def _write_check_error(args: argparse.Namespace, message: str, exit_code: int) -> None:
+    """The summary and JUnit file of a check that could not gate; a problem writing them is a warning."""
+    from ecobench.gate import check as gate
+
+    for p in _write_check_outputs(args, gate.error_markdown(message, exit_code), gate.error_junit(message)):
+        _error(p, prefix="ecobench: warning: ")
+
+
+def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
+                         exports: Sequence[tuple[str, str]] = ()) -> list[str]:
+    """Write --markdown, --junit, --export and the GitHub step summary; return what could not be
+    written."""
     from ecobench.io.rundir import append_text, write_text_atomic
 
     problems = []
@@ -262,6 +298,7 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str) -> list[st
         targets.append((args.markdown, md, False))
     if args.junit:
         targets.append((args.junit, xml, False))
+    targets += [(path, text, False) for path, text in exports]
     if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
         targets.append((summary, md, True))
     for path, text, append in targets:
@@ -444,17 +481,28 @@ def build_parser() -> argparse.ArgumentParser:
                         "are tested on their per-repetition samples (computed through the "
                         "planner, inference at fractional instances) with Welch's t-test "
                         "(one-sided, alpha 0.05) and the threshold as the minimum effect. "
+                        "Configurations in one run only are listed as added or removed, not "
+                        "gated. --markdown, --junit and $GITHUB_STEP_SUMMARY are written on "
+                        "every outcome (bad input: what was wrong, one JUnit error case). "
                         "Exit 0 pass, 1 regression, 2 bad input (incl. a baseline of "
-                        "another scenario, duplicate ids, non-finite or negative figures), "
+                        "another scenario, no configuration in common, duplicate ids, "
+                        "non-finite or negative figures, an unknown metric or operator), "
                         "4 an output could not be written, 5 measured rows too noisy to "
                         "gate (see --allow-noisy).")
     k.add_argument("run_dir", help="run directory (holding results.json)")
     k.add_argument("--baseline", required=True, help="baseline run directory or baseline JSON file")
-    k.add_argument("--fail-on", action="append", metavar="METRIC:+PCT%",
-                   help="rule, repeatable (default energy_kwh:+5%%); any numeric result column, "
-                        "e.g. cost_usd_per_million:+2%%, throughput_per_instance_per_s:-5%%")
+    k.add_argument("--fail-on", action="append", metavar="RULE",
+                   help="rule, repeatable (default energy_kwh:+5%%): METRIC:+PCT%% (a rise beyond PCT "
+                        "fails), METRIC:-PCT%% (a fall), METRIC<VALUE or METRIC>VALUE (an absolute "
+                        "limit the run must keep); METRIC is any numeric result column, e.g. "
+                        "cost_usd_per_million:+2%%, throughput_per_instance_per_s:-5%%, ttft_p99_ms<1000")
     k.add_argument("--markdown", help="also write the verdict as markdown to this file")
     k.add_argument("--junit", help="also write the verdict as JUnit XML to this file")
+    k.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
+                   help="also write the run's gated metrics per configuration for a history chart: "
+                        "benchmark-action (github-action-benchmark's customSmallerIsBetter JSON: the "
+                        "metrics whose rise fails) or benchmark-action-bigger (customBiggerIsBetter: "
+                        "those whose fall fails); repeatable")
     k.add_argument("--allow-noisy", action="store_true",
                    help="gate measured rows even when they were flagged as not reproducible "
                         "(loaded host, CV over the threshold); without it such rows exit 5")
@@ -543,7 +591,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def entry() -> NoReturn:
-    """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit."""
+    """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit. First, one line
+    on stderr if another distribution is installed under the ``ecobench`` import name."""
+    from ecobench.distribution import foreign_install
+
+    if clash := foreign_install():
+        _error(clash, prefix="ecobench: warning: ")
     raise SystemExit(main(exiting=True))
 
 

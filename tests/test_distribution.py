@@ -24,8 +24,40 @@ def test_distribution_name_is_ours_everywhere():
             if "Do not `pip install ecobench`" in line:
                 continue
             assert not wrong.search(line), f"{f}:{n}: {line}"
+
+
+
+def test_action_installs_from_its_own_ref_never_from_an_index():
     action = yaml.safe_load(ACTION.read_text())
-    assert action["inputs"]["ecobench-spec"]["default"] == DISTRIBUTION
+    assert "ecobench-spec" not in action["inputs"]  # no package name to install at all
+    install = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
+    assert install["env"]["ACTION_ROOT"] == "${{ github.action_path }}/../../.."
+    assert '-m pip install --disable-pip-version-check --quiet "$root"' in install["run"]
+    assert (ACTION.parent / ".." / ".." / ".." / "pyproject.toml").resolve() == ROOT / "pyproject.toml"
+    workflow = (ROOT / ".github" / "workflows" / "energy-gate.yml").read_text()
+    assert "ecobench-spec" not in workflow and "pip install" not in workflow
+
+
+def test_action_outputs_a_verdict_and_uploads_results_json():
+    action = yaml.safe_load(ACTION.read_text())
+    assert action["outputs"]["verdict"]["value"] == "${{ steps.run.outputs.verdict }}"
+    run = next(s for s in action["runs"]["steps"] if s.get("id") == "run")["run"]
+    for verdict, code in (("pass", "0"), ("regression", "1"), ("error", "*")):
+        assert f"{code}) verdict={verdict} ;;" in run
+    assert '"verdict=$verdict" >> "$GITHUB_OUTPUT"' in run and 'exit "$rc"' in run
+    assert "--export benchmark-action" in run and "--markdown" in run
+    upload = next(s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/upload"))
+    assert "/run/results.json" in upload["with"]["path"] and "summary.md" in upload["with"]["path"]
+
+
+def test_readme_shows_the_action_from_another_repository():
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Gate energy in CI"):]
+    section = section[:section.index("\n## ", 3)]
+    assert "uses: <owner>/ecobench/.github/actions/ecobench-check@<ref>" in section
+    action = yaml.safe_load(ACTION.read_text())
+    for name in [*action["inputs"], *action["outputs"]]:
+        assert f"`{name}`" in section, name
 
 
 def test_action_passes_inputs_through_env_and_uploads_its_outputs():

@@ -7,7 +7,7 @@ import numpy as np
 import yaml
 
 from ecobench.cli import main
-from ecobench.gate.check import Rule, parse_rule, welch_regression
+from ecobench.gate.check import Rule, Threshold, parse_rule, welch_regression
 from ecobench.measure.defaults import DEFAULT_REPETITIONS
 
 from .conftest import SCENARIOS
@@ -63,14 +63,14 @@ def test_bad_inputs_exit_2(tmp_path, capsys):
     assert "no such run directory" in capsys.readouterr().err
     assert main(["check", str(run), "--baseline", str(run), "--fail-on", "energy_kwhh:+5%"]) == 2
     assert "unknown metric 'energy_kwhh'" in capsys.readouterr().err
-    assert main(["check", str(run), "--baseline", str(run), "--fail-on", "energy_kwh>5"]) == 2
-    assert "expected METRIC:+PCT%" in capsys.readouterr().err
+    assert main(["check", str(run), "--baseline", str(run), "--fail-on", "energy_kwh=5"]) == 2
+    assert "unknown operator '=5'; allowed: METRIC:+PCT%" in capsys.readouterr().err
     assert main(["check", str(run), "--baseline", str(other)]) == 2
     assert "is of scenario 'bert_large_pretrain'" in capsys.readouterr().err
     fewer = _run(tmp_path, "f", "layoutlm_realtime.yaml",
                  lambda s: s.update(configs=[c for c in s["configs"] if c["id"] == s["baseline"]]))
-    assert main(["check", str(run), "--baseline", str(fewer)]) == 2
-    assert "configurations do not match" in capsys.readouterr().err
+    assert main(["check", str(run), "--baseline", str(fewer)]) == 0  # added ones are not gated
+    assert "added, not gated" in capsys.readouterr().out
     assert main(["baseline", str(run), "--to", str(tmp_path / "b.json")]) == 0
     assert main(["baseline", str(run), "--to", str(tmp_path / "b.json")]) == 2
 
@@ -90,6 +90,8 @@ def test_rule_parsing():
     assert parse_rule("energy_kwh:+5%") == Rule("energy_kwh", 5.0, True)
     assert parse_rule("throughput_per_instance_per_s:-2.5") == Rule(
         "throughput_per_instance_per_s", 2.5, False)
+    assert parse_rule("ttft_p99_ms<1000") == Threshold("ttft_p99_ms", "<", 1000.0)
+    assert parse_rule(" energy_kwh > 2.5e2 ") == Threshold("energy_kwh", ">", 250.0)
 
 
 def _rates(true_change, trials=200, cv=0.05, n=DEFAULT_REPETITIONS, seed=1234):

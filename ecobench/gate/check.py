@@ -1,7 +1,8 @@
 """`ecobench check`: fail a build when energy, cost or CO2 regresses against a baseline.
 
 A rule ``METRIC:+PCT%`` fails when METRIC rises by more than PCT percent (``-PCT%``: when it falls,
-for higher-is-better metrics such as throughput).
+for higher-is-better metrics such as throughput). An absolute threshold ``METRIC<VALUE`` fails when
+the run's figure is VALUE or more (``METRIC>VALUE``: VALUE or less), e.g. ``ttft_p99_ms<1000``.
 
 - Modelled figures are deterministic and compared exactly.
 - Measured and projected rows carry per-repetition ``samples`` computed through the planner
@@ -13,12 +14,14 @@ for higher-is-better metrics such as throughput).
   CV over the threshold) cannot be gated: the verdict is "noisy" and ``ecobench check`` exits 5
   unless ``--allow-noisy``.
 
-The two documents must be of the same scenario, mode and schema version, with the same
-configurations; a gated figure must be a finite number, 0 or more (``ecobench.gate.files``).
+The two documents must be of the same scenario, mode and schema version; the configurations both
+have are gated, those in one only are listed as added or removed and not gated (at least one must be
+in both). A gated figure must be a finite number, 0 or more (``ecobench.gate.files``).
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import statistics
@@ -35,6 +38,12 @@ from ecobench.io import textsafe
 DEFAULT_RULE = "energy_kwh:+5%"
 ALPHA = 0.05
 _RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?)%?$")
+_THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
+                        r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$")
+_METRIC = re.compile(r"^[a-z0-9_]+")
+ALLOWED_FORMS = ("METRIC:+PCT% (rise fails), METRIC:-PCT% (fall fails), METRIC<VALUE (VALUE or more "
+                 "fails), METRIC>VALUE (VALUE or less fails), e.g. energy_kwh:+5%, "
+                 "throughput_per_instance_per_s:-5%, ttft_p99_ms<1000")
 
 
 @dataclass(frozen=True)
@@ -47,19 +56,48 @@ class Rule:
         return f"{self.metric}:{'+' if self.worse_if_higher else '-'}{self.pct:g}%"
 
 
-def parse_rule(text: str) -> Rule:
-    """Parse ``METRIC:+PCT%`` (rise fails) or ``METRIC:-PCT%`` (fall fails)."""
-    m = _RULE.match(text.strip())
-    if not m or not math.isfinite(float(m["pct"])):
-        raise InputError(f"--fail-on {text!r}: expected METRIC:+PCT% or METRIC:-PCT%, "
-                         "e.g. energy_kwh:+5% or throughput_per_instance_per_s:-5%")
-    return Rule(m["metric"], float(m["pct"]), m["sign"] == "+")
+@dataclass(frozen=True)
+class Threshold:
+    """An absolute limit: the run's figure must stay below (``<``) or above (``>``) ``value``."""
+
+    metric: str
+    op: str  # "<" or ">"
+    value: float
+
+    @property
+    def worse_if_higher(self) -> bool:
+        return self.op == "<"
+
+    def __str__(self) -> str:
+        return f"{self.metric}{self.op}{self.value:g}"
+
+    def fails(self, current: float) -> bool:
+        return not (current < self.value if self.op == "<" else current > self.value)
+
+
+def parse_rule(text: str) -> Rule | Threshold:
+    """Parse ``METRIC:+PCT%`` (rise fails), ``METRIC:-PCT%`` (fall fails), ``METRIC<VALUE`` or
+    ``METRIC>VALUE`` (an absolute limit); anything else is bad input listing the allowed forms."""
+    t = text.strip()
+    if m := _RULE.match(t):
+        if math.isfinite(float(m["pct"])):
+            return Rule(m["metric"], float(m["pct"]), m["sign"] == "+")
+        raise InputError(f"--fail-on {text!r}: the percentage is not a finite number; allowed: "
+                         + ALLOWED_FORMS)
+    if m := _THRESHOLD.match(t):
+        if math.isfinite(float(m["value"])):
+            return Threshold(m["metric"], m["op"], float(m["value"]))
+        raise InputError(f"--fail-on {text!r}: the limit is not a finite number; allowed: " + ALLOWED_FORMS)
+    metric = _METRIC.match(t)
+    what = (f"unknown operator {t[metric.end():][:10]!r}" if metric and t[metric.end():]
+            else "not a rule")
+    raise InputError(f"--fail-on {text!r}: {what}; allowed: {ALLOWED_FORMS}")
 
 
 @dataclass(frozen=True)
 class Verdict:
     config_id: str
-    rule: Rule
+    rule: Rule | Threshold
     baseline: float
     current: float
     change_pct: float
@@ -116,8 +154,9 @@ def run_level_regression(run_means: list[float], cur: list[float], rule: Rule) -
     return change_pct, p, p < ALPHA and sign * change_pct > rule.pct
 
 
-def check_comparable(current: GateDoc, baseline: GateDoc) -> None:
-    """Same scenario, mode, schema version and configurations; otherwise bad input."""
+def check_comparable(current: GateDoc, baseline: GateDoc, same_configs: bool = True) -> None:
+    """Same scenario, mode, schema version and (``same_configs``) configurations; otherwise bad
+    input. Without ``same_configs`` at least one configuration must be in both."""
     def differs(what: str, b: object, c: object, hint: str = "") -> InputError:
         return InputError(f"baseline {baseline.path} {what} {b!r} but run {current.path} has {c!r}{hint}")
 
@@ -129,7 +168,11 @@ def check_comparable(current: GateDoc, baseline: GateDoc) -> None:
     if baseline.schema_version != current.schema_version:
         raise differs("has schema_version", baseline.schema_version, current.schema_version,
                       "; write the baseline again with this ecobench")
-    if set(current.rows) != set(baseline.rows):
+    if not set(current.rows) & set(baseline.rows):
+        raise InputError("no configuration in both, nothing to gate: run has "
+                         + ", ".join(sorted(current.rows)) + "; baseline has "
+                         + ", ".join(sorted(baseline.rows)))
+    if same_configs and set(current.rows) != set(baseline.rows):
         raise InputError("configurations do not match: run has " + ", ".join(sorted(current.rows)) +
                          "; baseline has " + ", ".join(sorted(baseline.rows)))
 
@@ -151,15 +194,65 @@ def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
     return f"instances {shown} (an integer step; measured rows are tested at fractional instances)"
 
 
-def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule]) -> list[Verdict]:
-    """Match rows by configuration and apply every rule."""
-    check_comparable(current, baseline)
+@dataclass(frozen=True)
+class ConfigChanges:
+    """Configurations in one document only: not gated, listed."""
+
+    added: list[str]  # in the run, not in the baseline
+    removed: list[str]  # in the baseline, not in the run
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.added:
+            out.append(f"{len(self.added)} configuration(s) added, not gated (no baseline; write the "
+                       f"baseline again to gate them): {', '.join(self.added)}")
+        if self.removed:
+            out.append(f"{len(self.removed)} configuration(s) removed since the baseline, not gated: "
+                       f"{', '.join(self.removed)}")
+        return out
+
+
+def config_changes(current: GateDoc, baseline: GateDoc) -> ConfigChanges:
+    return ConfigChanges([c for c in current.rows if c not in baseline.rows],
+                         [c for c in baseline.rows if c not in current.rows])
+
+
+def numeric_metrics(*docs: GateDoc) -> list[str]:
+    """The numeric columns of the documents' rows: what a rule can gate."""
+    return sorted({k for d in docs for row in d.rows.values() for k, v in row.items()
+                   if isinstance(v, int | float) and not isinstance(v, bool)})
+
+
+def check_metrics(rules: list[Rule | Threshold], current: GateDoc) -> None:
+    """Every rule names a numeric column of the run; otherwise one line listing them."""
+    known = numeric_metrics(current)
+    for rule in rules:
+        if rule.metric not in known:
+            close = difflib.get_close_matches(rule.metric, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            shown = [m for m in known if not (m.endswith(("_low", "_high"))
+                                              and m.rpartition("_")[0] in known)]
+            band = "; each with _low and _high, its 90% band" if len(shown) < len(known) else ""
+            raise InputError(f"--fail-on {str(rule)!r}: unknown metric {rule.metric!r}{hint}; allowed (the "
+                             f"numeric columns of {current.path}{band}): {', '.join(shown)}")
+
+
+def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) -> list[Verdict]:
+    """Match rows by configuration and apply every rule to the configurations both documents have
+    (:func:`config_changes` lists the others)."""
+    check_comparable(current, baseline, same_configs=False)
+    check_metrics(rules, current)
     verdicts = []
-    for cid in current.rows:
+    for cid in (c for c in current.rows if c in baseline.rows):
         cur, base = current.rows[cid], baseline.rows[cid]
         noisy = bool(cur.get("measurement_warnings") or base.get("measurement_warnings"))
         for rule in rules:
             b, c = gated_value(baseline, cid, rule.metric), gated_value(current, cid, rule.metric)
+            if isinstance(rule, Threshold):
+                change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
+                verdicts.append(Verdict(cid, rule, b, c, change, f"absolute limit ({rule.op} {rule.value:g})",
+                                        rule.fails(c), noisy, _note(base, cur)))
+                continue
             bs, cs = _samples(base, rule.metric), _samples(cur, rule.metric)
             means = (base.get("run_means") or {}).get(rule.metric)
             if means and cs:
@@ -217,45 +310,111 @@ def table(verdicts: list[Verdict], allow_noisy: bool = True) -> list[list[str]]:
     return rows
 
 
-def headline(verdicts: list[Verdict], allow_noisy: bool) -> str:
+def headline(verdicts: list[Verdict], allow_noisy: bool, changes: ConfigChanges | None = None) -> str:
     failed = sum(v.failed for v in verdicts if allow_noisy or not v.noisy)
     noisy = noisy_rows(verdicts) if not allow_noisy else []
     parts = [f"{failed} regression(s)" if failed else "no regression"]
     if noisy:
         parts.append(f"{len(noisy)} noisy configuration(s) not gated: {', '.join(noisy)}")
-    return f"{'; '.join(parts)} in {len(verdicts)} check(s)"
+    head = f"{'; '.join(parts)} in {len(verdicts)} check(s)"
+    if changes and (changes.added or changes.removed):
+        head += (f" of {len(dict.fromkeys(v.config_id for v in verdicts))} configuration(s) in both runs; "
+                 f"{len(changes.added)} added, {len(changes.removed)} removed (not gated)")
+    return head
 
 
-def markdown(verdicts: list[Verdict], warns: list[str], allow_noisy: bool = True) -> str:
+def markdown(verdicts: list[Verdict], warns: list[str], allow_noisy: bool = True,
+             changes: ConfigChanges | None = None) -> str:
     """The verdict as a GitHub-flavoured markdown summary; nothing from a file is markup."""
     rows = table(verdicts, allow_noisy)
     failed = any(v.failed and (allow_noisy or not v.noisy) for v in verdicts)
     refused = not allow_noisy and any(v.noisy for v in verdicts)
     icon = "❌" if failed else ("⚠️" if refused else "✅")
-    head = f"### ecobench check: {icon} {textsafe.markdown(headline(verdicts, allow_noisy))}\n\n"
+    head = f"### ecobench check: {icon} {textsafe.markdown(headline(verdicts, allow_noisy, changes))}\n\n"
     lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
     lines += ["| " + " | ".join(textsafe.markdown(c) for c in r) + " |" for r in rows[1:]]
+    not_gated = "".join(f"\n- {textsafe.markdown(line)}" for line in (changes.lines() if changes else []))
     warn = "".join(f"\n> ⚠️ {textsafe.markdown(w)}" for w in warns)
-    return head + "\n".join(lines) + "\n" + (warn + "\n" if warn else "")
+    return (head + "\n".join(lines) + "\n" + (not_gated + "\n" if not_gated else "")
+            + (warn + "\n" if warn else ""))
 
 
-def junit(verdicts: list[Verdict], allow_noisy: bool = True) -> str:
+def junit(verdicts: list[Verdict], allow_noisy: bool = True, changes: ConfigChanges | None = None) -> str:
     """The verdict as a JUnit XML test suite: one test case per (configuration, rule); a noisy
-    verdict that is not gated is a skipped test case."""
+    verdict that is not gated, and a configuration added or removed, is a skipped test case."""
     x = textsafe.xml
     gated = [v for v in verdicts if allow_noisy or not v.noisy]
-    suite = ET.Element("testsuite", name="ecobench.check", tests=str(len(verdicts)),
-                       failures=str(sum(v.failed for v in gated)),
-                       skipped=str(len(verdicts) - len(gated)))
+    extra = ([(c, "added in this run: no baseline to compare with") for c in changes.added]
+             + [(c, "removed since the baseline") for c in changes.removed]) if changes else []
+    suite = ET.Element("testsuite", name="ecobench.check", tests=str(len(verdicts) + len(extra)),
+                       failures=str(sum(v.failed for v in gated)), errors="0",
+                       skipped=str(len(verdicts) - len(gated) + len(extra)))
     for v in verdicts:
         case = ET.SubElement(suite, "testcase", classname=x(f"ecobench.{v.config_id}"), name=str(v.rule))
         if v.noisy and not allow_noisy:
             ET.SubElement(case, "skipped", message="measurement not reproducible (see warnings); "
                           "not gated without --allow-noisy")
         elif v.failed:
-            ET.SubElement(case, "failure", message=x(f"{v.rule.metric} changed {v.change_pct:+.2f}% "
-                          f"({v.baseline:.6g} -> {v.current:.6g}; {v.method})"))
+            what = (f"{v.rule.metric} is {v.current:.6g}, outside the limit {v.rule}"
+                    if isinstance(v.rule, Threshold) else
+                    f"{v.rule.metric} changed {v.change_pct:+.2f}% ({v.baseline:.6g} -> {v.current:.6g}; "
+                    f"{v.method})")
+            ET.SubElement(case, "failure", message=x(what))
+    for cid, why in extra:
+        case = ET.SubElement(suite, "testcase", classname=x(f"ecobench.{cid}"), name="not gated")
+        ET.SubElement(case, "skipped", message=f"{why}; not gated")
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def error_markdown(message: str, exit_code: int) -> str:
+    """The summary of a check that could not gate (bad input, an internal error): what was wrong."""
+    return (f"### ecobench check: ⛔ not gated (exit {exit_code})\n\n"
+            + "".join(f"> {textsafe.markdown(line)}\n" for line in message.splitlines() or [""]))
+
+
+def error_junit(message: str) -> str:
+    """A JUnit suite of one test case in error, for a check that could not gate."""
+    suite = ET.Element("testsuite", name="ecobench.check", tests="1", failures="0", errors="1", skipped="0")
+    case = ET.SubElement(suite, "testcase", classname="ecobench.check", name="inputs")
+    err = ET.SubElement(case, "error", message=textsafe.xml(message.splitlines()[0] if message else ""))
+    err.text = textsafe.xml(message)
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+_UNIT_TOKENS = {"kwh": "kWh", "usd": "USD", "kg": "kg", "g": "g", "j": "J", "ms": "ms", "s": "s", "h": "h",
+                "w": "W", "pct": "%", "gib": "GiB", "instances": "instances"}
+
+
+def metric_unit(metric: str) -> str:
+    """The unit a column's name carries: ``energy_kwh`` kWh, ``co2_g_per_million_output_tokens``
+    g CO2e per million output tokens, ``throughput_per_instance_per_s`` per instance per s."""
+    head, _, per = metric.partition("_per_")
+    unit = _UNIT_TOKENS.get(head.rsplit("_", 1)[-1], "")
+    if head.startswith("co2") and unit in ("kg", "g"):
+        unit += " CO2e"
+    if per:
+        return " ".join(filter(None, [unit, "per", per.replace("_", " ")]))
+    return unit
+
+
+def benchmark_action(current: GateDoc, rules: list[Rule | Threshold], smaller_is_better: bool = True
+                     ) -> list[dict[str, Any]]:
+    """github-action-benchmark's custom format (``customSmallerIsBetter``; ``customBiggerIsBetter``
+    when not ``smaller_is_better``): one ``{name, unit, value}`` per configuration of the run and
+    gated metric whose direction matches, in file order. A metric gated both ways is in both."""
+    metrics = list(dict.fromkeys(r.metric for r in rules if r.worse_if_higher == smaller_is_better))
+    out = []
+    for cid, row in current.rows.items():
+        for m in metrics:
+            v = row.get(m)
+            try:
+                ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+            except OverflowError:  # an integer beyond any float
+                ok = False
+            if ok:
+                out.append({"name": f"{cid} {m}", "unit": metric_unit(m), "value": v,
+                            "extra": f"scenario {current.scenario_name}"})
+    return out
 
 
 def make_baseline(run_dirs: list[Path], allow_noisy: bool = False) -> dict[str, Any]:
