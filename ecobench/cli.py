@@ -40,7 +40,7 @@ def _progress(msg: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ecobench.run import run
+    from ecobench.runner import run
     from ecobench.scenario.model import load_scenario
 
     s = load_scenario(args.scenario)
