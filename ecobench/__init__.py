@@ -1,7 +1,38 @@
-"""ecobench: what an ML workload costs in instances, energy, money and CO2 on each kind of hardware."""
+"""ecobench: what an ML workload costs in instances, energy, money and CO2 on each kind of hardware.
+
+The Python API (``ecobench.api``): :func:`run` evaluates a scenario (a YAML path or a dict) into a
+:class:`Result` (``.rows``, ``.recommendations``, ``.to_pandas()``, ``.write(directory)``);
+:func:`load_run` reads a run directory back. Errors derive from ``ecobench.errors.EcobenchError``.
+They are imported on first use, so ``import ecobench`` stays cheap.
+"""
+
+from __future__ import annotations
 
 __version__ = "0.1.0"
 # The name on PyPI (`pip install ecobench-ml`). The import package and the `ecobench` command keep
 # their name; the PyPI project `ecobench` belongs to an unrelated tool.
 DISTRIBUTION = "ecobench-ml"
-__all__ = ["DISTRIBUTION", "__version__"]
+__all__ = ["DISTRIBUTION", "Result", "__version__", "load_run", "run"]
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would double this import's cost
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ecobench.api import Result, load_run, run
+
+_API = ("Result", "load_run", "run")
+
+
+def __getattr__(name: str) -> Any:
+    """The API's names, imported from ``ecobench.api`` when first used."""
+    if name in _API:
+        from ecobench import api
+
+        value = getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'ecobench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))

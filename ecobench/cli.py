@@ -40,7 +40,7 @@ def _progress(msg: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from ecobench.run import run
+    from ecobench.runner import run
     from ecobench.scenario.model import load_scenario
 
     s = load_scenario(args.scenario)
@@ -84,11 +84,17 @@ def _warn_noisy(rows: list[dict[str, Any]]) -> None:
               file=sys.stderr, flush=True)
 
 
+def _validate_progress(msg: str) -> None:
+    """One line per step on stderr (stdout holds the table or JSON); never a carriage return."""
+    print(f"ecobench validate: {msg}", file=sys.stderr, flush=True)
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from ecobench.validation.validate import MODES, as_json, summarize, validate
 
     startup.settled()
-    checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES)
+    checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES,
+                      None if args.quiet else _validate_progress)
     if args.html:
         from ecobench.io.rundir import write_text_atomic
         from ecobench.reports.html import render_validation
@@ -469,6 +475,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only this mode (repeatable; default all): replay and predict the seed experiments, "
                         "holdout every published point with a model fitted without its source")
     v.add_argument("--html", help="also write the validation page (table and charts) to this file")
+    v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     v.set_defaults(func=cmd_validate)
 
     rp = add("report", help="regenerate a run's report.html from its results.json")

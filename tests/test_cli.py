@@ -53,7 +53,7 @@ def test_out_must_not_exist(tmp_path, capsys):
 
 
 def test_interrupt_mid_write_leaves_nothing(tmp_path, monkeypatch, capsys):
-    import ecobench.run as run_mod
+    import ecobench.runner as run_mod
 
     def boom(doc, path):
         path.write_text("partial")

@@ -15,7 +15,7 @@ from ecobench.hardware.backends.testing import ReplayBackend
 from ecobench.planning.evaluate import evaluate
 from ecobench.planning.plan import plan_inference
 from ecobench.reports.tables import records
-from ecobench.run import results_document
+from ecobench.runner import results_document
 from ecobench.scenario.model import scenario_from_dict
 
 from .conftest import SCENARIOS

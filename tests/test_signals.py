@@ -18,7 +18,7 @@ LAYOUTLM = str(SCENARIOS / "layoutlm_realtime.yaml")
 
 _MID_WRITE = """
 import os, signal, sys, time
-import ecobench.run as run_mod
+import ecobench.runner as run_mod
 from ecobench.cli import entry
 real = run_mod.write_html
 SIG = getattr(signal, sys.argv[1])

@@ -7,20 +7,36 @@ unnoticed.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-from ecobench.hardware.backends.efficiency import FIT_FILE, write_fit
-from ecobench.hardware.backends.residuals import RESIDUALS_FILE, write_residuals
+from ecobench.hardware.backends.efficiency import FIT_FILE, holdout, write_fit
+from ecobench.hardware.backends.residuals import (
+    PREDICTIONS_FILE,
+    RESIDUALS_FILE,
+    write_predictions,
+    write_residuals,
+)
+from ecobench.hardware.neuron import fit as nfit
+
+
+def _progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
 
 
 def main() -> None:
-    """Fit and write ``data/efficiency_fit.json``; hold every source out and write the errors to
-    ``data/holdout_residuals.json`` (the throughput bands)."""
-    here = Path(__file__).resolve().parent
+    """Fit and write ``data/efficiency_fit.json``; hold every source out (analytic model and emulated
+    NeuronCore) and write the errors to ``data/holdout_residuals.json`` (the throughput bands) and
+    the predictions, with the digest of their inputs, to ``data/holdout_predictions.json`` (what
+    ``validate --mode holdout`` reads while the inputs are unchanged)."""
+    here = Path(__file__).resolve().parents[1] / "ecobench" / "hardware"
     fitted = write_fit(str(here / FIT_FILE))
     print(f"wrote {here / FIT_FILE}: {len(fitted.values)} parameters fitted on {len(fitted.points)} points")
-    rows = write_residuals(str(here / RESIDUALS_FILE))
+    analytic, emulated = holdout(progress=_progress), nfit.holdout(progress=_progress)
+    rows = write_residuals(str(here / RESIDUALS_FILE), analytic, emulated)
     print(f"wrote {here / RESIDUALS_FILE}: {len(rows)} out-of-sample errors")
+    write_predictions(str(here / PREDICTIONS_FILE), analytic, emulated)
+    print(f"wrote {here / PREDICTIONS_FILE}: {len(analytic)} + {len(emulated)} held-out predictions")
 
 
 if __name__ == "__main__":

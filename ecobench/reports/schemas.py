@@ -53,7 +53,8 @@ def row_schema() -> dict[str, Any]:
 
 
 def results_schema() -> dict[str, Any]:
-    """results.json: the top-level keys ``ecobench.run.results_document`` writes, rows per ``row_schema``."""
+    """results.json: the top-level keys ``ecobench.runner.results_document`` writes, rows per
+    ``row_schema``."""
     props: dict[str, Any] = {}
     for key, (t, required, meaning) in TOP_LEVEL.items():
         props[key] = {"type": t if required and key not in ("training_demo", "uncertainty") else [t, "null"],

@@ -12,6 +12,7 @@ holdout -- every published throughput point (hardware/data/published_points.yaml
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from importlib import resources
 from typing import Any
@@ -142,13 +143,19 @@ def _figures(df: Any, acc: str, base: str, mode: str) -> dict[str, float]:
     return {k: float(v) for k, v in out.items()}
 
 
-def validate(modes: tuple[str, ...] = MODES) -> list[Check]:
-    """Every published figure in every mode, with ecobench's value and the error."""
+Progress = Callable[[str], None]
+
+
+def validate(modes: tuple[str, ...] = MODES, progress: Progress | None = None) -> list[Check]:
+    """Every published figure in every mode, with ecobench's value and the error; ``progress`` is
+    told what is being done (one line per step)."""
+    say = progress or (lambda _msg: None)
     pub = _data("published.yaml")
     checks: list[Check] = []
     for name, exp in pub["experiments"].items():
         base_s = seed_scenario(name)
         for mode in (m for m in modes if m in ("replay", "predict")):
+            say(f"{mode} {name}")
             s = _replayed(base_s, exp) if mode == "replay" else base_s
             df = evaluate(s)
             got = _figures(df, exp["accelerated"], exp["baseline"], s.workload.mode)
@@ -168,16 +175,19 @@ def validate(modes: tuple[str, ...] = MODES) -> list[Check]:
                 checks.append(Check(name, fig, mode, float(published), value, err, points, target, ok,
                                     low=lo, high=hi))
     if "predict" in modes:
+        say("predict neuron points (emulated NeuronCore, stored fit)")
         checks += neuron_checks("predict")
     if "holdout" in modes:
-        checks += holdout_checks() + neuron_checks("holdout") + power_checks()
+        checks += holdout_checks(progress) + neuron_checks("holdout", progress) + power_checks(progress)
     return checks
 
 
-def power_checks() -> list[Check]:
+def power_checks(progress: Progress | None = None) -> list[Check]:
     """Every fitted measured-power point predicted by the draw model fitted without its group."""
     from ecobench.power.fit import holdout
 
+    if progress:
+        progress("holdout power: draw model fitted once per group of measured points")
     out = []
     for r in holdout():
         worst = HOLDOUT_TARGETS[r.kind, "power_w"][1]
@@ -187,13 +197,20 @@ def power_checks() -> list[Check]:
     return out
 
 
-def holdout_checks() -> list[Check]:
-    """Every published point predicted by the analytic model fitted without its source."""
-    from ecobench.hardware.backends.efficiency import holdout
-    from ecobench.hardware.backends.residuals import holdout_band
+def holdout_checks(progress: Progress | None = None) -> list[Check]:
+    """Every published point predicted by the analytic model fitted without its source (stored
+    while the points and the model are unchanged: ``residuals.held_out``)."""
+    from collections import Counter
 
+    from ecobench.hardware.backends.residuals import held_out, holdout_band
+
+    rows = held_out("analytic", progress)
+    if progress:
+        kinds = Counter(r.point.kind for r in rows)
+        progress(f"holdout analytic: {len(rows)} figures, by kind: "
+                 + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     out = []
-    for r in holdout():
+    for r in rows:
         tokens = r.point.kind == "llm_train"
         scale = r.point.seq_len if tokens else 1.0
         figure = "tokens_per_s" if tokens else r.figure
@@ -290,13 +307,17 @@ def _neuron_check(point: Any, published: float, predicted: float, mode: str, sou
                  low=predicted * scale * lo, high=predicted * scale * hi)
 
 
-def neuron_checks(mode: str = "predict") -> list[Check]:
+def neuron_checks(mode: str = "predict", progress: Progress | None = None) -> list[Check]:
     """Every published point on a Neuron instance predicted by the emulated NeuronCore: with the
-    stored fit (``predict``, in sample), or fitted without the point's source (``holdout``)."""
+    stored fit (``predict``, in sample), or fitted without the point's source (``holdout``; stored
+    while the points and the model are unchanged)."""
     from ecobench.hardware.neuron import fit as nfit
 
     if mode == "holdout":
-        return [_neuron_check(r.point, r.published, r.predicted, "holdout", r.source) for r in nfit.holdout()]
+        from ecobench.hardware.backends.residuals import held_out
+
+        return [_neuron_check(r.point, r.published, r.predicted, "holdout", r.source)
+                for r in held_out("emulated", progress)]
     prepared = list(nfit.prepared_points())
     pred = nfit.predict(prepared, nfit.current_fit())
     return [_neuron_check(p.point, p.published, float(v), "predict", None)

@@ -16,7 +16,7 @@ from ecobench.planning.evaluate import evaluate
 from ecobench.reports import charts
 from ecobench.reports.html import caveats, front_flags, render, render_validation
 from ecobench.reports.tables import records
-from ecobench.run import results_document
+from ecobench.runner import results_document
 from ecobench.scenario.model import scenario_from_dict
 
 from ..conftest import SCENARIOS

@@ -14,7 +14,7 @@ import yaml
 from ecobench.cli import main
 from ecobench.planning.evaluate import CHANGE_METRICS
 from ecobench.reports.columns import CHANGES, COLUMNS, JSON_TYPES, describe
-from ecobench.run import results_document
+from ecobench.runner import results_document
 
 jsonschema = pytest.importorskip("jsonschema")
 

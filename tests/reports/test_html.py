@@ -3,7 +3,7 @@ from pathlib import Path
 from ecobench.planning.evaluate import evaluate
 from ecobench.reports.html import render
 from ecobench.reports.tables import records
-from ecobench.run import results_document
+from ecobench.runner import results_document
 from ecobench.scenario.model import scenario_from_dict
 
 

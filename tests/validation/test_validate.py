@@ -72,9 +72,25 @@ def test_holdout_rows_carry_out_of_sample_bands_and_coverage_is_reported():
 
 @pytest.mark.slow
 def test_stored_held_out_errors_equal_a_fresh_holdout():
-    from ecobench.hardware.backends.residuals import emulated_errors, holdout_errors, stored_errors
+    from ecobench.hardware.backends.efficiency import holdout
+    from ecobench.hardware.backends.residuals import (
+        emulated_errors,
+        holdout_errors,
+        stored_errors,
+        stored_predictions,
+    )
+    from ecobench.hardware.neuron import fit as nfit
 
-    fresh = holdout_errors() + emulated_errors()
+    analytic, emulated = holdout(), nfit.holdout()
+    # The stored held-out predictions `validate --mode holdout` reads: the same rows, in the same
+    # order, and the same figures to the optimizer's tolerance (see below).
+    stored = stored_predictions()
+    for model, rows in (("analytic", analytic), ("emulated", emulated)):
+        assert [(r["id"], r["source"], r["figure"], r["fitted_on"]) for r in stored[model]] == \
+            [(r.point.id, r.source, r.figure, r.fitted_on) for r in rows]
+        assert [r["published"] for r in stored[model]] == [r.published for r in rows]
+        assert [r["predicted"] for r in stored[model]] == pytest.approx([r.predicted for r in rows], rel=1e-4)
+    fresh = holdout_errors(analytic) + emulated_errors(emulated)
     stored = stored_errors()
     key = lambda e: (e["id"], e["kind"], e["source"])  # noqa: E731
     assert [key(e) for e in fresh] == [key(e) for e in stored]
@@ -108,3 +124,58 @@ def test_holdout_lists_every_neuron_point_out_of_sample(capsys):
 def test_predict_lists_neuron_points_in_sample():
     checks = [c for c in validate(("predict",)) if c.experiment.startswith("neuron_")]
     assert len(checks) >= 33 and all(c.mode == "predict" for c in checks)
+
+
+def test_stored_held_out_predictions_match_their_inputs():
+    """The stored predictions carry the digest of the points, catalog and model code they were
+    fitted on; a change to any of them without `python tools/refit.py` fails here (validate would
+    still be right, but would refit for about 100 s)."""
+    from ecobench.hardware.backends.residuals import inputs_digest, stored_predictions
+
+    assert stored_predictions()["inputs_sha256"] == inputs_digest(), \
+        "published points or fit code changed: run `python tools/refit.py` and commit ecobench/hardware/data"
+
+
+def test_holdout_reads_the_stored_predictions_and_says_so(monkeypatch, capsys):
+    import ecobench.hardware.backends.efficiency as eff
+    import ecobench.hardware.neuron.fit as nfit
+
+    def refit(*args, **kwargs):
+        raise AssertionError("refitted although the inputs are unchanged")
+
+    monkeypatch.setattr(eff, "holdout", refit)
+    monkeypatch.setattr(nfit, "holdout", refit)
+    assert main(["validate", "--mode", "holdout", "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "\r" not in err and all(line.startswith("ecobench validate: ") for line in err.splitlines())
+    assert "holdout analytic: stored held-out predictions" in err and "llm_serve" in err
+    assert "holdout emulated: stored" in err and "holdout power" in err
+    assert main(["validate", "--mode", "holdout", "--format", "json", "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and quiet.out == out  # progress changes nothing on stdout
+
+
+def test_holdout_refits_with_progress_when_the_inputs_changed(monkeypatch):
+    """A stale digest: the held-out fits are made afresh, each source reported."""
+    import ecobench.hardware.backends.efficiency as eff
+    import ecobench.hardware.neuron.fit as nfit
+    from ecobench.hardware.backends import residuals
+
+    stored = {m: residuals.held_out(m) for m in ("analytic", "emulated")}
+    calls = []
+
+    def fake(model):
+        def holdout(progress=None):
+            progress(f"holdout {model}: fit 1/1, without everything")
+            calls.append(model)
+            return stored[model]
+        return holdout
+
+    monkeypatch.setattr(residuals, "inputs_digest", lambda: "changed")
+    monkeypatch.setattr(eff, "holdout", fake("analytic"))
+    monkeypatch.setattr(nfit, "holdout", fake("emulated"))
+    lines: list[str] = []
+    checks = validate(("holdout",), lines.append)
+    assert calls == ["analytic", "emulated"] and len(checks) > 1000
+    assert any("refitting once per source (the published points or the model changed" in x for x in lines)
+    assert "holdout emulated: fit 1/1, without everything" in lines

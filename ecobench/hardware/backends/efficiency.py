@@ -36,6 +36,7 @@ import dataclasses
 import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -405,17 +406,22 @@ def prepared_points() -> tuple[Prepared, ...]:
     return tuple(prepare(p, pts, cat) for p in pts.points)
 
 
-def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None = None) -> list[HoldoutRow]:
+def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None = None,
+            progress: Callable[[str], None] | None = None) -> list[HoldoutRow]:
     """Leave-one-source-out: each source's points predicted by a fit on every other source (only the
-    sources with points of ``kinds``, when given)."""
+    sources with points of ``kinds``, when given); ``progress`` hears of each source in turn.
+    ``residuals.held_out`` reads the stored result instead while its inputs are unchanged."""
     from ecobench.hardware.published import HoldoutRow, load_points
 
     prepared = prepared or prepared_points()
     pts = load_points()
     group = {k: v.group or k for k, v in pts.sources.items()}
     rows = []
-    for src in dict.fromkeys(group[p.point.source] for p in prepared
-                             if kinds is None or p.point.kind in kinds):
+    sources = list(dict.fromkeys(group[p.point.source] for p in prepared
+                                 if kinds is None or p.point.kind in kinds))
+    for i, src in enumerate(sources, 1):
+        if progress:
+            progress(f"holdout analytic: fit {i}/{len(sources)}, without {src}")
         train = [p for p in prepared if group[p.point.source] != src]
         f = fit(train)
         for p in prepared:

@@ -9,6 +9,12 @@ lies if its error is drawn from that fit. For a held-out point the fit leaves ou
 source, so its band is out of sample too. The errors are stored in ``data/holdout_residuals.json``
 (written by ``python tools/refit.py``; a slow test checks it equals a fresh holdout), so
 runs never refit.
+
+The held-out predictions themselves (every figure of every point, of the analytic model and of the
+emulated NeuronCore) are stored in ``data/holdout_predictions.json`` with a digest of what they
+depend on (:data:`FIT_INPUTS`: the published points, the catalog and the code of both models), so
+``validate --mode holdout`` reads them instead of refitting once per source (about 100 s on two
+cores); when the digest differs it refits (:func:`held_out`).
 """
 
 from __future__ import annotations
@@ -16,14 +22,31 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from ecobench.hardware.published import HoldoutRow
+
 RESIDUALS_FILE = "data/holdout_residuals.json"
+PREDICTIONS_FILE = "data/holdout_predictions.json"
 QUANTILES = (0.05, 0.95)
+# What the held-out fits depend on, relative to the ecobench package: the published points, the
+# catalog they are prepared with, and the modules both models' fits import (a module added to them
+# belongs here). The versions of numpy and scipy are left out: they move a fit within the
+# optimizer's tolerance (1e-4 in log, checked by a slow test), not its answer.
+FIT_INPUTS = ("hardware/data/published_points.yaml", "hardware/data/accelerators.yaml",
+              "hardware/data/instances.yaml", "hardware/backends/efficiency.py", "hardware/published.py",
+              "hardware/catalog.py", "hardware/cluster.py", "hardware/neuron/arch.py",
+              "hardware/neuron/fit.py", "hardware/neuron/step.py", "hardware/neuron/timing.py",
+              "hardware/neuron/work.py",
+              "parallel/collectives.py", "parallel/layout.py", "parallel/serving.py", "parallel/step.py",
+              "workloads/architecture.py", "workloads/kernels.py", "workloads/presets.py",
+              "workloads/transformer.py", "units.py")
 
 
 def mode_of(kind: str) -> str:
@@ -70,11 +93,12 @@ def fit_errors(errors: Any) -> ErrorFit:
     return ErrorFit(float(df), float(loc), float(scale), len(e))
 
 
-def holdout_errors() -> list[dict[str, Any]]:
-    """Every published point's out-of-sample log error, with its kind and the source held out."""
+def holdout_errors(rows: list[HoldoutRow] | None = None) -> list[dict[str, Any]]:
+    """Every published point's out-of-sample log error, with its kind and the source held out (of
+    ``rows``, the analytic model's held-out predictions; a fresh holdout when not given)."""
     from ecobench.hardware.backends.efficiency import holdout
 
-    rows = holdout()
+    rows = holdout() if rows is None else rows
     has_tpot = {r.point.id for r in rows if r.figure == "tpot_ms"}
     out = []
     for r in rows:
@@ -90,13 +114,15 @@ def holdout_errors() -> list[dict[str, Any]]:
     return out
 
 
-def emulated_errors() -> list[dict[str, Any]]:
+def emulated_errors(rows: list[HoldoutRow] | None = None) -> list[dict[str, Any]]:
     """The emulated NeuronCore's log error on every published Neuron point, each predicted by the
-    emulator's overheads fitted without the point's source (``hardware/neuron/fit.py``)."""
+    emulator's overheads fitted without the point's source (``hardware/neuron/fit.py``; of ``rows``
+    when given)."""
     from ecobench.hardware.neuron import fit as nfit
 
+    rows = nfit.holdout() if rows is None else rows
     return [{"id": r.point.id, "kind": "emulated", "source": r.source,
-             "log_error": math.log(r.predicted / r.published)} for r in nfit.holdout()]
+             "log_error": math.log(r.predicted / r.published)} for r in rows]
 
 
 def fits_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -108,8 +134,11 @@ def fits_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
-def write_residuals(path: str) -> list[dict[str, Any]]:
-    rows = holdout_errors() + emulated_errors()
+def write_residuals(path: str, analytic: list[HoldoutRow] | None = None,
+                    emulated: list[HoldoutRow] | None = None) -> list[dict[str, Any]]:
+    """Store every held-out log error and each pool's fit (of the given held-out predictions, or of
+    a fresh holdout)."""
+    rows = holdout_errors(analytic) + emulated_errors(emulated)
     with open(path, "w", encoding="utf-8") as fh:
         json.dump({"fits": fits_of(rows), "errors": rows}, fh, indent=1)
         fh.write("\n")
@@ -149,3 +178,62 @@ def holdout_band(point_id: str, emulated: bool = False, ttft: bool = False) -> t
     me = next(e for e in rows if e["id"] == point_id
               and (e["kind"] in kinds if kinds else e["kind"] not in ("emulated", "llm_serve_ttft")))
     return fit_without(mode_of(me["kind"]), me["source"]).band(1.0)
+
+
+def inputs_digest() -> str:
+    """SHA-256 of every file in :data:`FIT_INPUTS` (path and content, line ends as LF)."""
+    import hashlib
+
+    root = resources.files("ecobench")
+    h = hashlib.sha256()
+    for name in FIT_INPUTS:
+        data = root.joinpath(name).read_bytes().replace(b"\r\n", b"\n")
+        h.update(name.encode() + b"\0" + data + b"\0")
+    return h.hexdigest()
+
+
+def _row(r: HoldoutRow) -> dict[str, Any]:
+    return {"id": r.point.id, "source": r.source, "figure": r.figure, "published": r.published,
+            "predicted": r.predicted, "fitted_on": r.fitted_on}
+
+
+def write_predictions(path: str, analytic: list[HoldoutRow], emulated: list[HoldoutRow]) -> None:
+    """Store both models' held-out predictions with the digest of their inputs."""
+    doc = {"inputs_sha256": inputs_digest(), "analytic": [_row(r) for r in analytic],
+           "emulated": [_row(r) for r in emulated]}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1)
+        fh.write("\n")
+
+
+def stored_predictions() -> dict[str, Any] | None:
+    """The stored held-out predictions, or None when the file is absent."""
+    node = resources.files("ecobench.hardware").joinpath(PREDICTIONS_FILE)
+    if not node.is_file():
+        return None
+    doc: dict[str, Any] = json.loads(node.read_text(encoding="utf-8"))
+    return doc
+
+
+def held_out(model: str, progress: Callable[[str], None] | None = None) -> list[HoldoutRow]:
+    """Every published point predicted by ``model`` (``analytic`` or ``emulated``) fitted without
+    its source: the stored predictions when their inputs are unchanged (:func:`inputs_digest`),
+    else a fresh leave-one-source-out holdout, reported to ``progress`` source by source."""
+    from ecobench.hardware.published import HoldoutRow, load_points
+
+    say = progress or (lambda _msg: None)
+    doc = stored_predictions()
+    if doc is not None and doc.get("inputs_sha256") == inputs_digest():
+        say(f"holdout {model}: stored held-out predictions ({PREDICTIONS_FILE}; inputs unchanged)")
+        points = {p.id: p for p in load_points().points}
+        return [HoldoutRow(points[r["id"]], r["source"], r["published"], r["predicted"], r["fitted_on"],
+                           r["figure"]) for r in doc[model]]
+    why = "none stored" if doc is None else "the published points or the model changed since they were stored"
+    say(f"holdout {model}: refitting once per source ({why}; `python tools/refit.py` stores them)")
+    if model == "analytic":
+        from ecobench.hardware.backends.efficiency import holdout
+
+        return holdout(progress=progress)
+    from ecobench.hardware.neuron import fit as nfit
+
+    return nfit.holdout(progress=progress)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -263,13 +264,18 @@ def predict(prepared: list[Prepared], f: NeuronFit) -> np.ndarray:
     return Batch(prepared, names).predict(z)
 
 
-def holdout(prepared: tuple[Prepared, ...] | None = None) -> list[HoldoutRow]:
-    """Leave-one-source-out: each source's points predicted by a fit on every other source."""
+def holdout(prepared: tuple[Prepared, ...] | None = None,
+            progress: Callable[[str], None] | None = None) -> list[HoldoutRow]:
+    """Leave-one-source-out: each source's points predicted by a fit on every other source;
+    ``progress`` hears of each source in turn."""
     prepared = prepared or prepared_points()
     pts = load_points()
     group = {k: v.group or k for k, v in pts.sources.items()}
     rows = []
-    for src in dict.fromkeys(group[p.point.source] for p in prepared):
+    sources = list(dict.fromkeys(group[p.point.source] for p in prepared))
+    for i, src in enumerate(sources, 1):
+        if progress:
+            progress(f"holdout emulated: fit {i}/{len(sources)}, without {src}")
         train = [p for p in prepared if group[p.point.source] != src]
         test = [p for p in prepared if group[p.point.source] == src]
         pred = predict(test, fit(train))

@@ -1,10 +1,13 @@
-"""`ecobench run`: evaluate a scenario and write its run directory atomically."""
+"""`ecobench run` and ``ecobench.run()``: evaluate a scenario and write its run directory atomically.
+
+(Named ``runner`` so that the package attribute ``ecobench.run`` stays the public function.)
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ecobench import __version__
 from ecobench.hardware.catalog import load_catalog
@@ -17,6 +20,9 @@ from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
 from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, csv_columns, write_json
 from ecobench.scenario.model import Scenario
+
+if TYPE_CHECKING:
+    from ecobench.table import Columns
 
 
 def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -98,21 +104,33 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
     }
 
 
+def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
+              csv_from: Path | None = None) -> None:
+    """Write the run directory ``final``: scenario.yaml (the document's resolved scenario),
+    results.csv (``table``, or a copy of ``csv_from``), results.json (``doc``) and report.html,
+    atomically: filled under a temporary name and renamed into place when complete, removed on any
+    failure or interrupt."""
+    import shutil
+
+    from ecobench.table import write_csv
+
+    with atomic_dir(final) as tmp:
+        (tmp / "scenario.yaml").write_text(dump_yaml(doc["scenario"]), encoding="utf-8")
+        if table is not None:
+            write_csv(table, csv_columns(list(table)), tmp / "results.csv")
+        elif csv_from is not None:
+            shutil.copyfile(csv_from, tmp / "results.csv")
+        write_json(doc, tmp / "results.json")
+        write_html(doc, tmp / "report.html")
+
+
 def run(s: Scenario, results_root: Path, out: Path | None = None,
         progress: Callable[[str], None] | None = None) -> tuple[Path, Evaluation]:
     """Evaluate ``s`` and write resolved scenario, results.csv/json and report.html.
 
     Nothing is written if evaluation fails; the directory appears only when complete.
     """
-    from ecobench.table import write_csv
-
     final = target_dir(results_root, s.name, out)
     ev = evaluate_all(s, progress=progress)
-    doc = results_document(s, ev.rows, final.name, ev)
-    with atomic_dir(final) as tmp:
-        (tmp / "scenario.yaml").write_text(
-            dump_yaml(s.model_dump(mode="json")), encoding="utf-8")
-        write_csv(ev.table, csv_columns(list(ev.table)), tmp / "results.csv")
-        write_json(doc, tmp / "results.json")
-        write_html(doc, tmp / "report.html")
+    write_run(results_document(s, ev.rows, final.name, ev), final, ev.table)
     return final, ev

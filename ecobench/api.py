@@ -1,0 +1,166 @@
+"""The Python API: evaluate a scenario in a notebook or a script, without the command line.
+
+    >>> import ecobench
+    >>> result = ecobench.run("scenarios/layoutlm_realtime.yaml")    # or a dict of the same fields
+    >>> result.to_pandas()[["config_id", "instances", "energy_kwh", "cost_usd", "co2_kg"]]
+    >>> result.recommendations                                       # what `ecobench run` prints
+    >>> result.write("results/layoutlm/today")                       # the run directory of `run --out`
+    >>> ecobench.load_run("results/layoutlm/today").rows             # read back from results.json
+
+Errors are raised, never printed and never ``SystemExit``: a scenario that fails validation raises
+:class:`ecobench.errors.InputError` with the message the CLI prints (each field's path and what is
+allowed); every error ecobench raises on purpose derives from :class:`ecobench.errors.EcobenchError`.
+Signal handlers and the garbage collector of the calling process are left as they are (only the
+``ecobench`` command installs its SIGTERM handler).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ecobench.errors import BackendError, InputError
+
+if TYPE_CHECKING:  # imported when called: `import ecobench` stays cheap
+    import pandas as pd
+
+    from ecobench.scenario.model import Scenario
+    from ecobench.table import Columns
+
+__all__ = ["Result", "load_run", "run"]
+
+ScenarioLike = str | os.PathLike[str] | Mapping[str, Any]
+
+
+class Result:
+    """One evaluated scenario: its rows, recommendations and results document (results.json).
+
+    Made by :func:`run` (evaluated now) or :func:`load_run` (read from a run directory).
+    """
+
+    def __init__(self, document: dict[str, Any], table: Columns | None = None,
+                 csv_path: Path | None = None, directory: Path | None = None) -> None:
+        self.document = document
+        self._table = table  # every row of results.csv (a sweep's every combination), when evaluated
+        self._csv_path = csv_path  # results.csv of a loaded run
+        self.directory = directory  # where this run was written or read from, if anywhere
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """Every configuration (of a sweep: the rows shown in the report) as JSON-ready dicts."""
+        rows: list[dict[str, Any]] = self.document["rows"]
+        return rows
+
+    @property
+    def recommendations(self) -> list[dict[str, Any]]:
+        """The recommended configurations, each with the objective it answers and why."""
+        recs: list[dict[str, Any]] = self.document.get("recommendations", [])
+        return recs
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        """The resolved scenario (every default filled in), as written to scenario.yaml."""
+        scenario: dict[str, Any] = self.document["scenario"]
+        return scenario
+
+    @property
+    def mode(self) -> str:
+        """``inference``, ``serving`` or ``training``."""
+        return str(self.document["mode"])
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The results table: one row per configuration in :attr:`rows`, core columns first (the
+        columns of results.csv, plus the nested ones results.json carries). Of a sweep, every
+        combination is in results.csv: ``pandas.read_csv(directory / "results.csv")``."""
+        import pandas as pd
+
+        from ecobench.reports.tables import ordered
+
+        return ordered(pd.DataFrame(self.rows))
+
+    def write(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the run directory ``ecobench run --out DIRECTORY`` writes (scenario.yaml,
+        results.csv, results.json, report.html); ``directory`` must not exist. It appears only when
+        complete: nothing is left behind on any error or interrupt. Returns its path."""
+        from ecobench.runner import write_run
+
+        final = _new_dir(directory)
+        doc = self.document | {"run_id": final.name}
+        table = self._table
+        if table is None and self._csv_path is None:
+            from ecobench.table import from_rows
+
+            table = from_rows(self.rows)
+        write_run(doc, final, table=table, csv_from=self._csv_path)
+        self.document, self.directory = doc, final
+        return final
+
+    def __repr__(self) -> str:
+        where = f", directory={str(self.directory)!r}" if self.directory else ""
+        return (f"<ecobench.Result {self.scenario.get('name')!r} ({self.mode}): {len(self.rows)} rows, "
+                f"{len(self.recommendations)} recommendations{where}>")
+
+
+def _new_dir(directory: str | os.PathLike[str]) -> Path:
+    """A run directory to write: it must not exist yet (runs never overwrite an earlier run)."""
+    path = Path(directory)
+    if path.exists() or path.is_symlink():
+        raise InputError(f"{path}: already exists; runs never overwrite an earlier run")
+    return path
+
+
+def _scenario(scenario: ScenarioLike | Scenario) -> tuple[Scenario, str]:
+    """The validated scenario and the name its errors are prefixed with."""
+    from ecobench.scenario.model import Scenario, load_scenario, scenario_from_dict
+
+    if isinstance(scenario, Scenario):
+        return scenario, "scenario"
+    if isinstance(scenario, Mapping):
+        return scenario_from_dict(dict(scenario), "scenario"), "scenario"
+    if isinstance(scenario, (str, os.PathLike)):
+        return load_scenario(scenario), str(scenario)
+    raise InputError(f"ecobench.run: scenario must be a path to a YAML file or a dict of scenario fields, "
+                     f"got {type(scenario).__name__}")
+
+
+def run(scenario: ScenarioLike | Scenario, *, out: str | os.PathLike[str] | None = None,
+        progress: Callable[[str], None] | None = None) -> Result:
+    """Evaluate a scenario: a path to a scenario YAML file, or a dict of its fields (as the YAML
+    file would hold them; relative file paths in a dict are read from the working directory).
+
+    ``out``: also write the run directory there (must not exist; checked before evaluating), as
+    :meth:`Result.write`. ``progress``: called with one line per step (the CLI prints them to
+    stderr); silent by default. Raises :class:`~ecobench.errors.InputError` for a scenario that
+    fails validation or cannot be evaluated, with the CLI's message.
+    """
+    from ecobench.io.rundir import new_run_id
+    from ecobench.planning.evaluate import evaluate_all
+    from ecobench.runner import results_document
+
+    s, source = _scenario(scenario)
+    final = _new_dir(out) if out is not None else None
+    try:
+        ev = evaluate_all(s, progress=progress)
+    except (InputError, BackendError) as exc:  # name the scenario, as the CLI names the file
+        raise InputError(f"{source}: {exc}") from None
+    result = Result(results_document(s, ev.rows, final.name if final else new_run_id(), ev), ev.table)
+    if final is not None:
+        result.write(final)
+    return result
+
+
+def load_run(directory: str | os.PathLike[str]) -> Result:
+    """A run directory written by ``ecobench run`` or :meth:`Result.write` (or its results.json),
+    read back: the same rows, recommendations and document as when it was written."""
+    from ecobench.reports.tables import RESULTS_KIND, read_results
+
+    path = Path(directory)
+    doc = read_results(path)
+    if doc.get("kind") != RESULTS_KIND or "scenario" not in doc:
+        raise InputError(f"{path}: not a run directory's results.json (kind {doc.get('kind')!r}); "
+                         "a baseline file is read by `ecobench check`")
+    run_dir = path if path.is_dir() else path.parent
+    csv = run_dir / "results.csv"
+    return Result(doc, csv_path=csv if csv.is_file() else None, directory=run_dir)

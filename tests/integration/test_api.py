@@ -1,0 +1,133 @@
+"""The Python API (ecobench.api): ecobench.run on a path or a dict, Result, write and load_run."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+
+import pytest
+
+import ecobench
+from ecobench.errors import EcobenchError, InputError
+from ecobench.io.yamlio import load_yaml
+from tests.conftest import SCENARIOS
+
+SEED = SCENARIOS / "layoutlm_realtime.yaml"
+
+
+def test_all_names_the_api_and_import_stays_cheap():
+    assert {"run", "load_run", "Result", "__version__"} <= set(ecobench.__all__)
+    for name in ecobench.__all__:
+        assert getattr(ecobench, name) is not None
+    code = ("import sys, ecobench; print(sorted(m for m in sys.modules "
+            "if m.startswith(('ecobench', 'numpy', 'pandas', 'pydantic'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['ecobench']"  # the API is imported when first used
+
+
+def test_run_a_path():
+    result = ecobench.run(SEED)
+    assert isinstance(result, ecobench.Result) and result.mode == "inference"
+    df = result.to_pandas()
+    assert list(df["config_id"]) == ["inf1", "gpu"] == [r["config_id"] for r in result.rows]
+    assert list(df.columns[:2]) == ["config_id", "instance_type"]
+    assert {"instances", "energy_kwh", "cost_usd", "co2_kg"} <= set(df.columns)
+    assert result.recommendations and all({"objective", "config_id", "reason"} <= set(r)
+                                          for r in result.recommendations)
+    assert result.directory is None  # nothing written unless asked
+
+
+def test_run_a_dict_equals_the_file_it_was_read_from(scenario_dict):
+    from_file = ecobench.run(str(SEED))
+    from_dict = ecobench.run(load_yaml(SEED, "scenario"))
+    assert from_dict.rows == from_file.rows and from_dict.recommendations == from_file.recommendations
+    assert ecobench.run(scenario_dict).scenario["name"] == "t"
+
+
+def test_a_dict_that_fails_validation_raises_input_error_with_the_field_path(scenario_dict, capsys):
+    scenario_dict["configs"][0]["precision"] = "fp7"
+    scenario_dict["workload"]["inference"]["seq_len"] = -1
+    with pytest.raises(InputError) as info:
+        ecobench.run(scenario_dict)
+    msg = str(info.value)
+    assert msg.startswith("scenario: invalid scenario")
+    assert "configs[0].precision" in msg and "workload.inference.seq_len" in msg
+    assert isinstance(info.value, EcobenchError) and not isinstance(info.value, SystemExit)
+    assert capsys.readouterr() == ("", "")  # raised, not printed
+
+
+def test_the_error_is_the_one_the_cli_prints(scenario_dict, tmp_path, capsys):
+    from ecobench.cli import main
+
+    scenario_dict["configs"][1]["instance_type"] = "g4dn.xlargee"
+    path = tmp_path / "bad.yaml"
+    path.write_text(json.dumps(scenario_dict), encoding="utf-8")
+    assert main(["run", str(path), "--out", str(tmp_path / "run")]) == 2
+    cli = capsys.readouterr().err
+    with pytest.raises(InputError) as from_path:
+        ecobench.run(path)
+    with pytest.raises(InputError) as from_dict:
+        ecobench.run(scenario_dict)
+    assert cli == f"ecobench: error: {from_path.value}\n"
+    assert str(from_dict.value) == str(from_path.value).replace(str(path), "scenario", 1)
+    assert "did you mean 'g4dn.xlarge'" in str(from_dict.value)
+
+
+def test_not_a_scenario_raises_input_error():
+    with pytest.raises(InputError, match="path to a YAML file or a dict"):
+        ecobench.run(42)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="no-such.yaml"):
+        ecobench.run("no-such.yaml")
+
+
+def test_write_then_load_run_round_trips(tmp_path):
+    from ecobench.cli import main
+
+    result = ecobench.run(SEED)
+    out = result.write(tmp_path / "api")
+    assert out == tmp_path / "api" == result.directory
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "results.csv", "results.json",
+                                                     "scenario.yaml"]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left behind
+    loaded = ecobench.load_run(out)
+    assert loaded.rows == result.rows and loaded.recommendations == result.recommendations
+    assert loaded.document == result.document and loaded.document["run_id"] == "api"
+    assert loaded.to_pandas().equals(result.to_pandas())
+    # The same files as `ecobench run --out` (results.json differs in its run id and time only).
+    assert main(["run", str(SEED), "-q", "--out", str(tmp_path / "cli")]) == 0
+    for name in ("scenario.yaml", "results.csv"):
+        assert (out / name).read_bytes() == (tmp_path / "cli" / name).read_bytes()
+    cli = ecobench.load_run(tmp_path / "cli" / "results.json")
+    assert cli.rows == loaded.rows and cli.recommendations == loaded.recommendations
+    # A loaded run writes a copy of itself.
+    copy = loaded.write(tmp_path / "copy")
+    assert (copy / "results.csv").read_bytes() == (out / "results.csv").read_bytes()
+    assert ecobench.load_run(copy).rows == loaded.rows
+
+
+def test_write_to_an_existing_directory_is_refused(tmp_path):
+    result = ecobench.run(SEED)
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(InputError, match="already exists"):
+        result.write(tmp_path / "taken")
+    assert list((tmp_path / "taken").iterdir()) == []
+    with pytest.raises(InputError, match="already exists"):  # checked before evaluating
+        ecobench.run(SEED, out=tmp_path / "taken")
+    assert ecobench.run(SEED, out=tmp_path / "new").directory == tmp_path / "new"
+    assert (tmp_path / "new" / "report.html").is_file()
+
+
+def test_load_run_refuses_what_is_not_a_run(tmp_path):
+    with pytest.raises(InputError, match="no such run directory"):
+        ecobench.load_run(tmp_path / "missing")
+    (tmp_path / "b.json").write_text(json.dumps({"kind": "ecobench-baseline", "rows": []}), encoding="utf-8")
+    with pytest.raises(InputError, match="not a run directory"):
+        ecobench.load_run(tmp_path / "b.json")
+
+
+def test_the_callers_signal_handlers_are_left_alone():
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    ecobench.run(SEED)
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
