@@ -8,10 +8,8 @@ They are imported on first use, so ``import ecobench`` stays cheap.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-# The name on PyPI (`pip install ecobench-ml`). The import package and the `ecobench` command keep
-# their name; the PyPI project `ecobench` belongs to an unrelated tool.
-DISTRIBUTION = "ecobench-ml"
+from ecobench.version import DISTRIBUTION, __version__
+
 __all__ = ["DISTRIBUTION", "Result", "__version__", "load_run", "run"]
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would double this import's cost

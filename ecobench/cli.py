@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ecobench import __version__, startup
+from ecobench import process
 from ecobench.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
@@ -28,7 +28,8 @@ from ecobench.errors import (
     OutputError,
 )
 from ecobench.io.textsafe import terminal
-from ecobench.signals import Terminated, sigterm_raises, silence_stdout
+from ecobench.process import Terminated, sigterm_raises, silence_stdout
+from ecobench.version import __version__
 
 SUMMARY_LAYOUT = ["config_id", "tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage",
                   "recompute", "microbatch", "memory_per_device_gib", "mfu", "comm_overhead_pct",
@@ -44,7 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.scenario.model import load_scenario
 
     s = load_scenario(args.scenario)
-    startup.settled()
+    process.settled()
     try:
         out_dir, ev = run(s, Path(args.results), Path(args.out) if args.out else None,
                           None if args.quiet else _progress)
@@ -92,7 +93,7 @@ def _validate_progress(msg: str) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     from ecobench.validation.validate import MODES, as_json, summarize, validate
 
-    startup.settled()
+    process.settled()
     checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES,
                       None if args.quiet else _validate_progress)
     if args.html:
@@ -338,7 +339,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.reports.emulation import emulate_scenario, print_breakdown, write_emulation
 
     if args.training_demo:
-        startup.settled()
+        process.settled()
         demo = run_demo()
         if args.format == "json":
             print(json.dumps(demo))
@@ -353,7 +354,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.scenario.model import load_scenario
 
     s = load_scenario(args.scenario)
-    startup.settled()
+    process.settled()
     try:
         report = emulate_scenario(s)
         out = write_emulation(s, report, Path(args.results), Path(args.out) if args.out else None)
@@ -600,7 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
 def entry() -> NoReturn:
     """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit. First, one line
     on stderr if another distribution is installed under the ``ecobench`` import name."""
-    from ecobench.distribution import foreign_install
+    from ecobench.io.distribution import foreign_install
 
     if clash := foreign_install():
         _error(clash, prefix="ecobench: warning: ")
@@ -610,10 +611,10 @@ def entry() -> NoReturn:
 def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     """Runs one command; returns the exit code (see ``ecobench.errors``). Never lets a traceback out
     unless ``--debug`` is given, and never returns 1 except for a regression the gate found.
-    ``exiting``: the process ends when this returns (``ecobench.startup.paused``); only then is
+    ``exiting``: the process ends when this returns (``ecobench.process.paused``); only then is
     SIGTERM turned into a clean exit 143 (a caller's process keeps its own signal handling)."""
     args = build_parser().parse_args(argv)
-    with sigterm_raises() if exiting else contextlib.nullcontext(), startup.paused(exiting):
+    with sigterm_raises() if exiting else contextlib.nullcontext(), process.paused(exiting):
         try:
             code: int = args.func(args)
             sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecobench import __version__
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.prices import regional_prices
 from ecobench.io.rundir import atomic_dir, target_dir
@@ -20,6 +19,7 @@ from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
 from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, csv_columns, write_json
 from ecobench.scenario.model import Scenario
+from ecobench.version import __version__
 
 if TYPE_CHECKING:
     from ecobench.table import Columns

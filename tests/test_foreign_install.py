@@ -9,8 +9,8 @@ from importlib import metadata
 
 import pytest
 
-from ecobench import distribution
-from ecobench.distribution import foreign_install
+from ecobench.io import distribution
+from ecobench.io.distribution import foreign_install
 
 from .conftest import ROOT
 

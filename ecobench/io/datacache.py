@@ -21,9 +21,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ecobench import __version__
 from ecobench.errors import OutputError
 from ecobench.io.rundir import write_bytes_atomic
+from ecobench.version import __version__
 
 __all__ = ["CACHE_ENV", "cache_dir", "cached"]
 

@@ -2,7 +2,7 @@
 
 A run directory is filled under a hidden temporary name, ``.<run-id>.tmp-<host>-<pid>-<random>``,
 and renamed into place when complete. Any exception, Ctrl-C or SIGTERM removes it (see
-``ecobench.signals``). SIGKILL or a power cut cannot be caught: the next run in the same folder
+``ecobench.process``). SIGKILL or a power cut cannot be caught: the next run in the same folder
 sweeps temporary directories whose process is gone (same host, pid no longer running) and reports
 the ones it cannot attribute. A disk that is read-only or full gives :class:`OutputError`.
 """

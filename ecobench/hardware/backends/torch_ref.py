@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ecobench import DISTRIBUTION
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.base import Capabilities, Job, Measurement, Performance, Utilization, register
 from ecobench.hardware.catalog import LOCAL_INSTANCE, Catalog, Instance
 from ecobench.measure.codecarbon_meter import EnergySample
 from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
 from ecobench.units import DEFAULT_REQUEST_BYTES_PER_TOKEN
+from ecobench.version import DISTRIBUTION
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.hf_config import to_transformers_config
 from ecobench.workloads.transformer import build_kernels, totals

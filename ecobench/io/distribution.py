@@ -20,7 +20,7 @@ import os
 from importlib import metadata
 from pathlib import Path
 
-from ecobench import DISTRIBUTION
+from ecobench.version import DISTRIBUTION
 
 __all__ = ["foreign_install"]
 
