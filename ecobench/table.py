@@ -138,3 +138,22 @@ def text_table(rows: Sequence[dict[str, Any]], names: Sequence[str], fmt: Any,
     if left:
         lines.append(f"(not shown at this width: {', '.join(left)}; every column is in results.csv)")
     return "\n".join(lines)
+
+
+# Every change against the baseline: figure -> the short name of its ``<short>_change_pct`` column.
+CHANGE_METRICS = {"energy_kwh": "energy", "cost_usd": "cost", "co2_kg": "co2",
+                  "instances": "instances", "duration_h": "duration",
+                  "co2_operational_kg": "co2_operational", "co2_embodied_kg": "co2_embodied",
+                  "energy_it_kwh": "energy_it", "energy_accelerator_kwh": "energy_accelerator",
+                  "co2_it_kg": "co2_it", "co2_accelerator_kg": "co2_accelerator"}
+
+
+def change_pct(value: Any, baseline: Any) -> Any:
+    """The change of ``value`` against ``baseline`` in percent: NaN where the baseline is 0 (a float
+    for floats; elementwise for arrays: a column of rows, or the Monte Carlo's draws)."""
+    import numpy as np
+
+    v, b = np.asarray(value, dtype=float), np.asarray(baseline, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(b != 0, (v / np.where(b != 0, b, 1.0) - 1.0) * 100.0, np.nan)
+    return float(out) if out.ndim == 0 else out

@@ -75,3 +75,11 @@ def per_output_token(energy_kwh: Any, cost_usd: Any, co2_kg: Any, tokens: float)
     return {"energy_j_per_output_token": energy_kwh * SECONDS_PER_HOUR * W_PER_KW / tokens,
             "cost_usd_per_million_output_tokens": cost_usd / tokens * MILLION,
             "co2_g_per_million_output_tokens": co2_kg * 1000 / tokens * MILLION}
+
+
+def whole(need: Any) -> Any:
+    """Fewest whole instances covering ``need`` (at least one), elementwise; a float for a scalar."""
+    import numpy as np
+
+    n = np.maximum(1.0, np.ceil(need - FLOAT_EPS * np.maximum(1.0, need)))
+    return float(n) if np.ndim(n) == 0 else n

@@ -14,18 +14,12 @@ from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.planning.configs import evaluate_config, locate
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.scenario.model import HardwareConfig, Scenario
+from ecobench.table import CHANGE_METRICS, change_pct
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from ecobench.table import Columns
-
-CHANGE_METRICS = {"energy_kwh": "energy", "cost_usd": "cost", "co2_kg": "co2",
-                  "instances": "instances", "duration_h": "duration",
-                  "co2_operational_kg": "co2_operational", "co2_embodied_kg": "co2_embodied",
-                  "energy_it_kwh": "energy_it", "energy_accelerator_kwh": "energy_accelerator",
-                  "co2_it_kg": "co2_it", "co2_accelerator_kg": "co2_accelerator"}
-
 
 def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     """What a reader must know about some rows: an empty cost (no sourced price) and a disagreement
@@ -52,7 +46,7 @@ def add_changes(rows: list[dict[str, Any]], baseline_id: str,
     for r in rows:
         r["throughput_ratio"] = r["throughput_per_instance_per_s"] / ref["throughput_per_instance_per_s"]
         for col, short in CHANGE_METRICS.items():
-            r[f"{short}_change_pct"] = (r[col] / ref[col] - 1.0) * 100.0 if ref[col] else float("nan")
+            r[f"{short}_change_pct"] = change_pct(r[col], ref[col])
 
 
 @dataclass
@@ -194,8 +188,7 @@ def add_change_columns(t: Columns, baseline_id: str) -> None:
     t["throughput_ratio"] = thr / thr[b]
     for col, short in CHANGE_METRICS.items():
         v = t[col].astype(float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t[f"{short}_change_pct"] = (v / v[b] - 1.0) * 100.0 if v[b] else np.full(len(v), np.nan)
+        t[f"{short}_change_pct"] = change_pct(v, v[b])
 
 
 def add_bands(rows: list[dict[str, Any]], mcs: list[McConfig], s: Scenario) -> None:

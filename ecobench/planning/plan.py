@@ -15,10 +15,10 @@ from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import COMPUTE_ONLY, Activity, PowerSetup, central_params, draw_w
 from ecobench.power.embodied import embodied_kg
 from ecobench.power.model import PowerBreakdown
-from ecobench.power.scopes import scope_figures
+from ecobench.power.scopes import fleet_figures
 from ecobench.power.uncertainty import InferenceCase, McConfig, TrainingCase, TrainingPhase, UncertainSetup
 from ecobench.scenario.model import InferenceSpec, Phase, ServingSpec, TrainingSpec
-from ecobench.units import FLOAT_EPS, MILLION, SECONDS_PER_HOUR, W_PER_KW, per_output_token
+from ecobench.units import FLOAT_EPS, MILLION, SECONDS_PER_HOUR, per_output_token, whole
 
 
 @dataclass(frozen=True)
@@ -95,12 +95,9 @@ def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
     """Energy, cost and CO2 of ``n`` instances for ``duration_h``; ``hours_factor`` scales the
     instance-hours (a spot fleet's headroom)."""
     inst_h = n * duration_h * hours_factor
-    energy_kwh = inst_h * power.total_w / W_PER_KW
-    co2_op = energy_kwh * ctx.grid.g_per_kwh / 1000.0
-    co2_emb = embodied_kg(ctx.instance, inst_h)
-    scopes = scope_figures(inst_h, power.accelerator_w, power.it_w, power.total_w,
-                           ctx.grid.g_per_kwh, co2_emb)
-    return scopes | {
+    figures = fleet_figures(inst_h, power.accelerator_w, power.it_w, power.total_w, ctx.price_usd_per_h,
+                            ctx.grid.g_per_kwh, embodied_kg(ctx.instance, inst_h))
+    return figures | {
         "instances": n,
         "duration_h": duration_h,
         "instance_hours": inst_h,
@@ -110,13 +107,8 @@ def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
         "power_memory_w": power.memory_w,
         "power_network_w": power.network_w,
         "power_overhead_w": power.overhead_w,
-        "energy_kwh": energy_kwh,
         "price_usd_per_h": ctx.price_usd_per_h,
-        "cost_usd": inst_h * ctx.price_usd_per_h,
         "grid_g_per_kwh": ctx.grid.g_per_kwh,
-        "co2_operational_kg": co2_op,
-        "co2_embodied_kg": co2_emb,
-        "co2_kg": co2_op + co2_emb,
     }
 
 
@@ -154,14 +146,6 @@ def instances_for_latency(rate_s: float, servers: int, batch_s: float, batch: in
         raise InputError(f"inference.latency_ms_p99 {target_s * 1e3:g} is below the {best * 1e3:.1f} ms "
                          f"{what} reaches at best (a batch of {batch} takes {batch_s * 1e3:.1f} ms)")
     return rate_s / (servers * float(grid[ok].max()))
-
-
-def whole(need: Any) -> Any:
-    """Fewest whole instances covering ``need`` (at least one), elementwise; a float for a scalar."""
-    import numpy as np
-
-    n = np.maximum(1.0, np.ceil(need - FLOAT_EPS * np.maximum(1.0, need)))
-    return float(n) if np.ndim(n) == 0 else n
 
 
 def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: int = 1,

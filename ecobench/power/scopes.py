@@ -44,3 +44,15 @@ def scope_figures(instance_hours: Any, accelerator_w: Any, it_w: Any, total_w: A
 def change_column(metric: str, scope: Scope) -> str:
     """The change-against-baseline column of ``energy`` or ``co2`` at a scope."""
     return f"{metric}_change_pct" if scope == "facility" else f"{metric}_{scope}_change_pct"
+
+
+def fleet_figures(instance_hours: Any, accelerator_w: Any, it_w: Any, total_w: Any, price_usd_per_h: Any,
+                  g_per_kwh: Any, embodied_kg: Any) -> dict[str, Any]:
+    """Energy by scope (kWh), cost (USD) and CO2 by scope (kg, embodied included) of a fleet's
+    instance-hours at these draws: the one arithmetic the plan and the Monte Carlo share (floats, or
+    arrays of draws, headrooms or regions)."""
+    energy_kwh = instance_hours * total_w / W_PER_KW
+    co2_op = energy_kwh * g_per_kwh / 1000.0
+    return scope_figures(instance_hours, accelerator_w, it_w, total_w, g_per_kwh, embodied_kg) | {
+        "energy_kwh": energy_kwh, "cost_usd": instance_hours * price_usd_per_h,
+        "co2_operational_kg": co2_op, "co2_embodied_kg": embodied_kg, "co2_kg": co2_op + embodied_kg}

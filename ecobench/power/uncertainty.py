@@ -25,9 +25,14 @@ import numpy as np
 
 from ecobench.power.draw import DrawParams, DrawSpec, draw_w
 from ecobench.power.params import power_model, split_lognormal
-from ecobench.units import FLOAT_EPS, MILLION, SECONDS_PER_HOUR, W_PER_KW
+from ecobench.power.scopes import fleet_figures
+from ecobench.table import CHANGE_METRICS, change_pct
+from ecobench.units import MILLION, SECONDS_PER_HOUR, whole
 
 PERCENTILES = (5.0, 95.0)
+# The changes against the baseline the Monte Carlo bands (of the one change map, ecobench.table)
+BANDED_CHANGES = ("energy_kwh", "energy_it_kwh", "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg",
+                  "co2_accelerator_kg")
 BAND_METRICS_INFERENCE = ("throughput_per_instance_per_s", "instances", "energy_kwh", "energy_it_kwh",
                           "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg",
                           "energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million")
@@ -37,9 +42,6 @@ BAND_METRICS_SERVING = ("throughput_per_instance_per_s", "instances", "energy_kw
                         "co2_g_per_million_output_tokens")
 BAND_METRICS_TRAINING = ("throughput_per_instance_per_s", "duration_h", "energy_kwh", "energy_it_kwh",
                          "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg")
-CHANGES = {"energy_kwh": "energy", "energy_it_kwh": "energy_it",
-           "energy_accelerator_kwh": "energy_accelerator", "cost_usd": "cost", "co2_kg": "co2",
-           "co2_it_kg": "co2_it", "co2_accelerator_kg": "co2_accelerator"}
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,7 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     if isinstance(case, InferenceCase):
         t = case.throughput_per_s * m
-        need = case.rate_per_s / (t * case.max_utilization)
-        n = np.maximum(1, np.ceil(need - FLOAT_EPS * np.maximum(1.0, need)))
+        n = whole(case.rate_per_s / (t * case.max_utilization))
         load = case.rate_per_s / (n * t)
         w = _measured_w(c, d.n) if c.measured_w else draw_w(
             case.spec, p, busy=np.minimum(1.0, load * case.busy_per_load), achieved=m,
@@ -196,11 +197,11 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
         inst_h = n * seconds * case.time_factor / SECONDS_PER_HOUR
         out |= {"throughput_per_instance_per_s": case.sequences / (seconds * n),
                 "duration_h": seconds * case.time_factor / SECONDS_PER_HOUR}
-    emb = s.embodied_kg_per_instance_h * inst_h
-    e_acc, e_it, e = (inst_h * w[k] / W_PER_KW for k in ("accelerator", "it", "total"))
-    out |= {"energy_accelerator_kwh": e_acc, "energy_it_kwh": e_it, "energy_kwh": e,
-            "cost_usd": inst_h * s.price_usd_per_h, "co2_kg": e * grid / 1000.0 + emb,
-            "co2_it_kg": e_it * grid / 1000.0 + emb, "co2_accelerator_kg": e_acc * grid / 1000.0 + emb}
+    figures = fleet_figures(inst_h, w["accelerator"], w["it"], w["total"], s.price_usd_per_h, grid,
+                            s.embodied_kg_per_instance_h * inst_h)
+    out |= {k: figures[k] for k in ("energy_accelerator_kwh", "energy_it_kwh", "energy_kwh", "cost_usd",
+                                    "co2_kg", "co2_it_kg", "co2_accelerator_kg")}
+    e = out["energy_kwh"]
     if isinstance(case, InferenceCase) and case.output_tokens is not None:
         from ecobench.units import per_output_token
 
@@ -240,9 +241,9 @@ def bands(configs: list[McConfig], baseline_id: str, draws: int, seed: int) -> d
         if base is not None:
             thr = "throughput_per_instance_per_s"
             metrics["throughput_ratio"] = sim[thr] / base[thr]
-            for col, short in CHANGES.items():
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    metrics[f"{short}_change_pct"] = (sim[col] / base[col] - 1.0) * 100.0
+            for col, short in CHANGE_METRICS.items():
+                if col in BANDED_CHANGES:
+                    metrics[f"{short}_change_pct"] = change_pct(sim[col], base[col])
         names = list(metrics)
         with np.errstate(all="ignore"):  # a change against a zero baseline is undefined: NaN
             q = percentiles(np.vstack([metrics[k] for k in names]), PERCENTILES)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from ecobench.table import CHANGE_METRICS
+
 __all__ = ["CHANGES", "COLUMNS", "JSON_TYPES", "PATTERNS", "Pattern", "TOP_LEVEL", "describe", "json_type"]
 
-# <metric>_change_pct: against the baseline row, (this / baseline - 1) x 100 (as evaluate.CHANGE_METRICS).
-CHANGES = {"energy": "energy_kwh", "cost": "cost_usd", "co2": "co2_kg", "instances": "instances",
-           "duration": "duration_h", "co2_operational": "co2_operational_kg",
-           "co2_embodied": "co2_embodied_kg", "energy_it": "energy_it_kwh",
-           "energy_accelerator": "energy_accelerator_kwh", "co2_it": "co2_it_kg",
-           "co2_accelerator": "co2_accelerator_kg"}
+# <metric>_change_pct: against the baseline row, (this / baseline - 1) x 100: the inverse of the one
+# change map (ecobench.table.CHANGE_METRICS), short name -> figure.
+CHANGES = {short: col for col, short in CHANGE_METRICS.items()}
 
 _COLUMNS: dict[str, tuple[str, str]] = {
     # identity and provenance

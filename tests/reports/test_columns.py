@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from ecobench.cli import main
-from ecobench.planning.evaluate import CHANGE_METRICS
 from ecobench.reports.columns import CHANGES, COLUMNS, JSON_TYPES, describe
 from ecobench.runner import results_document
+from ecobench.table import CHANGE_METRICS
 
 jsonschema = pytest.importorskip("jsonschema")
 
