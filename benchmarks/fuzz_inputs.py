@@ -1,6 +1,6 @@
 """Fuzz the scenario and baseline formats with many generated cases and count how each ended.
 
-Same generators as tests/test_fuzz.py (tests/fuzz_cases.py), more cases, random seeds. A case is
+Same generators as tests/integration/test_fuzz.py (tests/fuzz_cases.py), more cases, random seeds. A case is
 "ran" (exit 0), "clean rejection" (exit 2, or 1/5 for a check), or a crash (any other exit code, a
 traceback or an internal error on stderr, a file written outside the results folder, or a run whose
 figures are not finite numbers >= 0).

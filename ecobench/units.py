@@ -53,7 +53,7 @@ NETWORK_STEP_LATENCY_US = 15.0
 # when other processes use more than MAX_OTHER_CPU_PCT of the host's CPU capacity before or while
 # measuring, or its per-window throughput varies more than MAX_THROUGHPUT_CV_PCT. 5% CV is the
 # noise the gate is sized for: at 10 repetitions it keeps false failures under 5% and catches a
-# 10% regression over 90% of the time (tests/test_gate.py). 10% of the CPU is one busy core on a
+# 10% regression over 90% of the time (tests/integration/test_gate.py). 10% of the CPU is one busy core on a
 # 10-core host and a fifth of a core on a 2-core one; an idle host's daemons stay well under it.
 MAX_OTHER_CPU_PCT = 10.0
 MAX_THROUGHPUT_CV_PCT = 5.0

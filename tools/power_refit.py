@@ -3,7 +3,7 @@ ecobench/power/data/power_model.yaml (draw.compute_bound, draw.memory_bound, dra
 
     python tools/power_refit.py
 
-Run it after editing ecobench/power/data/measured/; tests/power/test_power_fit.py checks that the
+Run it after editing ecobench/power/data/measured/; tests/unit/power/test_power_fit.py checks that the
 YAML's central values equal a fresh fit, and its ranges the leave-one-group-out refits.
 """
 

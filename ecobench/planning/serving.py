@@ -19,10 +19,11 @@ in: a compound Poisson of Borel totals); a request's first gap starts inside its
 share ``1 / (out - 1)`` of gaps). ``TPOT p99 = t_d + k99 * t_p`` with ``k99`` that count's 99th
 percentile.
 
-Against a discrete-event simulation of the same replica (``tests/planning/test_serving.py``, Poisson
-arrivals, prefill first) at 30-85% of capacity: mean TTFT within 3%, mean TPOT 3-21% low (the
-concurrency fluctuates and a busier replica decodes slower), TTFT p99 5% low to 28% high, TPOT p99
-0-45% low (the worst where the 99th percentile sits on the edge between one prefill and two).
+Against a discrete-event simulation of the same replica
+(``tests/integration/planning/test_serving.py``, Poisson arrivals, prefill first) at 30-85% of
+capacity: mean TTFT within 3%, mean TPOT 3-21% low (the concurrency fluctuates and a busier replica
+decodes slower), TTFT p99 5% low to 28% high, TPOT p99 0-45% low (the worst where the 99th
+percentile sits on the edge between one prefill and two).
 
 For a request rate the plan takes, per tensor-parallel degree, the largest ``R(B)`` that meets the
 targets with ``B`` up to what fits memory (or ``max_batch``); replicas = rate / that, instances =

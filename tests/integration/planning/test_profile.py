@@ -1,0 +1,204 @@
+"""Load profiles: static, autoscaled and batch fleets over a day (``ecobench/planning/profile.py``)."""
+
+import copy
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+import yaml
+
+from ecobench.cli import main
+from ecobench.planning.evaluate import evaluate
+from ecobench.planning.profile import Fleet, profile_strategies, sized_rates
+from ecobench.scenario.model import load_scenario, scenario_from_dict
+from ecobench.scenario.profile import AutoscaleSpec
+from tests.conftest import SCENARIOS
+
+PEAKY = [0.1] * 8 + [1.0] * 8 + [0.3] * 8
+
+
+@pytest.fixture
+def profiled(scenario_dict):
+    """The conftest scenario (BERT-base) at 20 million inferences/h with a profile, no Monte Carlo."""
+    d = copy.deepcopy(scenario_dict)
+    d["workload"]["inference"]["rate_per_h"] = 20_000_000
+    d["uncertainty"] = {"draws": 0}
+    d["workload"]["inference"]["profile"] = {"multipliers": PEAKY}
+    return d
+
+
+def _rows(d, tmp_path=None):
+    return {r["config_id"]: r for r in evaluate(scenario_from_dict(d, base_dir=tmp_path)).to_dict("records")}
+
+
+def test_flat_profile_autoscales_to_the_static_fleet(profiled):
+    profiled["workload"]["inference"]["profile"] = {"multipliers": [1.0] * 24}
+    for row in _rows(profiled).values():
+        p = row["profile"]
+        for k in ("instance_hours", "energy_kwh", "cost_usd", "co2_kg"):
+            assert p["autoscaled"][k] == pytest.approx(p["static"][k])
+        assert p["idle_avoided_pct"] == 0
+        # a flat day at the workload's rate is the existing row, 24 times over
+        assert p["static"]["instance_hours"] == 24 * row["instances"]
+        assert p["static"]["energy_kwh"] == pytest.approx(24 * row["energy_kwh"])
+
+
+def test_peaky_profile_autoscaled_is_cheaper_than_static(profiled):
+    for row in _rows(profiled).values():
+        p = row["profile"]
+        assert p["hourly"]["static_instances"] >= 3  # enough instances to scale
+        assert p["autoscaled"]["cost_usd"] < p["static"]["cost_usd"]
+        assert p["autoscaled"]["energy_kwh"] < p["static"]["energy_kwh"]
+        assert p["idle_avoided_pct"] > 0
+        assert row["profile_idle_avoided_pct"] == p["idle_avoided_pct"]
+        assert row["profile_autoscaled_co2_kg"] == p["autoscaled"]["co2_kg"]
+
+
+@pytest.mark.parametrize("lag", [0, 1, 3, 23])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_capacity_is_never_below_the_hours_rate(profiled, lag, seed):
+    rng = np.random.default_rng(seed)
+    profiled["workload"]["inference"]["profile"] = {
+        "rates_per_h": rng.uniform(0, 40_000_000, 24).round().tolist(), "autoscale": {"lag_h": lag}}
+    for row in _rows(profiled).values():
+        h = row["profile"]["hourly"]
+        rates = np.array(h["rate_per_h"])
+        assert (np.array(h["autoscaled_capacity_per_h"]) >= rates).all()
+        assert h["static_capacity_per_h"] >= rates.max()
+        # with lag L the fleet is already there for every hour up to L ahead
+        need = np.array(h["sized_rate_per_h"])
+        for k in range(lag + 1):
+            assert (need >= np.roll(rates, -k)).all()
+        if lag == 23:
+            p = row["profile"]
+            assert p["autoscaled"]["instance_hours"] == p["static"]["instance_hours"]
+
+
+def test_batch_needs_no_more_energy_than_static(profiled):
+    for row in _rows(profiled).values():
+        p = row["profile"]
+        assert p["batch"]["energy_kwh"] <= p["static"]["energy_kwh"]
+        assert p["batch"]["energy_kwh"] <= p["autoscaled"]["energy_kwh"]
+        assert p["batch"]["batch_size"] >= 1
+
+
+def test_sized_rates_look_ahead_across_midnight():
+    r = np.zeros(24)
+    r[0] = 5.0
+    assert sized_rates(r, 0).tolist() == r.tolist()
+    s = sized_rates(r, 2)
+    assert s[22] == s[23] == s[0] == 5.0 and s[1] == 0.0 and s[21] == 0.0
+
+
+def test_min_instances_floor_and_scale_to_zero():
+    fleet = Fleet(size=lambda r: (math.ceil(r / 10), 10.0),
+                  hour=lambda n, r: {"instance_hours": n, "energy_kwh": n * 0.1 + r * 0.001,
+                                     "cost_usd": n * 1.0, "co2_kg": n * 0.01},
+                  batch=lambda v: {"instance_hours": v / 10, "energy_kwh": v / 100, "cost_usd": v / 10,
+                                   "co2_kg": v / 1000, "batch_size": 8, "throughput_per_instance_per_s": 1.0})
+    rates = [0.0] * 12 + [50.0] * 12
+    zero = profile_strategies(rates, AutoscaleSpec(lag_h=0, min_instances=0), fleet)
+    assert zero["hourly"]["autoscaled_instances"] == [0] * 12 + [5] * 12
+    assert zero["autoscaled"]["instance_hours"] == 60 and zero["static"]["instance_hours"] == 120
+    assert zero["idle_avoided_pct"] == pytest.approx(50.0)
+    floor = profile_strategies(rates, AutoscaleSpec(lag_h=0, min_instances=2), fleet)
+    assert floor["hourly"]["autoscaled_instances"] == [2] * 12 + [5] * 12
+    assert floor["hourly"]["autoscaled_capacity_per_h"][0] == 20.0
+
+
+def test_csv_profile_is_read_relative_to_the_scenario(tmp_path, profiled):
+    rates = [1000.0 * (h + 1) for h in range(24)]
+    with (tmp_path / "day.csv").open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["hour", "requests_per_h"])
+        w.writerows([h, r] for h, r in reversed(list(enumerate(rates))))
+    profiled["workload"]["inference"]["profile"] = {"csv": "day.csv"}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(profiled))
+    s = load_scenario(tmp_path / "s.yaml")
+    assert s.workload.inference.profile.hourly(1.0) == rates
+    assert s.workload.inference.profile.csv == str((tmp_path / "day.csv").resolve())
+
+
+def test_serving_profile_runs():
+    d = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    d["configs"] = [c for c in d["configs"] if c["id"] == "g6e"]
+    d["baseline"], d["uncertainty"] = "g6e", {"draws": 0}
+    d["workload"]["serving"]["profile"] = {"multipliers": PEAKY}
+    p = _rows(d)["g6e"]["profile"]
+    assert p["autoscaled"]["cost_usd"] < p["static"]["cost_usd"]
+    assert p["batch"]["energy_kwh"] <= p["static"]["energy_kwh"]
+    assert (np.array(p["hourly"]["autoscaled_capacity_per_h"]) >= np.array(p["hourly"]["rate_per_h"])).all()
+
+
+def _run(tmp_path, capsys, data):
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(data, sort_keys=False))
+    code = main(["run", str(f), "-q", "--results", str(tmp_path / "res")])
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("profile", "expect"), [
+    ({"multipliers": [1.0] * 23}, ["workload.inference.profile.multipliers", "at least 24"]),
+    ({"rates_per_h": [1.0] * 25}, ["workload.inference.profile.rates_per_h", "at most 24"]),
+    ({"rates_per_h": [-1.0] + [1.0] * 23},
+     ["workload.inference.profile.rates_per_h[0]", "greater than or equal to 0"]),
+    ({"multipliers": [0.0] * 24}, ["every hour is 0"]),
+    ({"multipliers": [1.0] * 24, "rates_per_h": [1.0] * 24}, ["exactly one of rates_per_h"]),
+    ({}, ["exactly one of rates_per_h", "got none"]),
+    ({"multipliers": [1.0] * 24, "autoscale": {"lag_h": 24}},
+     ["autoscale.lag_h", "less than or equal to 23"]),
+    ({"multipliers": [1.0] * 24, "autoscale": {"min_instances": -1}}, ["autoscale.min_instances"]),
+    ({"multipliers": [1000.0] * 24, "autoscale": {"lag": 1}}, ["autoscale.lag: unknown field"]),
+    ({"csv": "nowhere.csv"}, ["workload.inference.profile.csv", "no such file"]),
+])
+def test_profile_schema_errors_exit_2(tmp_path, capsys, profiled, profile, expect):
+    profiled["workload"]["inference"]["profile"] = profile
+    code, err = _run(tmp_path, capsys, profiled)
+    assert code == 2, err
+    assert "Traceback" not in err and "s.yaml" in err
+    for e in expect:
+        assert e in err, err
+    assert not (tmp_path / "res").exists()
+
+
+@pytest.mark.parametrize(("text", "expect"), [
+    ("hour,rate\n0,1\n", "missing column rate_per_h or requests_per_h (columns found: hour, rate"),
+    ("h,rate_per_h\n0,1\n", "missing column hour"),
+    ("hour,rate_per_h\n" + "".join(f"{h},10\n" for h in range(23)), "no row for hour 23"),
+    ("hour,rate_per_h\n0,-5\n", "line 2: rate_per_h -5 must be 0 to 10^12"),
+    ("hour,rate_per_h\n24,5\n", "line 2: hour 24 must be a whole hour 0 to 23"),
+    ("hour,rate_per_h\n0,5\n0,6\n", "hour 0 appears twice"),
+    ("hour,rate_per_h\n0,lots\n", "must be numbers"),
+])
+def test_profile_csv_errors_exit_2(tmp_path, capsys, profiled, text, expect):
+    (tmp_path / "day.csv").write_text(text)
+    profiled["workload"]["inference"]["profile"] = {"csv": "day.csv"}
+    code, err = _run(tmp_path, capsys, profiled)
+    assert code == 2, err
+    assert "workload.inference.profile.csv" in err and "day.csv" in err and expect in err, err
+
+
+def test_multiplied_peak_beyond_the_rate_bound_exits_2(tmp_path, capsys, profiled):
+    profiled["workload"]["inference"]["rate_per_h"] = 1e11
+    profiled["workload"]["inference"]["profile"] = {"multipliers": [100.0] * 24}
+    code, err = _run(tmp_path, capsys, profiled)
+    assert code == 2 and "exceeds 10^12" in err, err
+
+
+def test_run_writes_profile_to_json_and_flat_columns_to_csv(tmp_path, capsys, profiled):
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(profiled, sort_keys=False))
+    code = main(["run", str(f), "--results", str(tmp_path / "res")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "A day of the load profile" in out and "autoscaling avoids" in out
+    run = next((tmp_path / "res").glob("*/*/"))
+    header = (run / "results.csv").read_text().splitlines()[0].split(",")
+    assert "profile" not in header and "profile_autoscaled_cost_usd" in header
+    assert "profile_idle_avoided_pct" in header
+    doc = json.loads((run / "results.json").read_text())
+    assert set(doc["rows"][0]["profile"]) >= {"static", "autoscaled", "batch", "hourly", "rule"}
+    html = (run / "report.html").read_text()
+    assert "Load profile" in html and "autoscaled" in html

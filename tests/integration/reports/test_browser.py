@@ -1,0 +1,112 @@
+"""The report in a real headless Chromium: no console errors, no requests, a screenshot that shows
+something. Skips without Chromium or Playwright (CI installs both)."""
+
+import base64
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ecobench.cli import main
+from tests.conftest import SCENARIOS
+
+
+def _playwright_chromium() -> str | None:
+    """The Chromium that `playwright install chromium` put in Playwright's own cache, if any."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None
+    try:
+        with sync_playwright() as p:
+            path = p.chromium.executable_path
+    except Exception:  # noqa: BLE001 - no driver or no browser: not there
+        return None
+    return path if path and Path(path).is_file() else None
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or _playwright_chromium()
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(CHROMIUM is None, reason="no Chromium: neither Debian's chromium nor "
+                                                          "Playwright's (playwright install chromium)")]
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def _report(tmp_path, scenario, mutate=None):
+    s = yaml.safe_load((SCENARIOS / scenario).read_text())
+    if mutate:
+        mutate(s)
+    f = tmp_path / scenario
+    f.write_text(yaml.safe_dump(s))
+    out = tmp_path / scenario.removesuffix(".yaml")
+    assert main(["run", str(f), "-q", "--out", str(out)]) == 0
+    return out / "report.html"
+
+
+def _emulated_trn1(s):
+    s["configs"][0]["backend"] = "emulated"
+
+
+@pytest.mark.parametrize("scenario,mutate", [("layoutlm_realtime.yaml", None),
+                                             ("bert_large_pretrain.yaml", _emulated_trn1)])
+def test_report_loads_clean_and_is_not_blank(tmp_path, scenario, mutate):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    html = _report(tmp_path, scenario, mutate)
+    assert html.stat().st_size < 2 * 2**20
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors, requests = [], []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(html.as_uri())
+        png = page.screenshot(full_page=True)
+        (tmp_path / "report.png").write_bytes(png)
+        assert errors == []
+        assert requests == [html.as_uri()]  # the page itself, nothing else
+        assert page.locator("svg").count() >= 6
+        # share of non-white pixels in the screenshot, computed in the browser from the PNG
+        blank = browser.new_page()
+        share = blank.evaluate("""async (src) => {
+            const img = new Image(); img.src = src; await img.decode();
+            const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
+            const g = c.getContext('2d'); g.drawImage(img, 0, 0);
+            const d = g.getImageData(0, 0, c.width, c.height).data; let ink = 0;
+            for (let i = 0; i < d.length; i += 4) if (d[i] < 240 || d[i+1] < 240 || d[i+2] < 240) ink++;
+            return ink / (d.length / 4); }""", "data:image/png;base64," + base64.b64encode(png).decode())
+        browser.close()
+    assert share > 0.03
+
+
+def _overflow_at(path, width):
+    """(document width, widest element's right edge) of a page opened at this viewport width."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(path.as_uri())
+        doc_w = page.evaluate("document.documentElement.scrollWidth")
+        body_w = page.evaluate("document.body.scrollWidth")
+        browser.close()
+    return doc_w, body_w
+
+
+def test_report_fits_a_400px_screen(tmp_path):
+    """Tables scroll inside their own box and charts scale down: the page itself never scrolls sideways."""
+    html = _report(tmp_path, "layoutlm_realtime.yaml")
+    assert max(_overflow_at(html, 400)) <= 400
+
+
+def test_validation_page_fits_a_400px_screen(tmp_path):
+    from ecobench.reports.html import render_validation
+
+    rows = [{"experiment": f"encoder_infer_point_with_a_long_name_{i}", "figure": "sequences_per_s",
+             "mode": "holdout", "published": 100.0 + i, "ecobench": 100.0 + 3 * i, "error_pct": 2.0 * i,
+             "error_points": None, "target": "±35%", "within_target": i < 15, "kind": "encoder_infer",
+             "source": None, "low": None, "high": None, "in_band": None} for i in range(30)]
+    page = tmp_path / "validation.html"
+    page.write_text(render_validation(rows))
+    assert max(_overflow_at(page, 400)) <= 400

@@ -1,0 +1,55 @@
+from pathlib import Path
+
+from ecobench.planning.evaluate import evaluate
+from ecobench.reports.html import render
+from ecobench.reports.tables import records
+from ecobench.runner import results_document
+from ecobench.scenario.model import scenario_from_dict
+
+
+def test_report_escapes_user_text(scenario_dict):
+    scenario_dict["description"] = "<script>alert(1)</script>"
+    s = scenario_from_dict(scenario_dict)
+    html = render(results_document(s, records(evaluate(s)), "run"))
+    assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "http" not in html.split("<body>")[0]  # no external resources in the head
+
+
+def test_training_report_shows_layouts(tmp_path):
+    import yaml
+
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "llama2_7b_pretrain.yaml").read_text()))
+    rows = records(evaluate(s))
+    html = render(results_document(s, rows, "run"))
+    assert "Training layouts" in html
+    for r in rows:
+        assert f"{r['tensor_parallel']} × {r['pipeline_parallel']} × {r['data_parallel']}" in html
+        assert r["layout_choice"] in html
+def test_report_shows_measurement_warnings_and_power_method(scenario_dict):
+    s = scenario_from_dict(scenario_dict)
+    doc = results_document(s, records(evaluate(s)), "run")
+    row = doc["rows"][0]
+    row.update(measurement_method="codecarbon", power_method="CPU power: TDP × load model, no RAPL",
+               energy_provenance="modelled", throughput_ci95_low=1.0, throughput_ci95_high=2.0,
+               repetitions=10, window_start_utc="a", window_end_utc="b", mfu=None, host_gemm_tflops=None,
+               throughput_cv_pct=12.5, host_other_cpu_pct_before=40.0, host_other_cpu_pct_during=45.0,
+               measurement_warnings="other processes used 45% of the host's CPU while measuring")
+    html = render(doc)
+    assert 'class="warning"' in html and "not reproducible on this host" in html
+    assert "CPU power: TDP × load model, no RAPL" in html and "12.5%" in html and "40% / 45%" in html
+
+
+def test_a_sweep_report_leads_with_the_decisions(tmp_path):
+    from ecobench.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", str(Path(__file__).resolve().parents[3] / "scenarios" / "layoutlm_sweep.yaml"),
+                 "-q", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    decisions = html.index("<h2>Decisions</h2>")
+    assert decisions < html.index("<h2>Against the baseline</h2>")
+    assert "18 combinations, 15 evaluated, 3 skipped" in html
+    for objective in ("cost", "co2", "energy", "balanced"):
+        assert f'<td class="l">{objective}</td>' in html

@@ -1,0 +1,182 @@
+"""End-to-end CLI behaviour: the main job, and every kind of bad input (exit 2, clear message)."""
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+from ecobench.cli import main
+from ecobench.reports.tables import CORE_COLUMNS, INFERENCE_COLUMNS
+from tests.conftest import SCENARIOS
+
+
+def _run_cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "ecobench", *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_run_layoutlm_writes_complete_run_dir(tmp_path):
+    proc = _run_cli("run", str(SCENARIOS / "layoutlm_realtime.yaml"), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (run_dir,) = (tmp_path / "results" / "layoutlm_realtime").iterdir()
+    assert {p.name for p in run_dir.iterdir()} == {"scenario.yaml", "results.csv", "results.json",
+                                                   "report.html"}
+    df = pd.read_csv(run_dir / "results.csv")
+    assert list(df.columns[: len(CORE_COLUMNS)]) == CORE_COLUMNS
+    assert set(INFERENCE_COLUMNS) <= set(df.columns)
+    doc = json.loads((run_dir / "results.json").read_text())
+    assert doc["schema_version"] == 1 and doc["ecobench_version"] and doc["machine"]["python"]
+    assert "inf1" in proc.stdout and "energy_change_pct" in proc.stdout
+    base = df.set_index("config_id").loc["gpu"]
+    assert base.energy_change_pct == 0 and base.provenance == "estimated"
+
+
+def test_second_run_never_overwrites(tmp_path):
+    for _ in range(2):
+        assert main(["run", str(SCENARIOS / "bert_large_pretrain.yaml"), "-q",
+                     "--results", str(tmp_path)]) == 0
+    assert len(list((tmp_path / "bert_large_pretrain").iterdir())) == 2
+
+
+def test_out_must_not_exist(tmp_path, capsys):
+    out = tmp_path / "exists"
+    out.mkdir()
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "--out", str(out)]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out",
+                 str(tmp_path / "new")]) == 0
+    assert (tmp_path / "new" / "report.html").exists()
+
+
+def test_interrupt_mid_write_leaves_nothing(tmp_path, monkeypatch, capsys):
+    import ecobench.runner as run_mod
+
+    def boom(doc, path):
+        path.write_text("partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(run_mod, "write_html", boom)
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "--results", str(tmp_path)]) == 130
+    assert list((tmp_path / "layoutlm_realtime").iterdir()) == []
+    assert "nothing was written" in capsys.readouterr().err
+
+
+def _bad(tmp_path, capsys, text, *expect):
+    f = tmp_path / "s.yaml"
+    f.write_text(text if isinstance(text, str) else yaml.safe_dump(text))
+    code = main(["run", str(f), "--results", str(tmp_path / "res")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert str(f) in err and "Traceback" not in err
+    for e in expect:
+        assert e in err, err
+    assert not (tmp_path / "res").exists()
+    return err
+
+
+def test_missing_file(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.yaml")]) == 2
+    assert "no such scenario file" in capsys.readouterr().err
+
+
+def test_invalid_yaml(tmp_path, capsys):
+    _bad(tmp_path, capsys, "name: [unclosed\n", "invalid YAML")
+
+
+def test_unknown_field(tmp_path, capsys, scenario_dict):
+    scenario_dict["workload"]["inference"]["rate_per_hr"] = 5
+    _bad(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_hr: unknown field")
+
+
+def test_wrong_type(tmp_path, capsys, scenario_dict):
+    scenario_dict["workload"]["inference"]["seq_len"] = "long"
+    _bad(tmp_path, capsys, scenario_dict, "workload.inference.seq_len", "integer")
+
+
+@pytest.mark.parametrize("field,value,low", [("rate_per_h", 0, "0.001"), ("seq_len", -128, "1"),
+                                             ("horizon_h", -1, "0.001"), ("batch_size", 0, "1")])
+def test_zero_or_negative(tmp_path, capsys, scenario_dict, field, value, low):
+    scenario_dict["workload"]["inference"][field] = value
+    _bad(tmp_path, capsys, scenario_dict, f"workload.inference.{field}",
+         f"greater than or equal to {low}")
+
+
+def test_zero_cluster(tmp_path, capsys):
+    s = yaml.safe_load((SCENARIOS / "bert_large_pretrain.yaml").read_text())
+    s["configs"][0]["instances"] = 0
+    _bad(tmp_path, capsys, s, "configs[0].instances", "greater than or equal to 1")
+
+
+def test_unknown_instance_type_suggests(tmp_path, capsys, scenario_dict):
+    scenario_dict["configs"][0]["instance_type"] = "inf1.xlarg"
+    _bad(tmp_path, capsys, scenario_dict, "configs[0].instance_type", "did you mean 'inf1.xlarge'")
+
+
+def test_unknown_region(tmp_path, capsys, scenario_dict):
+    scenario_dict["region"] = "us-east-9"
+    _bad(tmp_path, capsys, scenario_dict, "region: unknown region 'us-east-9'", "us-east-1")
+
+
+def test_unknown_preset(tmp_path, capsys, scenario_dict):
+    scenario_dict["workload"]["model"] = "layoutlm-bsae"
+    _bad(tmp_path, capsys, scenario_dict, "workload.model", "layoutlm-base")
+
+
+def test_bad_baseline(tmp_path, capsys, scenario_dict):
+    scenario_dict["baseline"] = "c"
+    _bad(tmp_path, capsys, scenario_dict, "baseline 'c' is not a configuration id", "ids: a, b")
+
+
+def test_bad_precision_lists_allowed(tmp_path, capsys, scenario_dict):
+    scenario_dict["configs"][0]["precision"] = "fp64"
+    _bad(tmp_path, capsys, scenario_dict, "configs[0].precision", "'bf16'")
+
+
+def test_backend_cannot_evaluate_is_exit_2(tmp_path, capsys, scenario_dict):
+    scenario_dict["configs"][0]["precision"] = "fp32"  # Inferentia has no fp32 peak
+    _bad(tmp_path, capsys, scenario_dict, "configs[a]", "no published fp32 peak")
+
+
+def test_help_lists_commands(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--help"])
+    assert e.value.code == 0
+    out = capsys.readouterr().out
+    for cmd in ("run", "validate", "catalog"):
+        assert cmd in out
+
+
+def test_catalog_lists_and_shows_sources(capsys):
+    assert main(["catalog"]) == 0
+    assert "trn1.32xlarge" in capsys.readouterr().out
+    assert main(["catalog", "inf1.2xlarge"]) == 0
+    assert "instances.vantage.sh" in capsys.readouterr().out
+    assert main(["catalog", "inf1.2xlarg"]) == 2
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(p.name, marks=[pytest.mark.slow] if p.name == "local_measure.yaml" else [])
+    for p in sorted(SCENARIOS.glob("*.yaml"))])
+def test_every_shipped_scenario_runs_and_passes_against_itself(tmp_path, name, capsys):
+    """local_measure mixes measured, projected and modelled rows: checking it against itself
+    crashed (AttributeError, exit 1) before; a noisy host now refuses it with exit 5."""
+    out = tmp_path / "r"
+    assert main(["run", str(SCENARIOS / name), "-q", "--out", str(out)]) == 0
+    noisy = any(r.get("measurement_warnings") for r in json.loads((out / "results.json").read_text())["rows"])
+    assert main(["check", str(out), "--baseline", str(out)]) == (5 if noisy else 0)
+    assert main(["check", str(out), "--baseline", str(out), "--allow-noisy"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+
+
+def test_readme_documents_every_scenario_field_and_commands():
+    from ecobench.scenario.model import describe_fields
+
+    readme = (SCENARIOS.parent / "README.md").read_text()
+    for path, _, _ in describe_fields():
+        assert f"`{path}`" in readme, path
+    assert "ecobench run scenarios/layoutlm_realtime.yaml" in readme
+    ci = (SCENARIOS.parent / ".ci" / "run").read_text()
+    assert "python -m pytest -q" in ci and "python -m pytest -q" in readme

@@ -1,0 +1,137 @@
+"""`ecobench compare`: rows matched on config_id, changes in %, added/removed rows, metadata that
+differs, terminal width, markdown, HTML written once, exit 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ecobench.cli import main
+from ecobench.reports.compare import change_pct, compare, load, terminal, value
+
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """layoutlm_realtime as shipped (A), and in eu-north-1 with the GPU in fp16, inf1 removed and
+    inf2 added (B)."""
+    root = tmp_path_factory.mktemp("cmp")
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    s["region"] = "eu-north-1"
+    s["configs"] = [{**c, "precision": "fp16"} for c in s["configs"] if c["id"] == "gpu"]
+    s["configs"].append({"id": "inf2", "instance_type": "inf2.xlarge", "precision": "bf16"})
+    (root / "b.yaml").write_text(yaml.safe_dump(s))
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(root / "a")]) == 0
+    assert main(["run", str(root / "b.yaml"), "-q", "--out", str(root / "b")]) == 0
+    return root / "a", root / "b"
+
+
+def test_rows_matched_with_changes_and_metadata(runs: tuple[Path, Path]) -> None:
+    a, b = (load(p) for p in runs)
+    c = compare(a, b)
+    assert [(r.config_id, r.status) for r in c.rows] == [("inf1", "removed"), ("gpu", "both"),
+                                                         ("inf2", "added")]
+    gpu = {r["config_id"]: r for r in a["rows"]}["gpu"], {r["config_id"]: r for r in b["rows"]}["gpu"]
+    va, vb, ch = c.rows[1].values["co2_kg"]
+    assert (va, vb) == (gpu[0]["co2_kg"], gpu[1]["co2_kg"])
+    assert ch == pytest.approx((vb / va - 1) * 100) and ch < -50  # a cleaner grid and fewer instances
+    assert c.rows[0].values["energy_kwh"][1:] == (None, None) and c.rows[2].values["energy_kwh"][0] is None
+    assert "ttft_ms" not in c.metrics and "cost_usd_per_million" in c.metrics
+    meta = {k: (x, y) for k, x, y in c.meta}
+    assert meta["scenario.region"] == ("us-east-1", "eu-north-1")
+    assert meta["scenario.configs[gpu].precision"] == ("fp32", "fp16")
+    assert meta["scenario.configs[inf1]"][1] == "(none)"
+    assert "inf2.xlarge" in meta["scenario.configs[inf2]"][1]
+    assert "ecobench_version" not in meta  # the same in both
+    assert compare(a, a).meta == [] and all(r.values["energy_kwh"][2] == 0 for r in compare(a, a).rows)
+
+
+def test_change_pct_and_money_format() -> None:
+    assert change_pct(10.0, 5.0) == -50.0 and change_pct(-2.0, -1.0) == 50.0
+    assert change_pct(0.0, 0.0) == 0.0 and change_pct(0.0, 1.0) is None and change_pct(None, 1.0) is None
+    assert value("cost_usd", 1.234e-5) == "0.00001234" and value("cost_usd", 400000.0) == "400,000"
+    assert "e" not in value("cost_usd_per_million_output_tokens", 3e-7)
+
+
+def test_terminal_fits_the_width(runs: tuple[Path, Path]) -> None:
+    c = compare(*(load(p) for p in runs))
+    for width in (60, 100, 250):
+        text = terminal(c, width)
+        table = text.split("\n\n")[1].splitlines()
+        assert max(len(line) for line in table if not line.startswith("not shown")) <= width
+        assert "e+" not in text
+    assert "not shown at this width" in terminal(c, 60) and "energy_kwh" in terminal(c, 60)
+    assert "not shown" not in terminal(c, 400)
+    assert "1 configuration(s) only in B (added), 1 only in A (removed)" in terminal(c, 100)
+
+
+def test_cli_markdown_is_a_table(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = runs
+    assert main(["compare", str(a), str(b), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    table = [line for line in out.splitlines() if line.startswith("|")]
+    header = table[0]
+    assert all(line.endswith("|") for line in table)
+    cells = header.count(" | ") + 1
+    rows = table[2:2 + 3]
+    assert set(table[1].strip("|").split("|")) <= {"---", "---:"} and table[1].count("|") == cells + 1
+    assert [r.split(" | ")[0] for r in rows] == ["| inf1 (removed)", "| gpu", "| inf2 (added)"]
+    assert all(r.count(" | ") + 1 == cells for r in rows)
+    assert "| scenario.region | us-east-1 | eu-north-1 |" in out
+
+
+def test_cli_writes_html_and_markdown_once(runs: tuple[Path, Path], tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = runs
+    page, md = tmp_path / "c.html", tmp_path / "c.md"
+    assert main(["compare", str(a), str(b), "--html", str(page), "--out", str(md)]) == 0
+    html = page.read_text()
+    assert "<style>" in html and "eu-north-1" in html and "inf2" in html and "<script" not in html
+    assert md.read_text().startswith("A: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.html", "c.md"]  # no temporary file left
+    capsys.readouterr()
+    page.write_text("kept")
+    assert main(["compare", str(a), str(b), "--html", str(page)]) == 2
+    assert "already exists" in capsys.readouterr().err and page.read_text() == "kept"
+    assert main(["compare", str(a), str(b), "--html", str(page), "--force"]) == 0
+    assert page.read_text() != "kept"
+
+
+def test_html_is_escaped(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    a, b = (load(p) for p in runs)
+    b["rows"][0]["config_id"] = "<b>x</b>"
+    from ecobench.reports.compare import html
+
+    page = html(compare(a, b, "A<script>", "B"))
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt;" in page and "A<script>" not in page
+
+
+@pytest.mark.parametrize("bad", [
+    "missing", "{not json", json.dumps({"rows": "x"}), json.dumps({"rows": [{"energy_kwh": 1}]}),
+    json.dumps({"rows": [{"config_id": "a"}, {"config_id": "a"}]})])
+def test_bad_input_exits_2(runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                           bad: str) -> None:
+    f = tmp_path / "results.json"
+    if bad != "missing":
+        f.write_text(bad)
+    assert main(["compare", str(runs[0]), str(f)]) == 2
+    err = capsys.readouterr().err
+    assert str(f) in err or str(tmp_path) in err
+    assert "Traceback" not in err and err.count("\n") == 1
+
+
+def test_a_folder_of_runs_names_the_newest(tmp_path, capsys):
+    from ecobench.cli import main
+
+    scenario = Path(__file__).resolve().parents[2] / "scenarios" / "layoutlm_realtime.yaml"
+    assert main(["run", str(scenario), "-q", "--results", str(tmp_path)]) == 0
+    capsys.readouterr()
+    folder = tmp_path / "layoutlm_realtime"
+    run = next(folder.iterdir())
+    assert main(["compare", str(folder), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "a folder of 1 runs, not a run" in err and str(run) in err

@@ -1,0 +1,129 @@
+"""The regression gate: modelled changes compared exactly, measured ones tested statistically."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import yaml
+
+from ecobench.cli import main
+from ecobench.gate.check import Rule, Threshold, parse_rule, welch_regression
+from ecobench.measure.defaults import DEFAULT_REPETITIONS
+from tests.conftest import SCENARIOS
+
+
+def _run(tmp_path, name, scenario_file, mutate=None):
+    s = yaml.safe_load((SCENARIOS / scenario_file).read_text())
+    if mutate:
+        mutate(s)
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(yaml.safe_dump(s))
+    out = tmp_path / name
+    assert main(["run", str(f), "-q", "--out", str(out)]) == 0
+    return out
+
+
+def test_unchanged_scenario_passes_and_bigger_model_fails(tmp_path, capsys):
+    base = _run(tmp_path, "base", "small_encoder_pretrain.yaml")
+    same = _run(tmp_path, "same", "small_encoder_pretrain.yaml")
+    bigger = _run(tmp_path, "bigger", "small_encoder_pretrain.yaml",
+                  lambda s: s["workload"]["architecture"].update(layers=7))
+    longer = _run(tmp_path, "longer", "layoutlm_realtime.yaml")  # 512 tokens
+    lbase = _run(tmp_path, "lbase", "layoutlm_realtime.yaml",
+                 lambda s: s["workload"]["inference"].update(seq_len=448))
+    assert main(["baseline", str(base), "--to", str(tmp_path / "b.json")]) == 0
+    assert main(["check", str(same), "--baseline", str(tmp_path / "b.json")]) == 0
+    assert main(["check", str(same), "--baseline", str(base)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(bigger), "--baseline", str(tmp_path / "b.json"),
+                 "--markdown", str(tmp_path / "v.md"), "--junit", str(tmp_path / "v.xml")]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and "energy_kwh:+5%" in out
+    assert "regression" in (tmp_path / "v.md").read_text()
+    suite = ET.parse(tmp_path / "v.xml").getroot()
+    assert int(suite.get("failures")) >= 1
+    # a longer sequence raises energy per million inferences
+    assert main(["check", str(longer), "--baseline", str(lbase),
+                 "--fail-on", "energy_kwh_per_million:+5%"]) == 1
+
+
+def test_github_step_summary_is_appended(tmp_path, monkeypatch):
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    assert main(["check", str(run), "--baseline", str(run)]) == 0
+    assert "no regression" in summary.read_text()
+
+
+def test_bad_inputs_exit_2(tmp_path, capsys):
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    other = _run(tmp_path, "o", "bert_large_pretrain.yaml")
+    assert main(["check", str(tmp_path / "missing"), "--baseline", str(run)]) == 2
+    assert "no such run directory" in capsys.readouterr().err
+    assert main(["check", str(run), "--baseline", str(run), "--fail-on", "energy_kwhh:+5%"]) == 2
+    assert "unknown metric 'energy_kwhh'" in capsys.readouterr().err
+    assert main(["check", str(run), "--baseline", str(run), "--fail-on", "energy_kwh=5"]) == 2
+    assert "unknown operator '=5'; allowed: METRIC:+PCT%" in capsys.readouterr().err
+    assert main(["check", str(run), "--baseline", str(other)]) == 2
+    assert "is of scenario 'bert_large_pretrain'" in capsys.readouterr().err
+    fewer = _run(tmp_path, "f", "layoutlm_realtime.yaml",
+                 lambda s: s.update(configs=[c for c in s["configs"] if c["id"] == s["baseline"]]))
+    assert main(["check", str(run), "--baseline", str(fewer)]) == 0  # added ones are not gated
+    assert "added, not gated" in capsys.readouterr().out
+    assert main(["baseline", str(run), "--to", str(tmp_path / "b.json")]) == 0
+    assert main(["baseline", str(run), "--to", str(tmp_path / "b.json")]) == 2
+
+
+def test_warns_when_baseline_from_other_machine(tmp_path, capsys):
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    doc = json.loads((run / "results.json").read_text())
+    doc["machine"]["node"] = "elsewhere"
+    doc["catalog_version"] = "2020-01-01"
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    assert main(["check", str(run), "--baseline", str(tmp_path / "b.json")]) == 0
+    err = capsys.readouterr().err
+    assert "machine differs" in err and "catalog version differs" in err
+
+
+def test_rule_parsing():
+    assert parse_rule("energy_kwh:+5%") == Rule("energy_kwh", 5.0, True)
+    assert parse_rule("throughput_per_instance_per_s:-2.5") == Rule(
+        "throughput_per_instance_per_s", 2.5, False)
+    assert parse_rule("ttft_p99_ms<1000") == Threshold("ttft_p99_ms", "<", 1000.0)
+    assert parse_rule(" energy_kwh > 2.5e2 ") == Threshold("energy_kwh", ">", 250.0)
+
+
+def _rates(true_change, trials=200, cv=0.05, n=DEFAULT_REPETITIONS, seed=1234):
+    rng = np.random.default_rng(seed)
+    rule = parse_rule("energy_kwh:+5%")
+    fails = 0
+    for _ in range(trials):
+        base = rng.normal(1.0, cv, n)
+        cur = rng.normal(1.0 + true_change, cv * (1.0 + true_change), n)
+        fails += welch_regression(list(base), list(cur), rule)[2]
+    return fails / trials
+
+
+def test_noise_alone_rarely_fails_and_real_regression_is_caught():
+    """200 seeded trials, 5% coefficient of variation, the default repetition count."""
+    assert _rates(0.0) < 0.05
+    assert _rates(0.10) > 0.90
+
+
+def test_measured_rows_use_the_test(tmp_path, capsys):
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    doc = json.loads((run / "results.json").read_text())
+    rng = np.random.default_rng(7)
+    base = json.loads(json.dumps(doc))
+    for d, scale in ((base, 1.0), (doc, 1.10)):
+        for row in d["rows"]:
+            samples = list(row["energy_kwh"] * scale * rng.normal(1, 0.05, DEFAULT_REPETITIONS))
+            row["samples"] = {"energy_kwh": samples}
+            row["energy_kwh"] = float(np.mean(samples))
+    (tmp_path / "b.json").write_text(json.dumps(base))
+    (tmp_path / "cur").mkdir()
+    (tmp_path / "cur" / "results.json").write_text(json.dumps(doc))
+    code = main(["check", str(tmp_path / "cur"), "--baseline", str(tmp_path / "b.json")])
+    out = capsys.readouterr().out
+    assert "welch" in out
+    assert code == 1

@@ -1,0 +1,181 @@
+"""The gate across change: configurations added or removed are listed, not gated; absolute limits;
+the summary and JUnit file on every outcome (bad input included); the github-action-benchmark export."""
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from ecobench.cli import main
+from ecobench.gate.check import ALLOWED_FORMS, Threshold, benchmark_action, parse_rule
+from ecobench.gate.files import read_gate_doc
+from tests.conftest import SCENARIOS
+
+
+@pytest.fixture(scope="module")
+def chat_run(tmp_path_factory):
+    """One serving run (six configurations, TTFT/TPOT columns), written once for the module."""
+    out = tmp_path_factory.mktemp("chat") / "run"
+    assert main(["run", str(SCENARIOS / "llama3_8b_chat.yaml"), "-q", "--out", str(out)]) == 0
+    return out
+
+
+def _variant(tmp_path, run, name, mutate):
+    doc = json.loads((run / "results.json").read_text())
+    mutate(doc)
+    d = tmp_path / name
+    d.mkdir()
+    (d / "results.json").write_text(json.dumps(doc))
+    return d
+
+
+def _drop(*ids):
+    return lambda d: d.update(rows=[r for r in d["rows"] if r["config_id"] not in ids])
+
+
+def _scale(cid, metric, factor):
+    def mutate(d):
+        for r in d["rows"]:
+            if r["config_id"] == cid:
+                r[metric] *= factor
+    return mutate
+
+
+def _outputs(tmp_path):
+    return ["--markdown", str(tmp_path / "v.md"), "--junit", str(tmp_path / "v.xml")]
+
+
+def test_added_and_removed_configurations_are_listed_not_gated(tmp_path, capsys, chat_run):
+    base = _variant(tmp_path, chat_run, "base", _drop("p5"))  # the run adds p5
+    cur = _variant(tmp_path, chat_run, "cur", _drop("g6e"))  # ... and removes g6e
+    assert main(["check", str(cur), "--baseline", str(base), *_outputs(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "added, not gated" in out and ": p5" in out and "removed since the baseline, not gated: g6e" in out
+    assert "in 4 check(s) of 4 configuration(s) in both runs; 1 added, 1 removed (not gated)" in out
+    md = (tmp_path / "v.md").read_text()
+    assert "✅" in md and "p5" in md and "g6e" in md and "not gated" in md
+    suite = ET.parse(tmp_path / "v.xml").getroot()
+    assert (suite.get("tests"), suite.get("skipped"), suite.get("failures")) == ("6", "2", "0")
+    skipped = {c.get("classname") for c in suite if c.find("skipped") is not None}
+    assert skipped == {"ecobench.p5", "ecobench.g6e"}
+
+
+def test_a_gated_regression_still_fails_beside_an_added_configuration(tmp_path, capsys, chat_run):
+    base = _variant(tmp_path, chat_run, "base", _drop("p5"))
+    cur = _variant(tmp_path, chat_run, "cur", _scale("trn1", "energy_kwh", 1.2))
+    assert main(["check", str(cur), "--baseline", str(base)]) == 1
+    out = capsys.readouterr().out
+    assert "1 regression(s)" in out and "p5" in out
+
+
+def test_an_added_configuration_that_would_regress_is_not_gated(tmp_path, chat_run):
+    base = _variant(tmp_path, chat_run, "base", _drop("p5"))
+    cur = _variant(tmp_path, chat_run, "cur", _scale("p5", "energy_kwh", 100.0))
+    assert main(["check", str(cur), "--baseline", str(base), "--fail-on", "energy_kwh<0.000001"]) == 1
+    assert main(["check", str(cur), "--baseline", str(base)]) == 0
+
+
+def test_no_configuration_in_common_is_bad_input(tmp_path, capsys, chat_run):
+    base = _variant(tmp_path, chat_run, "base", _drop("inf2", "inf2_int8", "trn1"))
+    cur = _variant(tmp_path, chat_run, "cur", _drop("trn2", "g6e", "p5"))
+    assert main(["check", str(cur), "--baseline", str(base)]) == 2
+    assert "no configuration in both, nothing to gate" in capsys.readouterr().err
+
+
+def test_absolute_limits(tmp_path, capsys, chat_run):
+    doc = read_gate_doc(chat_run, "run")
+    worst = max(r["ttft_p99_ms"] for r in doc.rows.values())
+    best = min(r["ttft_p99_ms"] for r in doc.rows.values())
+    run = str(chat_run)
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms<{worst * 1.01}"]) == 0
+    capsys.readouterr()
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms<{worst}",
+                 *_outputs(tmp_path)]) == 1  # at the limit fails: it must stay below
+    out = capsys.readouterr().out
+    assert "absolute limit (< " in out and "1 regression(s)" in out
+    failure = ET.parse(tmp_path / "v.xml").getroot().find("testcase/failure")
+    assert "outside the limit ttft_p99_ms<" in failure.get("message")
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms>{best * 0.99}"]) == 0
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms>{best}"]) == 1
+    # beside a relative rule, in the same check
+    assert main(["check", run, "--baseline", run, "--fail-on", "energy_kwh:+5%",
+                 "--fail-on", "energy_kwh<1e12"]) == 0
+    assert Threshold("x", "<", 5.0).fails(5.0) and not Threshold("x", ">", 5.0).fails(6.0)
+
+
+@pytest.mark.parametrize("rule,expect", [
+    ("energy_kwh=5", "unknown operator '=5'"), ("energy_kwh<=5", "unknown operator '<=5'"),
+    ("energy_kwh>=5", "unknown operator '>=5'"), ("energy_kwh~5", "unknown operator '~5'"),
+    ("energy_kwh<five", "unknown operator '<five'"), ("energy_kwh<1e999", "not a finite number"),
+    ("Energy", "not a rule"), ("", "not a rule")])
+def test_unknown_operator_is_one_line_listing_the_allowed_forms(tmp_path, capsys, chat_run, rule, expect):
+    assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", rule]) == 2
+    err = capsys.readouterr().err
+    assert expect in err and ALLOWED_FORMS in err and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_unknown_metric_in_a_limit_is_one_line_listing_the_metrics(tmp_path, capsys, chat_run):
+    assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", "ttft_p999_ms<5"]) == 2
+    err = capsys.readouterr().err
+    assert "unknown metric 'ttft_p999_ms' (did you mean 'ttft_p99_ms'?)" in err
+    assert "energy_kwh, " in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["--fail-on", "energy_kwh=5"], "unknown operator"),
+    (["--fail-on", "nope<5"], "unknown metric 'nope'"),
+    (["--export", "csv", "x.json"], "--export 'csv': unknown format"),
+    (["--baseline-missing"], "no such run directory"),
+])
+def test_bad_input_still_writes_the_summary_and_a_junit_error(tmp_path, capsys, monkeypatch, chat_run,
+                                                             args, expect):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    baseline = str(tmp_path / "missing") if args == ["--baseline-missing"] else str(chat_run)
+    extra = [] if args == ["--baseline-missing"] else args
+    code = main(["check", str(chat_run), "--baseline", baseline, *extra, *_outputs(tmp_path)])
+    assert code == 2
+    assert expect in capsys.readouterr().err
+    for md in (summary.read_text(), (tmp_path / "v.md").read_text()):
+        assert "not gated (exit 2)" in md and expect in md.replace("\\", "")
+    suite = ET.parse(tmp_path / "v.xml").getroot()
+    assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("1", "1", "0")
+    assert expect in suite.find("testcase/error").get("message")
+
+
+def test_the_error_summary_carries_no_markup(tmp_path, capsys, chat_run):
+    evil = "x<img src=y>![a](http://e/x.png)"
+    assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", evil,
+                 *_outputs(tmp_path)]) == 2
+    md = (tmp_path / "v.md").read_text()
+    assert "<img" not in md and "](http" not in md
+    ET.parse(tmp_path / "v.xml")
+
+
+def test_export_benchmark_action(tmp_path, capsys, chat_run):
+    base = _variant(tmp_path, chat_run, "base", _drop("p5"))
+    small, big = tmp_path / "small.json", tmp_path / "big.json"
+    assert main(["check", str(chat_run), "--baseline", str(base), "--fail-on", "energy_kwh:+5%",
+                 "--fail-on", "ttft_p99_ms<100000", "--fail-on", "throughput_per_instance_per_s:-5%",
+                 "--export", "benchmark-action", str(small),
+                 "--export", "benchmark-action-bigger", str(big)]) == 0
+    doc = read_gate_doc(chat_run, "run")
+    entries = json.loads(small.read_text())
+    assert isinstance(entries, list) and len(entries) == 2 * 6  # p5 (added) starts its history too
+    assert all(set(e) >= {"name", "unit", "value"} for e in entries)
+    by_name = {e["name"]: e for e in entries}
+    assert by_name["p5 energy_kwh"] == {**by_name["p5 energy_kwh"], "unit": "kWh",
+                                        "value": doc.rows["p5"]["energy_kwh"]}
+    assert by_name["g6e ttft_p99_ms"]["unit"] == "ms"
+    bigger = json.loads(big.read_text())
+    assert [e["name"] for e in bigger] == [f"{c} throughput_per_instance_per_s" for c in doc.rows]
+    assert benchmark_action(doc, [parse_rule("energy_kwh:-5%")]) == []
+
+
+def test_export_is_written_on_a_regression(tmp_path, chat_run):
+    cur = _variant(tmp_path, chat_run, "cur", _scale("trn1", "energy_kwh", 1.2))
+    out = tmp_path / "bench.json"
+    assert main(["check", str(cur), "--baseline", str(chat_run),
+                 "--export", "benchmark-action", str(out)]) == 1
+    assert len(json.loads(out.read_text())) == 6

@@ -1,0 +1,127 @@
+"""Run directories and written files: ordinary permissions, nothing left behind, stale leftovers
+swept, and a read-only or full disk reported with exit 4 rather than a traceback."""
+
+import errno
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ecobench.cli import main
+from ecobench.errors import OutputError
+from ecobench.io.rundir import _host_tag, atomic_dir, sweep_stale, write_text_atomic
+from tests.conftest import SCENARIOS
+
+LAYOUTLM = str(SCENARIOS / "layoutlm_realtime.yaml")
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def _leftovers(folder):
+    return [p.name for p in folder.rglob(".*tmp*")]
+
+
+def test_run_directory_and_files_get_ordinary_permissions(tmp_path, umask_022):
+    assert main(["run", LAYOUTLM, "-q", "--out", str(tmp_path / "r")]) == 0
+    assert stat.S_IMODE((tmp_path / "r").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "r" / "results.json").stat().st_mode) == 0o644
+    write_text_atomic(tmp_path / "f.md", "x")
+    assert stat.S_IMODE((tmp_path / "f.md").stat().st_mode) == 0o644
+
+
+def test_writer_removes_its_temporary_file_on_failure(tmp_path, monkeypatch):
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OutputError, match="disk full"):
+        write_text_atomic(tmp_path / "out.xml", "<x/>")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_read_only_results_folder_is_exit_4(tmp_path, monkeypatch, capsys):
+    def read_only(path, mode=0o777):
+        raise OSError(errno.EROFS, "Read-only file system", str(path))
+
+    monkeypatch.setattr(os, "mkdir", read_only)
+    code = main(["run", LAYOUTLM, "-q", "--results", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 4 and "read-only file system" in err and "Traceback" not in err
+
+
+def _limit_file_size():
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
+    resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_FSIZE as a stand-in for a full disk")
+def test_full_disk_is_exit_4_and_leaves_nothing(tmp_path):
+    """A real write failure: the file-size limit makes every write past 2 KiB fail, as a full disk
+    would (results.json and report.html are larger)."""
+    proc = subprocess.run([sys.executable, "-m", "ecobench", "run", LAYOUTLM, "-q", "--results",
+                           str(tmp_path / "res")], capture_output=True, text=True, timeout=120,
+                          preexec_fn=_limit_file_size)
+    assert proc.returncode == 4, proc.stderr
+    assert "cannot write" in proc.stderr and "Traceback" not in proc.stderr
+    assert list((tmp_path / "res" / "layoutlm_realtime").iterdir()) == []
+
+
+def _dead_pid():
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_stale_temporary_run_directory_is_swept_by_the_next_run(tmp_path, capsys):
+    folder = tmp_path / "layoutlm_realtime"
+    stale = folder / f".20260101T000000Z-abcdef.tmp-{_host_tag()}-{_dead_pid()}-123abc"
+    stale.mkdir(parents=True)
+    (stale / "results.json").write_text("{}")
+    assert main(["run", LAYOUTLM, "-q", "--results", str(tmp_path)]) == 0
+    assert not stale.exists()
+    assert "swept stale temporary" in capsys.readouterr().err
+    assert _leftovers(folder) == []
+
+
+def test_running_or_foreign_or_unknown_leftovers_are_reported_not_swept(tmp_path):
+    live = tmp_path / f".r1.tmp-{_host_tag()}-{os.getppid()}-aaaaaa"
+    foreign = tmp_path / f".r2.tmp-00000000-{_dead_pid()}-bbbbbb"
+    young = tmp_path / ".r3.tmp-abc_1234"
+    old = tmp_path / ".r4.tmp-xyz_9876"
+    for d in (live, foreign, young, old):
+        d.mkdir()
+    day_ago = time.time() - 2 * 24 * 3600
+    os.utime(old, (day_ago, day_ago))
+    notes = "\n".join(sweep_stale(tmp_path))
+    assert live.exists() and "still running" in notes
+    assert foreign.exists() and "another host" in notes
+    assert young.exists() and "unknown owner" in notes
+    assert not old.exists() and "swept stale temporary .r4" in notes
+
+
+def test_atomic_dir_removes_the_temporary_directory_on_error(tmp_path):
+    with pytest.raises(RuntimeError), atomic_dir(tmp_path / "run") as tmp:
+        (tmp / "a").write_text("partial")
+        raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_passing_gate_stays_0_when_its_outputs_cannot_be_written(tmp_path, capsys):
+    run = tmp_path / "r"
+    assert main(["run", LAYOUTLM, "-q", "--out", str(run)]) == 0
+    missing = tmp_path / "no" / "such" / "dir"
+    code = main(["check", str(run), "--baseline", str(run), "--junit", str(missing / "j.xml"),
+                 "--markdown", str(missing / "v.md")])
+    captured = capsys.readouterr()
+    assert code == 0 and "no regression" in captured.out
+    assert "cannot write" in captured.err and "the verdict stands" in captured.err

@@ -1,0 +1,159 @@
+"""Scenario input bounds: every number finite and in its documented range; strict, capped YAML.
+
+Each case here was a crash (traceback), a hang or a silent acceptance before the bounds existed.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from ecobench.cli import main
+from ecobench.io.yamlio import MAX_YAML_BYTES
+from ecobench.scenario.bounds import RANGES
+from tests.conftest import ROOT
+
+
+def _write(tmp_path, data, name="s.yaml"):
+    f = tmp_path / name
+    f.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return f
+
+
+def _rejected(tmp_path, capsys, data, *expect):
+    f = _write(tmp_path, data)
+    code = main(["run", str(f), "-q", "--results", str(tmp_path / "res")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "Traceback" not in err and str(f) in err
+    for e in expect:
+        assert e in err, err
+    assert not (tmp_path / "res").exists()
+    return err
+
+
+def _set(d, path, value):
+    *head, last = path
+    for k in head:
+        d = d[k]
+    d[last] = value
+
+
+TRAINING = {"schema_version": 1, "name": "t",
+            "workload": {"architecture": {"layers": 2, "hidden_size": 64, "heads": 2,
+                                          "intermediate_size": 256},
+                         "training": {"total_sequences": 1000, "phases": [{"seq_len": 64, "fraction": 1}]}},
+            "configs": [{"id": "a", "instance_type": "trn1.2xlarge", "precision": "bf16", "instances": 1}],
+            "baseline": "a"}
+
+INFERENCE_FIELDS = [("workload", "inference", "rate_per_h"), ("workload", "inference", "horizon_h"),
+                    ("workload", "inference", "max_utilization"), ("pue",),
+                    ("configs", 0, "price_usd_per_h"), ("configs", 0, "measured_throughput_per_s"),
+                    ("configs", 0, "host_cpu_utilization"), ("measurement", "warmup_s"),
+                    ("measurement", "min_window_s"), ("measurement", "gemm_s")]
+ZERO_ALLOWED = {"warmup_s", "gemm_s"}
+
+
+EXTREMES = [float("inf"), float("-inf"), float("nan"), 1e308, 5e-324, -1.0]
+# 0 is in range for these two, and a denormal is as harmless as 0
+CASES = [(p, v) for p in INFERENCE_FIELDS for v in EXTREMES if not (v == 5e-324 and p[-1] in ZERO_ALLOWED)]
+
+
+@pytest.mark.parametrize("path,value", CASES, ids=[f"{p[-1]}={v!r}" for p, v in CASES])
+def test_non_finite_and_out_of_range_floats_are_bad_input(tmp_path, capsys, scenario_dict, path, value):
+    scenario_dict.setdefault("measurement", {})
+    _set(scenario_dict, path, value)
+    field = ".".join(str(p) if isinstance(p, str) else f"[{p}]" for p in path).replace(".[", "[")
+    _rejected(tmp_path, capsys, scenario_dict, field)
+
+
+@pytest.mark.parametrize("path,value", [
+    (("workload", "architecture", "layers"), 10_000_000),
+    (("workload", "architecture", "hidden_size"), 10**9),
+    (("workload", "training", "total_sequences"), 1e308),
+    (("workload", "training", "total_sequences"), float("inf")),
+    (("workload", "training", "phases", 0, "fraction"), 5e-324),
+    (("configs", 0, "instances"), 10**12),
+])
+def test_training_fields_out_of_range(tmp_path, capsys, path, value):
+    s = yaml.safe_load(yaml.safe_dump(TRAINING))
+    _set(s, path, value)
+    _rejected(tmp_path, capsys, s, path[-1])
+
+
+def test_yaml_infinity_literal_is_bad_input(tmp_path, capsys, scenario_dict):
+    text = yaml.safe_dump(scenario_dict).replace("rate_per_h: 100000", "rate_per_h: .inf")
+    assert ".inf" in text
+    _rejected(tmp_path, capsys, text, "workload.inference.rate_per_h", "finite")
+
+
+def test_warmup_infinity_is_bad_input_not_a_hang(tmp_path, capsys, scenario_dict):
+    scenario_dict["measurement"] = {"warmup_s": float("inf")}
+    _rejected(tmp_path, capsys, scenario_dict, "measurement.warmup_s")
+
+
+def test_idle_power_above_max_is_bad_input(tmp_path, capsys, scenario_dict):
+    scenario_dict["overrides"] = {"accelerator_power_w": {"inferentia": {"idle_w": 90, "max_w": 50}}}
+    _rejected(tmp_path, capsys, scenario_dict, "idle_w (90) must not exceed max_w (50)")
+
+
+@pytest.mark.parametrize("name", ["..", ".", ".hidden", "../escape", "a/b", "-rf", "x" * 101, "x" * 300])
+def test_name_cannot_leave_results_or_be_too_long(tmp_path, capsys, scenario_dict, name):
+    scenario_dict["name"] = name
+    _rejected(tmp_path, capsys, scenario_dict, "name")
+    assert list(tmp_path.iterdir()) == [tmp_path / "s.yaml"]
+
+
+def test_duplicate_key_is_bad_input(tmp_path, capsys, scenario_dict):
+    text = yaml.safe_dump(scenario_dict, sort_keys=False) + "baseline: a\n"
+    _rejected(tmp_path, capsys, text, "duplicate key 'baseline'")
+
+
+def test_deep_nesting_is_bad_input(tmp_path, capsys):
+    _rejected(tmp_path, capsys, "a: " + "[" * 500 + "]" * 500 + "\n", "nested more than")
+
+
+def test_alias_bomb_is_bad_input(tmp_path, capsys):
+    lines = ['a: &a ["x","x","x","x","x","x","x","x","x","x"]']
+    for prev, cur in zip("abcde", "bcdef", strict=True):
+        lines.append(f"{cur}: &{cur} [" + ",".join([f"*{prev}"] * 10) + "]")
+    _rejected(tmp_path, capsys, "\n".join(lines) + "\n", "once aliases are expanded")
+
+
+def test_oversized_file_is_bad_input(tmp_path, capsys, scenario_dict):
+    text = yaml.safe_dump(scenario_dict) + "#" * MAX_YAML_BYTES + "\n"
+    _rejected(tmp_path, capsys, text, "may be at most")
+
+
+def test_not_utf8_is_bad_input(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_bytes(b"name: \xff\xfe\n")
+    assert main(["run", str(f)]) == 2
+    assert "UTF-8" in capsys.readouterr().err
+
+
+def test_python_tags_are_refused(tmp_path, capsys):
+    _rejected(tmp_path, capsys, "!!python/object/apply:os.system ['true']\n", "invalid YAML")
+
+
+def test_directory_is_bad_input(tmp_path, capsys):
+    assert main(["run", str(tmp_path)]) == 2
+    assert "is a directory" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_fifo_is_refused_without_hanging(tmp_path):
+    fifo = tmp_path / "s.yaml"
+    os.mkfifo(fifo)
+    proc = subprocess.run([sys.executable, "-m", "ecobench", "run", str(fifo)], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert "FIFO" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_every_range_is_documented_in_the_readme():
+    readme = (ROOT / "README.md").read_text()
+    for r in RANGES:
+        assert f"| {r.what} | {r.low} | {r.high} | {r.unit} |" in readme, r

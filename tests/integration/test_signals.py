@@ -1,0 +1,134 @@
+"""SIGTERM is handled like Ctrl-C (clean up, exit 143), mid-measurement and mid-write; a closed
+stdout ends quietly; an unexpected error is one line and exit 3, never a traceback or exit 1."""
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+
+from ecobench.cli import main
+from tests.conftest import SCENARIOS
+
+LAYOUTLM = str(SCENARIOS / "layoutlm_realtime.yaml")
+
+
+_MID_WRITE = """
+import os, signal, sys, time
+import ecobench.runner as run_mod
+from ecobench.cli import entry
+real = run_mod.write_html
+SIG = getattr(signal, sys.argv[1])
+def signalled(doc, path):
+    real(doc, path)  # the directory is half written when the signal arrives
+    os.kill(os.getpid(), SIG)
+    time.sleep(5)  # the handler runs before this returns
+run_mod.write_html = signalled
+sys.argv = ["ecobench", "run", sys.argv[2], "--results", sys.argv[3]]
+entry()
+"""
+
+
+@pytest.mark.parametrize("sig,code,word", [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
+def test_signal_mid_write_removes_the_run_directory(tmp_path, sig, code, word):
+    p = subprocess.run([sys.executable, "-c", _MID_WRITE, sig, LAYOUTLM, str(tmp_path)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == code, p.stderr
+    assert list((tmp_path / "layoutlm_realtime").iterdir()) == []
+    assert word in p.stderr and "nothing was written" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_main_leaves_the_callers_sigterm_handler_alone(monkeypatch):
+    import signal as sig_mod
+
+    seen = []
+
+    def probe(args):
+        seen.append(sig_mod.getsignal(sig_mod.SIGTERM))
+        return 0
+
+    monkeypatch.setattr("ecobench.cli.cmd_catalog", probe)
+    before = sig_mod.getsignal(sig_mod.SIGTERM)
+    main(["catalog"])
+    assert seen == [before]
+
+
+def _measured_scenario(tmp_path):
+    s = {"schema_version": 1, "name": "tiny",
+         "workload": {"architecture": {"layers": 2, "hidden_size": 64, "heads": 2, "intermediate_size": 128,
+                                       "vocab_size": 500, "max_position_embeddings": 64},
+                      "inference": {"rate_per_h": 3600, "seq_len": 32, "batch_size": 2}},
+         "configs": [{"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu"}],
+         "baseline": "h",
+         "measurement": {"warmup_s": 0.1, "min_window_s": 0.5, "repetitions": 200, "gemm_s": 0,
+                         "track_energy": True}}
+    f = tmp_path / "tiny.yaml"
+    f.write_text(yaml.safe_dump(s))
+    return f
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_signal_mid_measurement_exits_cleanly(tmp_path, sig, code):
+    pytest.importorskip("torch")
+    f = _measured_scenario(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "ecobench", "run", str(f), "--results",
+                             str(tmp_path / "res")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    seen = ""
+    deadline = time.monotonic() + 120
+    while "measuring" not in seen and time.monotonic() < deadline:
+        ch = proc.stderr.read(1)
+        if not ch:
+            break
+        seen += ch
+    assert "measuring" in seen, seen
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, seen + err
+    assert "Traceback" not in err and "nothing was written" in err
+    res = tmp_path / "res"
+    assert not res.exists() or [p for p in res.rglob("*")] in ([], [res / "tiny"])
+
+
+def test_closed_stdout_ends_quietly():
+    proc = subprocess.Popen([sys.executable, "-m", "ecobench", "catalog"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader went away, as `| head -1` does
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    proc.wait(timeout=60)
+    assert proc.returncode == 141 and err == ""
+
+
+def test_catalog_piped_to_head_has_no_traceback():
+    proc = subprocess.run(["bash", "-c", f"'{sys.executable}' -m ecobench catalog | head -1"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.startswith("catalog") and proc.stderr == ""
+
+
+def test_unexpected_error_is_one_line_exit_3_and_debug_shows_it(monkeypatch, capsys):
+    import ecobench.hardware.catalog as catalog
+
+    def broken():
+        raise AttributeError("'NoneType' object has no attribute 'get'")
+
+    monkeypatch.setattr(catalog, "load_catalog", broken)
+    assert main(["catalog"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: AttributeError" in err and "Traceback" not in err
+    assert main(["--debug", "catalog"]) == 3
+    assert "Traceback" in capsys.readouterr().err
+    assert main(["catalog", "--debug"]) == 3
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_error_messages_cannot_drive_the_terminal(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text('"\\e]0;pwned\\a\\e[31mred": 1\n')  # an unknown field whose name drives the terminal
+    assert main(["run", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert "unknown field" in err
+    assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
