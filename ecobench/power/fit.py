@@ -84,7 +84,9 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
             return None
         tensor = p.tensor or 1
         params = arch.params
-        flops = 2.0 * params * p.output_tokens_per_s / dev
+        # every output token carries its request's prefill: input / output prompt tokens per output token
+        prompt = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) / (p.output_tokens or 1)
+        flops = 2.0 * params * p.output_tokens_per_s * (1.0 + prompt) / dev
         replicas = max(1.0, dev / tensor)
         steps_per_s = p.output_tokens_per_s / replicas / p.batch
         context = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) + (p.output_tokens or 0) / 2
