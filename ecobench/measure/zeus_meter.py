@@ -99,13 +99,21 @@ def open_zeus(gpu_index: int) -> tuple[GpuMeter | None, str]:
         from zeus.monitor import ZeusMonitor
     except ImportError:
         return None, f"zeus is not installed ({GPU_EXTRA_HINT})"
-    from importlib.metadata import version
-
     try:
         monitor = ZeusMonitor(gpu_indices=[gpu_index], cpu_indices=[], approx_instant_energy=True,
                               sync_execution_with="torch")
         counter = bool(monitor.gpus.supports_get_total_energy_consumption(gpu_index))
     except Exception as exc:  # Zeus's NVML and device errors have no common base: said in the method
         return None, f"Zeus could not open GPU {gpu_index}: {type(exc).__name__}: {exc}"
-    return GpuMeter(monitor, method=ZEUS_COUNTER if counter else ZEUS_SAMPLED, version=version("zeus"),
+    return GpuMeter(monitor, method=ZEUS_COUNTER if counter else ZEUS_SAMPLED, version=_version("zeus"),
                     counter=counter), ""
+
+
+def _version(distribution: str) -> str:
+    """The installed distribution's version ('' when its metadata is missing)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return ""

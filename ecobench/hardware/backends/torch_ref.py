@@ -250,12 +250,18 @@ def energy_methods(tracker: Tracker, gpu: GpuMeter | None, note: str = "") -> tu
 @contextmanager
 def metered(tracker: Tracker, gpu: GpuMeter | None, name: str) -> Iterator[list[EnergySample]]:
     """Measure the block with codecarbon and, inside its task, ``gpu``'s window; the yielded list
-    receives one EnergySample, whose GPU energy is ``gpu``'s when given (codecarbon's is dropped)."""
+    receives one EnergySample, whose GPU energy is ``gpu``'s when given (codecarbon's is dropped):
+    the GPU's mean draw over its window, over the seconds codecarbon timed, so that every component
+    covers the same seconds (the two windows differ by the meters' own milliseconds)."""
     out: list[EnergySample] = []
     with tracker.task(name) as host, (gpu.window(name) if gpu else nullcontext([])) as dev:
         yield out
     sample = host[0]
-    out.append(dataclasses.replace(sample, gpu_kwh=dev[0].energy_kwh) if gpu else sample)
+    if gpu:
+        w = dev[0]
+        kwh = w.energy_kwh * (sample.duration_s / w.duration_s) if w.duration_s > 0 else w.energy_kwh
+        sample = dataclasses.replace(sample, gpu_kwh=kwh)
+    out.append(sample)
 
 
 def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: str,
