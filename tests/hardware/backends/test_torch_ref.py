@@ -178,6 +178,17 @@ def test_replayed_zeus_windows_are_the_rows_gpu_energy():
     assert 60.0 < row.power_accelerator_w < 180.0  # weighted by the windows' lengths
 
 
+def test_zeus_is_asked_for_on_an_nvidia_gpu_only(monkeypatch):
+    import torch
+
+    from ecobench.hardware.backends.torch_ref import zeus_for
+
+    assert zeus_for("cpu") == (None, "")  # nothing to say on a CPU
+    monkeypatch.setattr(torch.version, "hip", "6.0", raising=False)
+    meter, why = zeus_for("cuda")
+    assert meter is None and "NVIDIA GPUs only" in why
+
+
 @pytest.mark.gpu
 def test_cuda_measurement_uses_zeus_or_nvml():
     import importlib.util
