@@ -5,7 +5,11 @@ otherwise models CPU power as TDP x load; RAM is always modelled. The tracker ru
 "process" mode, so the load model and the RAM model count this process only, not whatever else
 the machine runs; RAPL and NVML cannot be split by process and measure the whole package or
 device. The method is read back from the tracker's hardware objects and written out in words
-(``power_method``), with ``energy_provenance`` saying whether any of it came from a counter.
+(``power_method``), with ``energy_provenance`` saying whether any of it came from a counter, and
+``cpu_power_fallback`` whether codecarbon, finding no CPU energy counter (no RAPL on most VMs),
+fell back to modelling the CPU's power from its TDP (times the load, or a constant factor).
+When Zeus meters the GPU (``zeus_meter.py``), the GPU's part is replaced by Zeus's
+(:func:`describe`, :func:`provenance`).
 """
 
 from __future__ import annotations
@@ -32,14 +36,39 @@ class EnergySample:
         return self.cpu_kwh + self.ram_kwh + self.gpu_kwh
 
 
+Component = tuple[str, bool]  # (how one component's power is obtained, in words; from a counter)
+
 CPU_MODES = {
     "intel_rapl": "CPU power: RAPL counters (whole CPU package, other processes included)",
     "cpu_load": "CPU power: TDP × load model, no RAPL (this process's CPU time)",
     "constant": "CPU power: TDP × constant factor, no RAPL and no load data",
     "intel_power_gadget": "CPU power: Intel Power Gadget (whole package)",
     "apple_powermetrics": "CPU power: powermetrics (whole package)",
+    "windows_emi": "CPU power: Windows Energy Meter Interface (whole package)",
 }
-COUNTER_MODES = {"intel_rapl", "intel_power_gadget", "apple_powermetrics"}
+COUNTER_MODES = {"intel_rapl", "intel_power_gadget", "apple_powermetrics", "windows_emi"}
+GPU_PREFIX = "GPU power:"
+
+
+def describe(parts: list[Component]) -> str:
+    """Each component's method in words, ``; ``-separated."""
+    return "; ".join(text for text, _ in parts)
+
+
+def provenance(parts: list[Component]) -> str:
+    """'measured' when the compute power (CPU, GPU) came from counters, 'modelled' when none did,
+    'partly measured' otherwise. RAM is modelled in every case (said in the method)."""
+    compute = [counter for text, counter in parts if not text.startswith("RAM")]
+    if compute and all(compute):
+        return "measured"
+    return "partly measured" if any(compute) else "modelled"
+
+
+def codecarbon_version() -> str:
+    """The installed codecarbon's version."""
+    from importlib.metadata import version
+
+    return version("codecarbon")
 
 
 class Tracker:
@@ -59,7 +88,7 @@ class Tracker:
                 allow_multiple_runs=True)
             self._tracker.start()
 
-    def _components(self) -> list[tuple[str, bool]]:
+    def components(self) -> list[Component]:
         """(how each component's power is obtained, whether from a hardware counter)."""
         parts = []
         for hw in self._tracker._hardware:  # codecarbon exposes no public accessor for this
@@ -80,23 +109,24 @@ class Tracker:
     @property
     def power_method(self) -> str:
         """Each component's method in words, e.g. 'CPU power: TDP × load model, no RAPL (...)'."""
-        return "; ".join(text for text, _ in self._components())
+        return describe(self.components())
 
     @property
     def energy_provenance(self) -> str:
-        """'measured' when the compute power (CPU, GPU) came from counters, 'modelled' when none
-        did, 'partly measured' otherwise. RAM is modelled in every case (said in power_method)."""
-        compute = [counter for text, counter in self._components() if not text.startswith("RAM")]
-        if compute and all(compute):
-            return "measured"
-        return "partly measured" if any(compute) else "modelled"
+        """:func:`provenance` of the components."""
+        return provenance(self.components())
+
+    @property
+    def cpu_power_fallback(self) -> bool | None:
+        """True when codecarbon found no CPU energy counter (RAPL, Power Gadget, powermetrics,
+        Energy Meter) and models the CPU's power from its TDP; None when it tracks no CPU."""
+        modes = [getattr(hw, "_mode", None) for hw in self._tracker._hardware if type(hw).__name__ == "CPU"]
+        return None if not modes else not all(m in COUNTER_MODES for m in modes)
 
     @property
     def method(self) -> str:
         """codecarbon's version and the power method of each component."""
-        from importlib.metadata import version
-
-        return f"codecarbon {version('codecarbon')} ({self.power_method})"
+        return f"codecarbon {codecarbon_version()} ({self.power_method})"
 
     @contextmanager
     def task(self, name: str) -> Iterator[list[EnergySample]]:

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from ecobench.table import Columns
 
 def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
-    """What a reader must know about some rows: an empty cost (no sourced price) and a disagreement
-    between backends (``ecobench run`` prints them on stderr)."""
+    """What a reader must know about some rows: an empty cost (no sourced price), a disagreement
+    between backends, a missed deadline and a measured CPU power that codecarbon modelled for want of
+    a counter (``ecobench run`` prints them on stderr)."""
     out = []
     for row in rows:
         if math.isnan(row["price_usd_per_h"]):
@@ -35,6 +36,10 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: {row['instances']:g} instances take {row['duration_h']:.3g} h, "
                        f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): leave out "
                        "instances to have ecobench find the fewest that finish in time")
+        if row.get("cpu_power_fallback") is True:
+            out.append(f"{row['config_id']}: this host exposes no CPU energy counter (RAPL), so codecarbon "
+                       "modelled the CPU's power from its TDP (x load) instead of measuring it "
+                       "(cpu_power_fallback true; power_method says how)")
     return out
 
 

@@ -109,6 +109,9 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "measurement_method": ("", "measured: how throughput was measured (null when not measured)"),
     "power_method": ("", "measured: how power was measured"),
     "energy_provenance": ("", "measured: where the energy figure comes from"),
+    "cpu_power_fallback": ("", "measured: true when codecarbon found no CPU energy counter (no RAPL) and "
+                               "modelled the CPU's power from its TDP (x load); null when energy was not "
+                               "tracked"),
     "throughput_ci95_low": ("per s", "measured: 95% confidence interval of the throughput, low end"),
     "throughput_ci95_high": ("per s", "measured: 95% confidence interval of the throughput, high end"),
     "throughput_cv_pct": ("%", "measured: coefficient of variation of the repetitions"),
@@ -160,6 +163,7 @@ _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_para
 # JSON Schema type of each column that is not a number; every column may also be null (no figure).
 JSON_TYPES: dict[str, str] = ({c: "string" for c in _STRING} | {c: "integer" for c in _INTEGER}
                               | {"is_baseline": "boolean", "meets_deadline": "boolean", "pareto": "boolean",
+                                 "cpu_power_fallback": "boolean",
                                  "samples": "object", "engine_utilization": "object", "kernels": "array",
                                  "profile": "object"})
 

@@ -107,6 +107,7 @@ class Measurement:
     other_cpu_pct_during: float | None = None
     throughput_cv_pct: float | None = None
     warnings: tuple[str, ...] = ()  # why the measurement is not reproducible; empty when it is
+    cpu_power_fallback: bool | None = None  # codecarbon modelled the CPU's power (no RAPL counter)
 
 
 @dataclass(frozen=True)

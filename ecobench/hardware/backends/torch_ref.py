@@ -3,7 +3,9 @@ this host's CPU or GPU, and measure throughput and energy.
 
 Measurement discipline: warm-up, then ``repetitions`` windows each lasting at least
 ``min_window_s`` and ``min_batches``; the mean throughput with a 95% confidence interval (Student's
-t); energy per window through codecarbon, with the method it used recorded.
+t); energy per window through codecarbon, with the method it used recorded. On an NVIDIA GPU, with
+the ``gpu`` extra installed, Zeus meters the GPU over each window (NVML's energy counter,
+``measure/zeus_meter.py``) and codecarbon the CPU and RAM.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -22,8 +25,16 @@ from typing import Any
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.base import Capabilities, Job, Measurement, Performance, Utilization, register
 from ecobench.hardware.catalog import LOCAL_INSTANCE, Catalog, Instance
-from ecobench.measure.codecarbon_meter import EnergySample
+from ecobench.measure.codecarbon_meter import (
+    GPU_PREFIX,
+    EnergySample,
+    Tracker,
+    codecarbon_version,
+    describe,
+    provenance,
+)
 from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
+from ecobench.measure.zeus_meter import GpuMeter, open_zeus
 from ecobench.units import DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.version import DISTRIBUTION
 from ecobench.workloads.architecture import Architecture
@@ -207,13 +218,57 @@ class Windows:
     end_utc: str
     other_cpu_pct_before: float
     other_cpu_pct_during: float
+    cpu_power_fallback: bool | None = None  # codecarbon modelled the CPU (no RAPL); None: not tracked
+
+
+GpuMeterFactory = Callable[[str], tuple[GpuMeter | None, str]]
+
+
+def zeus_for(device: str) -> tuple[GpuMeter | None, str]:
+    """Zeus on the CUDA device PyTorch uses, or None and why not ('' off an NVIDIA GPU)."""
+    if device != "cuda":
+        return None, ""
+    torch, _ = require_torch()
+    if getattr(torch.version, "hip", None):
+        return None, "Zeus is used on NVIDIA GPUs only here (ROCm build)"
+    return open_zeus(torch.cuda.current_device())
+
+
+def energy_methods(tracker: Tracker, gpu: GpuMeter | None, note: str = "") -> tuple[str, str, str]:
+    """(method, power_method, energy_provenance) of codecarbon's components, the GPU's from
+    ``gpu`` (Zeus) when given; ``note`` says why Zeus is not used on a GPU."""
+    parts = tracker.components()
+    if gpu is None:
+        return tracker.method + (f" (Zeus not used: {note})" if note else ""), describe(parts), \
+            provenance(parts)
+    host = [p for p in parts if not p[0].startswith(GPU_PREFIX)]
+    method = (f"{gpu.description} for the GPU; codecarbon {codecarbon_version()} ({describe(host)}) "
+              "for the CPU and RAM")
+    return method, describe([*host, gpu.component]), provenance([*host, gpu.component])
+
+
+@contextmanager
+def metered(tracker: Tracker, gpu: GpuMeter | None, name: str) -> Iterator[list[EnergySample]]:
+    """Measure the block with codecarbon and, inside its task, ``gpu``'s window; the yielded list
+    receives one EnergySample, whose GPU energy is ``gpu``'s when given (codecarbon's is dropped):
+    the GPU's mean draw over its window, over the seconds codecarbon timed, so that every component
+    covers the same seconds (the two windows differ by the meters' own milliseconds)."""
+    out: list[EnergySample] = []
+    with tracker.task(name) as host, (gpu.window(name) if gpu else nullcontext([])) as dev:
+        yield out
+    sample = host[0]
+    if gpu:
+        w = dev[0]
+        kwh = w.energy_kwh * (sample.duration_s / w.duration_s) if w.duration_s > 0 else w.energy_kwh
+        sample = dataclasses.replace(sample, gpu_kwh=kwh)
+    out.append(sample)
 
 
 def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: str,
-            track_energy: bool, untracked_reason: str = "") -> Windows:
-    """Read the host's load, warm up, then measure ``spec.repetitions`` windows."""
-    from ecobench.measure.codecarbon_meter import Tracker
-
+            track_energy: bool, untracked_reason: str = "", gpu: GpuMeter | None = None,
+            gpu_note: str = "") -> Windows:
+    """Read the host's load, warm up, then measure ``spec.repetitions`` windows; ``gpu`` meters
+    the GPU of each window (``gpu_note``: why there is none on a GPU)."""
     before = probe_other_cpu_pct()
     t_end = time.perf_counter() + spec.warmup_s
     step()
@@ -221,7 +276,10 @@ def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: s
         step()
     tracker = Tracker() if track_energy else None
     reason = untracked_reason or "measurement.track_energy: false"
-    method = tracker.method if tracker else f"not tracked ({reason})"
+    if tracker:
+        method, power_method, energy_provenance = energy_methods(tracker, gpu, gpu_note)
+    else:
+        method, power_method, energy_provenance = f"not tracked ({reason})", None, None
     rates: list[float] = []
     energy: list[EnergySample] = []
     others: list[float] = []
@@ -231,7 +289,7 @@ def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: s
         for rep in range(spec.repetitions):
             clock = CpuClock.now()
             if tracker:
-                with tracker.task(f"rep{rep}") as got:
+                with metered(tracker, gpu, f"rep{rep}") as got:
                     rates.append(_window(step, samples_per_step, spec))
                 energy.append(got[0])
             else:
@@ -242,10 +300,8 @@ def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: s
         if tracker:
             tracker.close()
     end = datetime.now(UTC).isoformat(timespec="seconds")
-    return Windows(rates, energy if tracker else None, method,
-                   tracker.power_method if tracker else None,
-                   tracker.energy_provenance if tracker else None, start, end, before,
-                   statistics.fmean(others))
+    return Windows(rates, energy if tracker else None, method, power_method, energy_provenance, start, end,
+                   before, statistics.fmean(others), tracker.cpu_power_fallback if tracker else None)
 
 
 def _window(step: Callable[[], None], samples_per_step: int, spec: Any) -> float:
@@ -279,6 +335,11 @@ class ReferenceBackend:
     name = "reference"
     capabilities = Capabilities(sweepable=False, error_model=None, measures_host=True)
 
+    def __init__(self, gpu_meter: GpuMeterFactory = zeus_for) -> None:
+        """``gpu_meter(device)`` gives the GPU meter of a measurement (None: codecarbon's NVML
+        reading) and why there is none; tests pass one replaying recorded windows."""
+        self.gpu_meter = gpu_meter
+
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         torch, _ = require_torch()
         device = resolve_device(torch, job.device)
@@ -292,9 +353,10 @@ class ReferenceBackend:
         check_memory(job, device)
         step, per_step = make_step(job, device)
         depth = f"{job.layers} of {job.arch.layers} layers" if job.layers else f"{job.arch.layers} layers"
+        tracked = spec.track_energy and not projected
+        gpu, gpu_note = self.gpu_meter(device) if tracked else (None, "")
         w = measure(step, per_step, spec, f"{job.arch.name} {job.mode} {job.seq_len} tok ({depth}, {device})",
-                    spec.track_energy and not projected,
-                    "projection: power from the catalog model" if projected else "")
+                    tracked, "projection: power from the catalog model" if projected else "", gpu, gpu_note)
         flops = flops_per_sample(job.arch, job)
         # time ratio full depth / measured depth, by the workload model's FLOPs
         scale = (flops / flops_per_sample(dataclasses.replace(job.arch, layers=job.layers), job)
@@ -343,7 +405,8 @@ class ReferenceBackend:
                                  energy_provenance=w.energy_provenance if not projected else "modelled",
                                  other_cpu_pct_before=w.other_cpu_pct_before,
                                  other_cpu_pct_during=w.other_cpu_pct_during,
-                                 throughput_cv_pct=cv, warnings=warnings),
+                                 throughput_cv_pct=cv, warnings=warnings,
+                                 cpu_power_fallback=w.cpu_power_fallback if not projected else None),
         )
 
 

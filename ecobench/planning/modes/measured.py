@@ -35,6 +35,7 @@ def measurement_columns(perfs: list[Performance], mode: Replannable) -> dict[str
         "measurement_method": m.method,
         "power_method": m.power_method,
         "energy_provenance": m.energy_provenance,
+        "cpu_power_fallback": m.cpu_power_fallback,
         "throughput_ci95_low": m.ci95_low,
         "throughput_ci95_high": m.ci95_high,
         "throughput_cv_pct": max((x.throughput_cv_pct or 0.0) for x in measured),

@@ -35,9 +35,11 @@ def test_report_shows_measurement_warnings_and_power_method(scenario_dict):
                energy_provenance="modelled", throughput_ci95_low=1.0, throughput_ci95_high=2.0,
                repetitions=10, window_start_utc="a", window_end_utc="b", mfu=None, host_gemm_tflops=None,
                throughput_cv_pct=12.5, host_other_cpu_pct_before=40.0, host_other_cpu_pct_during=45.0,
-               measurement_warnings="other processes used 45% of the host's CPU while measuring")
+               measurement_warnings="other processes used 45% of the host's CPU while measuring",
+               cpu_power_fallback=True)
     html = render(doc)
     assert 'class="warning"' in html and "not reproducible on this host" in html
+    assert "exposes no CPU energy counter (RAPL)" in html
     assert "CPU power: TDP × load model, no RAPL" in html and "12.5%" in html and "40% / 45%" in html
 
 

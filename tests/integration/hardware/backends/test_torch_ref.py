@@ -41,7 +41,7 @@ def test_measured_row_has_ci_method_window_and_samples():
     assert len(row.samples["energy_kwh"]) == 3 and row.energy_kwh > 0
     assert 0 < row.mfu and row.host_gemm_tflops > 0
     assert row.power_cpu_w > 0
-    assert ("no RAPL" in row.power_method) == (row.energy_provenance == "modelled")
+    assert ("no RAPL" in row.power_method) == (row.energy_provenance == "modelled") == row.cpu_power_fallback
     assert row.host_other_cpu_pct_before >= 0 and row.throughput_cv_pct >= 0
 
 
@@ -156,8 +156,43 @@ def test_interrupt_mid_measurement_leaves_no_run_dir(tmp_path, monkeypatch, caps
     assert not (tmp_path / "res" / "tiny").exists() or not any((tmp_path / "res" / "tiny").iterdir())
 
 
+def test_replayed_zeus_windows_are_the_rows_gpu_energy():
+    """The Zeus path end to end without a GPU: a replayed monitor stands in for ZeusMonitor, and each
+    window's recorded GPU energy is that repetition's accelerator draw in the row's samples."""
+    from ecobench.hardware.backends.torch_ref import ReferenceBackend
+    from ecobench.measure.testing import ReplayZeusMonitor
+    from ecobench.measure.zeus_meter import GpuMeter
+
+    monitor = ReplayZeusMonitor([30.0, 60.0, 90.0], times_s=[0.5, 0.5, 0.5])
+    backend = ReferenceBackend(gpu_meter=lambda device: (GpuMeter(monitor, version="0.16.0"), ""))
+    s = _scenario([{"id": "host", "instance_type": "local", "backend": "reference", "device": "cpu"}])
+    row = evaluate(s, backends={"reference": backend}).iloc[0]
+    assert monitor.keys == ["rep0", "rep1", "rep2"]
+    zeus_part, codecarbon_part = row.measurement_method.split(" for the GPU; ")
+    assert zeus_part == "Zeus (NVML energy counter), zeus 0.16.0"
+    assert codecarbon_part.startswith("codecarbon ") and codecarbon_part.endswith(" for the CPU and RAM")
+    assert "GPU power: Zeus (NVML energy counter) (whole device)" in row.power_method
+    assert row.energy_provenance in ("measured", "partly measured")
+    # each window's draw is its recorded J / s (30, 60, 90 J over 0.5 s), however long it really ran
+    assert row.samples["power_accelerator_w"] == pytest.approx([60.0, 120.0, 180.0])
+    assert 60.0 < row.power_accelerator_w < 180.0  # weighted by the windows' lengths
+
+
+def test_zeus_is_asked_for_on_an_nvidia_gpu_only(monkeypatch):
+    import torch
+
+    from ecobench.hardware.backends.torch_ref import zeus_for
+
+    assert zeus_for("cpu") == (None, "")  # nothing to say on a CPU
+    monkeypatch.setattr(torch.version, "hip", "6.0", raising=False)
+    meter, why = zeus_for("cuda")
+    assert meter is None and "NVIDIA GPUs only" in why
+
+
 @pytest.mark.gpu
-def test_cuda_measurement_uses_nvml():
+def test_cuda_measurement_uses_zeus_or_nvml():
+    import importlib.util
+
     import torch
 
     if not torch.cuda.is_available():
@@ -165,4 +200,27 @@ def test_cuda_measurement_uses_nvml():
     s = _scenario([{"id": "g", "instance_type": "local", "backend": "reference", "device": "cuda",
                     "precision": "fp16"}])
     row = evaluate(s).iloc[0]
-    assert "GPU power: NVML" in row.measurement_method and row.power_accelerator_w > 0
+    if importlib.util.find_spec("zeus") is not None:
+        assert "Zeus (NVML energy counter)" in row.measurement_method
+        assert "GPU power: Zeus" in row.power_method and "NVML counters" not in row.power_method
+    else:
+        assert "GPU power: NVML" in row.measurement_method and "Zeus not used" in row.measurement_method
+    assert row.power_accelerator_w > 0 and all(w > 0 for w in row.samples["power_accelerator_w"])
+
+
+@pytest.mark.gpu
+def test_zeus_meters_a_cuda_window():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA GPU")
+    pytest.importorskip("zeus")
+    from ecobench.measure.zeus_meter import open_zeus
+
+    meter, why = open_zeus(torch.cuda.current_device())
+    assert meter is not None, why
+    a = torch.randn(4096, 4096, device="cuda")
+    with meter.window("matmul") as got:
+        for _ in range(50):
+            a @ a
+    assert got[0].duration_s > 0 and got[0].energy_j > 0
