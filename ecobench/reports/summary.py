@@ -27,6 +27,43 @@ BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "{energy}", "c
                    "{energy_change}", "cost_change_pct", "{co2_change}"]
 
 
+LATENCY_TARGETS = {  # mode -> (the workload's target field, the row's column, the name people use)
+    "serving": [("ttft_ms", "ttft_ms", "TTFT p50"), ("tpot_ms", "tpot_ms", "TPOT p50"),
+                ("ttft_p99_ms", "ttft_p99_ms", "TTFT p99"), ("tpot_p99_ms", "tpot_p99_ms", "TPOT p99")],
+    "inference": [("latency_ms_p99", "latency_p99_ms", "latency p99")],
+}
+
+
+def latency_targets(mode: str, spec: Any) -> list[dict[str, Any]]:
+    """The latency targets a workload sets: ``{'column', 'label', 'target_ms'}`` each (``spec`` is the
+    workload's serving or inference block, a model or a dict)."""
+    if spec is None:
+        return []
+    get = spec.get if isinstance(spec, dict) else (lambda k: getattr(spec, k, None))
+    return [{"column": col, "label": label, "target_ms": float(get(field))}
+            for field, col, label in LATENCY_TARGETS.get(mode, []) if get(field) is not None]
+
+
+def target_checks(row: dict[str, Any], targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each target against the row's latency: ``{'label', 'target_ms', 'value_ms', 'met'}`` (met None
+    where the row has no such latency)."""
+    out = []
+    for t in targets:
+        v = row.get(t["column"])
+        ok = None if v is None or v != v else bool(v <= t["target_ms"])
+        out.append({"label": t["label"], "target_ms": t["target_ms"], "value_ms": v, "met": ok})
+    return out
+
+
+def targets_cell(row: dict[str, Any], targets: list[dict[str, Any]]) -> str:
+    """'met 3/3' or 'MISSED TTFT p99' (the terminal's targets column)."""
+    checks = target_checks(row, targets)
+    missed = [c["label"] for c in checks if c["met"] is False]
+    if missed:
+        return "MISSED " + ", ".join(missed)
+    return f"met {sum(1 for c in checks if c['met'])}/{len(checks)}"
+
+
 def columns(template: list[str], scope: Any) -> list[str]:
     """Fill the scope's energy and CO2 columns into a column list."""
     names = {"energy": energy_column(scope), "co2": co2_column(scope),
