@@ -355,7 +355,7 @@ def parity_groups(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         counts = {v: sum(1 for c in cs if VERDICT[c["within_target"]] == v) for v in VERDICT.values()}
         out.append({"name": name, "chart": Markup(svg), "target": target, "count": len(cs),
                     "one_target": len(set(pcts)) == 1 and len(pcts) == len(cs),
-                    "off_log": len(cs) - len(logged), "counts": counts, "small": small,
+                    "off_log": len(cs) - len(logged), "counts": counts, "small": small, "checks": cs,
                     "listed": [dict(c, tag=tags.get(id(c), "–"), verdict=VERDICT[c["within_target"]])
                                for c in listed]})
     return out
@@ -369,8 +369,9 @@ def c_figure(cs: list[dict[str, Any]]) -> str:
 
 def render_validation(rows: list[dict[str, Any]]) -> str:
     """A validation page: the holdout summary per kind of point, parity plots (ecobench against
-    published, log-log, the target band shaded) with the points beside them marked ok or MISSED in
-    words, and the table of every figure."""
+    published, log-log, the target band shaded) in one collapsible group per kind of point, its
+    counts (MISSED among them) in the group's summary line, the worst points listed beside the plot
+    and every point in a table folded inside the group."""
     checks = [c for c in rows if c["mode"] != "holdout_summary"]
     summary = [c for c in rows if c["mode"] == "holdout_summary"]
     return _env().get_template("validation.html.j2").render(

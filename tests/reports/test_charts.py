@@ -216,7 +216,11 @@ def test_validation_page_draws_parity_plots_with_verdicts_in_words():
         assert svg.count('class="identity"') == 1 and svg.count('class="target-band"') == 1
     assert svgs[1].count('class="point missed"') == 4 and svgs[1].count('class="point ok"') == 36
     assert ">MISSED</td>" in html and ">ok</td>" in html
-    assert "40 points: 36 ok, 4 MISSED" in html
+    # one collapsible group per kind of point, its MISSED count in the summary line
+    summaries = re.findall(r"<details class=\"group\"[^>]*>\s*<summary>(.*?)</summary>", html, re.S)
+    assert len(summaries) == 2
+    assert '40 points: 36 ok, <span class="bad">4 MISSED</span>' in summaries[1]
+    assert "Every figure" not in html and html.count("<details") == 3  # the 40 points folded in their group
     assert "listed (–) but not plotted" in html  # the percentage-point figure
 
 
