@@ -22,6 +22,7 @@ GRID_COLOUR = "#e2e8f0"
 MISSED_COLOUR = "#b3261e"
 FONT_PX = 13  # every chart's text; with charts at most MAX_W wide, text stays >= 10 px at 400 px
 CHAR_W = 7.2  # average width of a 13 px system-ui character, for laying out labels
+DIGIT_W = 0.64 * FONT_PX  # a digit in the widest common fallback (DejaVu Sans), for spacing ticks
 MAX_W = 480  # widest chart (viewBox units): a 400 px screen scales it by about 0.79
 
 
@@ -161,7 +162,7 @@ def _x_axis(ax: _Axis, ticks: Sequence[float], y0: float, y1: float, title: str,
     out = [f'<line x1="{ax.p0:.1f}" y1="{y1:.1f}" x2="{ax.p1:.1f}" y2="{y1:.1f}" stroke="{AXIS_COLOUR}"/>']
     labels = tick_labels(ticks, money)
     gap = abs(ax.p1 - ax.p0) / max(len(ticks) - 1, 1)
-    every = math.ceil((CHAR_W * max(len(la) for la in labels) + 8) / gap) if gap > 0 else 1
+    every = math.ceil((DIGIT_W * max(len(la) for la in labels) + 12) / gap) if gap > 0 else 1
     for i, (t, label) in enumerate(zip(ticks, labels, strict=True)):
         x = ax(t)
         out += [f'<line x1="{x:.1f}" y1="{y0:.1f}" x2="{x:.1f}" y2="{y1:.1f}" stroke="{GRID_COLOUR}"/>',
@@ -425,7 +426,7 @@ def pareto_scatter(title: str, points: Sequence[Point], x_quantity: str, x_unit:
     bands exist. Log axes where an axis spreads over more than 10x. All points are labelled when
     there are few; otherwise only the front and the baseline."""
     pts = [p for p in points if _isnum(p.x) and _isnum(p.y)]
-    left, right, top, bottom = 74, 24, 52, 50
+    left, right, top, bottom = 74, 34, 52, 50
     pw, ph = width - left - right, height - top - bottom
     xs = [p.x for p in pts] + [v for p in pts for v in (_band(p, "x") or ())]
     ys = [p.y for p in pts] + [v for p in pts for v in (_band(p, "y") or ())]

@@ -56,6 +56,7 @@ def _env() -> jinja2.Environment:
     env.filters["num"] = charts.fmt_num  # three significant figures, never 1e+04
     env.filters["num4"] = lambda v: charts.fmt_num(v, digits=4)
     env.filters["links"] = linkify
+    env.filters["money"] = lambda v: charts.fmt_num(v, money=True)
     return env
 
 
