@@ -419,6 +419,14 @@ def _legend(entries: Sequence[tuple[str, str, str, str]], x: float, y: float) ->
     return out
 
 
+def _margins(ticks: Sequence[float], left: int, right: int) -> tuple[int, int]:
+    """Left and right margins wide enough for these ticks' labels: the y labels and the rotated axis
+    title on the left, half the last x label on the right."""
+    labels = tick_labels(ticks)
+    return (int(max(left, DIGIT_W * max(len(la) for la in labels) + 34)),
+            int(max(right, DIGIT_W * len(labels[-1]) / 2 + 6)))
+
+
 def pareto_scatter(title: str, points: Sequence[Point], x_quantity: str, x_unit: str, y_quantity: str,
                    y_unit: str, width: int = MAX_W, height: int = 400, max_labels: int = 12) -> str:
     """Cost against CO2 (or any two minimised objectives): every configuration a point, those on the
@@ -426,12 +434,14 @@ def pareto_scatter(title: str, points: Sequence[Point], x_quantity: str, x_unit:
     bands exist. Log axes where an axis spreads over more than 10x. All points are labelled when
     there are few; otherwise only the front and the baseline."""
     pts = [p for p in points if _isnum(p.x) and _isnum(p.y)]
-    left, right, top, bottom = 74, 34, 52, 50
-    pw, ph = width - left - right, height - top - bottom
     xs = [p.x for p in pts] + [v for p in pts for v in (_band(p, "x") or ())]
     ys = [p.y for p in pts] + [v for p in pts for v in (_band(p, "y") or ())]
     xs = [v for v in xs if v > 0] if min(xs, default=1) > 0 else xs
     ys = [v for v in ys if v > 0] if min(ys, default=1) > 0 else ys
+    left = _margins(_axis(ys, 0, 1)[1], 74, 34)[0]
+    right = _margins(_axis(xs, 0, 1)[1], 74, 34)[1]
+    top, bottom = 52, 50
+    pw, ph = width - left - right, height - top - bottom
     xa, xt = _axis(xs, left, left + pw)
     ya, yt = _axis(ys, top + ph, top)
     x_money = _is_money(x_unit)
@@ -493,10 +503,11 @@ def parity(title: str, points: Sequence[Point], target_pct: float | None, quanti
     tags = list(numbers) if numbers else [None] * len(points)
     keep = [i for i, p in enumerate(points) if _isnum(p.x) and _isnum(p.y) and p.x > 0 and p.y > 0]
     pts, tags = [points[i] for i in keep], [tags[i] for i in keep]
-    left, right, top, bottom = 70, 30, 52, 50
-    pw, ph = width - left - right, height - top - bottom
     vals = [v for p in pts for v in (p.x, p.y)] or [1.0, 10.0]
     lo, hi = min(vals) / 1.15, max(vals) * 1.15
+    left, right = _margins(_axis([lo, hi], 0, 1, log=True)[1], 70, 30)
+    top, bottom = 52, 50
+    pw, ph = width - left - right, height - top - bottom
     xa, ticks = _axis([lo, hi], left, left + pw, log=True)
     ya = _Axis(xa.lo, xa.hi, top + ph, top, True)
     out = _svg_open(width, height, title)
