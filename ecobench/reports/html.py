@@ -267,9 +267,9 @@ def band(r: dict[str, Any], key: str, fmt: str | None = None) -> str:
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
-    if fmt is None:
-        return f"90%: {charts.fmt_num(lo)} to {charts.fmt_num(hi)}"
-    return f"90%: {fmt % lo} to {fmt % hi}"
+    if fmt is None:  # the range itself never broken across lines (no-break spaces)
+        return f"90%: {charts.fmt_num(lo)}\u00a0to\u00a0{charts.fmt_num(hi)}"
+    return f"90%: {fmt % lo}\u00a0to\u00a0{fmt % hi}"
 
 
 def render(doc: dict[str, Any]) -> str:
