@@ -185,7 +185,6 @@ FRONT_ROWS_PRINTED = 15
 def format_decisions(ev: Evaluation, s: Scenario) -> str:
     """The sweep's counts, the ranked Pareto front and the recommendations."""
     from ecobench.planning.pareto import objectives
-    from ecobench.table import text_table
 
     lines = []
     if ev.sweep is not None:
@@ -199,11 +198,12 @@ def format_decisions(ev: Evaluation, s: Scenario) -> str:
     n_front = int(sum(bool(x) for x in ev.table["pareto"]))
     if front:
         objs = objectives(s, ev.table)
-        cols = ["pareto_rank", "config_id", "instance_type", "region", "precision",
-                *[o.column for o in objs]]
+        cols = [("rank", "pareto_rank", 3), ("config", "config_id", 0), ("instance", "instance_type", 1),
+                ("region", "region", 0), ("precision", "precision", 5),
+                *[(o.column, o.column, 0) for o in objs]]
         lines.append(f"\nPareto front ({n_front} of {len(ev.table['pareto']):,} rows; lowest "
                      f"{', '.join(o.words for o in objs)}; ranked by cost):")
-        lines.append(text_table(front[:FRONT_ROWS_PRINTED], cols, number))
+        lines.append(fit_table(front[:FRONT_ROWS_PRINTED], cols))
         if n_front > FRONT_ROWS_PRINTED:
             lines.append(f"... {n_front - FRONT_ROWS_PRINTED} more on the front (results.csv: pareto)")
     if ev.recommendations:
