@@ -148,7 +148,8 @@ def _at_400(path, checks):
     return out
 
 
-@pytest.mark.parametrize("scenario", ["llama3_8b_chat.yaml", "llama2_7b_pretrain.yaml"])
+@pytest.mark.parametrize("scenario", ["llama3_8b_chat.yaml", "llama2_7b_pretrain.yaml",
+                                      "layoutlm_realtime_p99.yaml"])
 def test_a_report_is_legible_at_400px(tmp_path, scenario):
     """Chart text at least 10 px on a 400 px screen; the decisions' why, the changes against the
     baseline and the cards all on screen (stacked, not scrolled away); nothing fetched."""
