@@ -20,7 +20,10 @@ BASELINE_COLOUR = "#a0aec0"
 AXIS_COLOUR = "#718096"
 GRID_COLOUR = "#e2e8f0"
 MISSED_COLOUR = "#b3261e"
-CHAR_W = 6.6  # average width of a 12 px system-ui character, for laying out labels
+FONT_PX = 13  # every chart's text; with charts at most MAX_W wide, text stays >= 10 px at 400 px
+CHAR_W = 7.2  # average width of a 13 px system-ui character, for laying out labels
+DIGIT_W = 0.64 * FONT_PX  # a digit in the widest common fallback (DejaVu Sans), for spacing ticks
+MAX_W = 480  # widest chart (viewBox units): a 400 px screen scales it by about 0.79
 
 
 def _isnum(v: float | None) -> bool:
@@ -101,8 +104,19 @@ def _is_money(unit: str) -> bool:
 def _svg_open(width: float, height: float, title: str) -> list[str]:
     return [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width:.0f} {height:.0f}" '
             f'width="{width:.0f}" height="{height:.0f}" style="max-width:100%;height:auto" role="img" '
-            f'aria-label="{escape(title)}" font-family="system-ui,sans-serif" font-size="12">',
-            f'<text x="0" y="16" font-weight="600" font-size="13">{escape(title)}</text>']
+            f'aria-label="{escape(title)}" font-family="system-ui,sans-serif" font-size="{FONT_PX}">',
+            f'<text x="0" y="16" font-weight="600" font-size="{FONT_PX + 1}">'
+            f'{escape(_fit(title, width))}</text>']
+
+
+def _fit(title: str, width: float) -> str:
+    """The title cut at a word with an ellipsis where it would run past the chart's width (the whole
+    title stays in the chart's aria-label)."""
+    room = int(width / (CHAR_W * 1.1))
+    if len(title) <= room:
+        return title
+    cut = title[:room - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(":,;") + "…"
 
 
 @dataclass(frozen=True)
@@ -148,7 +162,7 @@ def _x_axis(ax: _Axis, ticks: Sequence[float], y0: float, y1: float, title: str,
     out = [f'<line x1="{ax.p0:.1f}" y1="{y1:.1f}" x2="{ax.p1:.1f}" y2="{y1:.1f}" stroke="{AXIS_COLOUR}"/>']
     labels = tick_labels(ticks, money)
     gap = abs(ax.p1 - ax.p0) / max(len(ticks) - 1, 1)
-    every = math.ceil((CHAR_W * max(len(la) for la in labels) + 8) / gap) if gap > 0 else 1
+    every = math.ceil((DIGIT_W * max(len(la) for la in labels) + 12) / gap) if gap > 0 else 1
     for i, (t, label) in enumerate(zip(ticks, labels, strict=True)):
         x = ax(t)
         out += [f'<line x1="{x:.1f}" y1="{y0:.1f}" x2="{x:.1f}" y2="{y1:.1f}" stroke="{GRID_COLOUR}"/>',
@@ -190,13 +204,14 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
          baseline: str | None = None, notes: Sequence[str] | None = None, width: int | None = None,
          left: int | None = None, colour: str | None = None, quantity: str | None = None,
          lows: Sequence[float | None] | None = None, highs: Sequence[float | None] | None = None,
-         span: int = 320) -> str:
+         span: int = 320, target: float | None = None) -> str:
     """Horizontal bars, one per label, on a value axis with round ticks titled 'quantity (unit)'; the
     baseline in grey; the 90% band (lows, highs) as a whisker and in the value label; value, band and
-    note at each bar's end. ``width`` is kept for callers; the chart is as wide as its labels need."""
+    note at each bar's end (a note 'MISSES' in red); ``target`` a dashed line across the bars.
+    ``width`` is kept for callers; the chart is as wide as its labels need, at most MAX_W."""
     del width
     money = _is_money(unit)
-    row, top = 26, 28
+    row, top = 26, 28 if target is None else 44
     n = len(labels)
     lows = lows or [None] * n
     highs = highs or [None] * n
@@ -206,19 +221,26 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
         t = f"{fmt_num(v, money)} {unit}".strip() if _isnum(v) else "no value"
         if lo is not None and hi is not None and _isnum(lo) and _isnum(hi) and hi > lo:
             t += f" ({fmt_num(lo, money)}–{fmt_num(hi, money)})"
-        if notes and notes[i]:
-            t += f" {notes[i]}"
         texts.append(t)
-    left = left or int(min(260, 14 + CHAR_W * max([len(str(la)) for la in labels] + [4])))
-    right = int(8 + CHAR_W * max([len(t) for t in texts] + [4]))
-    span = max(140, min(span, 480 - left - right))  # long labels: shorter bars, same overall width
+    full = [t + (f" {notes[i]}" if notes and notes[i] else "") for i, t in enumerate(texts)]
+    left = left or int(min(180, 14 + CHAR_W * max([len(str(la)) for la in labels] + [4])))
+    right = int(8 + CHAR_W * max([len(t) for t in full] + [4]))
+    span = max(120, min(span, MAX_W - left - right))  # long labels: shorter bars, same overall width
     total_w = left + span + right
     plot_h = row * n
     height = top + plot_h + 44
     scale_vals = [v for v in values if _isnum(v)] + [h for h in highs if h is not None and _isnum(h)]
+    scale_vals += [target] if target is not None and _isnum(target) else []
     ax, ticks = _axis(scale_vals + [0.0], left, left + span, log=False, zero=True)
     parts = _svg_open(total_w, height, title)
     parts += _x_axis(ax, ticks, top, top + plot_h, axis_title(quantity or title.lower(), unit), money)
+    if target is not None and _isnum(target):
+        tx = ax(target)
+        anchor = "end" if tx > left + span / 2 else "start"
+        parts += [f'<line class="target" x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{top + plot_h}" '
+                  f'stroke="{MISSED_COLOUR}" stroke-width="1.5" stroke-dasharray="5 3"/>',
+                  f'<text x="{tx:.1f}" y="{top - 8}" text-anchor="{anchor}" fill="{MISSED_COLOUR}">'
+                  f'target {escape(fmt_num(target, money))} {escape(unit)}</text>']
     for i, (lab, v) in enumerate(zip(labels, values, strict=True)):
         y = top + i * row
         x0 = ax(0.0)
@@ -234,7 +256,10 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
         if lo is not None and hi is not None and _isnum(lo) and _isnum(hi) and hi > lo:
             parts.append(_whisker_h(ax(lo), ax(hi), y + row / 2 - 1))
             label_x = max(label_x, ax(hi))
-        parts.append(f'<text x="{label_x + 6:.1f}" y="{y + 15}">{escape(texts[i])}</text>')
+        note = notes[i] if notes and notes[i] else ""
+        tail = (f' <tspan fill="{MISSED_COLOUR}" font-weight="600">{escape(note)}</tspan>' if note == "MISSES"
+                else f" {escape(note)}" if note else "")
+        parts.append(f'<text x="{label_x + 6:.1f}" y="{y + 15}">{escape(texts[i])}{tail}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -244,23 +269,28 @@ def stacked_hbar(title: str, labels: Sequence[str], parts_by_name: dict[str, Seq
     """Horizontal stacked bars (e.g. power per component) with a legend and a value axis."""
     del width
     money = _is_money(unit)
-    row, top = 26, 48
     n = len(labels)
     totals = [sum(vals[i] for vals in parts_by_name.values()) for i in range(n)]
-    left = int(min(260, 14 + CHAR_W * max([len(str(la)) for la in labels] + [4])))
+    left = int(min(180, 14 + CHAR_W * max([len(str(la)) for la in labels] + [4])))
     right = int(8 + CHAR_W * max([len(fmt_num(t, money) + unit) + 1 for t in totals] + [4]))
-    legend_w = sum(16 + CHAR_W * len(name) + 14 for name in parts_by_name)
-    total_w = max(left + span + right, left + legend_w)
+    span = max(120, min(span, MAX_W - left - right))
+    total_w = left + span + right
+    spots, x, ly = [], 0.0, 26.0  # the legend, wrapped onto as many lines as the width needs
+    for name in parts_by_name:
+        w = 16 + CHAR_W * len(name) + 14
+        if x and x + w > total_w:
+            x, ly = 0.0, ly + 18
+        spots.append((x, ly))
+        x += w
+    row, top = 26, int(ly + 22)
     plot_h = row * n
     height = top + plot_h + 44
     ax, ticks = _axis(totals + [0.0], left, left + span, log=False, zero=True)
     out = _svg_open(total_w, height, title)
     out += _x_axis(ax, ticks, top, top + plot_h, axis_title(quantity or title.lower(), unit), money)
-    x = float(left)
-    for j, name in enumerate(parts_by_name):
-        out += [f'<rect x="{x:.1f}" y="26" width="10" height="10" fill="{PALETTE[j % len(PALETTE)]}"/>',
-                f'<text x="{x + 14:.1f}" y="35">{escape(name)}</text>']
-        x += 16 + CHAR_W * len(name) + 14
+    for j, (name, (x, ly)) in enumerate(zip(parts_by_name, spots, strict=True)):
+        out += [f'<rect x="{x:.1f}" y="{ly:.0f}" width="10" height="10" fill="{PALETTE[j % len(PALETTE)]}"/>',
+                f'<text x="{x + 14:.1f}" y="{ly + 10:.0f}">{escape(name)}</text>']
     for i, lab in enumerate(labels):
         y = top + i * row
         out.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{escape(str(lab))}</text>')
@@ -278,9 +308,9 @@ def stacked_hbar(title: str, labels: Sequence[str], parts_by_name: dict[str, Seq
 
 
 def lines(title: str, series: dict[str, Sequence[float]], xlabel: str, ylabel: str,
-          width: int = 620, height: int = 260) -> str:
+          width: int = MAX_W, height: int = 260) -> str:
     """Line chart of several series over their index (e.g. loss curves), with both axes ticked."""
-    left, right, top, bottom = 64, 110, 28, 48
+    left, right, top, bottom = 64, 12 + int(CHAR_W * max(len(n) for n in series)), 28, 48
     ys = [v for s in series.values() for v in s if _isnum(v)]
     n = max(len(s) for s in series.values())
     pw, ph = width - left - right, height - top - bottom
@@ -352,7 +382,7 @@ def _marker(shape: str, x: float, y: float, fill: str, stroke: str, tip: str, cl
 
 
 def _labels(items: Sequence[tuple[float, float, str]], box: tuple[float, float, float, float],
-            size: float = 11.0, halo: bool = False) -> list[str]:
+            size: float = FONT_PX, halo: bool = False) -> list[str]:
     """Point labels placed greedily at the first of four spots beside each point that overlaps no
     label placed before it and stays inside ``box``; a label with no free spot is left out (its point
     keeps its tooltip)."""
@@ -384,24 +414,34 @@ def _legend(entries: Sequence[tuple[str, str, str, str]], x: float, y: float) ->
             out.append(f'<rect x="{x - 5:.1f}" y="{y - 5:.1f}" width="10" height="10" fill="{fill}"/>')
         else:
             out.append(_marker(shape, x, y, fill, stroke, text, "legend"))
-        out.append(f'<text x="{x + 9:.1f}" y="{y + 4:.1f}" font-size="11">{escape(text)}</text>')
-        x += 9 + 6.2 * len(text) + 18
+        out.append(f'<text x="{x + 9:.1f}" y="{y + 4:.1f}">{escape(text)}</text>')
+        x += 9 + CHAR_W * len(text) + 14
     return out
 
 
+def _margins(ticks: Sequence[float], left: int, right: int) -> tuple[int, int]:
+    """Left and right margins wide enough for these ticks' labels: the y labels and the rotated axis
+    title on the left, half the last x label on the right."""
+    labels = tick_labels(ticks)
+    return (int(max(left, DIGIT_W * max(len(la) for la in labels) + 34)),
+            int(max(right, DIGIT_W * len(labels[-1]) / 2 + 6)))
+
+
 def pareto_scatter(title: str, points: Sequence[Point], x_quantity: str, x_unit: str, y_quantity: str,
-                   y_unit: str, width: int = 640, height: int = 400, max_labels: int = 12) -> str:
+                   y_unit: str, width: int = MAX_W, height: int = 400, max_labels: int = 12) -> str:
     """Cost against CO2 (or any two minimised objectives): every configuration a point, those on the
     front (``flag``) filled and joined by a step line, the baseline a diamond, 90% whiskers where
     bands exist. Log axes where an axis spreads over more than 10x. All points are labelled when
     there are few; otherwise only the front and the baseline."""
     pts = [p for p in points if _isnum(p.x) and _isnum(p.y)]
-    left, right, top, bottom = 74, 24, 52, 50
-    pw, ph = width - left - right, height - top - bottom
     xs = [p.x for p in pts] + [v for p in pts for v in (_band(p, "x") or ())]
     ys = [p.y for p in pts] + [v for p in pts for v in (_band(p, "y") or ())]
     xs = [v for v in xs if v > 0] if min(xs, default=1) > 0 else xs
     ys = [v for v in ys if v > 0] if min(ys, default=1) > 0 else ys
+    left = _margins(_axis(ys, 0, 1)[1], 74, 34)[0]
+    right = _margins(_axis(xs, 0, 1)[1], 74, 34)[1]
+    top, bottom = 52, 50
+    pw, ph = width - left - right, height - top - bottom
     xa, xt = _axis(xs, left, left + pw)
     ya, yt = _axis(ys, top + ph, top)
     x_money = _is_money(x_unit)
@@ -463,10 +503,11 @@ def parity(title: str, points: Sequence[Point], target_pct: float | None, quanti
     tags = list(numbers) if numbers else [None] * len(points)
     keep = [i for i, p in enumerate(points) if _isnum(p.x) and _isnum(p.y) and p.x > 0 and p.y > 0]
     pts, tags = [points[i] for i in keep], [tags[i] for i in keep]
-    left, right, top, bottom = 70, 30, 52, 50
-    pw, ph = width - left - right, height - top - bottom
     vals = [v for p in pts for v in (p.x, p.y)] or [1.0, 10.0]
     lo, hi = min(vals) / 1.15, max(vals) * 1.15
+    left, right = _margins(_axis([lo, hi], 0, 1, log=True)[1], 70, 30)
+    top, bottom = 52, 50
+    pw, ph = width - left - right, height - top - bottom
     xa, ticks = _axis([lo, hi], left, left + pw, log=True)
     ya = _Axis(xa.lo, xa.hi, top + ph, top, True)
     out = _svg_open(width, height, title)
@@ -499,7 +540,7 @@ def parity(title: str, points: Sequence[Point], target_pct: float | None, quanti
             out.append(_marker("square", x, y, "#cbd5e0", "#4a5568", tip, "point untargeted", r))
         if tags[i]:
             tagged.append((x, y, str(tags[i])))
-    out += _labels(tagged, (left, top, left + pw, top + ph), size=10, halo=True)
+    out += _labels(tagged, (left, top, left + pw, top + ph), halo=True)
     entries = [("circle", PALETTE[0], "#1a365d", "ok"), ("cross", "none", MISSED_COLOUR, "MISSED")]
     if any(p.flag is None for p in pts):
         entries.append(("square", "#cbd5e0", "#4a5568", "no target"))

@@ -13,7 +13,23 @@ from markupsafe import Markup
 from ecobench.io.datacache import cache_dir
 from ecobench.io.rundir import write_text_atomic
 from ecobench.reports import charts
-from ecobench.reports.summary import number
+from ecobench.reports.summary import latency_targets, number, target_checks
+
+_URL = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:]")
+
+
+def linkify(text: Any) -> Markup:
+    """Text with each http(s) URL made a link (rel="noopener", opening in a new tab); everything
+    escaped."""
+    text = "" if text is None else str(text)
+    out, at = [], 0
+    for m in _URL.finditer(text):
+        url = m.group(0)
+        out += [str(Markup.escape(text[at:m.start()])),
+                f'<a href="{Markup.escape(url)}" rel="noopener" target="_blank">{Markup.escape(url)}</a>']
+        at = m.end()
+    out.append(str(Markup.escape(text[at:])))
+    return Markup("".join(out))
 
 
 def _bytecode_cache() -> jinja2.BytecodeCache | None:
@@ -39,6 +55,8 @@ def _env() -> jinja2.Environment:
                              autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["num"] = charts.fmt_num  # three significant figures, never 1e+04
     env.filters["num4"] = lambda v: charts.fmt_num(v, digits=4)
+    env.filters["links"] = linkify
+    env.filters["money"] = lambda v: charts.fmt_num(v, money=True)
     return env
 
 
@@ -80,14 +98,15 @@ def shown_rows(doc: dict[str, Any], limit: int, key: str | None = None) -> list[
 
 
 def card_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The configurations with a card: every one of a small run; of a larger one, the recommended
-    (each once), else the front and the lowest CO2."""
+    """The configurations with a card, the baseline first: every one of a small run; of a larger one,
+    the recommended (each once), else the front and the lowest CO2."""
     rows = doc["rows"]
+    base = [r for r in rows if r["is_baseline"]]
     picks = list(dict.fromkeys(r["config_id"] for r in doc.get("recommendations") or []))
     if len(rows) > 7 and picks:
         by_id = {r["config_id"]: r for r in rows}
-        return [by_id[c] for c in picks if c in by_id and not by_id[c]["is_baseline"]]
-    return [r for r in shown_rows(doc, 7) if not r["is_baseline"]]
+        return base + [by_id[c] for c in picks if c in by_id and not by_id[c]["is_baseline"]]
+    return base + [r for r in shown_rows(doc, 7) if not r["is_baseline"]]
 
 
 def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
@@ -110,8 +129,7 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
         ids = [r["config_id"] for r in rows if r.get("instance_type") == it]
         if ids:
             shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
-            power.append(f"{shown}: the {chip} chip's power is inferred, not published. {why}. Its energy "
-                         "and CO2 carry the range of that evidence (sources below).")
+            power.append(f"{shown}: the {chip}; {why}.")
     kinds: dict[str, list[str]] = {}
     for r in rows:
         kinds.setdefault(str(r.get("provenance")), []).append(r["config_id"])
@@ -128,6 +146,12 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
     return {"power": power, "provenance": prov}
 
 
+def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run's latency targets (serving: TTFT and TPOT, median and p99 where set; inference: p99)."""
+    mode = doc["mode"]
+    return latency_targets(mode, (doc["scenario"].get("workload") or {}).get(mode))
+
+
 def pareto_chart(doc: dict[str, Any]) -> Markup | None:
     """Cost against CO2 per configuration, the front joined by a step line (None without prices)."""
     co2 = headline(doc)["co2"]
@@ -139,46 +163,68 @@ def pareto_chart(doc: dict[str, Any]) -> Markup | None:
            for r, flag in zip(doc["rows"], flags, strict=True)]
     if sum(1 for p in pts if p.x == p.x and p.y == p.y) < 2:
         return None
-    horizon = "run" if doc["mode"] == "training" else "scenario's horizon"
-    return Markup(charts.pareto_scatter(f"Cost against CO2 over the {horizon}: the Pareto front", pts,
-                                        "cost", "USD", "CO2", "kg"))
+    horizon = "the run" if doc["mode"] == "training" else "the horizon"
+    return Markup(charts.pareto_scatter("Cost against CO2: the Pareto front", pts,
+                                        f"cost over {horizon}", "USD", "CO2", "kg"))
 
 
 def figure_charts(doc: dict[str, Any]) -> list[Markup]:
-    """Headline bar charts (90% whiskers where bands exist): throughput, instances or time, energy,
-    cost, CO2, power by component."""
+    """Headline bar charts (90% whiskers where bands exist) that answer the run's question: serving,
+    instances, cost and CO2 per million output tokens and each latency against its target; training,
+    instances and time; inference, instances and cost per million; then energy, CO2 and power."""
     rows = shown_rows(doc, MAX_CHART_ROWS)
     base = next((r["config_id"] for r in rows if r["is_baseline"]), None)
     labels = [r["config_id"] for r in rows]
-    inference, serving = doc["mode"] == "inference", doc["mode"] == "serving"
-    cost_key = {"inference": "cost_usd_per_million", "serving": "cost_usd_per_million_output_tokens"}.get(
-        doc["mode"], "cost_usd")
+    mode = doc["mode"]
 
-    def bars(title: str, key: str, unit: str, quantity: str, change: str | None = None) -> Markup:
+    def bars(title: str, key: str, unit: str, quantity: str, change: str | None = None,
+             target: float | None = None, notes: list[str] | None = None) -> Markup:
         vals = [r[key] if r.get(key) is not None else float("nan") for r in rows]
-        notes = [_change_note(r, change) for r in rows] if change else None
+        if change:
+            notes = [_change_note(r, change) for r in rows]
         return Markup(charts.hbar(title, labels, vals, unit, base, notes, quantity=quantity,
                                   lows=[r.get(f"{key}_low") for r in rows],
-                                  highs=[r.get(f"{key}_high") for r in rows]))
+                                  highs=[r.get(f"{key}_high") for r in rows], target=target))
 
-    out = [
-        bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
-        bars("Instances to meet the rate", "instances", "", "instances", "instances_change_pct")
-        if inference or serving else bars("Time to train", "duration_h", "h", "time", "duration_change_pct"),
-        bars("Energy", "energy_kwh", "kWh", "energy", "energy_change_pct"),
-        bars({"inference": "Cost per million inferences", "serving": "Cost per million output tokens"}.get(
-            doc["mode"], "Cost per run"), cost_key, "USD",
-            "cost per million" if inference or serving else "cost", "cost_change_pct"),
-        Markup(charts.stacked_hbar("CO2: operational and embodied", labels, {
-            "operational": [r["co2_operational_kg"] for r in rows],
-            "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg", quantity="CO2")),
-        Markup(charts.stacked_hbar("Where the power goes (per instance, at the facility)", labels, {
-            "accelerator": [r["power_accelerator_w"] for r in rows],
-            "CPU": [r["power_cpu_w"] for r in rows], "memory": [r["power_memory_w"] for r in rows],
-            "network": [r["power_network_w"] for r in rows],
-            "PUE overhead": [r["power_overhead_w"] for r in rows]}, "W", quantity="power per instance")),
-    ]
-    return out
+    def latency(t: dict[str, Any]) -> Markup:
+        verdicts = [{True: "meets", False: "MISSES", None: ""}[c["met"]]
+                    for c in (target_checks(r, [t])[0] for r in rows)]
+        return bars(f"{t['label']} against the {charts.fmt_num(t['target_ms'])} ms target", t["column"],
+                    "ms", t["label"], target=t["target_ms"], notes=verdicts)
+
+    instances = bars("Instances to meet the rate", "instances", "", "instances", "instances_change_pct")
+    energy = bars("Energy", "energy_kwh", "kWh", "energy", "energy_change_pct")
+    co2 = Markup(charts.stacked_hbar("CO2: operational and embodied", labels, {
+        "operational": [r["co2_operational_kg"] for r in rows],
+        "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg", quantity="CO2"))
+    power = Markup(charts.stacked_hbar("Where the power goes (per instance, at the facility)", labels, {
+        "accelerator": [r["power_accelerator_w"] for r in rows],
+        "CPU": [r["power_cpu_w"] for r in rows], "memory": [r["power_memory_w"] for r in rows],
+        "network": [r["power_network_w"] for r in rows],
+        "PUE overhead": [r["power_overhead_w"] for r in rows]}, "W", quantity="power per instance"))
+    if mode == "serving":
+        return [instances,
+                bars("Cost per million output tokens", "cost_usd_per_million_output_tokens", "USD",
+                     "cost per million output tokens", "cost_change_pct"),
+                bars("CO2 per million output tokens", "co2_g_per_million_output_tokens", "g",
+                     "CO2 per million output tokens", "co2_change_pct"),
+                *[latency(t) for t in targets(doc)],
+                bars("Energy per output token", "energy_j_per_output_token", "J", "energy per output token"),
+                power]
+    if mode == "training":
+        return [bars("Instances", "instances", "", "instances"),
+                bars("Time to train", "duration_h", "h", "time", "duration_change_pct"),
+                bars("Cost of the run", "cost_usd", "USD", "cost", "cost_change_pct"),
+                energy, co2,
+                bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
+                power]
+    return [instances,
+            bars("Cost per million inferences", "cost_usd_per_million", "USD", "cost per million",
+                 "cost_change_pct"),
+            *[latency(t) for t in targets(doc)],
+            energy, co2,
+            bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
+            power]
 
 
 def region_table(doc: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], Markup, list[dict[str, Any]]]:
@@ -221,9 +267,9 @@ def band(r: dict[str, Any], key: str, fmt: str | None = None) -> str:
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
-    if fmt is None:
-        return f"90%: {charts.fmt_num(lo)} to {charts.fmt_num(hi)}"
-    return f"90%: {fmt % lo} to {fmt % hi}"
+    if fmt is None:  # the range itself never broken across lines (no-break spaces)
+        return f"90%: {charts.fmt_num(lo)}\u00a0to\u00a0{charts.fmt_num(hi)}"
+    return f"90%: {fmt % lo}\u00a0to\u00a0{fmt % hi}"
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -246,7 +292,9 @@ def render(doc: dict[str, Any]) -> str:
     return _env().get_template("report.html.j2").render(
         scenario=doc["scenario"], rows=shown_rows(doc, MAX_TABLE_ROWS), meta=doc, mode=doc["mode"],
         all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
-        cards=card_rows(doc), recommendations=doc.get("recommendations") or [], sweep=doc.get("sweep"),
+        cards=card_rows(doc), targets=targets(doc), checks=target_checks,
+        baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
+        recommendations=doc.get("recommendations") or [], sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
         unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,
@@ -308,7 +356,7 @@ def parity_groups(checks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         counts = {v: sum(1 for c in cs if VERDICT[c["within_target"]] == v) for v in VERDICT.values()}
         out.append({"name": name, "chart": Markup(svg), "target": target, "count": len(cs),
                     "one_target": len(set(pcts)) == 1 and len(pcts) == len(cs),
-                    "off_log": len(cs) - len(logged), "counts": counts, "small": small,
+                    "off_log": len(cs) - len(logged), "counts": counts, "small": small, "checks": cs,
                     "listed": [dict(c, tag=tags.get(id(c), "–"), verdict=VERDICT[c["within_target"]])
                                for c in listed]})
     return out
@@ -322,8 +370,9 @@ def c_figure(cs: list[dict[str, Any]]) -> str:
 
 def render_validation(rows: list[dict[str, Any]]) -> str:
     """A validation page: the holdout summary per kind of point, parity plots (ecobench against
-    published, log-log, the target band shaded) with the points beside them marked ok or MISSED in
-    words, and the table of every figure."""
+    published, log-log, the target band shaded) in one collapsible group per kind of point, its
+    counts (MISSED among them) in the group's summary line, the worst points listed beside the plot
+    and every point in a table folded inside the group."""
     checks = [c for c in rows if c["mode"] != "holdout_summary"]
     summary = [c for c in rows if c["mode"] == "holdout_summary"]
     return _env().get_template("validation.html.j2").render(

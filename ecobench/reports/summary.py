@@ -10,21 +10,49 @@ if TYPE_CHECKING:
     from ecobench.planning.evaluate import Evaluation
     from ecobench.scenario.model import Scenario
 
-INFERENCE = ["config_id", "instance_type", "precision", "provenance", "throughput_per_instance_per_s",
-             "instances", "power_w", "{energy}", "cost_usd_per_million", "{co2}", "{energy_change}",
-             "cost_change_pct", "{co2_change}"]
-TRAINING = ["config_id", "instance_type", "precision", "provenance", "instances", "duration_h", "power_w",
-            "{energy}", "cost_usd", "{co2}", "{energy_change}", "cost_change_pct", "{co2_change}"]
-SERVING = ["config_id", "instance_type", "precision", "instances", "replicas", "tensor_parallel", "batch",
-           "ttft_ms", "tpot_ms", "output_tokens_per_s_per_instance", "energy_j_per_output_token",
-           "cost_usd_per_million_output_tokens", "co2_g_per_million_output_tokens", "{energy_change}",
-           "cost_change_pct", "{co2_change}"]
 BANDED_INFERENCE = ["throughput_per_instance_per_s", "instances", "{energy}", "cost_usd_per_million", "{co2}",
                     "{energy_change}", "cost_change_pct", "{co2_change}"]
 BANDED_SERVING = ["instances", "energy_j_per_output_token", "cost_usd_per_million_output_tokens",
                   "co2_g_per_million_output_tokens", "{energy_change}", "cost_change_pct", "{co2_change}"]
 BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "{energy}", "cost_usd", "{co2}",
                    "{energy_change}", "cost_change_pct", "{co2_change}"]
+
+
+LATENCY_TARGETS = {  # mode -> (the workload's target field, the row's column, the name people use)
+    "serving": [("ttft_ms", "ttft_ms", "TTFT p50"), ("tpot_ms", "tpot_ms", "TPOT p50"),
+                ("ttft_p99_ms", "ttft_p99_ms", "TTFT p99"), ("tpot_p99_ms", "tpot_p99_ms", "TPOT p99")],
+    "inference": [("latency_ms_p99", "latency_p99_ms", "latency p99")],
+}
+
+
+def latency_targets(mode: str, spec: Any) -> list[dict[str, Any]]:
+    """The latency targets a workload sets: ``{'column', 'label', 'target_ms'}`` each (``spec`` is the
+    workload's serving or inference block, a model or a dict)."""
+    if spec is None:
+        return []
+    get = spec.get if isinstance(spec, dict) else (lambda k: getattr(spec, k, None))
+    return [{"column": col, "label": label, "target_ms": float(get(field))}
+            for field, col, label in LATENCY_TARGETS.get(mode, []) if get(field) is not None]
+
+
+def target_checks(row: dict[str, Any], targets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each target against the row's latency: ``{'label', 'target_ms', 'value_ms', 'met'}`` (met None
+    where the row has no such latency)."""
+    out = []
+    for t in targets:
+        v = row.get(t["column"])
+        ok = None if v is None or v != v else bool(v <= t["target_ms"])
+        out.append({"label": t["label"], "target_ms": t["target_ms"], "value_ms": v, "met": ok})
+    return out
+
+
+def targets_cell(row: dict[str, Any], targets: list[dict[str, Any]]) -> str:
+    """'met 3/3' or 'MISSED TTFT p99' (the terminal's targets column)."""
+    checks = target_checks(row, targets)
+    missed = [c["label"] for c in checks if c["met"] is False]
+    if missed:
+        return "MISSED " + ", ".join(missed)
+    return f"met {sum(1 for c in checks if c['met'])}/{len(checks)}"
 
 
 def columns(template: list[str], scope: Any) -> list[str]:
@@ -48,30 +76,104 @@ def _fmt(v: Any) -> str:
     return number(v)
 
 
-def format_summary(rows: list[dict[str, Any]], s: Scenario) -> str:
-    """The central figures at the headline scope, then each figure's 90% band."""
-    from ecobench.table import text_table
+# The terminal's columns by mode, in the order printed: (header, row column, how much it answers the
+# question: 0 is kept at any width; higher numbers are dropped first when the terminal is narrow).
+# '{co2}' and friends are the headline scope's columns; 'targets' is computed.
+ANSWER = {
+    "serving": [("config", "config_id", 0), ("instance", "instance_type", 0), ("region", "region", 0),
+                ("targets", "targets", 0), ("instances", "instances", 2),
+                ("USD/Mtok", "cost_usd_per_million_output_tokens", 0),
+                ("gCO2/Mtok", "co2_g_per_million_output_tokens", 0), ("TTFT p99 ms", "ttft_p99_ms", 1),
+                ("TPOT p99 ms", "tpot_p99_ms", 3), ("cost Δ%", "cost_change_pct", 4),
+                ("CO2 Δ%", "{co2_change}", 4), ("TTFT ms", "ttft_ms", 6), ("TPOT ms", "tpot_ms", 6),
+                ("energy Δ%", "{energy_change}", 7), ("J/tok", "energy_j_per_output_token", 8),
+                ("replicas", "replicas", 9), ("tensor", "tensor_parallel", 9), ("batch", "batch", 10),
+                ("precision", "precision", 10)],
+    "training": [("config", "config_id", 0), ("instance", "instance_type", 0), ("region", "region", 0),
+                 ("instances", "instances", 0), ("time h", "duration_h", 0), ("cost USD", "cost_usd", 0),
+                 ("CO2 kg", "{co2}", 0), ("time Δ%", "duration_change_pct", 4),
+                 ("cost Δ%", "cost_change_pct", 4), ("CO2 Δ%", "{co2_change}", 4),
+                 ("energy kWh", "{energy}", 5), ("energy Δ%", "{energy_change}", 7),
+                 ("power W", "power_w", 8), ("precision", "precision", 9), ("provenance", "provenance", 10)],
+    "inference": [("config", "config_id", 0), ("instance", "instance_type", 0), ("region", "region", 0),
+                  ("targets", "targets", 0), ("instances", "instances", 2), ("p99 ms", "latency_p99_ms", 1),
+                  ("USD/M", "cost_usd_per_million", 0), ("CO2 kg", "{co2}", 0),
+                  ("cost Δ%", "cost_change_pct", 4), ("CO2 Δ%", "{co2_change}", 4),
+                  ("energy kWh", "{energy}", 5),
+                  ("energy Δ%", "{energy_change}", 7), ("per s/inst", "throughput_per_instance_per_s", 8),
+                  ("power W", "power_w", 8), ("precision", "precision", 9), ("provenance", "provenance", 10)],
+}
 
+
+def fit_table(rows: list[dict[str, Any]], cols: list[tuple[str, str, int]], width: int | None = None,
+              fmt: Any = None) -> str:
+    """Rows as a right-aligned text table under short headers, dropping the least useful column (the
+    highest rank, the rightmost of equals) until it fits ``width`` (default: the terminal's; piped
+    output is not cut unless COLUMNS says so); the columns left out are named below it. Columns of
+    rank 0 stay whatever the width."""
+    import os
+    import shutil
+    import sys
+
+    from ecobench.table import _is_number
+
+    fmt = fmt or number
+    if width is None:
+        fits = sys.stdout.isatty() or "COLUMNS" in os.environ
+        width = shutil.get_terminal_size().columns if fits else 1_000_000
+    cells = {key: [head] + [fmt(v) if _is_number(v) or v is None else str(v)
+                            for v in (r.get(key) for r in rows)] for head, key, _ in cols}
+    widths = {key: max(len(c) for c in cells[key]) for _, key, _ in cols}
+    keep = list(cols)
+
+    def total() -> int:
+        return sum(widths[k] for _, k, _ in keep) + 2 * (len(keep) - 1)
+
+    while total() > width:
+        droppable = [c for c in keep if c[2] > 0]
+        if not droppable:
+            break
+        keep.remove(max(reversed(droppable), key=lambda c: c[2]))
+    lines = ["  ".join(cells[k][i].rjust(widths[k]) for _, k, _ in keep) for i in range(len(rows) + 1)]
+    left = [c[1] for c in cols if c not in keep]
+    if left:
+        lines.append(f"(not shown at this width: {', '.join(left)}; every column is in results.csv)")
+    return "\n".join(lines)
+
+
+def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = None) -> str:
+    """The columns that answer the run's question at the headline scope (serving: region, latency
+    targets met, cost and CO2 per million output tokens, p99; training: instances, time, cost, CO2),
+    the least useful dropped first on a narrow terminal; then each figure's 90% band."""
     mode = s.workload.mode
     present = set().union(*(r.keys() for r in rows)) if rows else set()
-    template = {"inference": INFERENCE, "training": TRAINING, "serving": SERVING}[mode]
-    if mode == "inference" and "latency_p99_ms" in present:
-        template = [*template[:6], "latency_p99_ms", *template[6:]]
-    cols = [c for c in columns(template, s.headline_scope) if c in present]
+    names = {"energy": energy_column(s.headline_scope), "co2": co2_column(s.headline_scope),
+             "energy_change": change_column("energy", s.headline_scope),
+             "co2_change": change_column("co2", s.headline_scope)}
+    spec = {"serving": s.workload.serving, "inference": s.workload.inference}.get(mode)
+    goals = latency_targets(mode, spec)
+    shown = [dict(r, targets=targets_cell(r, goals)) if goals else r for r in rows]
+    cols = [(h, k.format(**names), rank) for h, k, rank in ANSWER[mode]]
+    cols = [c for c in cols if c[1] in present or (c[1] == "targets" and goals)]
     per_token = " (per-token figures: facility scope)" if mode == "serving" else ""
-    lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}",
+    goal_text = ("; targets: " + ", ".join(f"{t['label']} {number(t['target_ms'])} ms" for t in goals)
+                 if goals else "")
+    lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}{goal_text}",
              f"headline: {describe(s.headline_scope, s.pue)}{per_token} (every scope is in results.csv)",
-             text_table(rows, cols, number)]
+             fit_table(shown, cols, width)]
     banded_template = {"inference": BANDED_INFERENCE, "training": BANDED_TRAINING,
                        "serving": BANDED_SERVING}[mode]
     banded = [c for c in columns(banded_template, s.headline_scope) if f"{c}_low" in present]
     if banded:
+        heads = {k: h for h, k, _ in cols}
         table = [{"config_id": r["config_id"],
                   **{c: f"{_fmt(r.get(f'{c}_low'))} to {_fmt(r.get(f'{c}_high'))}" for c in banded}}
                  for r in rows]
         lines.append(f"\n90% bands (5th to 95th percentile of {s.uncertainty.draws} draws, seed "
                      f"{s.uncertainty.seed}; throughput, chip power, draw, host, memory, PUE, grid):")
-        lines.append(text_table(table, ["config_id", *banded], number))
+        ranks = {k: r for _, k, r in cols}
+        lines.append(fit_table(table, [("config", "config_id", 0)]
+                               + [(heads.get(c, c), c, max(1, ranks.get(c, 5))) for c in banded], width))
     if any(r.get("profile") for r in rows):
         lines += profile_lines([r.get("profile") for r in rows], [r["config_id"] for r in rows])
     return "\n".join(lines)
@@ -83,7 +185,6 @@ FRONT_ROWS_PRINTED = 15
 def format_decisions(ev: Evaluation, s: Scenario) -> str:
     """The sweep's counts, the ranked Pareto front and the recommendations."""
     from ecobench.planning.pareto import objectives
-    from ecobench.table import text_table
 
     lines = []
     if ev.sweep is not None:
@@ -97,11 +198,12 @@ def format_decisions(ev: Evaluation, s: Scenario) -> str:
     n_front = int(sum(bool(x) for x in ev.table["pareto"]))
     if front:
         objs = objectives(s, ev.table)
-        cols = ["pareto_rank", "config_id", "instance_type", "region", "precision",
-                *[o.column for o in objs]]
+        cols = [("rank", "pareto_rank", 3), ("config", "config_id", 0), ("instance", "instance_type", 1),
+                ("region", "region", 0), ("precision", "precision", 5),
+                *[(o.column, o.column, 0) for o in objs]]
         lines.append(f"\nPareto front ({n_front} of {len(ev.table['pareto']):,} rows; lowest "
                      f"{', '.join(o.words for o in objs)}; ranked by cost):")
-        lines.append(text_table(front[:FRONT_ROWS_PRINTED], cols, number))
+        lines.append(fit_table(front[:FRONT_ROWS_PRINTED], cols))
         if n_front > FRONT_ROWS_PRINTED:
             lines.append(f"... {n_front - FRONT_ROWS_PRINTED} more on the front (results.csv: pareto)")
     if ev.recommendations:

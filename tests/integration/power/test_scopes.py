@@ -24,9 +24,12 @@ def test_headline_scope_leads_the_summary(tmp_path, scenario_dict, capsys):
     assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     assert "headline: accelerator scope: accelerators only" in out
-    assert "energy_accelerator_kwh" in out and "energy_accelerator_change_pct" in out
+    assert "energy kWh" in out and "energy Δ%" in out  # the headline scope's columns, short headers
     assert "90% bands" in out
     doc = json.loads((tmp_path / "run" / "results.json").read_text())
+    from ecobench.reports.summary import number
+
+    assert number(doc["rows"][0]["energy_accelerator_kwh"]) in out.split("90% bands")[0]
     assert doc["rows"][0]["energy_accelerator_kwh_low"] <= doc["rows"][0]["energy_accelerator_kwh_high"]
     assert doc["grid_data_version"] and doc["uncertainty"]["draws"] == 1000
     assert "accelerator scope" in (tmp_path / "run" / "report.html").read_text()

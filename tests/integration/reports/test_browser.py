@@ -110,3 +110,75 @@ def test_validation_page_fits_a_400px_screen(tmp_path):
     page = tmp_path / "validation.html"
     page.write_text(render_validation(rows))
     assert max(_overflow_at(page, 400)) <= 400
+
+
+LEGIBILITY = """() => {
+    const small = [];
+    for (const svg of document.querySelectorAll('svg')) {
+        const box = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;
+        if (!box.width || !vb || !vb.width) continue;
+        const scale = box.width / vb.width;
+        for (const t of svg.querySelectorAll('text')) {
+            const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+            if (px < 10) small.push([svg.getAttribute('aria-label'), t.textContent, px.toFixed(1)]);
+        }
+    }
+    return small;
+}"""
+OFF_SCREEN = """(sel) => [...document.querySelectorAll(sel)].filter(e => e.getClientRects().length)
+    .map(e => [e.textContent.trim().slice(0, 40), e.getBoundingClientRect().left,
+               e.getBoundingClientRect().right])
+    .filter(([_, l, r]) => l < 0 || r > window.innerWidth + 0.5)"""
+
+
+def _at_400(path, checks):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 400, "height": 900})
+        requests = []
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(path.as_uri())
+        out = {name: page.evaluate(js, arg) if arg else page.evaluate(js)
+               for name, (js, arg) in checks.items()}
+        out["requests"] = requests
+        out["width"] = page.evaluate("document.documentElement.scrollWidth")
+        browser.close()
+    return out
+
+
+@pytest.mark.parametrize("scenario", ["llama3_8b_chat.yaml", "llama2_7b_pretrain.yaml",
+                                      "layoutlm_realtime_p99.yaml"])
+def test_a_report_is_legible_at_400px(tmp_path, scenario):
+    """Chart text at least 10 px on a 400 px screen; the decisions' why, the changes against the
+    baseline and the cards all on screen (stacked, not scrolled away); nothing fetched."""
+    html = _report(tmp_path, scenario)
+    shown = "td.why, td[data-label$='Δ'], .card, .caveat, details > summary"
+    got = _at_400(html, {"small": (LEGIBILITY, None), "off": (OFF_SCREEN, shown)})
+    assert got["small"] == []
+    assert got["off"] == []
+    assert got["width"] <= 400
+    assert got["requests"] == [html.as_uri()]
+
+
+def test_validation_page_is_grouped_and_shows_missed_at_400px(tmp_path):
+    from ecobench.reports.html import render_validation
+
+    rows = [{"experiment": f"llm_serve_point_with_a_long_name_{i}", "figure": "ttft_ms", "mode": "holdout",
+             "published": 100.0 + i, "ecobench": 100.0 + 3 * i, "error_pct": 2.0 * i, "error_points": None,
+             "target": "±35%", "within_target": i < 15, "kind": "llm_serve", "source": None, "low": None,
+             "high": None, "in_band": None} for i in range(30)]
+    rows.append({"experiment": "all", "figure": "all", "mode": "holdout_summary", "kind": "llm_serve",
+                 "count": 30, "median_abs_error_pct": 20.0, "worst_abs_error_pct": 58.0,
+                 "worst": "llm_serve_point_with_a_long_name_29", "target": "median ≤ 15%, worst ≤ 35%",
+                 "within_target": False})
+    page = tmp_path / "validation.html"
+    page.write_text(render_validation(rows))
+    missed = """() => [...document.querySelectorAll('summary .bad, td.bad')]
+        .filter(e => e.getClientRects().length).map(e => [e.textContent, e.getBoundingClientRect().right])"""
+    got = _at_400(page, {"small": (LEGIBILITY, None), "missed": (missed, None),
+                         "off": (OFF_SCREEN, "summary .bad, td.bad")})
+    assert got["off"] == [] and got["small"] == []
+    texts = [t for t, _ in got["missed"]]
+    assert "15 MISSED" in texts and "MISSED" in texts  # the group's summary line and the holdout verdict
+    assert got["width"] <= 400

@@ -184,18 +184,17 @@ def test_report_bars_carry_bands_and_prefers_the_runs_pareto_flag(doc):
     assert scatter.count('class="point front"') == 1 and scatter.count('class="point baseline"') == 1
 
 
-def test_caveats_sit_beside_the_figures(doc):
+def test_caveats_are_said_once_above_the_figures(doc):
     notes = caveats(doc)
-    assert notes["power"] and "inf1" in notes["power"][0] and "inferred" in notes["power"][0]
+    assert notes["power"] and "inf1" in notes["power"][0] and "Inferentia" in notes["power"][0]
     assert notes["provenance"] == []
     mixed = copy.deepcopy(doc)
     mixed["rows"][0]["provenance"] = "measured"
     html = render(mixed)
     assert len(caveats(mixed)["provenance"]) == 1
+    assert html.count("Mixed provenance") == 1 and html.count("power inferred, not published") == 1
     charts_at = html.index("<h2>Charts</h2>")
-    assert html.find("Mixed provenance", charts_at) < html.find("<svg", charts_at)
-    assert html.find("chip&#39;s power is inferred", charts_at) < html.find("<svg", charts_at)
-    assert html.count('<div class="scroll"><table>') == html.count("<table>")
+    assert html.index('id="caveats"') < charts_at and html.find('href="#caveats"', charts_at) > 0
 
 
 def test_validation_page_draws_parity_plots_with_verdicts_in_words():
@@ -216,7 +215,11 @@ def test_validation_page_draws_parity_plots_with_verdicts_in_words():
         assert svg.count('class="identity"') == 1 and svg.count('class="target-band"') == 1
     assert svgs[1].count('class="point missed"') == 4 and svgs[1].count('class="point ok"') == 36
     assert ">MISSED</td>" in html and ">ok</td>" in html
-    assert "40 points: 36 ok, 4 MISSED" in html
+    # one collapsible group per kind of point, its MISSED count in the summary line
+    summaries = re.findall(r"<details class=\"group\"[^>]*>\s*<summary>(.*?)</summary>", html, re.S)
+    assert len(summaries) == 2
+    assert '40 points: 36 ok, <span class="bad">4 MISSED</span>' in summaries[1]
+    assert "Every figure" not in html and html.count("<details") == 3  # the 40 points folded in their group
     assert "listed (–) but not plotted" in html  # the percentage-point figure
 
 
@@ -228,3 +231,47 @@ def test_crowded_tick_labels_are_thinned_and_empty_bands_drawn_as_none():
     labels = [e for e in root.iter("{http://www.w3.org/2000/svg}text") if e.get("class") == "tick"]
     assert 2 <= len(labels) < len(grid)  # every tick keeps its grid line; labels too close are dropped
     assert svg.count('class="errbar"') == 1 and "39,629 USD (" not in svg
+
+
+@pytest.fixture(scope="module")
+def serving_doc():
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text()))
+    return results_document(s, records(evaluate(s)), "run")
+
+
+def test_a_serving_report_answers_per_token_with_each_target(serving_doc):
+    html = render(serving_doc)
+    assert "time to train" not in html.lower() and "cost per run" not in html.lower()
+    cards = html[html.index('<div class="cards">'):html.index("<h2>Against the baseline</h2>")]
+    assert len(re.findall(r'<div class="card[ "]', cards)) == len(serving_doc["rows"])  # baseline too
+    assert "per million output tokens" in cards and "CO2 per million output tokens" in cards
+    for label in ("TTFT p50", "TPOT p50", "TTFT p99"):
+        assert cards.count(label) == len(serving_doc["rows"])
+    assert "MISSES" not in cards and ">meets<" in cards
+    titles = re.findall(r'aria-label="([^"]*)"', html)
+    assert {"Instances to meet the rate", "Cost per million output tokens", "CO2 per million output tokens",
+            "TTFT p99 against the 3,000 ms target"} <= set(titles)
+    slow = copy.deepcopy(serving_doc)
+    slow["rows"][0]["ttft_p99_ms"] = 3500.0
+    html = render(slow)
+    cards = html[html.index('<div class="cards">'):html.index("<h2>Against the baseline</h2>")]
+    assert cards.count(">MISSES<") == 1
+    chart = next(s for s in SVG.findall(html) if "TTFT p99 against" in s)
+    assert chart.count(">MISSES</tspan>") == 1 and chart.count('class="target"') == 1
+
+
+def test_training_cards_lead_with_instances_and_time():
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "llama2_7b_pretrain.yaml").read_text()))
+    html = render(results_document(s, records(evaluate(s)), "run"))
+    answer, charts_at = html.index('<div class="cards">'), html.index("<h2>Charts</h2>")
+    assert answer < charts_at
+    card = html[answer:html.index("</div>\n", html.index('<ul class="facts">', answer))]
+    assert card.index("16 × p4d.24xlarge") < card.index("to train") < card.index("for the run")
+
+
+def test_source_urls_are_escaped_links():
+    from ecobench.reports.html import linkify
+
+    out = str(linkify('see https://example.com/a?b=1&c=<2> and "http://x.org/y".'))
+    assert '<a href="https://example.com/a?b=1&amp;c=" rel="noopener" target="_blank">' in out
+    assert "&lt;2&gt;" in out and '<a href="http://x.org/y" rel="noopener"' in out and "<2>" not in out

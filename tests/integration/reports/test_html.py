@@ -54,4 +54,4 @@ def test_a_sweep_report_leads_with_the_decisions(tmp_path):
     assert decisions < html.index("<h2>Against the baseline</h2>")
     assert "18 combinations, 15 evaluated, 3 skipped" in html
     for objective in ("cost", "co2", "energy", "balanced"):
-        assert f'<td class="l">{objective}</td>' in html
+        assert f'<td class="l" data-label="objective">{objective}</td>' in html

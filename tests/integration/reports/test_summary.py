@@ -1,0 +1,71 @@
+"""The terminal summary keeps the columns that answer the run's question and drops the least useful
+first on a narrow terminal."""
+
+import copy
+
+import pytest
+import yaml
+
+from ecobench.planning.evaluate import evaluate_all
+from ecobench.reports.summary import fit_table, format_summary, targets_cell
+from ecobench.scenario.model import scenario_from_dict
+
+from tests.conftest import SCENARIOS
+
+
+def _run(name, mutate=None):
+    raw = yaml.safe_load((SCENARIOS / name).read_text())
+    if mutate:
+        mutate(raw)
+    s = scenario_from_dict(raw)
+    return evaluate_all(s).rows, s
+
+
+@pytest.fixture(scope="module")
+def serving():
+    return _run("llama3_8b_chat.yaml")
+
+
+def _header(text):
+    return text.splitlines()[2]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_serving_keeps_region_targets_cost_co2_and_p99(serving, width):
+    rows, s = serving
+    out = format_summary(rows, s, width=width)
+    table = out.split("\n\n")[0].splitlines()[2:]
+    head = table[0]
+    for col in ("config", "instance", "region", "targets", "USD/Mtok", "gCO2/Mtok", "TTFT p99 ms"):
+        assert col in head, (width, head)
+    assert "time to train" not in out and "cost_usd " not in head
+    assert all(len(line) <= width for line in table[:-1])  # every row fits; the note names the rest
+    assert "met 3/3" in table[1]
+    if width == 80:
+        assert "not shown at this width" in table[-1] and "precision" in table[-1]
+    else:  # wider: more of the useful columns come back, least useful still last
+        assert "instances" in head and "precision" not in head
+
+
+def test_training_leads_with_instances_and_time():
+    rows, s = _run("llama2_7b_pretrain.yaml")
+    head = _header(format_summary(rows, s, width=80))
+    for col in ("config", "instance", "region", "instances", "time h", "cost USD", "CO2 kg"):
+        assert col in head
+    assert head.index("instances") < head.index("time h") < head.index("cost USD")
+
+
+def test_a_missed_target_is_named():
+    row = {"ttft_ms": 1200.0, "tpot_ms": 10.0}
+    targets = [{"column": "ttft_ms", "label": "TTFT p50", "target_ms": 1000.0},
+               {"column": "tpot_ms", "label": "TPOT p50", "target_ms": 50.0}]
+    assert targets_cell(row, targets) == "MISSED TTFT p50"
+    assert targets_cell(dict(row, ttft_ms=900.0), targets) == "met 2/2"
+
+
+def test_fit_table_drops_the_highest_rank_first_and_never_rank_zero():
+    rows = [{"a": "x" * 30, "b": 1.0, "c": 2.0, "d": 3.0}]
+    cols = [("a", "a", 0), ("b", "b", 5), ("c", "c", 1), ("d", "d", 5)]
+    out = fit_table(copy.deepcopy(rows), cols, width=34)
+    assert out.splitlines()[0].split() == ["a", "c"]  # d then b dropped (rank 5), c kept (rank 1)
+    assert fit_table(rows, cols, width=5).splitlines()[0].split() == ["a"]
