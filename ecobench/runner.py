@@ -18,7 +18,15 @@ from ecobench.planning.evaluate import Evaluation, evaluate_all
 from ecobench.power.grid import grid_data_version
 from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
-from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, csv_columns, write_json
+from ecobench.reports.tables import (
+    CSV_SOURCES,
+    RESULTS_KIND,
+    RESULTS_SCHEMA_VERSION,
+    csv_columns,
+    csv_integers,
+    key_texts,
+    write_json,
+)
 from ecobench.scenario.model import Scenario
 
 if TYPE_CHECKING:
@@ -107,9 +115,10 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
 def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
               csv_from: Path | None = None) -> None:
     """Write the run directory ``final``: scenario.yaml (the document's resolved scenario),
-    results.csv (``table``, or a copy of ``csv_from``), results.json (``doc``) and report.html,
-    atomically: filled under a temporary name and renamed into place when complete, removed on any
-    failure or interrupt."""
+    results.csv (``table``, its long texts as keys, or a copy of ``csv_from``), results.json (``doc``,
+    given the keys' texts as ``csv_sources`` when ``table`` is written) and report.html, atomically:
+    filled under a temporary name and renamed into place when complete, removed on any failure or
+    interrupt."""
     import shutil
 
     from ecobench.table import write_csv
@@ -117,7 +126,9 @@ def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
     with atomic_dir(final) as tmp:
         (tmp / "scenario.yaml").write_text(dump_yaml(doc["scenario"]), encoding="utf-8")
         if table is not None:
-            write_csv(table, csv_columns(list(table)), tmp / "results.csv")
+            keyed, doc[CSV_SOURCES] = key_texts(table)
+            names = csv_columns(list(keyed))
+            write_csv(keyed, names, tmp / "results.csv", integers=csv_integers(names))
         elif csv_from is not None:
             shutil.copyfile(csv_from, tmp / "results.csv")
         write_json(doc, tmp / "results.json")

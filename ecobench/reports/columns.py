@@ -226,6 +226,9 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "assumptions": ("object", True, "assumptions shown in the report (PUE, lifespan, ...)"),
     "training_demo": ("object", True, "emulated training: FP32/BF16 loss curves of the demo (else null)"),
     "uncertainty": ("object", True, "draws, seed and input ranges of the 90% bands (null without draws)"),
-    "recommendations": ("array", False, "picks from the Pareto front: {objective, config_id, reason}"),
+    "recommendations": ("array", False, "picks from the Pareto front: {objective, config_id, reason}; "
+                        "objective `all` alone when the baseline is the pick of every objective"),
     "sweep": ("object", False, "the scenario's sweep: its axes and the combinations skipped"),
+    "csv_sources": ("object", False, "key -> text of the long repeated texts results.csv holds as keys "
+                                     "(see Keyed columns); absent in runs written before the keys"),
 }

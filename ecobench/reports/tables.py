@@ -21,6 +21,11 @@ CORE_COLUMNS = [
 ]
 JSON_ONLY = ["samples", "kernels", "engine_utilization", "profile"]  # nested: in results.json, not the CSV
 INFERENCE_COLUMNS = ["energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million"]
+# Long texts repeated down a column: results.csv holds a short key (prefix and number, by first
+# appearance), results.json's ``csv_sources`` the text of each key; results.json's rows keep the texts.
+KEYED_COLUMNS = {"price_source": "p", "grid_source": "g", "method": "m", "draw_basis": "d",
+                 "layout_choice": "l", "measurement_method": "mm", "power_method": "pm"}
+CSV_SOURCES = "csv_sources"  # results.json's key for the key -> text table
 
 
 def _core_first(names: list[str]) -> list[str]:
@@ -31,6 +36,51 @@ def _core_first(names: list[str]) -> list[str]:
 def csv_columns(names: list[str]) -> list[str]:
     """The CSV's columns: the core ones first, nested ones (results.json only) left out."""
     return [c for c in _core_first(names) if c not in JSON_ONLY]
+
+
+def csv_integers(names: list[str]) -> list[str]:
+    """Columns results.csv writes as whole numbers: the data dictionary's integers, and swept fields
+    (written whole where every value is)."""
+    from ecobench.reports.columns import json_type
+
+    return [c for c in names if json_type(c) == "integer" or c.startswith("sweep_")]
+
+
+def key_texts(t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The table with each of ``KEYED_COLUMNS`` holding short keys instead of its texts, and the
+    key -> text table (results.json's ``csv_sources``). Empty cells stay empty."""
+    import numpy as np
+
+    out = dict(t)
+    texts: dict[str, str] = {}
+    for name, prefix in KEYED_COLUMNS.items():
+        if name not in t or t[name].dtype.kind != "O":
+            continue
+        keys: dict[str, str] = {}
+        cells = []
+        for v in t[name].tolist():
+            if not isinstance(v, str):
+                cells.append(v)
+                continue
+            k = keys.get(v)
+            if k is None:
+                k = keys[v] = f"{prefix}{len(keys) + 1}"
+                texts[k] = v
+            cells.append(k)
+        col = np.empty(len(cells), dtype=object)
+        col[:] = cells
+        out[name] = col
+    return out, texts
+
+
+def expand_keys(rows: list[dict[str, Any]], sources: dict[str, str] | None) -> list[dict[str, Any]]:
+    """results.csv rows (as ``csv.DictReader`` gives them) with keyed cells replaced by their texts
+    from results.json's ``csv_sources``; a run written before the keys (long texts inline) passes
+    through unchanged."""
+    if not sources:
+        return rows
+    return [{k: sources.get(v, v) if k in KEYED_COLUMNS and isinstance(v, str) else v
+             for k, v in r.items()} for r in rows]
 
 
 def ordered(df: pd.DataFrame) -> pd.DataFrame:
