@@ -83,6 +83,57 @@ def expand_keys(rows: list[dict[str, Any]], sources: dict[str, str] | None) -> l
              for k, v in r.items()} for r in rows]
 
 
+PARQUET_EXTRA = "pip install 'ecobench-ml[parquet]'"
+TABLE_FORMATS = ("csv", "parquet")
+
+
+def require_parquet() -> None:
+    """Raise a one-line :class:`InputError` naming the extra to install when pyarrow is missing."""
+    from ecobench.errors import InputError
+
+    try:
+        import pyarrow.parquet  # noqa: F401
+    except ImportError:
+        raise InputError(f"--format parquet needs pyarrow, which is not installed: {PARQUET_EXTRA}") from None
+
+
+def write_parquet(t: dict[str, Any], names: list[str], path: Path) -> None:
+    """The named columns as Parquet (zstd; text columns dictionary-encoded, so the long repeated
+    texts are stored once and kept as texts): numbers as float64, the data dictionary's integer
+    columns as int64 where every value is whole, True/False as bool, text as string; an empty cell
+    is null."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ecobench.reports.columns import json_type
+
+    empty = {"number": pa.float64(), "integer": pa.int64(), "boolean": pa.bool_()}
+    arrays = []
+    for name in names:
+        col = t[name]
+        if col.dtype.kind == "f":
+            finite = np.isfinite(col)
+            mask = ~finite
+            if (json_type(name) == "integer" or name.startswith("sweep_")) and \
+                    bool(np.all(col[finite] == np.round(col[finite]))):
+                arrays.append(pa.array(np.where(finite, col, 0).astype(np.int64), mask=mask))
+            else:
+                arrays.append(pa.array(col, mask=mask))
+            continue
+        values = [None if v is None or (isinstance(v, float) and v != v) else v for v in col.tolist()]
+        kinds = {type(v) for v in values if v is not None}
+        if not kinds:  # no figure in any row: the dictionary's type
+            arrays.append(pa.nulls(len(values), type=empty.get(json_type(name), pa.string())))
+        elif kinds <= {bool, np.bool_}:
+            arrays.append(pa.array(values, type=pa.bool_()))
+        elif kinds <= {int, float} and kinds:
+            arrays.append(pa.array([None if v is None else float(v) for v in values], type=pa.float64()))
+        else:
+            arrays.append(pa.array([None if v is None else str(v) for v in values], type=pa.string()))
+    pq.write_table(pa.table(arrays, names=names), path, compression="zstd")
+
+
 def ordered(df: pd.DataFrame) -> pd.DataFrame:
     """The table with the core columns first."""
     return df[_core_first([str(c) for c in df.columns])]

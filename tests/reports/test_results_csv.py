@@ -101,3 +101,36 @@ def test_written_document_names_its_keys(run: Path) -> None:
     doc: dict[str, Any] = json.loads((run / "results.json").read_text())
     prefixes = tuple(KEYED_COLUMNS.values())
     assert doc[CSV_SOURCES] and all(k.startswith(prefixes) for k in doc[CSV_SOURCES])
+
+
+def test_parquet_holds_every_row_with_texts(tmp_path: Path) -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    out = tmp_path / "pq"
+    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--format", "parquet",
+                 "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["report.html", "results.json", "results.parquet",
+                                                     "scenario.yaml"]
+    df = pd.read_parquet(out / "results.parquet")
+    doc = json.loads((out / "results.json").read_text())
+    assert len(df) == doc["sweep"]["rows_in_csv"]
+    assert str(df["instances"].dtype) == "int64" and df["price_source"].str.len().min() > 10
+    assert all(describe(c) is not None for c in df.columns)
+    import ecobench
+
+    copy = ecobench.load_run(out).write(tmp_path / "copy")
+    assert (copy / "results.parquet").read_bytes() == (out / "results.parquet").read_bytes()
+
+
+def test_parquet_without_pyarrow_is_one_line_and_writes_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    out = tmp_path / "pq"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--format", "parquet",
+                 "--out", str(out), "--results", str(tmp_path / "results")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "ecobench-ml[parquet]" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
