@@ -16,6 +16,7 @@ from ecobench.io.rundir import atomic_dir, target_dir
 from ecobench.io.yamlio import dump_yaml
 from ecobench.planning.evaluate import Evaluation, evaluate_all
 from ecobench.power.grid import grid_data_version
+from ecobench.reports.emissions import write_emissions
 from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
 from ecobench.reports.tables import (
@@ -117,7 +118,8 @@ def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
               csv_from: Path | None = None, table_format: str = "csv") -> None:
     """Write the run directory ``final``: scenario.yaml (the document's resolved scenario),
     results.csv (``table``, its long texts as keys, or a copy of ``csv_from``), results.json (``doc``,
-    given the keys' texts as ``csv_sources`` when ``table`` is written) and report.html, atomically:
+    given the keys' texts as ``csv_sources`` when ``table`` is written), emissions.csv (codecarbon's
+    layout, when a configuration was measured on this host) and report.html, atomically:
     filled under a temporary name and renamed into place when complete, removed on any failure or
     interrupt. ``table_format`` ``parquet``: results.parquet instead of results.csv, the texts
     themselves in it (dictionary-encoded)."""
@@ -136,6 +138,7 @@ def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
         elif csv_from is not None:
             shutil.copyfile(csv_from, tmp / csv_from.name)
         write_json(doc, tmp / "results.json")
+        write_emissions(doc, tmp / "emissions.csv")  # measured on this host only
         write_html(doc, tmp / "report.html")
 
 

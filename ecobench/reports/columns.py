@@ -123,6 +123,8 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "samples_basis": ("", "measured: how per-repetition samples were planned (fractional or planned "
                           "instances)"),
     "samples": ("", "measured: per-repetition figures the regression gate tests (results.json only)"),
+    "energy_windows": ("", "measured: each energy window's duration_s and mean accelerator_w, cpu_w and "
+                           "memory_w as codecarbon read them; emissions.csv's rows (results.json only)"),
     "kernels": ("", "emulated: time, engine and utilisation per kernel (results.json only)"),
     "engine_utilization": ("fraction", "emulated: utilisation of each NeuronCore engine (results.json only)"),
     "backend_disagreement": ("", "how far the emulated throughput is from the analytic model's, when "
@@ -161,7 +163,8 @@ _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_para
 # JSON Schema type of each column that is not a number; every column may also be null (no figure).
 JSON_TYPES: dict[str, str] = ({c: "string" for c in _STRING} | {c: "integer" for c in _INTEGER}
                               | {"is_baseline": "boolean", "meets_deadline": "boolean", "pareto": "boolean",
-                                 "samples": "object", "engine_utilization": "object", "kernels": "array",
+                                 "samples": "object", "energy_windows": "array",
+                                 "engine_utilization": "object", "kernels": "array",
                                  "profile": "object"})
 
 

@@ -105,7 +105,13 @@ def results_markdown() -> str:
               "a quote or a line break, numbers in shortest round-trip form (`repr`), the integer "
               "columns above (and swept fields whose every value is whole) without a decimal point, "
               "an empty cell where there is no figure. Nested columns (`samples`, `kernels`, "
-              "`engine_utilization`, `profile`) are in results.json only.", "",
+              "`engine_utilization`, `profile`, `energy_windows`) are in results.json only.", "",
+              "## emissions.csv", "",
+              "A run that measured a configuration on this host (reference backend, `instance_type: "
+              "local`) also writes emissions.csv in codecarbon's layout (its column names and units: "
+              "s, kg CO2e, W, kWh): one row per measured window (`energy_windows`), `experiment_id` the "
+              "configuration, emissions at the row's grid intensity, what ecobench does not know empty.",
+              "",
               "### Keyed columns", "",
               "Long texts that repeat down a column are written to results.csv as short keys (the "
               "column's prefix and a number, by first appearance); results.json's `csv_sources` maps "

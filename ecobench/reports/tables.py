@@ -19,7 +19,8 @@ CORE_COLUMNS = [
     "co2_operational_kg", "co2_embodied_kg", "co2_kg", "energy_change_pct", "cost_change_pct",
     "co2_change_pct",
 ]
-JSON_ONLY = ["samples", "kernels", "engine_utilization", "profile"]  # nested: in results.json, not the CSV
+# nested: in results.json, not the CSV
+JSON_ONLY = ["samples", "kernels", "engine_utilization", "profile", "energy_windows"]
 INFERENCE_COLUMNS = ["energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million"]
 # Long texts repeated down a column: results.csv holds a short key (prefix and number, by first
 # appearance), results.json's ``csv_sources`` the text of each key; results.json's rows keep the texts.

@@ -107,6 +107,7 @@ class Measurement:
     other_cpu_pct_during: float | None = None
     throughput_cv_pct: float | None = None
     warnings: tuple[str, ...] = ()  # why the measurement is not reproducible; empty when it is
+    window_s: tuple[float, ...] | None = None  # each energy window's length, like power_w_samples
 
 
 @dataclass(frozen=True)
