@@ -102,7 +102,7 @@ def write_parquet(t: dict[str, Any], names: list[str], path: Path) -> None:
     """The named columns as Parquet (zstd; text columns dictionary-encoded, so the long repeated
     texts are stored once and kept as texts): numbers as float64, the data dictionary's integer
     columns as int64 where every value is whole, True/False as bool, text as string; an empty cell
-    is null."""
+    is null. Text columns go to pyarrow whole (converted in C), not value by value."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -113,26 +113,35 @@ def write_parquet(t: dict[str, Any], names: list[str], path: Path) -> None:
     arrays = []
     for name in names:
         col = t[name]
+        whole = json_type(name) == "integer" or name.startswith("sweep_")
+        if col.dtype.kind == "b":
+            arrays.append(pa.array(col))
+            continue
         if col.dtype.kind == "f":
             finite = np.isfinite(col)
-            mask = ~finite
-            if (json_type(name) == "integer" or name.startswith("sweep_")) and \
-                    bool(np.all(col[finite] == np.round(col[finite]))):
-                arrays.append(pa.array(np.where(finite, col, 0).astype(np.int64), mask=mask))
+            if whole and bool(np.all(col[finite] == np.round(col[finite]))):
+                arrays.append(pa.array(np.where(finite, col, 0).astype(np.int64), mask=~finite))
             else:
-                arrays.append(pa.array(col, mask=mask))
+                arrays.append(pa.array(col, mask=~finite))
             continue
-        values = [None if v is None or (isinstance(v, float) and v != v) else v for v in col.tolist()]
-        kinds = {type(v) for v in values if v is not None}
+        values = col.tolist()
+        kinds = set(map(type, values)) - {type(None)}
+        if float in kinds and all(v != v for v in values if type(v) is float):
+            kinds.discard(float)  # NaN alone: no figure
         if not kinds:  # no figure in any row: the dictionary's type
-            arrays.append(pa.nulls(len(values), type=empty.get(json_type(name), pa.string())))
+            arrays.append(pa.nulls(len(col), type=empty.get(json_type(name), pa.string())))
         elif kinds <= {bool, np.bool_}:
-            arrays.append(pa.array(values, type=pa.bool_()))
-        elif kinds <= {int, float} and kinds:
-            arrays.append(pa.array([None if v is None else float(v) for v in values], type=pa.float64()))
+            arrays.append(pa.array(col, type=pa.bool_(), from_pandas=True))
+        elif kinds <= {int, float}:
+            arrays.append(pa.array(np.array(col, dtype=float), from_pandas=True))
         else:
-            arrays.append(pa.array([None if v is None else str(v) for v in values], type=pa.string()))
-    pq.write_table(pa.table(arrays, names=names), path, compression="zstd")
+            texts = col if kinds == {str} else np.array(
+                [v if v is None or v != v else str(v) for v in values], dtype=object)
+            arrays.append(pa.array(texts, type=pa.string(), from_pandas=True))
+    # dictionary pages for the texts only: numbers are smaller and written faster without (3.3 MB
+    # and 0.9 s against 4.4 MB and 2.5 s for 760,000 rows)
+    strings = [n for n, a in zip(names, arrays, strict=True) if pa.types.is_string(a.type)]
+    pq.write_table(pa.table(arrays, names=names), path, compression="zstd", use_dictionary=strings)
 
 
 def ordered(df: pd.DataFrame) -> pd.DataFrame:
