@@ -81,8 +81,8 @@ def _quoted(text: str) -> str:
     import io
 
     buf = io.StringIO()
-    csv.writer(buf, lineterminator="").writerow([text])
-    return buf.getvalue() if text else ""
+    csv.writer(buf, lineterminator="\r\n").writerow([text])  # a CR or LF in the text is quoted too
+    return buf.getvalue()[:-2] if text else ""
 
 
 def _cells(col: np.ndarray, integer: bool = False) -> list[str]:
