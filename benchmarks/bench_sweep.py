@@ -1,8 +1,9 @@
 """Time `ecobench run` on the 98,304-configuration sweep (12 instance types x 16 regions x 64 batch
 sizes x 2 precisions x 4 headrooms) end to end, and report the size of what it writes.
 
-Usage: python benchmarks/bench_sweep.py [--repeat N] [--scenario FILE]
-Target (issue 14): under 10 s on a 2-core machine, report.html under 2 MB.
+Usage: python benchmarks/bench_sweep.py [--repeat N] [--scenario FILE] [--format csv|parquet]
+Target (issue 14): under 10 s on a 2-core machine, report.html under 2 MB. Issue 23's scale target:
+benchmarks/scenarios/layoutlm_sweep_1m.yaml (1,000,000 combinations) under 10 s, results under 20 MB.
 """
 
 from __future__ import annotations
@@ -23,19 +24,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--scenario", type=Path, default=SCENARIO)
+    ap.add_argument("--format", choices=["csv", "parquet"], default="csv", help="ecobench run --format")
     args = ap.parse_args()
     samples = []
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.repeat):
             out = Path(tmp) / f"run{i}"
             t0 = time.perf_counter()
-            cmd = [sys.executable, "-m", "ecobench", "run", str(args.scenario), "-q", "--out", str(out)]
+            cmd = [sys.executable, "-m", "ecobench", "run", str(args.scenario), "-q", "--format", args.format,
+                   "--out", str(out)]
             subprocess.run(cmd,
                            check=True, capture_output=True, cwd=ROOT)
             samples.append(time.perf_counter() - t0)
         sizes = {f.name: f.stat().st_size for f in sorted(out.iterdir())}
-    print(f"{args.scenario.name}: median {statistics.median(samples):.2f} s over {args.repeat} runs "
-          f"(min {min(samples):.2f}, max {max(samples):.2f})")
+    print(f"{args.scenario.name} ({args.format}): median {statistics.median(samples):.2f} s over "
+          f"{args.repeat} runs (min {min(samples):.2f}, max {max(samples):.2f})")
     for name, size in sizes.items():
         print(f"  {name:<14} {size / 1e6:8.2f} MB")
 

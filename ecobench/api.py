@@ -44,7 +44,7 @@ class Result:
                  csv_path: Path | None = None, directory: Path | None = None) -> None:
         self.document = document
         self._table = table  # every row of results.csv (a sweep's every combination), when evaluated
-        self._csv_path = csv_path  # results.csv of a loaded run
+        self._csv_path = csv_path  # results.csv (or results.parquet) of a loaded run, copied by write
         self.directory = directory  # where this run was written or read from, if anywhere
 
     @property
@@ -162,5 +162,5 @@ def load_run(directory: str | os.PathLike[str]) -> Result:
         raise InputError(f"{path}: not a run directory's results.json (kind {doc.get('kind')!r}); "
                          "a baseline file is read by `ecobench check`")
     run_dir = path if path.is_dir() else path.parent
-    csv = run_dir / "results.csv"
-    return Result(doc, csv_path=csv if csv.is_file() else None, directory=run_dir)
+    tables = [f for f in (run_dir / "results.csv", run_dir / "results.parquet") if f.is_file()]
+    return Result(doc, csv_path=tables[0] if tables else None, directory=run_dir)

@@ -44,11 +44,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.runner import run
     from ecobench.scenario.model import load_scenario
 
+    if args.format == "parquet":  # before anything is read or written
+        from ecobench.reports.tables import require_parquet
+
+        require_parquet()
     s = load_scenario(args.scenario)
     process.settled()
     try:
         out_dir, ev = run(s, Path(args.results), Path(args.out) if args.out else None,
-                          None if args.quiet else _progress)
+                          None if args.quiet else _progress, table_format=args.format)
     except (InputError, BackendError) as exc:  # name the file for errors found while evaluating
         raise InputError(f"{args.scenario}: {exc}") from None
     from ecobench.reports.summary import format_decisions, format_summary, number
@@ -60,7 +64,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
         print(text_table(rows, SUMMARY_LAYOUT, number))
     print(format_decisions(ev, s))
-    print(f"\nwrote {out_dir}/ (scenario.yaml, results.csv, results.json, report.html)", flush=True)
+    print(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)", flush=True)
     from ecobench.planning.evaluate import row_warnings
 
     warnings = row_warnings(rows)
@@ -468,6 +472,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", help="write exactly this directory (must not exist)")
     r.add_argument("--results", default="results", help="results root (default: results)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    r.add_argument("--format", choices=["csv", "parquet"], default="csv",
+                   help="every row as results.csv (default) or results.parquet, for large sweeps "
+                        "(needs pyarrow: pip install 'ecobench-ml[parquet]')")
     r.set_defaults(func=cmd_run)
 
     v = add("validate", help="reproduce the published AWS figures and report errors")

@@ -15,9 +15,19 @@ from ecobench.io.rundir import atomic_dir, target_dir
 from ecobench.io.yamlio import dump_yaml
 from ecobench.planning.evaluate import Evaluation, evaluate_all
 from ecobench.power.grid import grid_data_version
+from ecobench.reports.emissions import write_emissions
 from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
-from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION, csv_columns, write_json
+from ecobench.reports.tables import (
+    CSV_SOURCES,
+    RESULTS_KIND,
+    RESULTS_SCHEMA_VERSION,
+    csv_columns,
+    csv_integers,
+    key_texts,
+    write_json,
+    write_parquet,
+)
 from ecobench.scenario.model import Scenario
 from ecobench.version import __version__
 
@@ -105,32 +115,41 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
 
 
 def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
-              csv_from: Path | None = None) -> None:
+              csv_from: Path | None = None, table_format: str = "csv") -> None:
     """Write the run directory ``final``: scenario.yaml (the document's resolved scenario),
-    results.csv (``table``, or a copy of ``csv_from``), results.json (``doc``) and report.html,
-    atomically: filled under a temporary name and renamed into place when complete, removed on any
-    failure or interrupt."""
+    results.csv (``table``, its long texts as keys, or a copy of ``csv_from``), results.json (``doc``,
+    given the keys' texts as ``csv_sources`` when ``table`` is written), emissions.csv (codecarbon's
+    layout, when a configuration was measured on this host) and report.html, atomically:
+    filled under a temporary name and renamed into place when complete, removed on any failure or
+    interrupt. ``table_format`` ``parquet``: results.parquet instead of results.csv, the texts
+    themselves in it (dictionary-encoded)."""
     import shutil
 
     from ecobench.table import write_csv
 
     with atomic_dir(final) as tmp:
         (tmp / "scenario.yaml").write_text(dump_yaml(doc["scenario"]), encoding="utf-8")
-        if table is not None:
-            write_csv(table, csv_columns(list(table)), tmp / "results.csv")
+        if table is not None and table_format == "parquet":
+            write_parquet(table, csv_columns(list(table)), tmp / "results.parquet")
+        elif table is not None:
+            keyed, doc[CSV_SOURCES] = key_texts(table)
+            names = csv_columns(list(keyed))
+            write_csv(keyed, names, tmp / "results.csv", integers=csv_integers(names))
         elif csv_from is not None:
-            shutil.copyfile(csv_from, tmp / "results.csv")
+            shutil.copyfile(csv_from, tmp / csv_from.name)
         write_json(doc, tmp / "results.json")
+        write_emissions(doc, tmp / "emissions.csv")  # measured on this host only
         write_html(doc, tmp / "report.html")
 
 
 def run(s: Scenario, results_root: Path, out: Path | None = None,
-        progress: Callable[[str], None] | None = None) -> tuple[Path, Evaluation]:
-    """Evaluate ``s`` and write resolved scenario, results.csv/json and report.html.
+        progress: Callable[[str], None] | None = None, table_format: str = "csv") -> tuple[Path, Evaluation]:
+    """Evaluate ``s`` and write resolved scenario, results.csv (or results.parquet)/json and
+    report.html.
 
     Nothing is written if evaluation fails; the directory appears only when complete.
     """
     final = target_dir(results_root, s.name, out)
     ev = evaluate_all(s, progress=progress)
-    write_run(results_document(s, ev.rows, final.name, ev), final, ev.table)
+    write_run(results_document(s, ev.rows, final.name, ev), final, ev.table, table_format=table_format)
     return final, ev

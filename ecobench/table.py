@@ -74,13 +74,26 @@ def take(t: Columns, index: Any) -> Columns:
     return {k: col[index] for k, col in t.items()}
 
 
-def _cells(col: np.ndarray) -> list[str]:
-    """A column as CSV cells: numbers in shortest round-trip form, NaN and None empty, text quoted
-    where it holds a comma, a quote or a line break (RFC 4180)."""
+def _quoted(text: str) -> str:
+    """``text`` as one CSV field, quoted as the csv module quotes it (minimal: where it holds the
+    delimiter, a quote or a line break)."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerow([text])  # a CR or LF in the text is quoted too
+    return buf.getvalue()[:-2] if text else ""
+
+
+def _cells(col: np.ndarray, integer: bool = False) -> list[str]:
+    """A column as CSV fields: numbers in shortest round-trip form (``repr``; an integer column's
+    whole numbers without a decimal point), NaN and None empty, text quoted by the csv module."""
     if col.dtype.kind == "f":  # formatting is the cost (about 1 us a number): format each value once
         values, where = np.unique(col, return_inverse=True)
-        shown = values.astype(str)
-        shown[np.isnan(values)] = ""
+        finite = np.isfinite(values)
+        whole = integer and bool(np.all(values[finite] == np.round(values[finite])))
+        shown = np.array([(str(int(v)) if whole else repr(v)) if ok else "" for v, ok
+                          in zip(values.tolist(), finite.tolist(), strict=True)], dtype=object)
         return list(shown[where.ravel()].tolist())
     seen: dict[tuple[type, Any], str] = {}  # keyed by type too: True == 1 == 1.0
 
@@ -88,8 +101,9 @@ def _cells(col: np.ndarray) -> list[str]:
         x = clean(x)
         if x is None:
             return ""
-        text = repr(x) if isinstance(x, float) else str(x)
-        return '"' + text.replace('"', '""') + '"' if any(ch in text for ch in ',"\n\r') else text
+        if isinstance(x, float) and integer and x.is_integer():
+            return str(int(x))
+        return repr(x) if isinstance(x, float) else _quoted(str(x))
 
     out: list[str] = []
     for x in col.tolist():
@@ -104,12 +118,16 @@ def _cells(col: np.ndarray) -> list[str]:
     return out
 
 
-def write_csv(t: Columns, names: Sequence[str], path: Path) -> None:
-    """The named columns as CSV, column by column (a sweep's 100,000 rows in about a second)."""
-    columns = [_cells(t[k]) for k in names]
+def write_csv(t: Columns, names: Sequence[str], path: Path, integers: Iterable[str] = ()) -> None:
+    """The named columns as CSV with LF line ends, as the csv module writes it (minimal quoting),
+    each distinct value formatted and quoted once, column by column (the csv module's writer, cell by
+    cell, takes 2.5 s more on 70,000 rows of 110 columns); the columns named in ``integers`` are
+    written as whole numbers where every value is one."""
+    whole = set(integers)
+    columns = [_cells(t[k], k in whole) for k in names]
     with path.open("w", newline="", encoding="utf-8") as f:
-        f.write(",".join(_cells(np.array(names, dtype=object))) + "\r\n")
-        f.writelines(",".join(cells) + "\r\n" for cells in zip(*columns, strict=True))
+        f.write(",".join(_quoted(n) for n in names) + "\n")
+        f.writelines(",".join(cells) + "\n" for cells in zip(*columns, strict=True))
 
 
 def text_table(rows: Sequence[dict[str, Any]], names: Sequence[str], fmt: Any,

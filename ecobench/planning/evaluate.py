@@ -99,7 +99,7 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
     shown = np.arange(len(rows))
     if info is not None and tb.length(table) > len(rows):
         objs = objectives(s, table)
-        ok = np.flatnonzero(eligible(table, objs))
+        ok = np.flatnonzero(eligible(table, objs, s))
         picked = {r["config_id"] for r in recs}
         extra = set(np.flatnonzero(table["pareto_rank"] <= SWEEP_FRONT_SHOWN).tolist())
         for o in objs:

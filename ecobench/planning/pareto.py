@@ -1,5 +1,9 @@
 """Decisions over a results table: the Pareto front over cost, CO2 and time or latency (rows within
-the SLA or deadline), and one recommended configuration per objective with its reason in words."""
+the SLA or deadline), and one recommended configuration per objective with its reason in words.
+
+A latency target the scenario sets (serving's TTFT and TPOT, inference's p99) is a constraint: rows
+that miss it are not eligible, and the balanced pick does not reward beating it (it weighs cost, CO2
+and energy, as for a scenario without a target); the latency pick still names the fastest row."""
 
 from __future__ import annotations
 
@@ -14,7 +18,8 @@ if TYPE_CHECKING:
     from ecobench.scenario.model import Scenario
     from ecobench.table import Columns
 
-BALANCED_WEIGHTS = {"cost": 1 / 3, "co2": 1 / 3, "third": 1 / 3}  # the third: time, latency or energy
+BALANCED_WEIGHTS = {"cost": 1 / 3, "co2": 1 / 3, "third": 1 / 3}  # the third: time (training) or energy
+TARGET_TOLERANCE = 1e-9  # relative: a row planned exactly at a target meets it
 
 
 @dataclass(frozen=True)
@@ -38,14 +43,34 @@ def objectives(s: Scenario, t: Columns) -> list[Objective]:
     return out
 
 
-def eligible(t: Columns, objs: list[Objective]) -> np.ndarray:
-    """Rows that count: every objective known (a row without a sourced price has no cost) and the
-    training deadline met."""
+def latency_targets(s: Scenario) -> dict[str, float]:
+    """Column -> the scenario's latency target on it (serving: TTFT and TPOT, median and p99 where set;
+    inference: the p99 latency where set). Targets are constraints, not objectives."""
+    w = s.workload
+    if w.mode == "serving" and w.serving is not None:
+        sp = w.serving
+        named = {"ttft_ms": sp.ttft_ms, "tpot_ms": sp.tpot_ms, "ttft_p99_ms": sp.ttft_p99_ms,
+                 "tpot_p99_ms": sp.tpot_p99_ms}
+    elif w.mode == "inference" and w.inference is not None:
+        named = {"latency_p99_ms": w.inference.latency_ms_p99}
+    else:
+        named = {}
+    return {k: float(v) for k, v in named.items() if v is not None}
+
+
+def eligible(t: Columns, objs: list[Objective], s: Scenario | None = None) -> np.ndarray:
+    """Rows that count: every objective known (a row without a sourced price has no cost), the
+    training deadline met and, given the scenario, every latency target met (a row without the
+    figure is not held to it)."""
     ok = np.ones(len(t["config_id"]), dtype=bool)
     for o in objs:
         ok &= np.isfinite(t[o.column].astype(float))
     if "meets_deadline" in t:
         ok &= t["meets_deadline"] != False  # noqa: E712 (None: no deadline)
+    if s is not None:
+        for col, target in latency_targets(s).items():
+            if col in t:
+                ok &= ~(t[col].astype(float) > target * (1 + TARGET_TOLERANCE))
     return ok
 
 
@@ -78,7 +103,7 @@ def front(points: np.ndarray) -> np.ndarray:
 def pareto_columns(s: Scenario, t: Columns) -> tuple[np.ndarray, np.ndarray]:
     """``pareto`` (bool) and ``pareto_rank`` (1 = cheapest on the front; NaN off it)."""
     objs = objectives(s, t)
-    ok = eligible(t, objs)
+    ok = eligible(t, objs, s)
     pts = np.column_stack([t[o.column].astype(float)[ok] for o in objs])
     flags = np.zeros(len(ok), dtype=bool)
     flags[np.flatnonzero(ok)[front(pts)]] = True
@@ -108,10 +133,12 @@ def _change(v: float, base: float) -> str:
 
 
 def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
-    """One pick per objective (cost, CO2, energy, time or latency) and a balanced pick (each objective
-    relative to the baseline, equally weighted), among eligible rows; each with its reason."""
+    """One pick per objective (cost, CO2, energy, time or latency) and a balanced pick (cost, CO2 and
+    time or energy, each relative to the baseline, equally weighted; a met latency target is not
+    scored), among eligible rows, each with its reason; one ``all`` entry instead when the baseline
+    is the pick of every objective."""
     objs = objectives(s, t)
-    ok = eligible(t, objs)
+    ok = eligible(t, objs, s)
     if not ok.any():
         return []
     base = int(np.flatnonzero(t["config_id"] == s.baseline)[0])
@@ -133,7 +160,7 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
         best = idx[np.lexsort([*tiebreak_at(tiebreak, idx), values])[0]]
         out.append({"objective": o.name, "config_id": str(t["config_id"][best]),
                     "reason": reason(int(best), o)})
-    third = objs[2] if len(objs) > 2 else energy
+    third = objs[2] if len(objs) > 2 and objs[2].name == "time" else energy
     score = np.zeros(len(idx))
     for name, w in (("cost", BALANCED_WEIGHTS["cost"]), ("co2", BALANCED_WEIGHTS["co2"]),
                     (third.name, BALANCED_WEIGHTS["third"])):
@@ -144,6 +171,11 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
                            f"relative to the baseline {s.baseline}, weighted 1/3 each: "
                            + ", ".join(f"{_change(cols[o.name][best], cols[o.name][base])} {o.words}"
                                        for o in picks))})
+    if all(r["config_id"] == s.baseline for r in out):
+        names = ", ".join(o.words for o in picks)
+        return [{"objective": "all", "config_id": s.baseline,
+                 "reason": f"{_describe(t, base)}: the baseline is the best on every objective ({names}, "
+                           "and balanced); no configuration improves on it"}]
     return out
 
 

@@ -125,6 +125,8 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "samples_basis": ("", "measured: how per-repetition samples were planned (fractional or planned "
                           "instances)"),
     "samples": ("", "measured: per-repetition figures the regression gate tests (results.json only)"),
+    "energy_windows": ("", "measured: each energy window's duration_s and mean accelerator_w, cpu_w and "
+                           "memory_w as codecarbon read them; emissions.csv's rows (results.json only)"),
     "kernels": ("", "emulated: time, engine and utilisation per kernel (results.json only)"),
     "engine_utilization": ("fraction", "emulated: utilisation of each NeuronCore engine (results.json only)"),
     "backend_disagreement": ("", "how far the emulated throughput is from the analytic model's, when "
@@ -164,7 +166,8 @@ _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_para
 JSON_TYPES: dict[str, str] = ({c: "string" for c in _STRING} | {c: "integer" for c in _INTEGER}
                               | {"is_baseline": "boolean", "meets_deadline": "boolean", "pareto": "boolean",
                                  "cpu_power_fallback": "boolean",
-                                 "samples": "object", "engine_utilization": "object", "kernels": "array",
+                                 "samples": "object", "energy_windows": "array",
+                                 "engine_utilization": "object", "kernels": "array",
                                  "profile": "object"})
 
 
@@ -229,6 +232,9 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "assumptions": ("object", True, "assumptions shown in the report (PUE, lifespan, ...)"),
     "training_demo": ("object", True, "emulated training: FP32/BF16 loss curves of the demo (else null)"),
     "uncertainty": ("object", True, "draws, seed and input ranges of the 90% bands (null without draws)"),
-    "recommendations": ("array", False, "picks from the Pareto front: {objective, config_id, reason}"),
+    "recommendations": ("array", False, "picks from the Pareto front: {objective, config_id, reason}; "
+                        "objective `all` alone when the baseline is the pick of every objective"),
     "sweep": ("object", False, "the scenario's sweep: its axes and the combinations skipped"),
+    "csv_sources": ("object", False, "key -> text of the long repeated texts results.csv holds as keys "
+                                     "(see Keyed columns); absent in runs written before the keys"),
 }

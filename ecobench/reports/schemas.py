@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from ecobench.reports.columns import COLUMNS, PATTERNS, TOP_LEVEL, json_type
-from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION
+from ecobench.reports.tables import CSV_SOURCES, KEYED_COLUMNS, RESULTS_KIND, RESULTS_SCHEMA_VERSION
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
@@ -63,6 +63,9 @@ def results_schema() -> dict[str, Any]:
     props["schema_version"] |= {"const": RESULTS_SCHEMA_VERSION}
     props["mode"] |= {"enum": ["inference", "training", "serving"]}
     props["rows"] |= {"items": {"$ref": "#/$defs/row"}}
+    props[CSV_SOURCES] |= {"additionalProperties": {"type": "string"},
+                           "propertyNames": {"pattern": "^(" + "|".join(sorted(set(KEYED_COLUMNS.values())))
+                                                        + ")[0-9]+$"}}
     props["recommendations"] |= {"items": {
         "type": "object", "required": ["objective", "config_id", "reason"],
         "properties": {"objective": {"type": "string"}, "config_id": {"type": "string"},
@@ -97,7 +100,27 @@ def results_markdown() -> str:
               f"{p.json_type if isinstance(p.json_type, str) else ' or '.join(p.json_type)} | "
               f"{_cell(p.meaning)} |" for p in PATTERNS]
     lines += ["", "Bands are written for the headline figures when the scenario sets `uncertainty.draws`.",
+              "", "## results.csv", "",
+              "Written with Python's csv module: LF line ends, text quoted only where it holds a comma, "
+              "a quote or a line break, numbers in shortest round-trip form (`repr`), the integer "
+              "columns above (and swept fields whose every value is whole) without a decimal point, "
+              "an empty cell where there is no figure. Nested columns (`samples`, `kernels`, "
+              "`engine_utilization`, `profile`, `energy_windows`) are in results.json only.", "",
+              "## emissions.csv", "",
+              "A run that measured a configuration on this host (reference backend, `instance_type: "
+              "local`) also writes emissions.csv in codecarbon's layout (its column names and units: "
+              "s, kg CO2e, W, kWh): one row per measured window (`energy_windows`), `experiment_id` the "
+              "configuration, emissions at the row's grid intensity, what ecobench does not know empty.",
               "",
+              "### Keyed columns", "",
+              "Long texts that repeat down a column are written to results.csv as short keys (the "
+              "column's prefix and a number, by first appearance); results.json's `csv_sources` maps "
+              "each key to its text, and results.json's `rows` keep the texts. With pandas: "
+              "`df[c] = df[c].map(doc[\"csv_sources\"]).fillna(df[c])`. Runs written before the keys "
+              "hold the texts in results.csv and have no `csv_sources`.", "",
+              "| column | key prefix |", "|---|---|"]
+    lines += [f"| `{c}` | `{prefix}` |" for c, prefix in KEYED_COLUMNS.items()]
+    lines += ["",
               "## results.json", "", "| key | type | required | meaning |", "|---|---|---|---|"]
     lines += [f"| `{k}` | {t} | {'yes' if req else 'no'} | {_cell(meaning)} |"
               for k, (t, req, meaning) in TOP_LEVEL.items()]

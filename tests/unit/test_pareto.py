@@ -39,3 +39,57 @@ def test_large_front_is_fast_enough_to_use():
     sample = rng.choice(np.flatnonzero(mask), 20)
     for i in sample:  # nothing dominates a front point
         assert not np.any(np.all(p <= p[i], axis=1) & np.any(p < p[i], axis=1))
+
+
+def _serving_scenario(**serving):
+    from ecobench.scenario.model import Scenario
+
+    spec = {"requests_per_h": 36000, "input_tokens": 1024, "output_tokens": 256, "ttft_ms": 1000,
+            "tpot_ms": 50, **serving}
+    return Scenario.model_validate({
+        "schema_version": 2, "name": "t", "workload": {"model": "llama3-8b", "serving": spec},
+        "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16"},
+                    {"id": "b", "instance_type": "p5.48xlarge", "precision": "bf16"}],
+        "baseline": "b"})
+
+
+def _table(cost, co2, energy, tpot, ttft=(100.0, 100.0)):
+    from ecobench.table import column
+
+    n = len(cost)
+    return {"config_id": column(["a", "b", "c"][:n]), "instance_type": column(["g6e.xlarge", "p5.48xlarge",
+                                                                                "p4d.24xlarge"][:n]),
+            "region": column(["us-east-1"] * n), "precision": column(["bf16"] * n),
+            "cost_usd": np.array(cost, float), "co2_kg": np.array(co2, float),
+            "energy_kwh": np.array(energy, float), "tpot_ms": np.array(tpot, float),
+            "ttft_ms": np.array(ttft, float)}
+
+
+def test_met_latency_target_is_a_constraint_not_an_objective():
+    """Issue 23: a $5,360 g6e and a $39,600 p5 both meet the 50 ms TPOT target: the balanced pick is
+    the g6e, although the p5 is much faster."""
+    from ecobench.planning.pareto import recommendations
+
+    recs = {r["objective"]: r for r in recommendations(_serving_scenario(), _table(
+        [5360, 39600], [262, 741], [1000, 2100], [41.4, 16.1]))}
+    assert recs["balanced"]["config_id"] == "a"
+    assert "the lowest sum of cost, CO2 and energy" in recs["balanced"]["reason"]
+    assert recs["latency"]["config_id"] == "b"  # the fastest is still named
+
+
+def test_a_missed_target_makes_a_row_ineligible():
+    from ecobench.planning.pareto import recommendations
+
+    recs = recommendations(_serving_scenario(), _table([100, 39600, 50], [10, 741, 5], [10, 2100, 5],
+                                                       [41.4, 16.1, 60.0], ttft=(100, 100, 100)))
+    assert "c" not in {r["config_id"] for r in recs}  # tpot 60 ms over the 50 ms target
+
+
+def test_one_line_when_the_baseline_is_best_on_everything():
+    from ecobench.planning.pareto import recommendations
+
+    recs = recommendations(_serving_scenario(), _table([5360, 1000], [262, 100], [1000, 500], [41.4, 16.1]))
+    assert len(recs) == 1
+    assert recs[0]["objective"] == "all" and recs[0]["config_id"] == "b"
+    assert "same cost" not in recs[0]["reason"]
+    assert "best on every objective" in recs[0]["reason"]

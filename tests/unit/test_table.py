@@ -23,7 +23,7 @@ def test_concat_fills_missing_columns():
 
 def test_csv_round_trips_numbers_quotes_text_and_leaves_nan_empty(tmp_path):
     values = np.array([0.1, 1 / 3, np.nan, 1e-12, 123456789.125])
-    text = np.array(['a,b', 'say "hi"', None, "line\nbreak", "plain"], dtype=object)
+    text = np.array(['a,b', 'say "hi"', None, "line\nbreak", "cr\rhere"], dtype=object)
     flags = np.array([True, False, True, False, True], dtype=object)
     path = tmp_path / "t.csv"
     write_csv({"v": values, "t": text, "f": flags}, ["v", "t", "f"], path)
@@ -31,7 +31,8 @@ def test_csv_round_trips_numbers_quotes_text_and_leaves_nan_empty(tmp_path):
         got = list(csv.reader(f))
     assert got[0] == ["v", "t", "f"]
     assert [r[0] for r in got[1:]] == ["0.1", repr(1 / 3), "", "1e-12", "123456789.125"]
-    assert [r[1] for r in got[1:]] == ['a,b', 'say "hi"', "", "line\nbreak", "plain"]
+    assert [r[1] for r in got[1:]] == ['a,b', 'say "hi"', "", "line\nbreak", "cr\rhere"]
+    assert path.read_bytes().count(b"\n") == 7 and b"\r\n" not in path.read_bytes()  # LF ends
     assert [r[2] for r in got[1:]] == ["True", "False", "True", "False", "True"]
 
 

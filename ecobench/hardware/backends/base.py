@@ -108,6 +108,7 @@ class Measurement:
     throughput_cv_pct: float | None = None
     warnings: tuple[str, ...] = ()  # why the measurement is not reproducible; empty when it is
     cpu_power_fallback: bool | None = None  # codecarbon modelled the CPU's power (no RAPL counter)
+    window_s: tuple[float, ...] | None = None  # each energy window's length, like power_w_samples
 
 
 @dataclass(frozen=True)

@@ -315,7 +315,14 @@ def _window(step: Callable[[], None], samples_per_step: int, spec: Any) -> float
 
 
 def _progress(total: int, label: str) -> Callable[[int, float], None]:
+    """A bar redrawn in place (carriage returns) on a terminal; elsewhere (a log, a pipe, CI) one
+    plain line per repetition, never a carriage return."""
+    tty = sys.stderr.isatty()
+
     def show(done: int, rate: float) -> None:
+        if not tty:
+            print(f"  measuring {label}: {done}/{total}  {rate:,.1f} samples/s", file=sys.stderr, flush=True)
+            return
         bar = "#" * done + "." * (total - done)
         end = "\n" if done == total else ""
         print(f"\r  measuring {label} [{bar}] {done}/{total}  {rate:,.1f} samples/s", end=end,
@@ -365,7 +372,7 @@ class ReferenceBackend:
         mean, lo, hi = ci95(rates_full)
         gemm = gemm_peak_tflops(device, job.dtype, spec.gemm_s) if spec.gemm_s > 0 else None
         mfu = (mean * flops / 1e12 / gemm) if gemm else None  # on the host, before any projection
-        power = power_samples = None
+        power = power_samples = window_s = None
         e_per_sample = None
         if w.energy:
             dur = sum(e.duration_s for e in w.energy)
@@ -375,6 +382,7 @@ class ReferenceBackend:
             power_samples = tuple({"accelerator": e.gpu_kwh * 3.6e6 / e.duration_s,
                                    "cpu": e.cpu_kwh * 3.6e6 / e.duration_s,
                                    "memory": e.ram_kwh * 3.6e6 / e.duration_s} for e in w.energy)
+            window_s = tuple(e.duration_s for e in w.energy)
             e_per_sample = tuple(e.total_kwh / (r * e.duration_s) for e, r in zip(w.energy, rates_full,
                                                                                    strict=True))
         cv = cv_pct(rates_full)
@@ -406,7 +414,8 @@ class ReferenceBackend:
                                  other_cpu_pct_before=w.other_cpu_pct_before,
                                  other_cpu_pct_during=w.other_cpu_pct_during,
                                  throughput_cv_pct=cv, warnings=warnings,
-                                 cpu_power_fallback=w.cpu_power_fallback if not projected else None),
+                                 cpu_power_fallback=w.cpu_power_fallback if not projected else None,
+                                 window_s=window_s if not projected else None),
         )
 
 

@@ -49,7 +49,17 @@ def measurement_columns(perfs: list[Performance], mode: Replannable) -> dict[str
         "mfu": m.mfu,
         "samples_basis": mode.samples_basis,
         "samples": repetition_samples(perfs, lambda i: mode.replan(perfs, i)),
+        "energy_windows": _energy_windows(m),
     }
+
+
+def _energy_windows(m: Any) -> list[dict[str, float]] | None:
+    """Each measured window's length and mean draw per component (emissions.csv's rows); None
+    where energy was not measured (not tracked, or a projection)."""
+    if not m.window_s or not m.power_w_samples:
+        return None
+    return [{"duration_s": d, "accelerator_w": p["accelerator"], "cpu_w": p["cpu"], "memory_w": p["memory"]}
+            for d, p in zip(m.window_s, m.power_w_samples, strict=True)]
 
 
 class MeasuredMode:
