@@ -75,3 +75,11 @@ def per_output_token(energy_kwh: Any, cost_usd: Any, co2_kg: Any, tokens: float)
     return {"energy_j_per_output_token": energy_kwh * SECONDS_PER_HOUR * W_PER_KW / tokens,
             "cost_usd_per_million_output_tokens": cost_usd / tokens * MILLION,
             "co2_g_per_million_output_tokens": co2_kg * 1000 / tokens * MILLION}
+
+
+def scopes_per_output_token(energy_accelerator_kwh: Any, energy_it_kwh: Any, tokens: float) -> dict[str, Any]:
+    """Energy per output token (J) at the accelerator and IT scopes (the facility's is
+    ``energy_j_per_output_token``, :func:`per_output_token`)."""
+    j_per_kwh = SECONDS_PER_HOUR * W_PER_KW
+    return {"energy_accelerator_j_per_output_token": energy_accelerator_kwh * j_per_kwh / tokens,
+            "energy_it_j_per_output_token": energy_it_kwh * j_per_kwh / tokens}

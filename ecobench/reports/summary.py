@@ -16,20 +16,40 @@ INFERENCE = ["config_id", "instance_type", "precision", "provenance", "throughpu
 TRAINING = ["config_id", "instance_type", "precision", "provenance", "instances", "duration_h", "power_w",
             "{energy}", "cost_usd", "{co2}", "{energy_change}", "cost_change_pct", "{co2_change}"]
 SERVING = ["config_id", "instance_type", "precision", "instances", "replicas", "tensor_parallel", "batch",
-           "ttft_ms", "tpot_ms", "output_tokens_per_s_per_instance", "energy_j_per_output_token",
+           "ttft_ms", "tpot_ms", "output_tokens_per_s_per_instance", "{energy_token}",
            "cost_usd_per_million_output_tokens", "co2_g_per_million_output_tokens", "{energy_change}",
            "cost_change_pct", "{co2_change}"]
 BANDED_INFERENCE = ["throughput_per_instance_per_s", "instances", "{energy}", "cost_usd_per_million", "{co2}",
                     "{energy_change}", "cost_change_pct", "{co2_change}"]
-BANDED_SERVING = ["instances", "energy_j_per_output_token", "cost_usd_per_million_output_tokens",
+BANDED_SERVING = ["instances", "ttft_ms", "tpot_ms", "{energy_token}", "cost_usd_per_million_output_tokens",
                   "co2_g_per_million_output_tokens", "{energy_change}", "cost_change_pct", "{co2_change}"]
-BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "{energy}", "cost_usd", "{co2}",
+BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "power_w", "mfu", "{energy}", "cost_usd",
+                   "{co2}",
                    "{energy_change}", "cost_change_pct", "{co2_change}"]
+
+
+BASIS_TEXT = {"modelled": "modelled (the draw model at the work done)",
+              "tdp": "tdp (accelerator device-hours x datasheet TDP x PUE, no host share)",
+              "measured": "measured (a supplied or metered draw)"}
+
+
+def token_column(scope: Any) -> str:
+    """The serving column of a scope's energy per output token."""
+    return {"accelerator": "energy_accelerator_j_per_output_token", "it": "energy_it_j_per_output_token",
+            "facility": "energy_j_per_output_token"}[scope]
+
+
+def basis_text(bases: dict[str, str]) -> str:
+    """Which power basis the rows' figures use: one for all, else each row's (config id -> basis)."""
+    kinds = list(dict.fromkeys(bases.values()))
+    if len(kinds) == 1:
+        return f"{BASIS_TEXT.get(kinds[0], kinds[0])}, every row"
+    return "; ".join(f"{b}: {', '.join(c for c, x in bases.items() if x == b)}" for b in kinds)
 
 
 def columns(template: list[str], scope: Any) -> list[str]:
     """Fill the scope's energy and CO2 columns into a column list."""
-    names = {"energy": energy_column(scope), "co2": co2_column(scope),
+    names = {"energy": energy_column(scope), "co2": co2_column(scope), "energy_token": token_column(scope),
              "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
     return [c.format(**names) for c in template]
 
@@ -58,9 +78,13 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario) -> str:
     if mode == "inference" and "latency_p99_ms" in present:
         template = [*template[:6], "latency_p99_ms", *template[6:]]
     cols = [c for c in columns(template, s.headline_scope) if c in present]
-    per_token = " (per-token figures: facility scope)" if mode == "serving" else ""
+    per_token = f" (per-token energy: {s.headline_scope} scope)" if mode == "serving" else ""
+    bases = {r["config_id"]: r.get("power_basis", "modelled") for r in rows}
+    if len(set(bases.values())) > 1:  # say which basis each row's figures use
+        cols = [cols[0], "power_basis", *cols[1:]]
     lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}",
              f"headline: {describe(s.headline_scope, s.pue)}{per_token} (every scope is in results.csv)",
+             f"power basis: {basis_text(bases)}",
              text_table(rows, cols, number)]
     banded_template = {"inference": BANDED_INFERENCE, "training": BANDED_TRAINING,
                        "serving": BANDED_SERVING}[mode]
