@@ -83,3 +83,11 @@ def whole(need: Any) -> Any:
 
     n = np.maximum(1.0, np.ceil(need - FLOAT_EPS * np.maximum(1.0, need)))
     return float(n) if np.ndim(n) == 0 else n
+
+
+def scopes_per_output_token(energy_accelerator_kwh: Any, energy_it_kwh: Any, tokens: float) -> dict[str, Any]:
+    """Energy per output token (J) at the accelerator and IT scopes (the facility's is
+    ``energy_j_per_output_token``, :func:`per_output_token`)."""
+    j_per_kwh = SECONDS_PER_HOUR * W_PER_KW
+    return {"energy_accelerator_j_per_output_token": energy_accelerator_kwh * j_per_kwh / tokens,
+            "energy_it_j_per_output_token": energy_it_kwh * j_per_kwh / tokens}

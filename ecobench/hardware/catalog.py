@@ -56,9 +56,17 @@ class ChipPower(Sourced):
     low_w: float | None = Field(None, gt=0)
     high_w: float | None = Field(None, gt=0)
     evidence: tuple[PowerEvidence, ...] = ()
+    # The vendor's datasheet TDP (or board power), where one is published: what ``power_basis: tdp``
+    # counts (the footprint convention of model cards and papers); None: no datasheet figure.
+    tdp_w: float | None = Field(None, gt=0)
+    tdp_source: str | None = Field(None, min_length=5)
 
     @model_validator(mode="after")
     def _evidence_sets_the_range(self) -> Self:
+        if (self.tdp_w is None) != (self.tdp_source is None):
+            raise ValueError("tdp_w and tdp_source go together: a datasheet TDP needs its source")
+        if self.tdp_w is not None and self.evidence:
+            raise ValueError("a chip whose maximum is an evidence range has no datasheet TDP")
         if not self.evidence:
             if self.low_w is not None or self.high_w is not None:
                 raise ValueError("a power range needs its lines of evidence")

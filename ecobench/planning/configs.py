@@ -15,7 +15,8 @@ from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.planning.interruption import SpotTerms
 from ecobench.planning.jobs import capabilities
 from ecobench.planning.modes import ConfigRun, mode_for
-from ecobench.planning.plan import Context, PlanResult, activity
+from ecobench.planning.plan import Context, PlanResult, activity, measured_host
+from ecobench.power.basis import config_basis
 from ecobench.power.carbon import GridIntensity, grid_intensity
 from ecobench.power.setup import power_setup, uncertain_setup
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
@@ -103,8 +104,9 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
             else catalog.instance(cfg.instance_type))
     acc_override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
     override = (acc_override.idle_w, acc_override.max_w) if acc_override else None
+    basis = config_basis(s, cfg)
     power = power_setup(catalog, inst, override, cfg.host_cpu_utilization, cfg.measured_power_w,
-                        cfg.measured_power_scope)
+                        cfg.measured_power_scope, basis)
     if cells is None:
         price, price_source = _price(s, cfg, inst, region)
         grid = grid_intensity(catalog, region, s.overrides.grid_g_per_kwh)
@@ -142,6 +144,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "is_baseline": cfg.id == s.baseline,
         "headline_scope": s.headline_scope,
         "draw_basis": activity(perfs[0]).source,
+        "power_basis": "measured" if basis == "modelled" and measured_host(ctx, perfs[0]) else basis,
     }
     disagreement = backend_disagreement(jobs, perfs, inst, catalog)
     mc = None if result.mc is None else replace(result.mc, config_id=cfg.id)

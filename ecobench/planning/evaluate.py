@@ -200,4 +200,10 @@ def add_bands(rows: list[dict[str, Any]], mcs: list[McConfig], s: Scenario) -> N
     """Add the Monte Carlo's ``*_low`` / ``*_high`` columns to the rows, in place."""
     found = bands(mcs, s.baseline, s.uncertainty.draws, s.uncertainty.seed)
     for r in rows:
-        r.update(found.get(r["config_id"], {}))
+        band = found.get(r["config_id"], {})
+        for k in band:  # a figure no input moves: draws equal to the central value but for rounding
+            central = r.get(k.rsplit("_", 1)[0])
+            if isinstance(central, float) and math.isfinite(central) and math.isfinite(band[k]) \
+                    and abs(band[k] - central) <= 1e-9 * abs(central):
+                band[k] = central
+        r.update(band)

@@ -18,7 +18,14 @@ from ecobench.power.model import PowerBreakdown
 from ecobench.power.scopes import fleet_figures
 from ecobench.power.uncertainty import InferenceCase, McConfig, TrainingCase, TrainingPhase, UncertainSetup
 from ecobench.scenario.model import InferenceSpec, Phase, ServingSpec, TrainingSpec
-from ecobench.units import FLOAT_EPS, MILLION, SECONDS_PER_HOUR, per_output_token, whole
+from ecobench.units import (
+    FLOAT_EPS,
+    MILLION,
+    SECONDS_PER_HOUR,
+    per_output_token,
+    scopes_per_output_token,
+    whole,
+)
 
 
 @dataclass(frozen=True)
@@ -57,14 +64,16 @@ def instances_for_rate(rate_per_s: float, throughput_per_instance_per_s: float,
     return max(1, math.ceil(need - FLOAT_EPS * max(1.0, need)))
 
 
-def _measured(ctx: Context, perf: Performance) -> bool:
-    return perf.provenance == "measured" and perf.measured is not None and bool(perf.measured.power_w)
+def measured_host(ctx: Context, perf: Performance) -> bool:
+    """Whether the host's own measured draw counts (a measuring backend; not under ``power_basis: tdp``)."""
+    return ctx.power.basis != "tdp" and perf.provenance == "measured" and perf.measured is not None \
+        and bool(perf.measured.power_w)
 
 
 def _power(ctx: Context, perf: Performance, load: float, net_bytes_per_s: float) -> PowerBreakdown:
     """Draw at the work done (``power/draw.py``) at the load; a measured host's own measured draw (at
     full load, kept as is below it: conservative, as no idle draw was measured)."""
-    if _measured(ctx, perf):
+    if measured_host(ctx, perf):
         m = perf.measured.power_w  # type: ignore[union-attr]
         assert m is not None
         it = m["accelerator"] + m["cpu"] + m["memory"]
@@ -81,7 +90,8 @@ def _scalar(v: Any) -> Any:
 
 
 def _measured_w(ctx: Context, perf: Performance) -> dict[str, float] | None:
-    return dict(perf.measured.power_w) if _measured(ctx, perf) and perf.measured and perf.measured.power_w \
+    return dict(perf.measured.power_w) \
+        if measured_host(ctx, perf) and perf.measured and perf.measured.power_w \
         else None
 
 
@@ -237,9 +247,12 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
 
 
 def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s: float, perf: Performance,
-                 ctx: Context, busy: float) -> PlanResult:
+                 ctx: Context, busy: float,
+                 latency: Callable[[Any], dict[str, Any]] | None = None) -> PlanResult:
     """Energy, cost and CO2 of ``instances`` serving the request rate for the horizon, per output
-    token; the accelerators work ``busy`` of the time (replica slots in use, idle time excluded)."""
+    token at every scope; the accelerators work ``busy`` of the time (replica slots in use, idle time
+    excluded). ``latency`` (TTFT and TPOT at a speed multiplier, ``planning/serving.latency_at``) goes
+    to the Monte Carlo, which bands them."""
     rate_s = spec.requests_per_h / SECONDS_PER_HOUR
     net = rate_s / instances * perf.network_bytes_per_sample
     overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
@@ -252,7 +265,7 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         case = InferenceCase(rate_s, 1.0, spec.horizon_h, capacity_per_instance_per_s,
                              perf.network_bytes_per_sample, ctx.power.spec(activity(perf), net),
                              busy_per_load=busy / load, output_tokens=spec.output_tokens,
-                             instance_hours_factor=1.0 + overhead)
+                             instance_hours_factor=1.0 + overhead, latency=latency)
         mc = McConfig("", ctx.uncertain, case, ctx.pue, None)
     row.update({
         "throughput_per_instance_per_s": capacity_per_instance_per_s,
@@ -261,6 +274,7 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         "output_tokens": tokens,
         "output_tokens_per_s_per_instance": rate_s * spec.output_tokens / instances,
         **per_output_token(row["energy_kwh"], row["cost_usd"], row["co2_kg"], tokens),
+        **scopes_per_output_token(row["energy_accelerator_kwh"], row["energy_it_kwh"], tokens),
     })
     return PlanResult(row, mc)
 

@@ -39,6 +39,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -164,6 +165,7 @@ class ServingPlan:
     accelerator_activity: float  # busy x (compute + memory-bound share): what the tie-break compares
     activity: Activity  # of a busy replica
     busy: float  # share of time the instances' accelerators work (idle slots and idle time excluded)
+    operating: Operating | None = None  # the chosen tensor degree's operating points (the Monte Carlo's)
 
 
 def _serve_workload(arch: Architecture, spec: ServingSpec, cfg: HardwareConfig, tensor: int,
@@ -201,16 +203,41 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
                               "per-kernel overhead and all-reduces)")
 
 
-def _at_rate(op: Operating, rate: float) -> dict[str, float]:
-    """Interpolate the figures at the concurrency whose throughput is ``rate`` (rate below batch 1's
-    capacity: batch 1, partly idle)."""
+def at_rate(op: Operating, rate: Any, speed: Any = 1.0) -> dict[str, Any]:
+    """The replica's concurrency, TTFT, TPOT, TTFT p99 and prefill share at the request rate ``rate``
+    (interpolated between the concurrencies of ``op``; a rate below batch 1's capacity: batch 1,
+    partly idle), for arrays of rates too. ``speed`` runs every step ``speed`` times faster: the
+    closed form (:func:`queue_figures`) is homogeneous in time (step times over ``speed``: the rate at
+    each concurrency times ``speed``, ``rho`` unchanged, latencies over ``speed``), so the Monte Carlo
+    gets a throughput draw's latencies from ``op`` without re-timing the kernels."""
     r = op.rate_per_s
-    x = float(np.interp(rate, r, op.batch)) if rate >= r[0] else 1.0
-    get = lambda a: float(np.interp(x, op.batch, a))  # noqa: E731
-    return {"batch": x, "ttft_ms": get(op.ttft_ms), "ttft_p99_ms": get(op.ttft_p99_ms),
-            "tpot_ms": get(op.tpot_ms),
-            "tpot_p99_ms": float(tpot_p99_ms(get(op.decode_s), rate, op.prefill_s, op.output_tokens)[0]),
-            "prefill_share": get(op.prefill_share)}
+    rate_1 = np.asarray(rate, dtype=float) / speed  # the same concurrency at speed 1
+    x = np.where(rate_1 >= r[0], np.interp(rate_1, r, op.batch), 1.0)
+    get = lambda a: np.interp(x, op.batch, a)  # noqa: E731
+    return {"batch": x, "ttft_ms": get(op.ttft_ms) / speed, "ttft_p99_ms": get(op.ttft_p99_ms) / speed,
+            "tpot_ms": get(op.tpot_ms) / speed, "prefill_share": get(op.prefill_share)}
+
+
+def _at_rate(op: Operating, rate: float) -> dict[str, float]:
+    """:func:`at_rate` at one rate, with the TPOT p99 there."""
+    at = {k: float(v) for k, v in at_rate(op, rate).items()}
+    return at | {"tpot_p99_ms": float(tpot_p99_ms(np.interp(at["batch"], op.batch, op.decode_s), rate,
+                                                  op.prefill_s, op.output_tokens)[0])}
+
+
+def replicas_for(rate_per_s: Any, capacity_per_replica_per_s: Any) -> Any:
+    """Fewest replicas (at least one) that carry the rate, elementwise."""
+    return np.maximum(1.0, np.ceil(np.asarray(rate_per_s / capacity_per_replica_per_s, dtype=float) - 1e-9))
+
+
+def latency_at(op: Operating, rate_per_s: float, capacity_per_replica_per_s: float,
+               speed: Any = 1.0) -> dict[str, Any]:
+    """Mean TTFT and TPOT of the fleet serving ``rate_per_s`` when its replicas run ``speed`` times
+    the planned speed (arrays: the Monte Carlo's throughput draws): the replicas for the rate at that
+    capacity, each at its share of the rate (:func:`at_rate`)."""
+    per_replica = rate_per_s / replicas_for(rate_per_s, capacity_per_replica_per_s * speed)
+    at = at_rate(op, per_replica, speed)
+    return {"ttft_ms": at["ttft_ms"], "tpot_ms": at["tpot_ms"]}
 
 
 def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
@@ -260,7 +287,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             failure = _binding(spec, op, inst, t)
             continue
         capacity = float(op.rate_per_s[ok].max())
-        replicas = max(1, math.ceil(rate / capacity - 1e-9))
+        replicas = int(replicas_for(rate, capacity))
         per_instance = cl.ranks_per_node // t
         instances = math.ceil(replicas / per_instance)
         per_replica = rate / replicas
@@ -273,7 +300,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             at["ttft_p99_ms"], at["tpot_ms"], at["tpot_p99_ms"],
             float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
             at["prefill_share"], "", w,
-            used * busy * (act.compute + act.memory), act, used * busy)
+            used * busy * (act.compute + act.memory), act, used * busy, op)
         key = (candidate.instances, round(candidate.accelerator_activity, 6), candidate.tensor)
         if best is None or key < (best.instances, round(best.accelerator_activity, 6), best.tensor):
             best = candidate

@@ -41,6 +41,7 @@ class DrawSpec:
     network_bytes_per_s: float
     measured_power_w: float | None = None
     measured_power_scope: str | None = None
+    basis: str = "modelled"  # power_basis (power/basis.py); tdp: every device at chip_max_w, no host
 
     def with_network(self, network_bytes_per_s: float) -> DrawSpec:
         return replace(self, network_bytes_per_s=network_bytes_per_s)
@@ -77,6 +78,12 @@ def draw_w(spec: DrawSpec, p: DrawParams, busy: Any = 1.0, achieved: Any = 1.0,
     share of time the accelerator works, ``achieved`` the share of the modelled throughput reached."""
     busy = np.asarray(busy, dtype=float)
     chip_max = np.asarray(spec.chip_max_w if p.chip_max_w is None else p.chip_max_w, dtype=float)
+    if spec.basis == "tdp":  # the footprint convention: device-hours x TDP x PUE, no host share
+        zero = 0.0 * busy
+        acc = spec.accelerator_count * chip_max + zero
+        overhead = (np.asarray(p.pue, dtype=float) - 1.0) * acc
+        return {"accelerator": acc, "cpu": zero, "memory": zero, "network": zero, "overhead": overhead,
+                "it": acc, "total": acc + overhead}
     idle = spec.chip_idle_ratio * chip_max
     share = spec.activity.share(p.d_compute, p.d_memory, p.d_stall, achieved)
     acc = spec.accelerator_count * (idle + (chip_max - idle) * busy * share)
@@ -115,11 +122,13 @@ class PowerSetup:
     memory_gb: float
     measured_power_w: float | None = None
     measured_power_scope: str | None = None
+    basis: str = "modelled"  # power_basis (power/basis.py)
 
     def spec(self, activity: Activity, network_bytes_per_s: float) -> DrawSpec:
         return DrawSpec(self.accelerator_count, self.chip_idle_ratio, self.chip_max_w, activity, self.vcpus,
                         self.cpu_min_w_per_vcpu, self.cpu_max_w_per_vcpu, self.ranks, self.cpu_utilization,
-                        self.memory_gb, network_bytes_per_s, self.measured_power_w, self.measured_power_scope)
+                        self.memory_gb, network_bytes_per_s, self.measured_power_w, self.measured_power_scope,
+                        self.basis)
 
 
 def central_params(pue: float) -> DrawParams:

@@ -7,6 +7,7 @@ from typing import Literal
 
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import ranks_per_instance
+from ecobench.power.basis import tdp_w
 from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import PowerSetup
 from ecobench.power.embodied import embodied_kg
@@ -16,20 +17,30 @@ from ecobench.units import gib_to_gb
 
 def power_setup(catalog: Catalog, inst: Instance, override: tuple[float, float] | None,
                 host_cpu_utilization: float | None, measured_power_w: float | None,
-                measured_power_scope: str | None) -> PowerSetup:
-    """The fixed inputs of an instance's draw (``override``: the scenario's chip idle and max W)."""
+                measured_power_scope: str | None, basis: str | None = None) -> PowerSetup:
+    """The fixed inputs of an instance's draw (``override``: the scenario's chip idle and max W;
+    ``basis``: the configuration's resolved ``power_basis``, ``power/basis.py``; None: measured where a
+    measured power is given, else modelled)."""
+    if basis is None:
+        basis = "measured" if measured_power_w is not None else "modelled"
     acc = catalog.accelerator_of(inst)
     cpu = catalog.cpu_power_of(inst)
-    if acc is None:
+    if basis == "tdp":
+        max_w = tdp_w(inst.spec.accelerator, acc, override[1] if override else None)
+        idle_ratio, uncertain, chip = 1.0, False, inst.spec.accelerator
+        measured_power_w = measured_power_scope = None
+    elif acc is None:
         idle_ratio, max_w, uncertain, chip = 0.0, 0.0, False, None
     else:
         idle, max_w = override or (acc.power.idle_w, acc.power.max_w)
         idle_ratio, chip = idle / max_w, inst.spec.accelerator
         uncertain = acc.power.uncertain and override is None
+    if basis == "modelled":
+        measured_power_w = measured_power_scope = None  # the model's draw, even beside a supplied one
     return PowerSetup(inst.spec.accelerator_count, chip, idle_ratio, max_w, uncertain, inst.spec.vcpus,
                       cpu.min_w_per_vcpu, cpu.max_w_per_vcpu, ranks_per_instance(catalog, inst),
                       host_cpu_utilization, gib_to_gb(inst.spec.memory_gib), measured_power_w,
-                      measured_power_scope)
+                      measured_power_scope, basis)
 
 
 def uncertain_setup(catalog: Catalog, inst: Instance, power: PowerSetup, grid: GridIntensity, region: str,

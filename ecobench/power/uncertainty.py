@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,14 +34,18 @@ PERCENTILES = (5.0, 95.0)
 # The changes against the baseline the Monte Carlo bands (of the one change map, ecobench.table)
 BANDED_CHANGES = ("energy_kwh", "energy_it_kwh", "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg",
                   "co2_accelerator_kg")
-BAND_METRICS_INFERENCE = ("throughput_per_instance_per_s", "instances", "energy_kwh", "energy_it_kwh",
+BAND_METRICS_INFERENCE = ("throughput_per_instance_per_s", "instances", "power_w", "energy_kwh",
+                          "energy_it_kwh",
                           "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg",
                           "energy_kwh_per_million", "cost_usd_per_million", "co2_kg_per_million")
-BAND_METRICS_SERVING = ("throughput_per_instance_per_s", "instances", "energy_kwh", "energy_it_kwh",
+BAND_METRICS_SERVING = ("throughput_per_instance_per_s", "instances", "power_w", "energy_kwh",
+                        "energy_it_kwh",
                         "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg",
-                        "energy_j_per_output_token", "cost_usd_per_million_output_tokens",
-                        "co2_g_per_million_output_tokens")
-BAND_METRICS_TRAINING = ("throughput_per_instance_per_s", "duration_h", "energy_kwh", "energy_it_kwh",
+                        "energy_j_per_output_token", "energy_it_j_per_output_token",
+                        "energy_accelerator_j_per_output_token", "cost_usd_per_million_output_tokens",
+                        "co2_g_per_million_output_tokens", "ttft_ms", "tpot_ms")
+BAND_METRICS_TRAINING = ("throughput_per_instance_per_s", "duration_h", "power_w", "mfu", "energy_kwh",
+                         "energy_it_kwh",
                          "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg")
 
 
@@ -74,6 +79,8 @@ class InferenceCase:
     busy_per_load: float = 1.0  # serving: the accelerators' busy share over the load (idle slots differ)
     output_tokens: float | None = None  # serving: output tokens per request (figures per output token)
     instance_hours_factor: float = 1.0  # a spot fleet's headroom (planning/interruption.py)
+    # serving: TTFT and TPOT at a throughput multiplier (the plan's planning/serving.latency_at)
+    latency: Callable[[Any], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,7 @@ class TrainingCase:
     sequences: float
     phases: tuple[TrainingPhase, ...]
     time_factor: float = 1.0  # spot: run time lost to interruptions (planning/interruption.py)
+    mfu: Callable[[Any], Any] | None = None  # MFU of a wall time in seconds (the plan's own function)
 
 
 @dataclass(frozen=True)
@@ -183,6 +191,8 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
             network_bytes_per_s=case.rate_per_s / n * case.network_bytes_per_sample)
         inst_h = n * case.horizon_h * case.instance_hours_factor
         out |= {"throughput_per_instance_per_s": t, "instances": n}
+        if case.latency is not None:
+            out |= case.latency(m)
     else:
         n = np.full(d.n, float(case.instances))
         seconds = np.zeros(d.n)
@@ -197,16 +207,20 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
         inst_h = n * seconds * case.time_factor / SECONDS_PER_HOUR
         out |= {"throughput_per_instance_per_s": case.sequences / (seconds * n),
                 "duration_h": seconds * case.time_factor / SECONDS_PER_HOUR}
+        if case.mfu is not None:
+            out["mfu"] = case.mfu(out["duration_h"] * SECONDS_PER_HOUR)
     figures = fleet_figures(inst_h, w["accelerator"], w["it"], w["total"], s.price_usd_per_h, grid,
                             s.embodied_kg_per_instance_h * inst_h)
     out |= {k: figures[k] for k in ("energy_accelerator_kwh", "energy_it_kwh", "energy_kwh", "cost_usd",
                                     "co2_kg", "co2_it_kg", "co2_accelerator_kg")}
-    e = out["energy_kwh"]
+    out["power_w"] = w["total"] + 0.0 * inst_h  # per instance, facility (the plan's power_w)
+    e, e_acc, e_it = out["energy_kwh"], out["energy_accelerator_kwh"], out["energy_it_kwh"]
     if isinstance(case, InferenceCase) and case.output_tokens is not None:
-        from ecobench.units import per_output_token
+        from ecobench.units import per_output_token, scopes_per_output_token
 
         tokens = case.rate_per_s * SECONDS_PER_HOUR * case.horizon_h * case.output_tokens
         out |= per_output_token(e, out["cost_usd"], out["co2_kg"], tokens)
+        out |= scopes_per_output_token(e_acc, e_it, tokens)
     elif isinstance(case, InferenceCase):
         millions = case.rate_per_s * SECONDS_PER_HOUR * case.horizon_h / MILLION
         out |= {"energy_kwh_per_million": e / millions, "cost_usd_per_million": out["cost_usd"] / millions,

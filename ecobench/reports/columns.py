@@ -37,6 +37,10 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "is_baseline": ("", "true for the scenario's baseline configuration"),
     "headline_scope": ("", "energy scope the terminal and report lead with: accelerator, it or facility"),
     "draw_basis": ("", "what the accelerator's activity (and so its power draw) is taken from"),
+    "power_basis": ("", "how draw becomes energy in this row's power and energy figures: modelled (the draw "
+                        "model at the work done), tdp (the footprint convention: accelerator device-hours "
+                        "x datasheet TDP x PUE, no host share) or measured (a supplied measured_power_w, or "
+                        "the measuring backend's own meters)"),
     # plan
     "instances": ("count", "instances in the fleet or cluster"),
     "instances_needed": ("count", "inference: fractional instances the rate needs at the utilisation cap"),
@@ -92,7 +96,13 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "output_tokens": ("count", "serving: output tokens over the horizon"),
     "output_tokens_per_s_per_instance": ("tokens/s", "serving: output tokens per instance-second at "
                                                      "the rate"),
-    "energy_j_per_output_token": ("J/token", "serving: facility energy per output token"),
+    "energy_j_per_output_token": ("J/token", "serving: energy per output token at the facility scope "
+                                             "(energy_kwh over output_tokens), whatever headline_scope says"),
+    "energy_it_j_per_output_token": ("J/token", "serving: energy per output token at the IT scope "
+                                                "(energy_it_kwh over output_tokens: no PUE overhead)"),
+    "energy_accelerator_j_per_output_token": ("J/token", "serving: energy per output token of the "
+                                                         "accelerators alone (energy_accelerator_kwh over "
+                                                         "output_tokens)"),
     "cost_usd_per_million_output_tokens": ("USD per million tokens", "serving: cost per million output "
                                                                      "tokens; null without a sourced price"),
     "co2_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output tokens"),
@@ -156,7 +166,8 @@ _CHANGE_COLUMNS = {f"{short}_change_pct": ("%", f"{col} against the baseline row
 COLUMNS: dict[str, tuple[str, str]] = _COLUMNS | _CHANGE_COLUMNS
 
 _STRING = ("config_id instance_type accelerator backend precision provenance method region grid_source "
-           "price_source headline_scope draw_basis recompute layout_choice measurement_method power_method "
+           "price_source headline_scope draw_basis power_basis recompute layout_choice measurement_method "
+           "power_method "
            "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
            "backend_disagreement").split()
 _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "

@@ -12,9 +12,10 @@ if TYPE_CHECKING:
 
 BANDED_INFERENCE = ["throughput_per_instance_per_s", "instances", "{energy}", "cost_usd_per_million", "{co2}",
                     "{energy_change}", "cost_change_pct", "{co2_change}"]
-BANDED_SERVING = ["instances", "energy_j_per_output_token", "cost_usd_per_million_output_tokens",
+BANDED_SERVING = ["instances", "ttft_ms", "tpot_ms", "{energy_token}", "cost_usd_per_million_output_tokens",
                   "co2_g_per_million_output_tokens", "{energy_change}", "cost_change_pct", "{co2_change}"]
-BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "{energy}", "cost_usd", "{co2}",
+BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "power_w", "mfu", "{energy}", "cost_usd",
+                   "{co2}",
                    "{energy_change}", "cost_change_pct", "{co2_change}"]
 
 
@@ -55,9 +56,28 @@ def targets_cell(row: dict[str, Any], targets: list[dict[str, Any]]) -> str:
     return f"met {sum(1 for c in checks if c['met'])}/{len(checks)}"
 
 
+BASIS_TEXT = {"modelled": "modelled (the draw model at the work done)",
+              "tdp": "tdp (accelerator device-hours x datasheet TDP x PUE, no host share)",
+              "measured": "measured (a supplied or metered draw)"}
+
+
+def token_column(scope: Any) -> str:
+    """The serving column of a scope's energy per output token."""
+    return {"accelerator": "energy_accelerator_j_per_output_token", "it": "energy_it_j_per_output_token",
+            "facility": "energy_j_per_output_token"}[scope]
+
+
+def basis_text(bases: dict[str, str]) -> str:
+    """Which power basis the rows' figures use: one for all, else each row's (config id -> basis)."""
+    kinds = list(dict.fromkeys(bases.values()))
+    if len(kinds) == 1:
+        return f"{BASIS_TEXT.get(kinds[0], kinds[0])}, every row"
+    return "; ".join(f"{b}: {', '.join(c for c, x in bases.items() if x == b)}" for b in kinds)
+
+
 def columns(template: list[str], scope: Any) -> list[str]:
     """Fill the scope's energy and CO2 columns into a column list."""
-    names = {"energy": energy_column(scope), "co2": co2_column(scope),
+    names = {"energy": energy_column(scope), "co2": co2_column(scope), "energy_token": token_column(scope),
              "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
     return [c.format(**names) for c in template]
 
@@ -86,7 +106,7 @@ ANSWER = {
                 ("gCO2/Mtok", "co2_g_per_million_output_tokens", 0), ("TTFT p99 ms", "ttft_p99_ms", 1),
                 ("TPOT p99 ms", "tpot_p99_ms", 3), ("cost Δ%", "cost_change_pct", 4),
                 ("CO2 Δ%", "{co2_change}", 4), ("TTFT ms", "ttft_ms", 6), ("TPOT ms", "tpot_ms", 6),
-                ("energy Δ%", "{energy_change}", 7), ("J/tok", "energy_j_per_output_token", 8),
+                ("energy Δ%", "{energy_change}", 7), ("J/tok", "{energy_token}", 8),
                 ("replicas", "replicas", 9), ("tensor", "tensor_parallel", 9), ("batch", "batch", 10),
                 ("precision", "precision", 10)],
     "training": [("config", "config_id", 0), ("instance", "instance_type", 0), ("region", "region", 0),
@@ -149,17 +169,22 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
     present = set().union(*(r.keys() for r in rows)) if rows else set()
     names = {"energy": energy_column(s.headline_scope), "co2": co2_column(s.headline_scope),
              "energy_change": change_column("energy", s.headline_scope),
-             "co2_change": change_column("co2", s.headline_scope)}
+             "co2_change": change_column("co2", s.headline_scope),
+             "energy_token": token_column(s.headline_scope)}
     spec = {"serving": s.workload.serving, "inference": s.workload.inference}.get(mode)
     goals = latency_targets(mode, spec)
     shown = [dict(r, targets=targets_cell(r, goals)) if goals else r for r in rows]
     cols = [(h, k.format(**names), rank) for h, k, rank in ANSWER[mode]]
+    bases = {r["config_id"]: r.get("power_basis", "modelled") for r in rows}
+    if len(set(bases.values())) > 1:  # say which basis each row's figures use
+        cols = [cols[0], ("basis", "power_basis", 1), *cols[1:]]
     cols = [c for c in cols if c[1] in present or (c[1] == "targets" and goals)]
-    per_token = " (per-token figures: facility scope)" if mode == "serving" else ""
+    per_token = f" (per-token energy: {s.headline_scope} scope)" if mode == "serving" else ""
     goal_text = ("; targets: " + ", ".join(f"{t['label']} {number(t['target_ms'])} ms" for t in goals)
                  if goals else "")
     lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}{goal_text}",
              f"headline: {describe(s.headline_scope, s.pue)}{per_token} (every scope is in results.csv)",
+             f"power basis: {basis_text(bases)}",
              fit_table(shown, cols, width)]
     banded_template = {"inference": BANDED_INFERENCE, "training": BANDED_TRAINING,
                        "serving": BANDED_SERVING}[mode]

@@ -301,6 +301,10 @@ class ParallelismSpec(_Model):
                                                              "(default: training.batch_size)")
 
 
+PowerBasis = Literal["modelled", "tdp", "measured"]
+POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
+
+
 class HardwareConfig(_Model):
     """One candidate configuration."""
 
@@ -344,6 +348,9 @@ class HardwareConfig(_Model):
     measured_power_scope: Literal["accelerator", "instance"] | None = Field(
         None, description="what measured_power_w covers: accelerator (the instance's accelerators "
                           "together) or instance (the whole instance, before the facility's PUE)")
+    power_basis: PowerBasis | None = Field(
+        None, description="overrides the scenario's power_basis for this configuration: modelled, tdp or "
+                          "measured")
 
     @model_validator(mode="after")
     def _power_has_scope(self) -> Self:
@@ -382,6 +389,11 @@ class Scenario(_Model):
     headline_scope: Literal["accelerator", "it", "facility"] = Field(
         "facility", description="energy and CO2 scope the summary and report lead with: accelerator, it "
                                 "(the instance: accelerators, CPU, memory, network) or facility (it x PUE)")
+    power_basis: PowerBasis = Field(
+        "modelled", description="how draw becomes energy: modelled (the draw model at the work done; a "
+                                "configuration's measured_power_w replays where given), tdp (the footprint "
+                                "convention of model cards: accelerator device-hours x datasheet TDP x PUE, "
+                                "no host) or measured (measured_power_w, required)")
     uncertainty: UncertaintySpec = Field(UncertaintySpec(), description="Monte Carlo for the 90% bands")
     sweep: dict[str, list[Any]] | None = Field(
         None, description="configuration field -> list of values: every combination becomes a configuration "

@@ -6,6 +6,7 @@ warnings, and the per-repetition samples computed through the planner
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Protocol
 
 from ecobench.hardware.backends import Job, Performance
@@ -82,8 +83,12 @@ class MeasuredMode:
         return self.inner.plan(perfs)
 
     def columns(self, perfs: list[Performance], result: PlanResult) -> dict[str, Any]:
-        """The workload mode's columns."""
-        return self.inner.columns(perfs, result)
+        """The workload mode's columns (MFU comes from the measurement: the Monte Carlo does not band
+        the model's)."""
+        out = self.inner.columns(perfs, result)
+        if result.mc is not None and getattr(result.mc.case, "mfu", None) is not None:
+            result.mc = replace(result.mc, case=replace(result.mc.case, mfu=None))
+        return out
 
     def backend_columns(self, perfs: list[Performance]) -> dict[str, Any]:
         """The measurement's columns and samples."""

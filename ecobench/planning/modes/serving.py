@@ -4,6 +4,7 @@ one, fitted and held out on published serving points."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ecobench.errors import InputError
@@ -12,10 +13,11 @@ from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.planning.jobs import capabilities
 from ecobench.planning.modes.base import ConfigRun, ModeBase
 from ecobench.planning.plan import PlanResult, plan_serving
+from ecobench.planning.serving import latency_at
 from ecobench.planning.serving import plan as serve_plan
 from ecobench.power.uncertainty import BAND_METRICS_SERVING
 from ecobench.scenario.model import ServingSpec
-from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
+from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN, SECONDS_PER_HOUR
 
 
 def serving_performance(run: ConfigRun,
@@ -48,7 +50,11 @@ def serving_performance(run: ConfigRun,
                 f"prefill {sp.prefill_share:.0%} of the time; {eff.source}"),
         network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (spec.input_tokens + spec.output_tokens),
         activity=sp.activity)
-    return perf, {"instances": sp.instances, "busy": sp.busy, "tensor_parallel": sp.tensor,
+    assert sp.operating is not None
+    latency = functools.partial(latency_at, sp.operating, spec.requests_per_h / SECONDS_PER_HOUR,
+                                sp.capacity_per_replica_per_s)
+    return perf, {"instances": sp.instances, "busy": sp.busy, "latency": latency,
+                  "tensor_parallel": sp.tensor,
                   "replicas": sp.replicas, "replicas_per_instance": sp.replicas_per_instance,
                   "batch": sp.batch,
                   "max_batch": sp.max_batch,
@@ -82,7 +88,7 @@ class ServingMode(ModeBase):
         """Energy, cost and CO2 of the instances the serving model sized; a load profile's strategies."""
         p = perfs[0]
         result = plan_serving(self.spec, self.extra.pop("instances"), p.throughput_per_instance_per_s, p,
-                              self.run.ctx, self.extra.pop("busy"))
+                              self.run.ctx, self.extra.pop("busy"), self.extra.pop("latency"))
         if self.spec.profile and not self.run.sweep_group:
             result.row |= self.profile_columns()
         return result

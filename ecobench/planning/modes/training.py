@@ -3,6 +3,8 @@ one job per sequence-length phase, the time to process the tokens, MFU and expos
 
 from __future__ import annotations
 
+import functools
+from dataclasses import replace
 from typing import Any
 
 from ecobench.errors import BackendError, InputError
@@ -15,7 +17,7 @@ from ecobench.planning.modes.base import ConfigRun, ModeBase
 from ecobench.planning.plan import PlanResult, plan_training
 from ecobench.planning.samples import BASIS_PLANNED, at_repetition
 from ecobench.planning.training import TrainingPlan, instances_for_supplied, plan
-from ecobench.power.uncertainty import BAND_METRICS_TRAINING
+from ecobench.power.uncertainty import BAND_METRICS_TRAINING, TrainingCase
 from ecobench.scenario.model import LOCAL_INSTANCE, TrainingSpec
 from ecobench.units import SECONDS_PER_HOUR
 
@@ -48,6 +50,11 @@ def training_plan(run: ConfigRun) -> TrainingPlan | None:
     return plan(tr, s.workload.arch(), cfg, inst, catalog, eff)
 
 
+def model_flops_utilization(flops: float, seconds: Any, ranks: float, peak_tflops: float) -> Any:
+    """Model FLOPs over the cluster's peak for ``seconds`` (arrays too: the Monte Carlo's durations)."""
+    return flops / (seconds * ranks * peak_tflops * 1e12)
+
+
 class TrainingMode(ModeBase):
     """Time, energy, cost and CO2 of a training run on a cluster (``plan_training``)."""
 
@@ -63,6 +70,7 @@ class TrainingMode(ModeBase):
         self.decoder = self.arch.kind == "decoder"
         self.tplan = training_plan(run)
         cfg = run.config
+        self.mfu_inputs: tuple[float, float, float] | None = None  # model FLOPs, ranks, peak TFLOP/s
         self.instances = self.tplan.instances if self.tplan else \
             (cfg.instances or instances_for_supplied(spec, self.arch, cfg))
 
@@ -89,6 +97,10 @@ class TrainingMode(ModeBase):
         """The layout, MFU, exposed communication, tokens, the global batch and the deadline."""
         tr, row = self.spec, result.row
         extra = self.training_columns(perfs, row)
+        if result.mc is not None and isinstance(result.mc.case, TrainingCase) and self.mfu_inputs:
+            flops, ranks, peak = self.mfu_inputs  # the Monte Carlo's MFU, from its own durations
+            mfu = functools.partial(model_flops_utilization, flops, ranks=ranks, peak_tflops=peak)
+            result.mc = replace(result.mc, case=replace(result.mc.case, mfu=mfu))
         extra["global_batch_size"] = tr.global_batch(tr.phases[0], self.decoder)  # sequences per step
         if tr.deadline_h is not None:
             extra["meets_deadline"] = bool(row["duration_h"] <= tr.deadline_h * (1 + 1e-9))
@@ -120,9 +132,12 @@ class TrainingMode(ModeBase):
         seconds = row["duration_h"] * SECONDS_PER_HOUR
         ranks = row["instances"] * ranks_per_instance(catalog, inst)
         try:
-            out["mfu"] = flops / (seconds * ranks * rank_peak_tflops(acc, cfg.precision) * 1e12)
+            peak = rank_peak_tflops(acc, cfg.precision)
         except BackendError:
             out["mfu"] = None
+        else:
+            out["mfu"] = model_flops_utilization(flops, seconds, ranks, peak)
+            self.mfu_inputs = (flops, ranks, peak)
         steps = [p.step for p in perfs]
         if steps and all(st is not None for st in steps):
             shares = [st["comm_exposed_s"] / st["step_s"] for st in steps if st is not None]
