@@ -26,14 +26,14 @@ def serving():
 
 
 def _header(text):
-    return text.splitlines()[2]
+    return text.splitlines()[3]  # after the title, headline and power-basis lines
 
 
 @pytest.mark.parametrize("width", [80, 120])
 def test_serving_keeps_region_targets_cost_co2_and_p99(serving, width):
     rows, s = serving
     out = format_summary(rows, s, width=width)
-    table = out.split("\n\n")[0].splitlines()[2:]
+    table = out.split("\n\n")[0].splitlines()[3:]
     head = table[0]
     for col in ("config", "instance", "region", "targets", "USD/Mtok", "gCO2/Mtok", "TTFT p99 ms"):
         assert col in head, (width, head)

@@ -13,7 +13,7 @@ import yaml
 from ecobench.cli import main
 from ecobench.reports.emissions import EMISSIONS_COLUMNS, emissions_rows
 
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
 
 def _tiny(tmp_path: Path, track: bool = True) -> Path:
