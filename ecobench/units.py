@@ -70,11 +70,15 @@ DEFAULT_CHECKPOINT_INTERVAL_H = 1.0  # assumed: an hourly checkpoint
 DEFAULT_RESTART_H = 0.25  # assumed: a replacement instance, start-up and checkpoint reload in 15 minutes
 
 
-def per_output_token(energy_kwh: Any, cost_usd: Any, co2_kg: Any, tokens: float) -> dict[str, Any]:
-    """Energy (J), cost (USD per million) and CO2 (g per million) per output token."""
-    return {"energy_j_per_output_token": energy_kwh * SECONDS_PER_HOUR * W_PER_KW / tokens,
-            "cost_usd_per_million_output_tokens": cost_usd / tokens * MILLION,
-            "co2_g_per_million_output_tokens": co2_kg * 1000 / tokens * MILLION}
+def per_output_token(figures: dict[str, Any], tokens: float) -> dict[str, Any]:
+    """Per output token, from a plan's figures (floats, or arrays of draws): energy in J at the
+    facility, accelerator and IT scopes, cost in USD and CO2 in g per million tokens."""
+    j_per_kwh = SECONDS_PER_HOUR * W_PER_KW
+    return {"energy_j_per_output_token": figures["energy_kwh"] * j_per_kwh / tokens,
+            "cost_usd_per_million_output_tokens": figures["cost_usd"] / tokens * MILLION,
+            "co2_g_per_million_output_tokens": figures["co2_kg"] * 1000 / tokens * MILLION,
+            "energy_accelerator_j_per_output_token": figures["energy_accelerator_kwh"] * j_per_kwh / tokens,
+            "energy_it_j_per_output_token": figures["energy_it_kwh"] * j_per_kwh / tokens}
 
 
 def whole(need: Any) -> Any:
@@ -83,11 +87,3 @@ def whole(need: Any) -> Any:
 
     n = np.maximum(1.0, np.ceil(need - FLOAT_EPS * np.maximum(1.0, need)))
     return float(n) if np.ndim(n) == 0 else n
-
-
-def scopes_per_output_token(energy_accelerator_kwh: Any, energy_it_kwh: Any, tokens: float) -> dict[str, Any]:
-    """Energy per output token (J) at the accelerator and IT scopes (the facility's is
-    ``energy_j_per_output_token``, :func:`per_output_token`)."""
-    j_per_kwh = SECONDS_PER_HOUR * W_PER_KW
-    return {"energy_accelerator_j_per_output_token": energy_accelerator_kwh * j_per_kwh / tokens,
-            "energy_it_j_per_output_token": energy_it_kwh * j_per_kwh / tokens}

@@ -23,7 +23,6 @@ from ecobench.units import (
     MILLION,
     SECONDS_PER_HOUR,
     per_output_token,
-    scopes_per_output_token,
     whole,
 )
 
@@ -273,8 +272,7 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         "requests": spec.requests_per_h * spec.horizon_h,
         "output_tokens": tokens,
         "output_tokens_per_s_per_instance": rate_s * spec.output_tokens / instances,
-        **per_output_token(row["energy_kwh"], row["cost_usd"], row["co2_kg"], tokens),
-        **scopes_per_output_token(row["energy_accelerator_kwh"], row["energy_it_kwh"], tokens),
+        **per_output_token(row, tokens),
     })
     return PlanResult(row, mc)
 

@@ -25,6 +25,12 @@ def co2_column(scope: Scope) -> str:
     return {"accelerator": "co2_accelerator_kg", "it": "co2_it_kg", "facility": "co2_kg"}[scope]
 
 
+def token_column(scope: Scope) -> str:
+    """The serving column holding a scope's energy per output token."""
+    return {"accelerator": "energy_accelerator_j_per_output_token", "it": "energy_it_j_per_output_token",
+            "facility": "energy_j_per_output_token"}[scope]
+
+
 def describe(scope: Scope, pue: float) -> str:
     """One line for summaries and reports."""
     return f"{scope} scope: {SCOPE_TEXT[scope]}" + (f", PUE {pue:g}" if scope == "facility" else "")

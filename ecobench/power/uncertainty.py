@@ -28,7 +28,7 @@ from ecobench.power.draw import DrawParams, DrawSpec, draw_w
 from ecobench.power.params import power_model, split_lognormal
 from ecobench.power.scopes import fleet_figures
 from ecobench.table import CHANGE_METRICS, change_pct
-from ecobench.units import MILLION, SECONDS_PER_HOUR, whole
+from ecobench.units import MILLION, SECONDS_PER_HOUR, per_output_token, whole
 
 PERCENTILES = (5.0, 95.0)
 # The changes against the baseline the Monte Carlo bands (of the one change map, ecobench.table)
@@ -214,16 +214,13 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
     out |= {k: figures[k] for k in ("energy_accelerator_kwh", "energy_it_kwh", "energy_kwh", "cost_usd",
                                     "co2_kg", "co2_it_kg", "co2_accelerator_kg")}
     out["power_w"] = w["total"] + 0.0 * inst_h  # per instance, facility (the plan's power_w)
-    e, e_acc, e_it = out["energy_kwh"], out["energy_accelerator_kwh"], out["energy_it_kwh"]
     if isinstance(case, InferenceCase) and case.output_tokens is not None:
-        from ecobench.units import per_output_token, scopes_per_output_token
-
         tokens = case.rate_per_s * SECONDS_PER_HOUR * case.horizon_h * case.output_tokens
-        out |= per_output_token(e, out["cost_usd"], out["co2_kg"], tokens)
-        out |= scopes_per_output_token(e_acc, e_it, tokens)
+        out |= per_output_token(out, tokens)
     elif isinstance(case, InferenceCase):
         millions = case.rate_per_s * SECONDS_PER_HOUR * case.horizon_h / MILLION
-        out |= {"energy_kwh_per_million": e / millions, "cost_usd_per_million": out["cost_usd"] / millions,
+        out |= {"energy_kwh_per_million": out["energy_kwh"] / millions,
+                "cost_usd_per_million": out["cost_usd"] / millions,
                 "co2_kg_per_million": out["co2_kg"] / millions}
     return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ecobench.power.scopes import change_column, co2_column, describe, energy_column
+from ecobench.power.scopes import change_column, co2_column, describe, energy_column, token_column
 
 if TYPE_CHECKING:
     from ecobench.planning.evaluate import Evaluation
@@ -59,12 +59,6 @@ def targets_cell(row: dict[str, Any], targets: list[dict[str, Any]]) -> str:
 BASIS_TEXT = {"modelled": "modelled (the draw model at the work done)",
               "tdp": "tdp (accelerator device-hours x datasheet TDP x PUE, no host share)",
               "measured": "measured (a supplied or metered draw)"}
-
-
-def token_column(scope: Any) -> str:
-    """The serving column of a scope's energy per output token."""
-    return {"accelerator": "energy_accelerator_j_per_output_token", "it": "energy_it_j_per_output_token",
-            "facility": "energy_j_per_output_token"}[scope]
 
 
 def basis_text(bases: dict[str, str]) -> str:
