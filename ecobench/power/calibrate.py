@@ -26,7 +26,16 @@ from ecobench.power.corpus import (
     load_corpus,
     parse_corpus,
 )
-from ecobench.power.fit import Features, PowerFit, features, fit, fit_with_ranges, holdout
+from ecobench.power.fit import (
+    Features,
+    PowerFit,
+    features,
+    features_of,
+    fit,
+    fit_with_ranges,
+    holdout,
+    refits_without_each_group,
+)
 
 
 def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
@@ -128,9 +137,10 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     # the user's groups are held out together, apart from any packaged group of the same name
     theirs = [Features(f.point, f"yours:{f.group}", f.shares, f.idle_w, f.max_w, f.per_node, f.devices,
                        f.measured_w, f.host_w) for f in theirs]
-    ours = [f for p in base.points if (f := features(p, base, cat)) is not None]
-    before, after = fit(ours), fit(ours + theirs)
-    ranges = fit_with_ranges(tuple(ours))
+    ours = features_of(base, cat)
+    refits = refits_without_each_group(ours)
+    before, after = fit(list(ours)), fit([*ours, *theirs])
+    ranges = fit_with_ranges(ours, refits)
     # the family's fitted range: from the lowest state draw (stalls) to the highest (compute)
     lo = min(r["low"] for k, r in ranges.items() if k in before.draws)
     hi = max(r["high"] for k, r in ranges.items() if k in before.draws)
@@ -144,7 +154,7 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
                             f"the fitted {lo:.2f}-{hi:.2f}; kept: check what the meter covers")
     med = lambda rows: statistics.median([abs(r.error_pct) for r in rows])  # noqa: E731
     base_ids = {p.id for p in base.points}
-    with_them = [r for r in holdout(tuple(ours + theirs)) if r.id in base_ids]
+    with_them = [r for r in holdout((*ours, *theirs)) if r.id in base_ids]
     return Calibration(len(user.points), len(theirs), unfitted, before, after,
                        [(before.predict_w(f) / f.measured_w - 1) * 100 for f in theirs],
-                       med(holdout(tuple(ours))), med(with_them), warnings)
+                       med(holdout(ours, refits)), med(with_them), warnings)

@@ -111,7 +111,6 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
     return 6.0 * arch.params * p.tokens_per_s / (p.devices * p.nodes), 0.0
 
 
-
 def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | None:
     """The point's time shares, or None when it cannot be fitted (chip outside the catalog, no
     throughput of the same run, a model without kernels, peak draw, facility scope)."""
@@ -164,8 +163,9 @@ def fit(feats: list[Features]) -> PowerFit:
     """Bounded least squares on relative errors: draws in [0, 1], host terms >= 0."""
     from scipy.optimize import lsq_linear
 
-    a = np.array([f.design_row()[0] for f in feats], dtype=float)
-    c = np.array([f.design_row()[1] for f in feats], dtype=float)
+    rows = [f.design_row() for f in feats]
+    a = np.array([r for r, _ in rows], dtype=float)
+    c = np.array([k for _, k in rows], dtype=float)
     y = np.array([f.measured_w for f in feats], dtype=float)
     w = 1.0 / y
     has_node = any(f.per_node for f in feats)
@@ -180,10 +180,15 @@ def fit(feats: list[Features]) -> PowerFit:
                     dict(zip(HOST, map(float, x[k:]), strict=True)), len(feats), sd)
 
 
+def features_of(corpus: PowerCorpus, cat: Catalog) -> tuple[Features, ...]:
+    """Every point of ``corpus`` that can be fitted, with its time shares."""
+    return tuple(f for p in corpus.points if (f := features(p, corpus, cat)) is not None)
+
+
 @functools.cache
 def corpus_features() -> tuple[Features, ...]:
-    corpus, cat = load_corpus(), load_catalog()
-    return tuple(f for p in corpus.points if (f := features(p, corpus, cat)) is not None)
+    """The packaged corpus's fitted points."""
+    return features_of(load_corpus(), load_catalog())
 
 
 @dataclass(frozen=True)
@@ -210,50 +215,44 @@ class PowerCheck:
         return self.low_w <= self.measured_w <= self.high_w
 
 
-def _band(errors: np.ndarray) -> tuple[float, float]:
-    """5th and 95th percentiles of log(measured / predicted)."""
-    if len(errors) < 2:
-        return 0.0, 0.0
-    s = np.sort(errors)
-    q = lambda x: float(np.interp(x * (len(s) - 1), np.arange(len(s)), s))  # noqa: E731
-    return q(0.05), q(0.95)
+def refits_without_each_group(feats: tuple[Features, ...]) -> dict[str, PowerFit]:
+    """Group -> the fit on every other group's points (the holdout's and the ranges' refits)."""
+    return {g: fit([f for f in feats if f.group != g]) for g in sorted({f.group for f in feats})}
 
 
-def holdout(feats: tuple[Features, ...] | None = None) -> list[PowerCheck]:
-    """Every point predicted by a fit without its group; its band from the other groups' held-out
-    errors (log of measured over predicted)."""
+def holdout(feats: tuple[Features, ...] | None = None,
+            refits: dict[str, PowerFit] | None = None) -> list[PowerCheck]:
+    """Every point predicted by a fit without its group; its band the 5th and 95th percentiles of
+    the other groups' held-out errors (log of measured over predicted)."""
+    from ecobench.power.uncertainty import PERCENTILES, percentiles
+
     feats = corpus_features() if feats is None else feats
-    groups = sorted({f.group for f in feats})
-    preds: dict[str, float] = {}
-    for g in groups:
-        train = [f for f in feats if f.group != g]
-        m = fit(train)
-        for f in feats:
-            if f.group == g:
-                preds[f.point.id] = m.predict_w(f)
-    log_err = {f.point.id: math.log(f.measured_w / max(preds[f.point.id], 1e-9)) for f in feats}
+    refits = refits_without_each_group(feats) if refits is None else refits
+    preds = [refits[f.group].predict_w(f) for f in feats]
+    log_err = np.log(np.array([f.measured_w for f in feats]) / np.maximum(preds, 1e-9))
+    groups = np.array([f.group for f in feats])
     out = []
-    for f in feats:
-        others = np.array([e for h in feats if h.group != f.group for e in [log_err[h.point.id]]])
-        lo, hi = _band(others)
-        pr = preds[f.point.id]
+    for f, pr in zip(feats, preds, strict=True):
+        others = log_err[groups != f.group]
+        lo, hi = percentiles(others[None, :], PERCENTILES)[0] if len(others) > 1 else (0.0, 0.0)
         out.append(PowerCheck(f.point.id, f.point.kind, f.group, f.point.source, f.point.gpu,
                               f.point.power_per, f.measured_w, pr, pr * math.exp(lo), pr * math.exp(hi)))
     return out
 
 
-def fit_with_ranges(feats: tuple[Features, ...] | None = None) -> dict[str, dict[str, float]]:
+def fit_with_ranges(feats: tuple[Features, ...] | None = None,
+                    refits: dict[str, PowerFit] | None = None) -> dict[str, dict[str, float]]:
     """Each fitted parameter's central value (every group) and range: the lowest and highest of the
     fits that leave one group out (how much the answer rests on any one lab or benchmark)."""
     feats = corpus_features() if feats is None else feats
     full = fit(list(feats))
-    refits = [fit([f for f in feats if f.group != g]) for g in sorted({f.group for f in feats})]
+    refits = refits_without_each_group(feats) if refits is None else refits
 
     def param(m: PowerFit, k: str) -> float:
         return m.draws[k] if k in m.draws else m.host[k]
 
     out = {}
     for k in STATES + HOST:
-        vals = [param(m, k) for m in refits] + [param(full, k)]
+        vals = [param(m, k) for m in refits.values()] + [param(full, k)]
         out[k] = {"central": param(full, k), "low": min(vals), "high": max(vals)}
     return out
