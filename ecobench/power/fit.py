@@ -78,7 +78,8 @@ def _peak_tflops(acc: Any, precision: str | None) -> float | None:
 
 def _rates(p: PowerPoint) -> tuple[float, float] | None:
     """(FLOP/s, bytes/s) per device that the point's measured throughput implies."""
-    arch, dev = p.arch, p.devices * (1 if p.power_per == "node" else p.nodes)
+    # devices: per node for a node's meter, every metered device for a device's
+    arch, dev = p.arch, p.devices * p.nodes if p.power_per == "node" else p.devices
     dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
     if p.kind == "power_serve":
         if arch is None or p.output_tokens_per_s is None or p.batch is None:
@@ -107,7 +108,7 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
             f = VISION_FLOPS_PER_SAMPLE[key]
         return p.samples_per_s * f / dev, 0.0
     # training: 6N FLOPs per token (forward 2N, backward 4N); low-rank adapters 4N (no weight gradients)
-    devices = p.devices * p.nodes if p.power_per == "node" else p.devices
+    devices = dev
     tokens = p.tokens_per_s or (p.samples_per_s * p.seq_len if p.samples_per_s and p.seq_len else None)
     if arch is not None and tokens is not None:
         per_token = 4.0 if p.trainable == "lora" else 6.0
