@@ -139,8 +139,11 @@ class ColumnStats:
                 else:
                     self._add(name, v.dtype.kind, *self.of(v))
             elif isinstance(v, list) and len(v) == width:
-                self._add(name, "O", {type(x) for x in v if x is not None and not (type(x) is float and x != x)},
-                          True)
+                types = set(map(type, v))
+                types.discard(type(None))
+                if float in types and all(x != x for x in v if type(x) is float):
+                    types.discard(float)
+                self._add(name, "O", types, True)
             elif isinstance(v, (bool, np.bool_)) or v is None or isinstance(v, (str, dict, list)):
                 self._add(name, "O", set() if v is None else {type(v)}, True)
             elif self._settled(name, "f"):

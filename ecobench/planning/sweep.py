@@ -131,13 +131,13 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
     cols_r: list[int] = []
     prices: list[float] = []
     sources: list[str] = []
+    n_r = len(g.regions)
     for p, value in enumerate(g.prices):
         if swept_price and value is not None:
-            for j in range(len(g.regions)):
-                cols_p.append(p)
-                cols_r.append(j)
-                prices.append(float(value))
-                sources.append(SCENARIO_PRICE)
+            cols_p += [p] * n_r
+            cols_r += range(n_r)
+            prices += [float(value)] * n_r
+            sources += [SCENARIO_PRICE] * n_r
             continue
         if catalog_prices is None:
             pcfg = cfg.model_copy(update={"price_usd_per_h": None}) if swept_price else cfg
@@ -177,12 +177,7 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
     order_u: np.ndarray | None = None
     order_c: np.ndarray | None = None
     if len(set(cols_p)) > 1:  # rows by price, then headroom, then region
-        us, cs = [], []
-        for p in dict.fromkeys(cols_p):
-            mine = np.flatnonzero(pcol == p)
-            us.append(np.repeat(np.arange(n_u), len(mine)))
-            cs.append(np.tile(mine, n_u))
-        order_u, order_c = np.concatenate(us), np.concatenate(cs)
+        order_u, order_c = _price_major(pcol, n_u)
     uu = order_u if order_u is not None else np.repeat(np.arange(n_u), n_c)
     cc = order_c if order_c is not None else np.tile(np.arange(n_c), n_u)
     index = g.indices[pcol[cc], uu, rcol[cc]]
@@ -193,12 +188,31 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
         elif axis == "max_utilization":
             sweep["sweep_max_utilization"] = utils
         elif axis == "price_usd_per_h":
-            sweep["sweep_price_usd_per_h"] = _number_or_none([g.prices[p] for p in cols_p])
+            sweep["sweep_price_usd_per_h"] = np.array(g.prices, dtype=float)[pcol][None, :] \
+                if None not in g.prices else _number_or_none([g.prices[p] for p in cols_p])
         else:
             v = g.coords[axis]
             sweep[f"sweep_{axis}"] = label(v) if isinstance(v, dict) else v
-    ids = g.ids(list(zip(cols_p, cols_r, strict=True)))
+    ids = g.ids(cols_p, cols_r)
     return GroupRows(row, order_u, order_c, (n_u, n_c), ids, index, sweep)
+
+
+def _price_major(pcol: np.ndarray, n_u: int) -> tuple[np.ndarray, np.ndarray]:
+    """(headroom, column) of each written row when the columns (one block of columns per price, in
+    order) are written block by block, each block headroom by headroom."""
+    n_c = len(pcol)
+    starts = np.flatnonzero(np.r_[True, pcol[1:] != pcol[:-1]])
+    sizes = np.diff(np.r_[starts, n_c])
+    block = np.repeat(np.arange(len(starts)), sizes)
+    s, k = starts[block], sizes[block]  # per column: its block's first column and width
+    u = np.arange(n_u)[:, None]
+    c = np.arange(n_c)[None, :]
+    pos = (s * n_u + u * k + (c - s)).ravel()
+    order_u = np.empty(n_u * n_c, dtype=np.intp)
+    order_c = np.empty(n_u * n_c, dtype=np.intp)
+    order_u[pos] = np.broadcast_to(u, (n_u, n_c)).ravel()
+    order_c[pos] = np.broadcast_to(c, (n_u, n_c)).ravel()
+    return order_u, order_c
 
 
 class _Ids:

@@ -74,17 +74,25 @@ class Group:
             parts.append(f"u{label(self.utils[u])}")
         return "_".join(parts)[:ID_MAX_CHARS]
 
-    def ids(self, cells: list[tuple[int, int]]) -> list[str]:
-        """The ids of the cells ``cells`` ((price, region) pairs) at every headroom, in the order the
-        rows are written: by price, then headroom, then region (``config_id`` of each, built at once)."""
-        tails = [f"_u{label(u)}" if "max_utilization" in self.axes else "" for u in self.utils]
-        out: list[str] = []
-        for p in dict.fromkeys(p for p, _ in cells):
-            heads = [self.prefixes[p] + "_" + self.regions[r] if self.prefixes[p] else self.regions[r]
-                     for q, r in cells if q == p] if "region" in self.axes else [self.prefixes[p]]
-            for tail in tails:
-                for head in heads:
-                    out.append(head + tail if head else tail[1:])
+    def ids(self, cols_p: list[int], cols_r: list[int]) -> list[str]:
+        """The ids of the columns (price ``cols_p[c]``, region ``cols_r[c]``; a price's columns
+        together) at every headroom, in the order the rows are written: by price, then headroom,
+        then region (``config_id`` of each, built at once)."""
+        tails = [f"_u{label(u)}" for u in self.utils] if "max_utilization" in self.axes else [""]
+        pre = self.prefixes
+        if "region" in self.axes:
+            heads = [pre[p] + "_" + self.regions[r] if pre[p] else self.regions[r]
+                     for p, r in zip(cols_p, cols_r, strict=True)]
+        else:
+            heads = [pre[p] for p in cols_p]
+        if len(tails) == 1 and not tails[0]:
+            out = heads
+        elif len(set(cols_p)) == 1:
+            out = [h + t if h else t[1:] for t in tails for h in heads]
+        else:
+            bounds = [i for i in range(1, len(cols_p)) if cols_p[i] != cols_p[i - 1]]
+            blocks = [heads[a:b] for a, b in zip([0, *bounds], [*bounds, len(heads)], strict=True)]
+            out = [h + t if h else t[1:] for hs in blocks for t in tails for h in hs]
         if any(len(c) > ID_MAX_CHARS for c in out):
             out = [c[:ID_MAX_CHARS] for c in out]
         return out
@@ -146,7 +154,12 @@ def groups(s: Scenario) -> Iterator[Group]:
         start = sum(i * strides[k] for k, i in zip(outer, picks, strict=True))
         head = [label(coords[k]) for k in before]
         tail = [label(coords[k]) for k in outer if k not in before]
-        prefixes = ["_".join(head + ([p] if p else []) + tail) for p in price_labels]
+        if "price_usd_per_h" in s.sweep:  # the price's label where the axis stands
+            h = "".join(x + "_" for x in head)
+            tl = "".join("_" + x for x in tail)
+            prefixes = [h + p + tl for p in price_labels]
+        else:
+            prefixes = ["_".join(head + tail)]
         first = prefixes[0]
         update = coords | ({"price_usd_per_h": prices[0]} if "price_usd_per_h" in s.sweep else {})
         cfg = HardwareConfig.model_validate(dump | update | {"id": (first or "sweep")[:ID_MAX_CHARS]})
