@@ -12,11 +12,11 @@ from __future__ import annotations
 import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
-from ecobench.table import CHANGE_METRICS, ColumnStats, Columns, change_pct, concat, merged_kind
+from ecobench.table import CHANGE_METRICS, Columns, ColumnStats, change_pct, concat, merged_kind
 
 if TYPE_CHECKING:
     from ecobench.planning.sweep import GroupRows
@@ -131,7 +131,7 @@ class SweepTable(Mapping[str, np.ndarray]):
             yield pickle.load(self._spill)  # noqa: S301 (our own file, written above)
 
     def chunks(self, names: list[str] | None = None, rows: int = CHUNK_ROWS) -> Iterator[Columns]:
-        """The table's rows in order, ``rows`` at a time (a group is never split), every column (or
+        """The table's rows in order, about ``rows`` at a time, every column (or
         those in ``names``) in its final type: the changes against the baseline, the Pareto columns
         and the bands filled in."""
         from ecobench.planning.sweep import spread
@@ -145,12 +145,14 @@ class SweepTable(Mapping[str, np.ndarray]):
         batch: list[Columns] = []
         size = 0
         for rec in self._records():
-            batch.append(spread(rec))
-            size += rec.size
-            if size >= rows:
-                yield self._finish(_stack(batch), names, kinds, base, start)
-                start += size
-                batch, size = [], 0
+            for a in range(0, rec.size, rows):  # a large group in slices
+                part = spread(rec, None, a, a + rows)
+                batch.append(part)
+                size += len(part["config_id"])
+                if size >= rows:
+                    yield self._finish(_stack(batch), names, kinds, base, start)
+                    start += size
+                    batch, size = [], 0
         if batch:
             yield self._finish(_stack(batch), names, kinds, base, start)
 

@@ -41,6 +41,28 @@ def group_count(s: Scenario) -> int:
     return math.prod(len(v) for k, v in s.sweep.items() if k not in GRID_AXES)
 
 
+@dataclass(frozen=True)
+class Estimate:
+    """What a sweep will take: seconds and resident memory (GiB), from the counts of groups and rows
+    and the per-group, per-row costs in ``ecobench.scenario.bounds``."""
+
+    seconds: float
+    memory_gib: float
+
+
+def estimate(s: Scenario, cheap: bool) -> Estimate:
+    """The sweep's estimated time and memory; ``cheap``: every configuration's backend is cheap to
+    ask (``Capabilities.cheap``), else a group costs as the emulated backend's."""
+    from ecobench.scenario import bounds as b
+
+    rows = combinations(s)
+    group_s = b.SWEEP_GROUP_S_CHEAP if cheap else b.SWEEP_GROUP_S
+    largest = math.prod(len(v) for k, v in (s.sweep or {}).items() if k in GRID_AXES)
+    seconds = group_count(s) * group_s + rows * b.SWEEP_ROW_S
+    memory = b.SWEEP_BASE_GIB + (rows * b.SWEEP_ROW_BYTES + largest * b.SWEEP_GROUP_CELL_BYTES) / 2**30
+    return Estimate(seconds, memory)
+
+
 def label(value: Any) -> str:
     """A short, id-safe text for a sweep value (``{tensor: 8, zero: 1}`` -> ``tensor8-zero1``)."""
     if isinstance(value, dict):
