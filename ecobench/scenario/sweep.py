@@ -115,7 +115,7 @@ class Group:
             bounds = [i for i in range(1, len(cols_p)) if cols_p[i] != cols_p[i - 1]]
             blocks = [heads[a:b] for a, b in zip([0, *bounds], [*bounds, len(heads)], strict=True)]
             out = [h + t if h else t[1:] for hs in blocks for t in tails for h in hs]
-        if any(len(c) > ID_MAX_CHARS for c in out):
+        if out and max(map(len, out)) > ID_MAX_CHARS:
             out = [c[:ID_MAX_CHARS] for c in out]
         return out
 
