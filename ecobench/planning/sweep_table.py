@@ -9,6 +9,7 @@ is, any other is gathered from the spill file (for tests and small sweeps).
 
 from __future__ import annotations
 
+import os
 import pickle
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
@@ -34,6 +35,8 @@ class SweepTable(Mapping[str, np.ndarray]):
         self.light_names = list(dict.fromkeys(["config_id", "sweep_index", *light]))
         self._spill: IO[bytes] | None = tempfile.TemporaryFile(prefix="ecobench-sweep-")  # noqa: SIM115
         self._pieces_by_group: list[Columns] = []
+        self._places: list[tuple[int, int]] = []  # (offset, length) of each group's pickle
+        self._end = 0
         self._light: Columns = {}
         self.stats = ColumnStats()  # of the sweep's columns (the head's are read from it)
         self.sweep_names: list[str] = []  # in order of first appearance
@@ -47,7 +50,10 @@ class SweepTable(Mapping[str, np.ndarray]):
     def append(self, rec: GroupRows, spread: Callable[..., Columns]) -> None:
         """One group's rows: spilled whole, their light columns kept."""
         assert self._spill is not None
-        pickle.dump(rec, self._spill, protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(rec, protocol=pickle.HIGHEST_PROTOCOL)
+        self._places.append((self._end, len(data)))
+        self._spill.write(data)
+        self._end += len(data)
         names = _compact_names(rec)
         for name in names:
             if name not in self._seen:
@@ -124,11 +130,14 @@ class SweepTable(Mapping[str, np.ndarray]):
         return ok
 
     def _records(self) -> Iterator[GroupRows]:
+        """The groups' compact rows back from the spill file, in order (read by offset, so two
+        readings may go on at once)."""
         if self._spill is None or not self.groups:
             return
-        self._spill.seek(0)
-        for _ in range(self.groups):
-            yield pickle.load(self._spill)  # noqa: S301 (our own file, written above)
+        self._spill.flush()
+        fd = self._spill.fileno()
+        for start, size in self._places:
+            yield pickle.loads(os.pread(fd, size, start))  # noqa: S301 (our own file, written above)
 
     def chunks(self, names: list[str] | None = None, rows: int = CHUNK_ROWS) -> Iterator[Columns]:
         """The table's rows in order, about ``rows`` at a time, every column (or
