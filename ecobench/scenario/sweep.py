@@ -86,6 +86,7 @@ class Group:
     indices: np.ndarray  # sweep_index of each (price, headroom, region) cell, that shape
     prefixes: list[str]  # id text of the group's coordinates, one per price
     axes: tuple[str, ...]  # every swept field, in the scenario's order
+    tails: tuple[str, ...] = ()  # id text of each headroom (``_u0.5``), the same in every group
 
     def config_id(self, u: int, r: int, p: int = 0) -> str:
         """The id of the (price, headroom, region) cell: the swept values, joined."""
@@ -100,7 +101,8 @@ class Group:
         """The ids of the columns (price ``cols_p[c]``, region ``cols_r[c]``; a price's columns
         together) at every headroom, in the order the rows are written: by price, then headroom,
         then region (``config_id`` of each, built at once)."""
-        tails = [f"_u{label(u)}" for u in self.utils] if "max_utilization" in self.axes else [""]
+        tails = list(self.tails) or ([f"_u{label(u)}" for u in self.utils] if "max_utilization" in self.axes
+                                     else [""])
         pre = self.prefixes
         if "region" in self.axes:
             heads = [pre[p] + "_" + self.regions[r] if pre[p] else self.regions[r]
@@ -171,6 +173,7 @@ def groups(s: Scenario) -> Iterator[Group]:
     before = [k for k in outer if keys.index(k) < keys.index("price_usd_per_h")] \
         if "price_usd_per_h" in s.sweep else outer
     price_labels = [label(p) for p in prices] if "price_usd_per_h" in s.sweep else [""]
+    tails = tuple(f"_u{label(u)}" for u in utils) if "max_utilization" in s.sweep else ("",)
     for picks in itertools.product(*(range(len(s.sweep[k])) for k in outer)):
         coords = {k: s.sweep[k][i] for k, i in zip(outer, picks, strict=True)}
         start = sum(i * strides[k] for k, i in zip(outer, picks, strict=True))
@@ -185,7 +188,7 @@ def groups(s: Scenario) -> Iterator[Group]:
         first = prefixes[0]
         update = coords | ({"price_usd_per_h": prices[0]} if "price_usd_per_h" in s.sweep else {})
         cfg = HardwareConfig.model_validate(dump | update | {"id": (first or "sweep")[:ID_MAX_CHARS]})
-        yield Group(cfg, coords, regions, prices, utils, start + cell, prefixes, axes)
+        yield Group(cfg, coords, regions, prices, utils, start + cell, prefixes, axes, tails)
 
 
 def config_at(s: Scenario, index: int, config_id: str) -> HardwareConfig:
