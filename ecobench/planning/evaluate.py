@@ -178,7 +178,7 @@ def evaluate(s: Scenario, *, catalog: Catalog | None = None,
     ev = evaluate_all(s, catalog=catalog, backends=backends, progress=progress)
     if ev.sweep is None:
         return pd.DataFrame(ev.rows)
-    return pd.DataFrame(ev.table)
+    return pd.DataFrame(ev.table.columns())
 
 
 def add_change_columns(t: Columns, baseline_id: str) -> None:

@@ -103,7 +103,10 @@ class SweepTable(Mapping[str, np.ndarray]):
         if name in self.sparse or (self.groups and name in _CHANGES):
             return "f"
         head = self.head[name].dtype.kind if name in self.head else None
-        return merged_kind(head, self.stats.merged(name, self.groups) if self.groups else None)
+        if not self.groups:
+            assert head is not None
+            return head
+        return merged_kind(head, self.stats.merged(name, self.groups))
 
     def column_types(self, name: str) -> set[type]:
         """The types of the column's values as an object column holds them (NaN floats left out)."""

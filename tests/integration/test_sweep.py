@@ -247,3 +247,15 @@ def test_a_sweep_estimated_over_the_memory_bound_is_refused(monkeypatch):
     monkeypatch.setattr(bounds, "SWEEP_MAX_ESTIMATED_GIB", 0.5)
     with pytest.raises(InputError, match=r"estimated 0\.6 GiB of memory; at most 0\.5 GiB"):
         scenario_from_dict(_doc(region=["us-east-1", "eu-north-1"]), "s.yaml")
+
+
+def test_a_sweep_with_every_combination_skipped_writes_the_configurations(tmp_path):
+    from ecobench.runner import results_document, write_run
+
+    s = scenario_from_dict(_doc(instance_type=["g4dn.xlarge"], precision=["bf16"]))
+    ev = evaluate_all(s)
+    assert ev.sweep["evaluated"] == 0 and ev.sweep["skipped"] == 1
+    write_run(results_document(s, ev.rows, "run", ev), tmp_path / "run", ev.table)
+    lines = (tmp_path / "run" / "results.csv").read_text().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("base,")
+    assert ",True," in lines[1] or lines[1].endswith(",True")  # is_baseline, as when written whole
