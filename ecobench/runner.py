@@ -14,6 +14,7 @@ from ecobench.hardware.prices import regional_prices
 from ecobench.io.rundir import atomic_dir, target_dir
 from ecobench.io.yamlio import dump_yaml
 from ecobench.planning.evaluate import Evaluation, evaluate_all
+from ecobench.planning.sweep_table import SweepTable
 from ecobench.power.grid import grid_data_version
 from ecobench.reports.emissions import write_emissions
 from ecobench.reports.html import write_html
@@ -25,8 +26,10 @@ from ecobench.reports.tables import (
     csv_columns,
     csv_integers,
     key_texts,
+    parquet_type,
     write_json,
     write_parquet,
+    write_parquet_parts,
 )
 from ecobench.scenario.model import Scenario
 from ecobench.version import __version__
@@ -129,7 +132,9 @@ def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
 
     with atomic_dir(final) as tmp:
         (tmp / "scenario.yaml").write_text(dump_yaml(doc["scenario"]), encoding="utf-8")
-        if table is not None and table_format == "parquet":
+        if isinstance(table, SweepTable):
+            write_sweep_table(table, tmp, table_format, doc)
+        elif table is not None and table_format == "parquet":
             write_parquet(table, csv_columns(list(table)), tmp / "results.parquet")
         elif table is not None:
             keyed, doc[CSV_SOURCES] = key_texts(table)
@@ -140,6 +145,27 @@ def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
         write_json(doc, tmp / "results.json")
         write_emissions(doc, tmp / "emissions.csv")  # measured on this host only
         write_html(doc, tmp / "report.html")
+
+
+def write_sweep_table(table: SweepTable, directory: Path, table_format: str, doc: dict[str, Any]) -> None:
+    """A sweep's table, streamed from its spill file in chunks of rows, as results.parquet or
+    results.csv (its long texts as keys, their texts in ``doc``'s ``csv_sources``)."""
+    from ecobench.table import write_csv_parts
+
+    names = csv_columns(table.names)
+    if table_format == "parquet":
+        hows = {n: parquet_type(n, table.kind(n), table.column_types(n), table.whole(n)) for n in names}
+        write_parquet_parts(table.chunks(names), names, directory / "results.parquet", hows)
+        return
+    keys: dict[str, dict[str, str]] = {}
+
+    def keyed() -> Any:
+        for part in table.chunks(names):
+            yield key_texts(part, keys)[0]
+
+    whole = {n: table.whole(n) for n in names if table.kind(n) == "f"}
+    write_csv_parts(keyed(), names, directory / "results.csv", integers=csv_integers(names), whole=whole)
+    doc[CSV_SOURCES] = {k: v for mine in keys.values() for v, k in mine.items()}
 
 
 def run(s: Scenario, results_root: Path, out: Path | None = None,

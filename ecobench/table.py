@@ -4,7 +4,7 @@ compared and written without a row-by-row pass, and the run path needs no pandas
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,115 @@ def concat(parts: Iterable[Columns]) -> Columns:
     return out
 
 
+def merged_kind(head: str | None, swept: str | None) -> str:
+    """The dtype kind ``concat`` gives a column whose parts have the kinds ``head`` and ``swept``
+    (None: that part lacks it): float where every part that has it is float, the one kind where
+    every part has it, else object."""
+    kinds = {k for k in (head, swept) if k is not None}
+    if kinds == {"f"}:
+        return "f"
+    if len(kinds) == 1 and head is not None and swept is not None:
+        return kinds.pop()
+    return "O"
+
+
+class ColumnStats:
+    """What deciding a column's written type needs, gathered part by part: the dtype kinds of the
+    parts that have it, how many have it, the types of its values as an object column would hold
+    them (NaN floats and None left out) and whether every finite float is whole."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str, set[str]] = {}
+        self.present: dict[str, int] = {}
+        self.types: dict[str, set[type]] = {}
+        self.whole: dict[str, bool] = {}
+
+    @staticmethod
+    def of(values: Any) -> tuple[set[type], bool]:
+        """(types of the values, every finite float whole) of an array or a scalar."""
+        a = np.asarray(values) if not isinstance(values, np.ndarray) else values
+        if a.dtype.kind == "f":
+            finite = a[np.isfinite(a)]
+            has = bool(np.any(~np.isnan(a))) if a.size else False
+            return ({float} if has else set()), bool(np.all(finite == np.round(finite)))
+        if a.dtype.kind == "b":
+            return {bool}, True
+        if a.dtype.kind in "iu":
+            return {int}, True
+        types = set()
+        whole = True
+        for v in a.ravel().tolist() if a.dtype.kind == "O" else a.astype(object).ravel().tolist():
+            if v is None or (type(v) is float and v != v):
+                continue
+            types.add(type(v))
+            if type(v) is float and math.isfinite(v) and not v.is_integer():
+                whole = False
+        return types, whole
+
+    def _add(self, name: str, kind: str, types: set[type], whole: bool) -> None:
+        self.kinds.setdefault(name, set()).add(kind)
+        self.present[name] = self.present.get(name, 0) + 1
+        self.types.setdefault(name, set()).update(types)
+        if kind == "f":
+            self.whole[name] = self.whole.get(name, True) and whole
+
+    def _settled(self, name: str, kind: str) -> bool:
+        """Whether another float part can change nothing but the counts (float seen, not all whole)."""
+        return kind == "f" and self.whole.get(name, True) is False and float in self.types.get(name, ())
+
+    def _count(self, name: str, kind: str) -> None:
+        self.kinds.setdefault(name, set()).add(kind)
+        self.present[name] = self.present.get(name, 0) + 1
+
+    def add_column(self, name: str, col: np.ndarray) -> None:
+        """One part's column."""
+        self._add(name, col.dtype.kind, *self.of(col))
+
+    def add_compact(self, rec: Any, names: list[str]) -> None:
+        """A sweep group's compact columns (``planning.sweep.GroupRows``), without spreading them."""
+        width = rec.shape[1]
+        for name in names:
+            if name == "config_id":
+                self._add(name, "O", {str}, True)
+                continue
+            if name == "is_baseline":
+                self._add(name, "O", {bool}, True)
+                continue
+            if name == "sweep_index":
+                self._add(name, "f", {float}, True)
+                continue
+            v = rec.sweep[name] if name in rec.sweep else rec.row[name]
+            if isinstance(v, np.ndarray) and v.ndim:
+                if self._settled(name, v.dtype.kind):
+                    self._count(name, "f")
+                else:
+                    self._add(name, v.dtype.kind, *self.of(v))
+            elif isinstance(v, list) and len(v) == width:
+                types = set(map(type, v))
+                types.discard(type(None))
+                if float in types and all(x != x for x in v if type(x) is float):
+                    types.discard(float)
+                self._add(name, "O", types, True)
+            elif isinstance(v, (bool, np.bool_)) or v is None or isinstance(v, (str, dict, list)):
+                self._add(name, "O", set() if v is None else {type(v)}, True)
+            elif self._settled(name, "f"):
+                self._count(name, "f")
+            else:
+                x = float(v)
+                self._add(name, "f", set() if x != x else {float}, not math.isfinite(x) or x.is_integer())
+
+    def merged(self, name: str, parts: int) -> str | None:
+        """The kind ``concat`` gives the column over ``parts`` parts (None: no part has it)."""
+        kinds = self.kinds.get(name)
+        if not kinds:
+            return None
+        if kinds == {"f"}:
+            return "f"
+        if len(kinds) == 1 and self.present[name] == parts:
+            return next(iter(kinds))
+        return "O"
+
+
 def clean(v: Any) -> Any:
     """A JSON-safe scalar: numpy scalars as Python ones, NaN and infinities as None."""
     if hasattr(v, "item") and not isinstance(v, np.ndarray):
@@ -85,13 +194,15 @@ def _quoted(text: str) -> str:
     return buf.getvalue()[:-2] if text else ""
 
 
-def _cells(col: np.ndarray, integer: bool = False) -> list[str]:
+def _cells(col: np.ndarray, integer: bool = False, whole_column: bool | None = None) -> list[str]:
     """A column as CSV fields: numbers in shortest round-trip form (``repr``; an integer column's
-    whole numbers without a decimal point), NaN and None empty, text quoted by the csv module."""
+    whole numbers without a decimal point, where every value of the column, ``whole_column`` when the
+    column is written in parts, is whole), NaN and None empty, text quoted by the csv module."""
     if col.dtype.kind == "f":  # formatting is the cost (about 1 us a number): format each value once
         values, where = np.unique(col, return_inverse=True)
         finite = np.isfinite(values)
-        whole = integer and bool(np.all(values[finite] == np.round(values[finite])))
+        whole = integer and (bool(np.all(values[finite] == np.round(values[finite])))
+                             if whole_column is None else whole_column)
         shown = np.array([(str(int(v)) if whole else repr(v)) if ok else "" for v, ok
                           in zip(values.tolist(), finite.tolist(), strict=True)], dtype=object)
         return list(shown[where.ravel()].tolist())
@@ -123,11 +234,19 @@ def write_csv(t: Columns, names: Sequence[str], path: Path, integers: Iterable[s
     each distinct value formatted and quoted once, column by column (the csv module's writer, cell by
     cell, takes 2.5 s more on 70,000 rows of 110 columns); the columns named in ``integers`` are
     written as whole numbers where every value is one."""
-    whole = set(integers)
-    columns = [_cells(t[k], k in whole) for k in names]
+    write_csv_parts([t], names, path, integers)
+
+
+def write_csv_parts(parts: Iterable[Columns], names: Sequence[str], path: Path, integers: Iterable[str] = (),
+                    whole: Mapping[str, bool] | None = None) -> None:
+    """``write_csv`` of a table given in parts of rows (each holding every named column, in its
+    final type); ``whole``: whether each float column is whole over all parts (else per part)."""
+    ints = set(integers)
     with path.open("w", newline="", encoding="utf-8") as f:
         f.write(",".join(_quoted(n) for n in names) + "\n")
-        f.writelines(",".join(cells) + "\n" for cells in zip(*columns, strict=True))
+        for t in parts:
+            columns = [_cells(t[k], k in ints, None if whole is None else whole.get(k)) for k in names]
+            f.writelines(",".join(cells) + "\n" for cells in zip(*columns, strict=True))
 
 
 def text_table(rows: Sequence[dict[str, Any]], names: Sequence[str], fmt: Any,

@@ -61,7 +61,7 @@ class Evaluation:
     ``table`` every row (results.csv), the sweep's counts and the recommendations."""
 
     rows: list[dict[str, Any]]
-    table: Columns
+    table: Any  # Columns; of a sweep, a SweepTable (ecobench.planning.sweep_table)
     recommendations: list[dict[str, Any]]
     sweep: dict[str, Any] | None = None
 
@@ -74,30 +74,38 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
                  backends: Mapping[str, Backend] | None = None,
                  progress: Callable[[str], None] | None = None) -> Evaluation:
     """Every configuration of ``configs`` and of the sweep, compared with the baseline; the Pareto
-    front and the recommendations over all of them."""
+    front and the recommendations over all of them. A sweep's table is a
+    :class:`~ecobench.planning.sweep_table.SweepTable` (streamed to a spill file)."""
     import numpy as np
 
     from ecobench import table as tb
-    from ecobench.planning.pareto import eligible, objectives, pareto_columns, recommendations
+    from ecobench.planning.pareto import (
+        columns_read,
+        eligible,
+        objectives,
+        pareto_columns,
+        recommendations,
+    )
 
     cat = catalog or load_catalog()
     bk = BACKENDS if backends is None else backends
     rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)
     add_changes(rows, s.baseline)
-    table = tb.from_rows(rows)
+    table: Any = tb.from_rows(rows)
     info = None
     if s.sweep:
         from ecobench.planning.sweep import evaluate_sweep
 
-        swept, info = evaluate_sweep(s, cat, bk, progress)
-        if swept:
-            swept["config_id"] = _unique_ids(swept, {r["config_id"] for r in rows})
-            table = tb.concat([table, swept])
-            add_change_columns(table, s.baseline)
-    table["pareto"], table["pareto_rank"] = pareto_columns(s, table)
+        table, info = evaluate_sweep(s, cat, bk, table, columns_read(s), progress)
+    pareto, rank = pareto_columns(s, table)
+    if info is None:
+        table["pareto"], table["pareto_rank"] = pareto, rank
+    else:
+        table.set_column("pareto", pareto)
+        table.set_column("pareto_rank", rank)
     recs = recommendations(s, table)
     shown = np.arange(len(rows))
-    if info is not None and tb.length(table) > len(rows):
+    if info is not None and table.rows > len(rows):
         objs = objectives(s, table)
         ok = np.flatnonzero(eligible(table, objs, s))
         picked = {r["config_id"] for r in recs}
@@ -105,7 +113,8 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
         for o in objs:
             extra |= set(ok[np.argsort(table[o.column][ok].astype(float), kind="stable")[:SWEEP_BEST_SHOWN]]
                          .tolist())
-        extra |= {i for i, c in enumerate(table["config_id"]) if c in picked}
+        ids = table["config_id"]
+        extra |= {int(i) for c in picked for i in np.flatnonzero(ids == c)}
         extra = {i for i in extra if i >= len(rows)}
         shown = np.array(sorted(extra | set(range(len(rows)))))
         info["rows_shown"] = len(shown)
@@ -117,37 +126,25 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
     if s.uncertainty.draws and mcs:
         add_bands(rows, mcs, s)
         for name in dict.fromkeys(k for r in rows for k in r if k.endswith(("_low", "_high"))):
+            values = [r.get(name, np.nan) if r.get(name) is not None else np.nan for r in rows]
+            if info is not None:
+                table.set_rows(name, shown, np.array(values, dtype=float))
+                continue
             col = table.get(name)
             if col is None:
                 col = table[name] = np.full(tb.length(table), np.nan)
-            col[shown] = [r.get(name, np.nan) if r.get(name) is not None else np.nan for r in rows]
+            col[shown] = values
+    sweep_names = [k for k in table if k.startswith("sweep_")]
     for r, i in zip(rows, shown, strict=True):
         r["pareto"] = bool(table["pareto"][i])
         r["pareto_rank"] = tb.clean(table["pareto_rank"][i])
-        for k in table:
-            if k.startswith("sweep_") and k not in r:
+        for k in sweep_names:
+            if k not in r:
                 r[k] = tb.clean(table[k][i])
     return Evaluation(rows, table, recs, info)
 
 
-def _unique_ids(swept: Columns, taken: set[str]) -> Any:
-    """The sweep's row ids, made unique: an id that a configuration of ``configs`` or another
-    combination already has (values that read alike, ids cut at 100 characters) gets its
-    ``sweep_index`` appended."""
-    import numpy as np
-
-    ids = swept["config_id"]
-    seen: set[str] = set(taken)
-    out = np.empty(len(ids), dtype=object)
-    for i, (c, index) in enumerate(zip(ids.tolist(), swept["sweep_index"].tolist(), strict=True)):
-        if c in seen:
-            c = f"{c[:88]}-{int(index)}"
-        seen.add(c)
-        out[i] = c
-    return out
-
-
-def _sweep_config(s: Scenario, t: Columns, i: int) -> HardwareConfig:
+def _sweep_config(s: Scenario, t: Any, i: int) -> HardwareConfig:
     from ecobench.scenario.sweep import config_at
 
     return config_at(s, int(t["sweep_index"][i]), str(t["config_id"][i]))
@@ -181,7 +178,7 @@ def evaluate(s: Scenario, *, catalog: Catalog | None = None,
     ev = evaluate_all(s, catalog=catalog, backends=backends, progress=progress)
     if ev.sweep is None:
         return pd.DataFrame(ev.rows)
-    return pd.DataFrame(ev.table)
+    return pd.DataFrame(ev.table.columns())
 
 
 def add_change_columns(t: Columns, baseline_id: str) -> None:

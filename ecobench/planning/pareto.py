@@ -43,6 +43,14 @@ def objectives(s: Scenario, t: Columns) -> list[Objective]:
     return out
 
 
+def columns_read(s: Scenario) -> list[str]:
+    """Every column the front and the recommendations read (a streamed sweep keeps these in memory)."""
+    out = ["config_id", "cost_usd", co2_column(s.headline_scope), energy_column(s.headline_scope),
+           "duration_h", "tpot_ms", "latency_p99_ms", "meets_deadline", "instance_type", "region",
+           "precision", *_DESCRIBED]
+    return list(dict.fromkeys(out + list(latency_targets(s))))
+
+
 def latency_targets(s: Scenario) -> dict[str, float]:
     """Column -> the scenario's latency target on it (serving: TTFT and TPOT, median and p99 where set;
     inference: the p99 latency where set). Targets are constraints, not objectives."""
@@ -77,27 +85,57 @@ def eligible(t: Columns, objs: list[Objective], s: Scenario | None = None) -> np
 def front(points: np.ndarray) -> np.ndarray:
     """Mask of the non-dominated rows of ``points`` (rows: candidates, columns: objectives to
     minimise). A row is dominated when another is no worse in every objective and better in one;
-    identical rows are both kept."""
-    n = len(points)
+    identical rows are both kept.
+
+    The rows are sorted (by the first objective, then the next ...) and identical ones share a
+    verdict; a row can then only be dominated by one before it, which for two objectives means a
+    lower second objective than every row before it (a running minimum), and for more is checked
+    against the front found so far."""
+    n, m = points.shape if points.ndim == 2 else (len(points), 1)
     mask = np.zeros(n, dtype=bool)
     if n == 0:
         return mask
-    order = np.lexsort(points.T[::-1])  # by the first objective, then the next ...
-    # cheap pre-filter: drop everything dominated by the best row of each objective
-    alive = np.ones(n, dtype=bool)
-    for j in range(points.shape[1]):
-        best = points[np.lexsort(np.roll(points, -j, axis=1).T[::-1])[0]]
-        alive &= ~(np.all(points >= best, axis=1) & np.any(points > best, axis=1))
-    stack = np.empty((0, points.shape[1]))
-    for i in order:
-        if not alive[i]:
-            continue
-        p = points[i]
-        if len(stack) and np.any(np.all(stack <= p, axis=1) & np.any(stack < p, axis=1)):
-            continue
-        mask[i] = True
-        stack = np.vstack([stack, p])
+    order = np.lexsort(points.T[::-1])
+    sp = points[order]
+    new = np.ones(n, dtype=bool)
+    new[1:] = np.any(sp[1:] != sp[:-1], axis=1)
+    first = np.flatnonzero(new)  # the distinct rows, in order
+    u = sp[first]
+    if m == 1:
+        keep = np.zeros(len(u), dtype=bool)
+        keep[0] = True
+    elif m == 2:
+        before = np.empty(len(u))
+        before[0] = np.inf
+        before[1:] = np.minimum.accumulate(u[:-1, 1])
+        keep = u[:, 1] < before
+    else:
+        keep = _front_sorted(u)
+    mask[order] = keep[np.cumsum(new) - 1]
     return mask
+
+
+def _front_sorted(u: np.ndarray) -> np.ndarray:
+    """Non-dominated rows of distinct rows ``u`` sorted lexicographically: a row is on the front when
+    no row of the front before it is no worse in every objective."""
+    n, m = u.shape
+    keep = np.zeros(n, dtype=bool)
+    alive = np.ones(n, dtype=bool)  # cheap pre-filter: rows the best of each objective dominates
+    for j in range(m):
+        best = u[np.lexsort(np.roll(u, -j, axis=1).T[::-1])[0]]
+        alive &= ~(np.all(u >= best, axis=1) & np.any(u > best, axis=1))
+    found = np.empty((0, m))
+    size = 0
+    for i in np.flatnonzero(alive):
+        p = u[i]
+        if size and np.any(np.all(found[:size] <= p, axis=1)):
+            continue
+        keep[i] = True
+        if size == len(found):
+            found = np.resize(found, (max(16, 2 * size), m))
+        found[size] = p
+        size += 1
+    return keep
 
 
 def pareto_columns(s: Scenario, t: Columns) -> tuple[np.ndarray, np.ndarray]:
@@ -114,9 +152,12 @@ def pareto_columns(s: Scenario, t: Columns) -> tuple[np.ndarray, np.ndarray]:
     return flags, rank
 
 
+_DESCRIBED = ("sweep_batch_size", "sweep_max_utilization", "sweep_pricing")  # named in a pick's reason
+
+
 def _describe(t: Columns, i: int) -> str:
     parts = [str(t["instance_type"][i]), f"in {t['region'][i]}", f"({t['precision'][i]}"]
-    for extra in ("sweep_batch_size", "sweep_max_utilization", "sweep_pricing"):
+    for extra in _DESCRIBED:
         v = t[extra][i] if extra in t else None
         if v is not None and v == v:
             parts[-1] += f", {extra.removeprefix('sweep_')} {v:g}" if isinstance(v, float) \
@@ -157,7 +198,7 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
     idx = np.flatnonzero(ok)
     for o in picks:
         values = cols[o.name][idx]
-        best = idx[np.lexsort([*tiebreak_at(tiebreak, idx), values])[0]]
+        best = idx[_lexfirst(values, tiebreak_at(tiebreak, idx))]
         out.append({"objective": o.name, "config_id": str(t["config_id"][best]),
                     "reason": reason(int(best), o)})
     third = objs[2] if len(objs) > 2 and objs[2].name == "time" else energy
@@ -165,7 +206,7 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
     for name, w in (("cost", BALANCED_WEIGHTS["cost"]), ("co2", BALANCED_WEIGHTS["co2"]),
                     (third.name, BALANCED_WEIGHTS["third"])):
         score += w * cols[name][idx] / _scale(cols[name], base, idx)
-    best = int(idx[np.lexsort([*tiebreak_at(tiebreak, idx), score])[0]])
+    best = int(idx[_lexfirst(score, tiebreak_at(tiebreak, idx))])
     out.append({"objective": "balanced", "config_id": str(t["config_id"][best]),
                 "reason": (f"{_describe(t, best)}: the lowest sum of cost, CO2 and {third.words}, each "
                            f"relative to the baseline {s.baseline}, weighted 1/3 each: "
@@ -187,6 +228,14 @@ def _scale(values: np.ndarray, base: int, idx: np.ndarray) -> float:
         return b
     m = float(np.median(values[idx]))
     return m if m > 0 else 1.0
+
+
+def _lexfirst(primary: np.ndarray, keys: list[np.ndarray]) -> int:
+    """``np.lexsort([*keys, primary])[0]`` without sorting every row: the rows at the lowest
+    ``primary`` are sorted alone (lexsort is stable, NaN sorts last)."""
+    low = np.nanmin(primary) if np.any(~np.isnan(primary)) else np.nan
+    cand = np.flatnonzero(primary == low) if low == low else np.arange(len(primary))
+    return int(cand[np.lexsort([*(k[cand] for k in keys), primary[cand]])[0]])
 
 
 def tiebreak_at(keys: list[np.ndarray], idx: np.ndarray) -> list[np.ndarray]:

@@ -1,10 +1,14 @@
 """A sweep's configurations evaluated group by group: the backend once per group, the plan over the
-group's regions and headrooms as numpy arrays; combinations that cannot run are counted, not fatal."""
+group's regions, prices and headrooms as numpy arrays; combinations that cannot run are counted, not
+fatal. Each group's result is kept compact (arrays of the shapes the plan gave, not one value per row)
+and streamed to a spill file (``sweep_table``); only the columns the Pareto front and the
+recommendations read stay in memory, one value per row."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -13,12 +17,14 @@ from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.catalog import Catalog
 from ecobench.planning.configs import Cells, _price, evaluate_config, locate, pricing_model
+from ecobench.planning.sweep_table import SweepTable
 from ecobench.power.carbon import GridIntensity, grid_intensity
 from ecobench.scenario.model import Scenario
-from ecobench.scenario.sweep import Group, groups, label
-from ecobench.table import Columns, concat
+from ecobench.scenario.sweep import Group, groups, ids_distinct, label
+from ecobench.table import Columns
 
 _PREFIX = r"configs["
+SCENARIO_PRICE = "scenario price_usd_per_h"  # the price source of a configuration's own price
 
 
 def _reason(exc: Exception) -> str:
@@ -31,43 +37,144 @@ def _reason(exc: Exception) -> str:
     return text[:300]
 
 
-def _spread(v: Any, u: int, r: int) -> np.ndarray:
-    """A row value as a column of the group's u x r cells (headroom-major)."""
-    n = u * r
+@dataclass
+class GroupRows:
+    """One group's evaluated cells, compact: ``row`` as the plan gave it (arrays of shape (headrooms,
+    columns) or broadcastable, a column being one (price, region) pair; lists of one value per
+    column; scalars), and where each written row comes from (``u``, ``c``: headroom and column)."""
+
+    row: dict[str, Any]
+    u: np.ndarray | None  # headroom of each written row; None: rows in (headroom, column) order
+    c: np.ndarray | None  # column of each written row
+    shape: tuple[int, int]
+    ids: list[str]
+    index: np.ndarray  # sweep_index of each written row
+    sweep: dict[str, Any]  # sweep_<axis> -> per-column list ("per column"), per-headroom array or scalar
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+
+class _Rows:
+    """Rows ``start`` to ``stop`` of a group: where each comes from (headroom, column)."""
+
+    def __init__(self, rec: GroupRows, start: int, stop: int) -> None:
+        self.rec, self.start, self.stop, self.n = rec, start, stop, stop - start
+        self.whole = start == 0 and stop == rec.size and rec.u is None
+        if self.whole:
+            self.u = self.c = None
+        elif rec.u is not None and rec.c is not None:
+            self.u, self.c = rec.u[start:stop], rec.c[start:stop]
+        else:
+            self.u, self.c = np.divmod(np.arange(start, stop), rec.shape[1])
+
+    def gather(self, v: np.ndarray) -> np.ndarray:
+        full = np.broadcast_to(v, self.rec.shape)
+        return full.ravel() if self.u is None else full[self.u, self.c]
+
+
+def _column(v: Any, at: _Rows) -> np.ndarray:
+    """A compact value as one value per written row: an array broadcast over (headroom, column), a
+    list of one value per column, or a constant."""
     if isinstance(v, np.ndarray) and v.ndim:
-        return np.broadcast_to(v, (u, r)).ravel()
-    if isinstance(v, list) and len(v) == r:
-        cell = np.empty(r, dtype=object)
+        return at.gather(v)
+    if isinstance(v, list) and len(v) == at.rec.shape[1]:
+        cell = np.empty(len(v), dtype=object)
         cell[:] = v
-        return np.broadcast_to(cell[None, :], (u, r)).ravel()
+        return at.gather(cell[None, :])
     if isinstance(v, (bool, np.bool_)) or v is None or isinstance(v, (str, dict, list)):
-        out = np.empty(n, dtype=object)
-        out[:] = [v] * n
+        out = np.empty(at.n, dtype=object)
+        out.fill(v)
         return out
-    return np.full(n, float(v))
+    return np.full(at.n, float(v))
+
+
+def spread(rec: GroupRows, names: Iterable[str] | None = None, start: int = 0,
+           stop: int | None = None) -> Columns:
+    """The group's rows (all, or ``start`` to ``stop``) as columns (all, or those in ``names``), in
+    the order they are written."""
+    want = None if names is None else set(names)
+    at = _Rows(rec, start, rec.size if stop is None else min(stop, rec.size))
+    cols: Columns = {}
+    for k, v in rec.row.items():
+        if want is not None and k not in want:
+            continue
+        if k == "config_id":
+            ids = np.empty(at.n, dtype=object)
+            ids[:] = rec.ids[at.start:at.stop]
+            cols[k] = ids
+        elif k == "is_baseline":
+            cols[k] = _column(False, at)
+        else:
+            cols[k] = _column(v, at)
+    if want is None or "sweep_index" in want:
+        cols["sweep_index"] = rec.index[at.start:at.stop].astype(float)
+    for k, v in rec.sweep.items():
+        if want is None or k in want:
+            cols[k] = _column(v, at)
+    return cols
+
+
+def _per_column(values: list[Any]) -> np.ndarray:
+    """Values of one per column as an object array of shape (1, columns)."""
+    out = np.empty((1, len(values)), dtype=object)
+    out[0, :] = values
+    return out
+
+
+def _number_or_none(values: list[Any]) -> np.ndarray:
+    """Swept values of one per column, shape (1, columns): numbers as floats (as a constant of a group
+    is), None where null (then an object array)."""
+    if any(v is None or isinstance(v, (bool, np.bool_, str, dict, list)) for v in values):
+        return _per_column([v if v is None or isinstance(v, (bool, np.bool_, str, dict, list)) else float(v)
+                            for v in values])
+    return np.array(values, dtype=float)[None, :]
 
 
 def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[str, Backend],
-                   skipped: Counter[str]) -> Columns:
-    """The group's rows as columns (none if it cannot run); skipped cells are counted by reason."""
+                   skipped: Counter[str]) -> GroupRows | None:
+    """The group's rows, compact (None if none can run); skipped cells are counted by reason."""
     cfg = g.config
-    cells_per_region = len(g.utils)
+    n_u = len(g.utils)
     inst = catalog.instance(cfg.instance_type)  # every swept name was checked when the scenario loaded
-    keep, prices, sources = [], [], []
-    for j, region in enumerate(g.regions):
-        try:
-            price, source = _price(s, cfg, inst, region)
-        except InputError:
-            spot = "spot " if pricing_model(s, cfg) == "spot" else ""
-            skipped[f"no {spot}price for {cfg.instance_type} in {region}"] += cells_per_region
+    swept_price = "price_usd_per_h" in g.axes
+    catalog_prices: list[tuple[float, str] | None] | None = None
+    cols_p: list[int] = []
+    cols_r: list[int] = []
+    prices: list[float] = []
+    sources: list[str] = []
+    n_r = len(g.regions)
+    for p, value in enumerate(g.prices):
+        if swept_price and value is not None:
+            cols_p += [p] * n_r
+            cols_r += range(n_r)
+            prices += [float(value)] * n_r
+            sources += [SCENARIO_PRICE] * n_r
             continue
-        keep.append(j)
-        prices.append(price)
-        sources.append(source)
-    if not keep:
-        return {}
-    regions = [g.regions[j] for j in keep]
-    grids = [grid_intensity(catalog, r, s.overrides.grid_g_per_kwh) for r in regions]
+        if catalog_prices is None:
+            pcfg = cfg.model_copy(update={"price_usd_per_h": None}) if swept_price else cfg
+            catalog_prices = []
+            for region in g.regions:
+                try:
+                    catalog_prices.append(_price(s, pcfg, inst, region))
+                except InputError:
+                    catalog_prices.append(None)
+        for j, found in enumerate(catalog_prices):
+            if found is None:
+                spot = "spot " if pricing_model(s, cfg) == "spot" else ""
+                skipped[f"no {spot}price for {cfg.instance_type} in {g.regions[j]}"] += n_u
+                continue
+            cols_p.append(p)
+            cols_r.append(j)
+            prices.append(found[0])
+            sources.append(found[1])
+    if not cols_p:
+        return None
+    n_c = len(cols_p)
+    regions = [g.regions[j] for j in cols_r]
+    by_region = {r: grid_intensity(catalog, r, s.overrides.grid_g_per_kwh) for r in dict.fromkeys(regions)}
+    grids = [by_region[r] for r in regions]
     default_u = s.workload.inference.max_utilization if s.workload.inference else 1.0
     utils = np.array([default_u if u is None else u for u in g.utils], dtype=float)[:, None]
     grid = GridIntensity(np.array([x.g_per_kwh for x in grids])[None, :],  # type: ignore[arg-type]
@@ -76,46 +183,100 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
     try:
         row = evaluate_config(s, cfg, catalog, backends, 0, cells).row
     except (InputError, BackendError) as exc:
-        skipped[_reason(locate(exc, cfg, 0))] += cells_per_region * len(regions)
-        return {}
-    u, r = len(g.utils), len(regions)
-    cols = {k: _spread(v, u, r) for k, v in row.items()}
-    ids = np.empty(u * r, dtype=object)
-    ids[:] = [g.config_id(i, keep[j]) for i in range(u) for j in range(r)]
-    cols["config_id"] = ids
-    cols["is_baseline"] = _spread(False, u, r)
-    cols["sweep_index"] = g.indices[:, keep].ravel().astype(float)
+        skipped[_reason(locate(exc, cfg, 0))] += n_u * n_c
+        return None
+    pcol = np.array(cols_p)
+    rcol = np.array(cols_r)
+    order_u: np.ndarray | None = None
+    order_c: np.ndarray | None = None
+    if len(set(cols_p)) > 1:  # rows by price, then headroom, then region
+        order_u, order_c = _price_major(pcol, n_u)
+    uu = order_u if order_u is not None else np.repeat(np.arange(n_u), n_c)
+    cc = order_c if order_c is not None else np.tile(np.arange(n_c), n_u)
+    index = g.indices[pcol[cc], uu, rcol[cc]]
+    sweep: dict[str, Any] = {}
     for axis in g.axes:
         if axis == "region":
-            cols["sweep_region"] = _spread(regions, u, r)
+            sweep["sweep_region"] = _per_column(regions)
         elif axis == "max_utilization":
-            cols["sweep_max_utilization"] = np.broadcast_to(utils, (u, r)).ravel().copy()
+            sweep["sweep_max_utilization"] = utils
+        elif axis == "price_usd_per_h":
+            sweep["sweep_price_usd_per_h"] = np.array(g.prices, dtype=float)[pcol][None, :] \
+                if None not in g.prices else _number_or_none([g.prices[p] for p in cols_p])
         else:
             v = g.coords[axis]
-            cols[f"sweep_{axis}"] = _spread(label(v) if isinstance(v, dict) else v, u, r)
-    return cols
+            sweep[f"sweep_{axis}"] = label(v) if isinstance(v, dict) else v
+    ids = g.ids(cols_p, cols_r)
+    return GroupRows(row, order_u, order_c, (n_u, n_c), ids, index, sweep)
 
 
-def evaluate_sweep(s: Scenario, catalog: Catalog, backends: Mapping[str, Backend],
-                   progress: Callable[[str], None] | None = None) -> tuple[Columns, dict[str, Any]]:
-    """Every combination of the sweep: the table and its counts (combinations, evaluated, skipped by
-    reason, most frequent first)."""
+def _price_major(pcol: np.ndarray, n_u: int) -> tuple[np.ndarray, np.ndarray]:
+    """(headroom, column) of each written row when the columns (one block of columns per price, in
+    order) are written block by block, each block headroom by headroom."""
+    n_c = len(pcol)
+    starts = np.flatnonzero(np.r_[True, pcol[1:] != pcol[:-1]])
+    sizes = np.diff(np.r_[starts, n_c])
+    block = np.repeat(np.arange(len(starts)), sizes)
+    s, k = starts[block], sizes[block]  # per column: its block's first column and width
+    u = np.arange(n_u)[:, None]
+    c = np.arange(n_c)[None, :]
+    pos = (s * n_u + u * k + (c - s)).ravel()
+    order_u = np.empty(n_u * n_c, dtype=np.intp)
+    order_c = np.empty(n_u * n_c, dtype=np.intp)
+    order_u[pos] = np.broadcast_to(u, (n_u, n_c)).ravel()
+    order_c[pos] = np.broadcast_to(c, (n_u, n_c)).ravel()
+    return order_u, order_c
+
+
+class _Ids:
+    """The sweep's ids made unique as they stream: an id that a configuration of ``configs`` or an
+    earlier combination already has (values that read alike, ids cut at 100 characters) gets its
+    ``sweep_index`` appended. Where the sweep's ids are distinct by construction only the
+    configurations' ids are checked, until one matches."""
+
+    def __init__(self, s: Scenario, taken: set[str]) -> None:
+        self.taken = set(taken)
+        self.seen: set[str] | None = None if ids_distinct(s) else set(taken)
+
+    def unique(self, rec: GroupRows, earlier: Callable[[], Iterable[str]]) -> None:
+        if self.seen is None:
+            if self.taken.isdisjoint(rec.ids):
+                return
+            self.seen = self.taken | set(earlier())
+        seen = self.seen
+        out = rec.ids
+        for i, (c, index) in enumerate(zip(out, rec.index.tolist(), strict=True)):
+            if c in seen:
+                c = out[i] = f"{c[:88]}-{int(index)}"
+            seen.add(c)
+
+
+def evaluate_sweep(s: Scenario, catalog: Catalog, backends: Mapping[str, Backend], head: Columns,
+                   light: list[str], progress: Callable[[str], None] | None = None
+                   ) -> tuple[SweepTable, dict[str, Any]]:
+    """Every combination of the sweep after the table ``head`` (the configurations' rows): the
+    table, streamed to a spill file, and its counts (combinations, evaluated, skipped by reason, most
+    frequent first). The columns named in ``light`` (and every ``sweep_*``) stay in memory."""
     from ecobench.scenario.sweep import combinations
 
     total = combinations(s)
     skipped: Counter[str] = Counter()
-    parts = []
+    table = SweepTable(head, light, s.baseline)
+    ids = _Ids(s, set(head["config_id"].tolist()))
     done = 0
     step = max(1, total // 10)
     next_report = step
     for g in groups(s):
-        parts.append(evaluate_group(s, g, catalog, backends, skipped))
+        rec = evaluate_group(s, g, catalog, backends, skipped)
+        if rec is not None:
+            ids.unique(rec, table.sweep_ids)
+            table.append(rec, spread)
         done += g.indices.size
         if progress and done >= next_report and done < total:
             progress(f"sweep: {done:,}/{total:,} combinations")
             next_report += step
-    table = concat(parts)
-    evaluated = len(table["config_id"]) if table else 0
+    table.close()
+    evaluated = table.rows - len(head["config_id"])
     info = {"combinations": total, "evaluated": evaluated, "skipped": total - evaluated,
             "skipped_by_reason": [{"reason": k, "count": v} for k, v in skipped.most_common()]}
     return table, info

@@ -47,31 +47,32 @@ def csv_integers(names: list[str]) -> list[str]:
     return [c for c in names if json_type(c) == "integer" or c.startswith("sweep_")]
 
 
-def key_texts(t: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+def key_texts(t: dict[str, Any], keys: dict[str, dict[str, str]] | None = None
+              ) -> tuple[dict[str, Any], dict[str, str]]:
     """The table with each of ``KEYED_COLUMNS`` holding short keys instead of its texts, and the
-    key -> text table (results.json's ``csv_sources``). Empty cells stay empty."""
+    key -> text table (results.json's ``csv_sources``). Empty cells stay empty. ``keys``: the keys
+    given so far (column -> text -> key), for a table keyed in parts of rows; filled in place."""
     import numpy as np
 
     out = dict(t)
-    texts: dict[str, str] = {}
+    keys = {} if keys is None else keys
     for name, prefix in KEYED_COLUMNS.items():
         if name not in t or t[name].dtype.kind != "O":
             continue
-        keys: dict[str, str] = {}
+        mine = keys.setdefault(name, {})
         cells = []
         for v in t[name].tolist():
             if not isinstance(v, str):
                 cells.append(v)
                 continue
-            k = keys.get(v)
+            k = mine.get(v)
             if k is None:
-                k = keys[v] = f"{prefix}{len(keys) + 1}"
-                texts[k] = v
+                k = mine[v] = f"{prefix}{len(mine) + 1}"
             cells.append(k)
         col = np.empty(len(cells), dtype=object)
         col[:] = cells
         out[name] = col
-    return out, texts
+    return out, {k: v for mine in keys.values() for v, k in mine.items()}
 
 
 def expand_keys(rows: list[dict[str, Any]], sources: dict[str, str] | None) -> list[dict[str, Any]]:
@@ -98,50 +99,86 @@ def require_parquet() -> None:
         raise InputError(f"--format parquet needs pyarrow, which is not installed: {PARQUET_EXTRA}") from None
 
 
+def parquet_type(name: str, kind: str, types: set[type], whole: bool) -> str:
+    """How a column is written to Parquet, given its dtype kind, the types of its values as an
+    object column holds them (NaN and None left out) and whether its finite floats are all whole:
+    ``bool``, ``int`` (the data dictionary's integers and swept fields, where every value is whole),
+    ``float``, ``null:<dictionary type>`` (no value in any row), ``float_object``, ``bool_object``
+    or ``text``."""
+    import numpy as np
+
+    from ecobench.reports.columns import json_type
+
+    if kind == "b":
+        return "bool"
+    if kind == "f":
+        return "int" if (json_type(name) == "integer" or name.startswith("sweep_")) and whole else "float"
+    if not types:
+        return f"null:{json_type(name)}"
+    if types <= {bool, np.bool_}:
+        return "bool_object"
+    if types <= {int, float}:
+        return "float_object"
+    return "text" if types == {str} else "text_any"
+
+
+def _parquet_array(col: Any, how: str) -> Any:
+    import numpy as np
+    import pyarrow as pa
+
+    empty = {"number": pa.float64(), "integer": pa.int64(), "boolean": pa.bool_()}
+    if how == "bool":
+        return pa.array(col)
+    if how in ("int", "float"):
+        finite = np.isfinite(col)
+        if how == "int":
+            return pa.array(np.where(finite, col, 0).astype(np.int64), mask=~finite)
+        return pa.array(col, mask=~finite)
+    if how.startswith("null:"):
+        return pa.nulls(len(col), type=empty.get(how[5:], pa.string()))
+    if how == "bool_object":
+        return pa.array(col, type=pa.bool_(), from_pandas=True)
+    if how == "float_object":
+        return pa.array(np.array(col, dtype=float), from_pandas=True)
+    texts = col if how == "text" else np.array(
+        [v if v is None or v != v else str(v) for v in col.tolist()], dtype=object)
+    return pa.array(texts, type=pa.string(), from_pandas=True)
+
+
 def write_parquet(t: dict[str, Any], names: list[str], path: Path) -> None:
     """The named columns as Parquet (zstd; text columns dictionary-encoded, so the long repeated
     texts are stored once and kept as texts): numbers as float64, the data dictionary's integer
     columns as int64 where every value is whole, True/False as bool, text as string; an empty cell
     is null. Text columns go to pyarrow whole (converted in C), not value by value."""
-    import numpy as np
+    from ecobench.table import ColumnStats
+
+    hows = {}
+    for name in names:
+        types, whole = ColumnStats.of(t[name])
+        hows[name] = parquet_type(name, t[name].dtype.kind, types, whole)
+    write_parquet_parts([t], names, path, hows)
+
+
+def write_parquet_parts(parts: Any, names: list[str], path: Path, hows: dict[str, str]) -> None:
+    """``write_parquet`` of a table given in parts of rows (each holding every named column in its
+    final type), each column written as ``hows`` says (``parquet_type``); a row group per part."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ecobench.reports.columns import json_type
-
-    empty = {"number": pa.float64(), "integer": pa.int64(), "boolean": pa.bool_()}
-    arrays = []
-    for name in names:
-        col = t[name]
-        whole = json_type(name) == "integer" or name.startswith("sweep_")
-        if col.dtype.kind == "b":
-            arrays.append(pa.array(col))
-            continue
-        if col.dtype.kind == "f":
-            finite = np.isfinite(col)
-            if whole and bool(np.all(col[finite] == np.round(col[finite]))):
-                arrays.append(pa.array(np.where(finite, col, 0).astype(np.int64), mask=~finite))
-            else:
-                arrays.append(pa.array(col, mask=~finite))
-            continue
-        values = col.tolist()
-        kinds = set(map(type, values)) - {type(None)}
-        if float in kinds and all(v != v for v in values if type(v) is float):
-            kinds.discard(float)  # NaN alone: no figure
-        if not kinds:  # no figure in any row: the dictionary's type
-            arrays.append(pa.nulls(len(col), type=empty.get(json_type(name), pa.string())))
-        elif kinds <= {bool, np.bool_}:
-            arrays.append(pa.array(col, type=pa.bool_(), from_pandas=True))
-        elif kinds <= {int, float}:
-            arrays.append(pa.array(np.array(col, dtype=float), from_pandas=True))
-        else:
-            texts = col if kinds == {str} else np.array(
-                [v if v is None or v != v else str(v) for v in values], dtype=object)
-            arrays.append(pa.array(texts, type=pa.string(), from_pandas=True))
     # dictionary pages for the texts only: numbers are smaller and written faster without (3.3 MB
     # and 0.9 s against 4.4 MB and 2.5 s for 760,000 rows)
-    strings = [n for n, a in zip(names, arrays, strict=True) if pa.types.is_string(a.type)]
-    pq.write_table(pa.table(arrays, names=names), path, compression="zstd", use_dictionary=strings)
+    strings = [n for n in names if hows[n].startswith("text")
+               or (hows[n].startswith("null:") and hows[n][5:] not in ("number", "integer", "boolean"))]
+    writer = None
+    try:
+        for t in parts:
+            table = pa.table([_parquet_array(t[n], hows[n]) for n in names], names=names)
+            if writer is None:
+                writer = pq.ParquetWriter(path, table.schema, compression="zstd", use_dictionary=strings)
+            writer.write_table(table, row_group_size=max(1, table.num_rows))
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def ordered(df: pd.DataFrame) -> pd.DataFrame:

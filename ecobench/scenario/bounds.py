@@ -116,6 +116,16 @@ Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 Description = Annotated[str, Field(max_length=10_000)]
 SWEEP_MAX_VALUES = 10_000  # values per sweep axis
 SWEEP_MAX_COMBINATIONS = 1_000_000  # configurations one sweep expands to
+# A sweep's estimated cost (ecobench.scenario.sweep.estimate) is bounded too; the estimate assumes,
+# from runs of benchmarks/bench_sweep_scale.py on a 2-core host (CPU seconds, peak RSS):
+SWEEP_MAX_ESTIMATED_S = 600.0  # seconds a sweep may be estimated to take
+SWEEP_MAX_ESTIMATED_GIB = 3.0  # resident memory a sweep may be estimated to need
+SWEEP_GROUP_S_CHEAP = 0.002  # a group's backend evaluation and plan, cheap backend (analytic: ~1 ms)
+SWEEP_GROUP_S = 0.05  # the same for a backend that is not cheap (emulated)
+SWEEP_ROW_S = 15e-6  # a row's planning, id, spill and writing (CSV, the slower format)
+SWEEP_BASE_GIB = 0.6  # the process, its imports and one chunk of rows being written
+SWEEP_ROW_BYTES = 600  # a row's columns kept in memory (ids, objectives, coordinates)
+SWEEP_GROUP_CELL_BYTES = 500  # a cell of the largest group, evaluated at once (written in chunks)
 
 def _fmt(v: float) -> str:
     if v >= 1e6 and math.log10(v).is_integer():
@@ -191,4 +201,6 @@ RANGES = [
     Range("description", "0", "10,000", "characters"),
     Range("sweep.* (values per axis)", "1", _fmt(SWEEP_MAX_VALUES), "values"),
     Range("sweep (all axes multiplied)", "1", _fmt(SWEEP_MAX_COMBINATIONS), "configurations"),
+    Range("sweep (estimated time)", "0", _fmt(SWEEP_MAX_ESTIMATED_S), "s"),
+    Range("sweep (estimated memory)", "0", _fmt(SWEEP_MAX_ESTIMATED_GIB), "GiB"),
 ]

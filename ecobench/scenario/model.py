@@ -647,6 +647,9 @@ def check_sweep(s: Scenario) -> None:
             raise ValueError(f"sweep.{key}: not a configuration field (allowed: {', '.join(allowed)})")
         if not values or len(values) > SWEEP_MAX_VALUES:
             raise ValueError(f"sweep.{key}: give 1 to {SWEEP_MAX_VALUES:,} values, got {len(values)}")
+        if key == "region" and None in values:
+            raise ValueError(f"sweep.region[{values.index(None)}]: null is not a region: list region names "
+                             f"(the scenario's region is {s.region})")
         total *= len(values)
         for i, v in enumerate(values):
             try:
@@ -661,3 +664,27 @@ def check_sweep(s: Scenario) -> None:
     if total > SWEEP_MAX_COMBINATIONS:
         raise ValueError(f"sweep: {total:,} combinations; at most {SWEEP_MAX_COMBINATIONS:,} (split the "
                          "sweep into scenarios, or see docs/architecture.md on sweeps across machines)")
+    check_sweep_cost(s)
+
+
+def check_sweep_cost(s: Scenario) -> None:
+    """The sweep's estimated time and memory stay within the bounds (raises ValueError naming both)."""
+    from ecobench.scenario.bounds import SWEEP_MAX_ESTIMATED_GIB, SWEEP_MAX_ESTIMATED_S
+    from ecobench.scenario.sweep import GRID_AXES, estimate, group_count
+
+    assert s.sweep is not None
+    backends = {s.config(s.baseline).backend, *(s.sweep.get("backend") or [])}
+    cheap = all(backend_capabilities(str(name)).cheap for name in backends)
+    est = estimate(s, cheap)
+    where = (f"{group_count(s):,} backend evaluations (one per combination of "
+             f"{', '.join(k for k in s.sweep if k not in GRID_AXES) or 'no axis'}; region, price_usd_per_h "
+             "and max_utilization are evaluated together as arrays)")
+    if est.seconds > SWEEP_MAX_ESTIMATED_S:
+        raise ValueError(f"sweep: estimated {est.seconds:,.0f} s for {where}; at most "
+                         f"{SWEEP_MAX_ESTIMATED_S:,.0f} s: sweep fewer values of those fields, or split the "
+                         "sweep into scenarios")
+    if est.memory_gib > SWEEP_MAX_ESTIMATED_GIB:
+        raise ValueError(f"sweep: estimated {est.memory_gib:.1f} GiB of memory; at most "
+                         f"{SWEEP_MAX_ESTIMATED_GIB:g} GiB (a group of region x price_usd_per_h x "
+                         "max_utilization is evaluated at once): sweep fewer values, or split the sweep into "
+                         "scenarios")

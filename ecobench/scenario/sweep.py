@@ -1,10 +1,13 @@
 """A scenario's ``sweep:`` block: configuration fields with lists of values, expanded into every
 combination. Each combination takes the baseline configuration's fields and overrides the swept ones.
 
-Combinations are grouped so one evaluation covers many: a group holds every region and headroom
-(``max_utilization``) of one choice of the other fields, since those two change only the price, the
-grid intensity and the instance count, which the planner computes with numpy over arrays
-(``ecobench.planning.sweep``). The backend runs once per group.
+Combinations are grouped so one evaluation covers many: a group holds every region, price
+(``price_usd_per_h``) and headroom (``max_utilization``) of one choice of the other fields, since those
+three change only the price, the grid intensity and the instance count, which the planner computes
+with numpy over arrays (``ecobench.planning.sweep``). The backend runs once per group.
+
+A group's cells are laid out as the planner evaluates them, headrooms by columns, a column being one
+(price, region) pair, price-major; its rows are written price, then headroom, then region.
 """
 
 from __future__ import annotations
@@ -21,13 +24,43 @@ if TYPE_CHECKING:
 
     from ecobench.scenario.model import HardwareConfig, Scenario
 
-GRID_AXES = ("region", "max_utilization")  # evaluated together, as numpy arrays, in one group
+GRID_AXES = ("region", "price_usd_per_h", "max_utilization")  # evaluated together, as numpy arrays
+ID_MAX_CHARS = 100  # a combination's id is cut to this length
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def combinations(s: Scenario) -> int:
     """How many configurations the sweep expands to (0 without a sweep)."""
     return math.prod(len(v) for v in s.sweep.values()) if s.sweep else 0
+
+
+def group_count(s: Scenario) -> int:
+    """How many groups (one backend evaluation each) the sweep expands to (0 without a sweep)."""
+    if not s.sweep:
+        return 0
+    return math.prod(len(v) for k, v in s.sweep.items() if k not in GRID_AXES)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a sweep will take: seconds and resident memory (GiB), from the counts of groups and rows
+    and the per-group, per-row costs in ``ecobench.scenario.bounds``."""
+
+    seconds: float
+    memory_gib: float
+
+
+def estimate(s: Scenario, cheap: bool) -> Estimate:
+    """The sweep's estimated time and memory; ``cheap``: every configuration's backend is cheap to
+    ask (``Capabilities.cheap``), else a group costs as the emulated backend's."""
+    from ecobench.scenario import bounds as b
+
+    rows = combinations(s)
+    group_s = b.SWEEP_GROUP_S_CHEAP if cheap else b.SWEEP_GROUP_S
+    largest = math.prod(len(v) for k, v in (s.sweep or {}).items() if k in GRID_AXES)
+    seconds = group_count(s) * group_s + rows * b.SWEEP_ROW_S
+    memory = b.SWEEP_BASE_GIB + (rows * b.SWEEP_ROW_BYTES + largest * b.SWEEP_GROUP_CELL_BYTES) / 2**30
+    return Estimate(seconds, memory)
 
 
 def label(value: Any) -> str:
@@ -43,29 +76,72 @@ def label(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Group:
-    """Configurations that differ only in region and headroom: evaluated in one call."""
+    """Configurations that differ only in region, price and headroom: evaluated in one call."""
 
     config: HardwareConfig  # the baseline's fields with this group's other coordinates
     coords: dict[str, Any]  # this group's values of the axes outside GRID_AXES
     regions: list[str]
+    prices: list[float | None]  # the swept prices (None: the catalog's); [config's] without that axis
     utils: list[float | None]  # None: the workload's max_utilization
-    indices: np.ndarray  # sweep_index of each (headroom, region) cell, shape (len(utils), len(regions))
-    prefix: str  # id text of the group's coordinates
+    indices: np.ndarray  # sweep_index of each (price, headroom, region) cell, that shape
+    prefixes: list[str]  # id text of the group's coordinates, one per price
     axes: tuple[str, ...]  # every swept field, in the scenario's order
+    tails: tuple[str, ...] = ()  # id text of each headroom (``_u0.5``), the same in every group
 
-    def config_id(self, u: int, r: int) -> str:
-        """The id of the (headroom, region) cell: the swept values, joined."""
-        parts = [self.prefix] if self.prefix else []
+    def config_id(self, u: int, r: int, p: int = 0) -> str:
+        """The id of the (price, headroom, region) cell: the swept values, joined."""
+        parts = [self.prefixes[p]] if self.prefixes[p] else []
         if "region" in self.axes:
             parts.append(self.regions[r])
         if "max_utilization" in self.axes:
             parts.append(f"u{label(self.utils[u])}")
-        return "_".join(parts)[:100]
+        return "_".join(parts)[:ID_MAX_CHARS]
 
-    def cell_config(self, u: int, r: int) -> HardwareConfig:
-        """The configuration of one (headroom, region) cell, with its own id."""
-        return self.config.model_copy(update={"region": self.regions[r], "max_utilization": self.utils[u],
-                                              "id": self.config_id(u, r)})
+    def ids(self, cols_p: list[int], cols_r: list[int]) -> list[str]:
+        """The ids of the columns (price ``cols_p[c]``, region ``cols_r[c]``; a price's columns
+        together) at every headroom, in the order the rows are written: by price, then headroom,
+        then region (``config_id`` of each, built at once)."""
+        tails = list(self.tails) or ([f"_u{label(u)}" for u in self.utils] if "max_utilization" in self.axes
+                                     else [""])
+        pre = self.prefixes
+        if "region" in self.axes:
+            heads = [pre[p] + "_" + self.regions[r] if pre[p] else self.regions[r]
+                     for p, r in zip(cols_p, cols_r, strict=True)]
+        else:
+            heads = [pre[p] for p in cols_p]
+        if len(tails) == 1 and not tails[0]:
+            out = heads
+        elif len(set(cols_p)) == 1:
+            out = [h + t if h else t[1:] for t in tails for h in heads]
+        else:
+            bounds = [i for i in range(1, len(cols_p)) if cols_p[i] != cols_p[i - 1]]
+            blocks = [heads[a:b] for a, b in zip([0, *bounds], [*bounds, len(heads)], strict=True)]
+            out = [h + t if h else t[1:] for hs in blocks for t in tails for h in hs]
+        if out and max(map(len, out)) > ID_MAX_CHARS:
+            out = [c[:ID_MAX_CHARS] for c in out]
+        return out
+
+    def cell_config(self, u: int, r: int, p: int = 0) -> HardwareConfig:
+        """The configuration of one (price, headroom, region) cell, with its own id."""
+        update: dict[str, Any] = {"region": self.regions[r], "max_utilization": self.utils[u],
+                                  "id": self.config_id(u, r, p)}
+        if "price_usd_per_h" in self.axes:
+            update["price_usd_per_h"] = self.prices[p]
+        return self.config.model_copy(update=update)
+
+
+def ids_distinct(s: Scenario) -> bool:
+    """Whether every combination's id differs from every other's by construction: each axis's labels
+    distinct, none holding the separator ``_``, and no id long enough to be cut (then ids need no
+    check against each other, only against the configurations')."""
+    assert s.sweep is not None
+    longest = 0
+    for key, values in s.sweep.items():
+        texts = [str(v) if key == "region" else label(v) for v in values]
+        if len(set(texts)) < len(texts) or any("_" in t for t in texts):
+            return False
+        longest += max(map(len, texts)) + 1 + (key == "max_utilization")
+    return longest - 1 <= ID_MAX_CHARS
 
 
 def groups(s: Scenario) -> Iterator[Group]:
@@ -84,17 +160,35 @@ def groups(s: Scenario) -> Iterator[Group]:
     regions = [str(r) for r in s.sweep["region"]] if "region" in s.sweep else [base.region or s.region]
     utils: list[float | None] = list(s.sweep["max_utilization"]) if "max_utilization" in s.sweep \
         else [base.max_utilization]
-    u_off = np.arange(len(utils)) * strides["max_utilization"] if "max_utilization" in s.sweep \
-        else np.zeros(1, dtype=int)
-    r_off = np.arange(len(regions)) * strides["region"] if "region" in s.sweep else np.zeros(1, dtype=int)
-    cell = u_off[:, None] + r_off[None, :]
+    prices: list[float | None] = list(s.sweep["price_usd_per_h"]) if "price_usd_per_h" in s.sweep \
+        else [base.price_usd_per_h]
+
+    def offsets(axis: str, n: int) -> np.ndarray:
+        return np.arange(n) * strides[axis] if axis in s.sweep else np.zeros(1, dtype=int)
+
+    cell = (offsets("price_usd_per_h", len(prices))[:, None, None]
+            + offsets("max_utilization", len(utils))[None, :, None]
+            + offsets("region", len(regions))[None, None, :])
     axes = tuple(keys)
+    before = [k for k in outer if keys.index(k) < keys.index("price_usd_per_h")] \
+        if "price_usd_per_h" in s.sweep else outer
+    price_labels = [label(p) for p in prices] if "price_usd_per_h" in s.sweep else [""]
+    tails = tuple(f"_u{label(u)}" for u in utils) if "max_utilization" in s.sweep else ("",)
     for picks in itertools.product(*(range(len(s.sweep[k])) for k in outer)):
         coords = {k: s.sweep[k][i] for k, i in zip(outer, picks, strict=True)}
         start = sum(i * strides[k] for k, i in zip(outer, picks, strict=True))
-        prefix = "_".join(label(v) for v in coords.values())
-        cfg = HardwareConfig.model_validate(dump | coords | {"id": (prefix or "sweep")[:100]})
-        yield Group(cfg, coords, regions, utils, start + cell, prefix, axes)
+        head = [label(coords[k]) for k in before]
+        tail = [label(coords[k]) for k in outer if k not in before]
+        if "price_usd_per_h" in s.sweep:  # the price's label where the axis stands
+            h = "".join(x + "_" for x in head)
+            tl = "".join("_" + x for x in tail)
+            prefixes = [h + p + tl for p in price_labels]
+        else:
+            prefixes = ["_".join(head + tail)]
+        first = prefixes[0]
+        update = coords | ({"price_usd_per_h": prices[0]} if "price_usd_per_h" in s.sweep else {})
+        cfg = HardwareConfig.model_validate(dump | update | {"id": (first or "sweep")[:ID_MAX_CHARS]})
+        yield Group(cfg, coords, regions, prices, utils, start + cell, prefixes, axes, tails)
 
 
 def config_at(s: Scenario, index: int, config_id: str) -> HardwareConfig:

@@ -137,3 +137,125 @@ def test_ids_that_read_alike_stay_unique():
     ids = list(ev.table["config_id"])
     assert len(ids) == len(set(ids)) == 5
     assert {"inf1.2xlarge_fp16_1", "inf1.2xlarge_fp16_1-1", "inf1.2xlarge_fp16_2-2"} <= set(ids)
+
+
+def _sweep_rows_by_one(s):
+    """Each combination of ``s`` evaluated alone, through the one-configuration path."""
+    from ecobench.hardware.backends import BACKENDS
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.planning.configs import evaluate_config
+
+    cat = load_catalog()
+    return lambda index, cid: evaluate_config(s, config_at(s, index, cid), cat, BACKENDS).row
+
+
+def test_every_row_of_a_small_sweep_equals_its_row_by_row_evaluation():
+    """Every combination (not only the rows shown), including swept prices (one null: the catalog's),
+    regions and headrooms evaluated together as arrays, equals the same configuration evaluated on
+    its own, column by column."""
+    s = scenario_from_dict(_doc(instance_type=["inf2.xlarge", "g5.xlarge"], batch_size=[1, 8],
+                                price_usd_per_h=[None, 2.5], region=["us-east-1", "eu-north-1"],
+                                max_utilization=[0.5, 0.9], precision=["fp16"]))
+    ev = evaluate_all(s)
+    t = ev.table.columns()
+    one = _sweep_rows_by_one(s)
+    n = len(t["config_id"])
+    assert n == 1 + 32
+    compared = 0
+    for i in range(1, n):
+        row = one(int(t["sweep_index"][i]), str(t["config_id"][i]))
+        for k, v in row.items():
+            w = t[k][i]
+            if isinstance(v, float):
+                assert (math.isnan(v) and math.isnan(float(w))) or v == float(w), (k, i, v, w)
+                compared += 1
+            elif k not in ("config_id",):
+                assert v == (w.item() if hasattr(w, "item") else w), (k, i, v, w)
+        cfg = config_at(s, int(t["sweep_index"][i]), "x")
+        assert t["sweep_price_usd_per_h"][i] == cfg.price_usd_per_h or (
+            cfg.price_usd_per_h is None and t["sweep_price_usd_per_h"][i] is None)
+    assert compared >= 32 * 25
+
+
+def test_rows_in_the_order_of_today_and_prices_share_a_group():
+    """Rows come group by group, each by price, headroom, region; the sweep's counts are unchanged."""
+    s = scenario_from_dict(_doc(instance_type=["inf2.xlarge"], precision=["fp16"], price_usd_per_h=[1, 2],
+                                max_utilization=[0.5, 0.9], region=["us-east-1", "eu-north-1"]))
+    ev = evaluate_all(s)
+    ids = list(ev.table["config_id"])[1:]
+    assert ids == [f"inf2.xlarge_fp16_{p}_{r}_u{u}" for p in (1, 2) for u in (0.5, 0.9)
+                   for r in ("us-east-1", "eu-north-1")]
+    assert ev.sweep["combinations"] == ev.sweep["evaluated"] == 8
+
+
+def test_streamed_files_equal_the_table_written_whole(tmp_path, monkeypatch):
+    """results.csv and results.parquet written chunk by chunk (chunks of 5 rows here) hold what the
+    whole table written at once holds: the same bytes of CSV, the same Parquet table."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    from ecobench.planning import sweep_table
+    from ecobench.reports.tables import csv_columns, csv_integers, key_texts, write_parquet
+    from ecobench.runner import results_document, write_run
+    from ecobench.table import write_csv
+
+    s = scenario_from_dict(_doc(instance_type=["inf2.xlarge", "g4dn.xlarge"], batch_size=[1, 4],
+                                price_usd_per_h=[None, 3], region=["us-east-1", "eu-north-1", "ca-central-1"],
+                                precision=["fp16", "bf16"]))
+    ev = evaluate_all(s)
+    whole = ev.table.columns()
+    monkeypatch.setattr(sweep_table, "CHUNK_ROWS", 5)
+    monkeypatch.setattr(sweep_table.SweepTable.chunks, "__defaults__", (None, 5))
+    for fmt in ("csv", "parquet"):
+        out = tmp_path / fmt
+        write_run(results_document(s, ev.rows, fmt, ev), out, ev.table, table_format=fmt)
+    keyed, _ = key_texts(whole)
+    names = csv_columns(list(keyed))
+    write_csv(keyed, names, tmp_path / "whole.csv", integers=csv_integers(names))
+    assert (tmp_path / "csv" / "results.csv").read_bytes() == (tmp_path / "whole.csv").read_bytes()
+    write_parquet(whole, csv_columns(list(whole)), tmp_path / "whole.parquet")
+    streamed = pq.read_table(tmp_path / "parquet" / "results.parquet")
+    assert streamed.equals(pq.read_table(tmp_path / "whole.parquet"))
+
+
+def test_a_configuration_id_a_combination_would_take_gets_its_index():
+    d = _doc(instance_type=["inf2.xlarge", "inf1.2xlarge"], precision=["fp16"])
+    d["configs"].append({"id": "inf2.xlarge_fp16", "instance_type": "g5.xlarge", "precision": "fp16"})
+    ev = evaluate_all(scenario_from_dict(d))
+    ids = list(ev.table["config_id"])
+    assert len(ids) == len(set(ids)) == 4
+    assert ids[2:] == ["inf2.xlarge_fp16-0", "inf1.2xlarge_fp16"]
+
+
+def test_null_region_in_a_sweep_is_bad_input(tmp_path, capsys):
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(_doc(region=[None])))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "sweep.region[0]" in err and "null is not a region" in err and "Traceback" not in err
+
+
+def test_a_sweep_estimated_too_long_is_refused_naming_estimate_and_limit():
+    with pytest.raises(InputError) as exc:
+        scenario_from_dict(_doc(instance_type=["inf2.xlarge"], batch_size=list(range(1, 10_001)),
+                                host_cpu_utilization=[round(0.01 * i, 2) for i in range(1, 101)]), "s.yaml")
+    text = str(exc.value)
+    assert "estimated 2,015 s" in text and "1,000,000 backend evaluations" in text and "at most 600 s" in text
+
+
+def test_a_sweep_estimated_over_the_memory_bound_is_refused(monkeypatch):
+    from ecobench.scenario import bounds
+
+    monkeypatch.setattr(bounds, "SWEEP_MAX_ESTIMATED_GIB", 0.5)
+    with pytest.raises(InputError, match=r"estimated 0\.6 GiB of memory; at most 0\.5 GiB"):
+        scenario_from_dict(_doc(region=["us-east-1", "eu-north-1"]), "s.yaml")
+
+
+def test_a_sweep_with_every_combination_skipped_writes_the_configurations(tmp_path):
+    from ecobench.runner import results_document, write_run
+
+    s = scenario_from_dict(_doc(instance_type=["g4dn.xlarge"], precision=["bf16"]))
+    ev = evaluate_all(s)
+    assert ev.sweep["evaluated"] == 0 and ev.sweep["skipped"] == 1
+    write_run(results_document(s, ev.rows, "run", ev), tmp_path / "run", ev.table)
+    lines = (tmp_path / "run" / "results.csv").read_text().splitlines()
+    assert len(lines) == 2 and lines[1].startswith("base,")
+    assert ",True," in lines[1] or lines[1].endswith(",True")  # is_baseline, as when written whole

@@ -26,6 +26,19 @@ def test_front_matches_brute_force(n, k, seed, coarse):
     assert np.array_equal(front(p), _brute(p))
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2), st.integers(0, 2**31 - 1))
+def test_first_pick_is_the_full_lexsorts_first(n, keys, seed):
+    """The picks sort only the rows at the lowest value; the first is a full lexsort's (NaN last)."""
+    from ecobench.planning.pareto import _lexfirst
+
+    rng = np.random.default_rng(seed)
+    primary = rng.integers(0, 4, n).astype(float)
+    primary[rng.random(n) < 0.3] = np.nan
+    ties = [rng.integers(0, 3, n).astype(float) for _ in range(keys)]
+    assert _lexfirst(primary, ties) == np.lexsort([*ties, primary])[0]
+
+
 def test_identical_points_are_both_kept():
     p = np.array([[1.0, 2.0], [1.0, 2.0], [2.0, 3.0]])
     assert front(p).tolist() == [True, True, False]

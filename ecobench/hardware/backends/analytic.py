@@ -9,6 +9,7 @@ The efficiencies are those of the accelerator's vendor in that mode (``efficienc
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -29,9 +30,24 @@ from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.parallel.step import KernelArrays, Layouts, Workload, evaluate
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
+from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.transformer import forward_kernels
 
 TRAINING_DATA_BYTES_PER_TOKEN = 8 * 3  # ids, segment ids, mask (int64) read from storage
+
+
+@functools.lru_cache(maxsize=1024)
+def _inference_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str) -> KernelArrays:
+    return KernelArrays.of(forward_kernels(arch, seq_len, batch_size, dtype))
+
+
+def inference_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str) -> KernelArrays:
+    """The kernel arrays of one inference forward pass, built once per (model, sequence, batch, dtype):
+    a sweep asks for the same ones on every instance type and region (read only)."""
+    try:
+        return _inference_kernels(arch, seq_len, batch_size, dtype)
+    except TypeError:  # an architecture with an unhashable field: built each time
+        return KernelArrays.of(forward_kernels(arch, seq_len, batch_size, dtype))
 
 
 class AnalyticBackend:
@@ -55,7 +71,7 @@ class AnalyticBackend:
                   f"{eff.overhead_s * 1e6:.1f} us/kernel, "
                   f"network {eff.network:.2f}; {eff.source}")
         if job.mode == "inference":
-            ks = KernelArrays.of(forward_kernels(job.arch, job.seq_len, job.batch_size, job.dtype))
+            ks = inference_kernels(job.arch, job.seq_len, job.batch_size, job.dtype)
             batch_s = float(ks.time_s(np.array([job.batch_size]), cl, eff)[0])
             per_instance = cl.ranks_per_node * job.batch_size / batch_s
             net_bytes = job.seq_len * DEFAULT_REQUEST_BYTES_PER_TOKEN
