@@ -37,10 +37,11 @@ from ecobench.io import textsafe
 
 DEFAULT_RULE = "energy_kwh:+5%"
 ALPHA = 0.05
-_RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?)%?$")
+# re.ASCII: \d is 0-9 only (a full-width "５" is no digit here)
+_RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?)(?P<unit>%?)$", re.ASCII)
 _THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
-                        r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$")
-_METRIC = re.compile(r"^[a-z0-9_]+")
+                        r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$", re.ASCII)
+_METRIC = re.compile(r"^[a-z0-9_]+", re.ASCII)
 ALLOWED_FORMS = ("METRIC:+PCT% (rise fails), METRIC:-PCT% (fall fails), METRIC<VALUE (VALUE or more "
                  "fails), METRIC>VALUE (VALUE or less fails), e.g. energy_kwh:+5%, "
                  "throughput_per_instance_per_s:-5%, ttft_p99_ms<1000")
@@ -80,6 +81,9 @@ def parse_rule(text: str) -> Rule | Threshold:
     ``METRIC>VALUE`` (an absolute limit); anything else is bad input listing the allowed forms."""
     t = text.strip()
     if m := _RULE.match(t):
+        if not m["unit"]:
+            raise InputError(f"--fail-on {text!r}: a relative change needs its % sign (nearest valid: "
+                             f"{t}%); allowed: {ALLOWED_FORMS}")
         if math.isfinite(float(m["pct"])):
             return Rule(m["metric"], float(m["pct"]), m["sign"] == "+")
         raise InputError(f"--fail-on {text!r}: the percentage is not a finite number; allowed: "

@@ -167,8 +167,13 @@ def test_profile_schema_errors_exit_2(tmp_path, capsys, profiled, profile, expec
     ("hour,rate\n0,1\n", "missing column rate_per_h or requests_per_h (columns found: hour, rate"),
     ("h,rate_per_h\n0,1\n", "missing column hour"),
     ("hour,rate_per_h\n" + "".join(f"{h},10\n" for h in range(23)), "no row for hour 23"),
-    ("hour,rate_per_h\n0,-5\n", "line 2: rate_per_h -5 must be 0 to 10^12"),
-    ("hour,rate_per_h\n24,5\n", "line 2: hour 24 must be a whole hour 0 to 23"),
+    ("hour,rate_per_h\n0,-5\n", "line 2: rate_per_h '-5' must be 0 (a quiet hour) or 0.001 to 10^12"),
+    ("hour,rate_per_h\n24,5\n", "line 2: hour '24' must be a whole hour 0 to 23"),
+    # issue 24's reproducers: an extra field, a subnormal rate, a file that is not a CSV header
+    ("hour,rate_per_h\n0,5,extra\n", "line 2: more fields than the header's 2 columns"),
+    ("hour,rate_per_h\n0\n", "line 2: fewer fields than the header's 2 columns"),
+    ("hour,rate_per_h\n" + "".join(f"{h},1e-320\n" for h in range(24)), "'1e-320' must be 0 (a quiet hour)"),
+    ("root:$6$abcdefgh$secretsecretsecret:19000:0:99999:7:::\n", "its first line is not a CSV header"),
     ("hour,rate_per_h\n0,5\n0,6\n", "hour 0 appears twice"),
     ("hour,rate_per_h\n0,lots\n", "must be numbers"),
 ])
