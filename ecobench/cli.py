@@ -607,12 +607,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def entry() -> NoReturn:
     """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit. First, one line
-    on stderr if another distribution is installed under the ``ecobench`` import name."""
+    on stderr if another distribution is installed under the ``ecobench`` import name.
+
+    Signals are honoured at every point: before :func:`main` takes over and after it returns, SIGINT
+    and SIGTERM end the process at once with one line (``process.exit_on_signal``); inside it they
+    raise, the command cleans up, and the message says what was written."""
+    process.exit_on_signal("while starting")
     from ecobench.io.distribution import foreign_install
 
     if clash := foreign_install():
         _error(clash, prefix="ecobench: warning: ")
-    raise SystemExit(main(exiting=True))
+    try:
+        code = main(exiting=True)
+    except KeyboardInterrupt:  # between main's handlers (argument parsing, the last lines)
+        code = _signalled("interrupted (SIGINT)", EXIT_INTERRUPTED)
+    except Terminated:
+        code = _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
+    process.exit_on_signal("after the command ended")
+    raise SystemExit(code)
+
+
+def _signalled(what: str, code: int) -> int:
+    _error(f"{what}; {process.written()}", prefix="ecobench: ")
+    return code
 
 
 def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
@@ -620,36 +637,47 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     unless ``--debug`` is given, and never returns 1 except for a regression the gate found.
     ``exiting``: the process ends when this returns (``ecobench.process.paused``); only then is
     SIGTERM turned into a clean exit 143 (a caller's process keeps its own signal handling)."""
-    args = build_parser().parse_args(argv)
+    import signal
+
+    process.reset_outputs()
     with sigterm_raises() if exiting else contextlib.nullcontext(), process.paused(exiting):
+        if exiting:  # entry() held SIGINT until now; from here it raises KeyboardInterrupt
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        debug = argv is not None and "--debug" in argv or argv is None and "--debug" in sys.argv[1:]
         try:
+            args = build_parser().parse_args(argv)
+            debug = args.debug
             code: int = args.func(args)
             sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
             return code
+        except MemoryError:  # before anything that allocates: one prebuilt line, then exit
+            process.out_of_memory(exiting)
+            return EXIT_INTERNAL
         except EcobenchError as exc:
             _error(str(exc))
             return exc.exit_code
         except KeyboardInterrupt:
-            _error("interrupted (SIGINT); nothing was written", prefix="ecobench: ")
-            return EXIT_INTERRUPTED
+            return _signalled("interrupted (SIGINT)", EXIT_INTERRUPTED)
         except Terminated:
-            _error("terminated (SIGTERM); nothing was written", prefix="ecobench: ")
-            return EXIT_TERMINATED
+            return _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
         except BrokenPipeError:
             silence_stdout()
             return EXIT_BROKEN_PIPE
         except OSError as exc:  # I/O outside the writers that translate it themselves
-            if args.debug:
+            if debug:
                 traceback.print_exc()
             where = f"{exc.filename}: " if exc.filename else ""
             _error(f"{where}{exc.strerror or exc}")
             return EXIT_OUTPUT
         except Exception as exc:  # a bug: one line, not a traceback, and never exit code 1
-            if args.debug:
+            if debug:
                 traceback.print_exc()
-            _error(f"internal error: {type(exc).__name__}: {exc} (this is a bug in ecobench; "
+            _error(f"internal error: {type(exc).__name__}: {str(exc)[:300]} (this is a bug in ecobench; "
                    "rerun with --debug for the traceback)")
             return EXIT_INTERNAL
+        finally:
+            if exiting:  # a signal from here on ends the process at once (see entry)
+                process.exit_on_signal("after the command ended")
 
 
 def _error(msg: str, prefix: str = "ecobench: error: ") -> None:
