@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     """What a reader must know about some rows: an empty cost (no sourced price), a disagreement
     between backends, a missed deadline and a measured CPU power that codecarbon modelled for want of
-    a counter (``ecobench run`` prints them on stderr)."""
+    a counter, an MFU above 1 (a supplied throughput beyond the hardware's peak) (``ecobench run``
+    prints them on stderr)."""
     out = []
     for row in rows:
         if math.isnan(row["price_usd_per_h"]):
@@ -36,6 +37,12 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: {row['instances']:g} instances take {row['duration_h']:.3g} h, "
                        f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): leave out "
                        "instances to have ecobench find the fewest that finish in time")
+        mfu = row.get("mfu")
+        if isinstance(mfu, float | int) and not isinstance(mfu, bool) and mfu > 1.0:
+            supplied = row.get("provenance") == "supplied" or row.get("measured_throughput_per_s") is not None
+            what = "supplied (measured_throughput_per_s)" if supplied else "planned"
+            out.append(f"{row['config_id']}: mfu {mfu:.3g} is above 1: the throughput {what} exceeds what "
+                       "the hardware's peak allows; check it (an MFU above about 0.6 is rarely reached)")
         if row.get("cpu_power_fallback") is True:
             out.append(f"{row['config_id']}: this host exposes no CPU energy counter (RAPL), so codecarbon "
                        "modelled the CPU's power from its TDP (x load) instead of measuring it "
