@@ -106,6 +106,10 @@ def test_min_instances_floor_and_scale_to_zero():
     floor = profile_strategies(rates, AutoscaleSpec(lag_h=0, min_instances=2), fleet)
     assert floor["hourly"]["autoscaled_instances"] == [2] * 12 + [5] * 12
     assert floor["hourly"]["autoscaled_capacity_per_h"][0] == 20.0
+    # issue 24: the static fleet is the busiest hour's need, never inflated by the autoscaler's floor
+    high_floor = profile_strategies(rates, AutoscaleSpec(lag_h=0, min_instances=9), fleet)
+    assert high_floor["static"]["instance_hours"] == 5 * 24
+    assert high_floor["hourly"]["autoscaled_instances"] == [9] * 24
 
 
 def test_csv_profile_is_read_relative_to_the_scenario(tmp_path, profiled):
