@@ -140,6 +140,10 @@ def welch_regression(base: list[float], cur: list[float], rule: Rule) -> tuple[f
     return change_pct, p, failed
 
 
+def _geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
 def run_level_regression(run_means: list[float], cur: list[float], rule: Rule) -> tuple[float, float, bool]:
     """(change %, one-sided p, failed) of a run against a baseline of several runs: the run's
     geometric mean against the baseline runs' geometric means, with the spread between the
@@ -259,16 +263,20 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
                 continue
             bs, cs = _samples(base, rule.metric), _samples(cur, rule.metric)
             means = (base.get("run_means") or {}).get(rule.metric)
+            # Tested on samples: the table shows the statistic tested, the samples' geometric means
+            # (a central value can lie outside its own samples), and says so.
             if means and cs:
                 change, p, failed = run_level_regression(means, cs, rule)
-                b = math.exp(statistics.fmean(math.log(v) for v in means))
+                b, c = _geomean(means), _geomean(cs)
                 method = (f"t-test against the spread of {len(means)} baseline runs, on log geometric "
-                          f"means (p={p:.3g})")
+                          f"means (p={p:.3g}); baseline and current: geometric means")
             elif bs and cs:
                 change, p, failed = welch_regression(bs, cs, rule)
+                b, c = _geomean(bs), _geomean(cs)
                 basis = cur.get("samples_basis") or "per repetition"
                 method = (f"welch t-test on log, {basis} (n={len(bs)}/{len(cs)}, p={p:.3g}; a one-run "
-                          "baseline cannot see run-to-run drift)")
+                          "baseline cannot see run-to-run drift); baseline and current: geometric means "
+                          "of the samples")
             else:
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 sign = 1.0 if rule.worse_if_higher else -1.0

@@ -85,11 +85,16 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
     import numpy as np
 
     from ecobench import table as tb
+    from ecobench.measure.defaults import SHOW_PROGRESS
     from ecobench.planning.pareto import eligible, objectives, pareto_columns, recommendations
 
     cat = catalog or load_catalog()
     bk = BACKENDS if backends is None else backends
-    rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)
+    quiet = SHOW_PROGRESS.set(progress is not None)  # -q: no measurement bar either
+    try:
+        rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)
+    finally:
+        SHOW_PROGRESS.reset(quiet)
     add_changes(rows, s.baseline)
     table = tb.from_rows(rows)
     info = None

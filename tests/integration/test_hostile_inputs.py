@@ -237,3 +237,12 @@ def test_internal_error_message_is_bounded(monkeypatch, capsys):
     monkeypatch.setattr(catalog, "load_catalog", broken)
     assert main(["catalog"]) == 3
     assert len(capsys.readouterr().err) < 1000
+
+
+def test_quiet_run_draws_no_measurement_bar(tmp_path, capsys):
+    """Issue 24: -q still printed the measurement progress bar."""
+    pytest.importorskip("torch")
+    from tests.integration.test_emissions_csv import _tiny
+
+    assert main(["run", str(_tiny(tmp_path)), "-q", "--out", str(tmp_path / "run")]) == 0
+    assert "measuring" not in capsys.readouterr().err
