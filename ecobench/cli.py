@@ -64,7 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
         print(text_table(rows, SUMMARY_LAYOUT, number))
     print(format_decisions(ev, s))
-    print(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)", flush=True)
+    print(terminal(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)"),
+          flush=True)
     from ecobench.planning.evaluate import row_warnings
 
     warnings = row_warnings(rows)
@@ -159,7 +160,7 @@ def cmd_workload(args: argparse.Namespace) -> int:
         out = summary(arch, seq, args.task, args.num_labels)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    print(json.dumps(out, indent=2) if args.format == "json" else format_summary(out))
+    print(json.dumps(out, indent=2) if args.format == "json" else terminal(format_summary(out)))
     return 0
 
 
@@ -178,7 +179,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, AttributeError, StopIteration, jinja2.TemplateError) as exc:
         raise InputError(f"{run_dir / 'results.json'}: not a complete results file; the report "
                          f"cannot be drawn from it ({type(exc).__name__}: {exc})") from None
-    print(f"wrote {run_dir / 'report.html'}")
+    print(terminal(f"wrote {run_dir / 'report.html'}"))
     return EXIT_OK
 
 
@@ -333,8 +334,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise OutputError(f"{to.parent}: cannot create ({exc.strerror or exc})") from None
     write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
-    print(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} run(s): "
-          f"{', '.join(args.run_dir)})")
+    print(terminal(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} "
+                   f"run(s): {', '.join(args.run_dir)})", keep_newlines=False))
     return EXIT_OK
 
 
@@ -368,7 +369,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print_breakdown(report)
-        print(f"\nwrote {out}/ (emulation.json, kernels.csv)")
+        print(terminal(f"\nwrote {out}/ (emulation.json, kernels.csv)"))
     return 0
 
 
@@ -429,7 +430,8 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(doc, indent=2))
         return 0
-    print(f"Neuron power from {args.sysfs}: {len(acc.minutes)} valid device-minute(s); "
+    print(f"Neuron power from {terminal(args.sysfs, keep_newlines=False)}: {len(acc.minutes)} valid "
+          "device-minute(s); "
           f"P_max {p_max[1]:g} W (90% range {p_max[0]:g} to {p_max[2]:g} W)")
     for (dev, ts), avg in sorted(acc.minutes.items()):
         print(f"  {dev:<10} minute of {ts}  avg {avg:6.2f}%  {avg / 100 * p_max[1]:8.1f} W")

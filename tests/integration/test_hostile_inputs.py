@@ -246,3 +246,12 @@ def test_quiet_run_draws_no_measurement_bar(tmp_path, capsys):
 
     assert main(["run", str(_tiny(tmp_path)), "-q", "--out", str(tmp_path / "run")]) == 0
     assert "measuring" not in capsys.readouterr().err
+
+
+def test_workload_summary_escapes_a_hostile_folder_name(tmp_path, capsys):
+    d = tmp_path / "evil\x1b]0;pwned\x07"
+    d.mkdir()
+    (d / "config.json").write_text(json.dumps(BERT))
+    assert main(["workload", str(d)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
