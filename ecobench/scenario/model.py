@@ -469,6 +469,8 @@ def backend_capabilities(name: str) -> "Capabilities":
 def _loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
+        if not isinstance(part, int) and len(str(part)) > 40:  # a key from the file: at most 40 characters
+            part = f"{str(part)[:40]}..."
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "(top level)"
 
