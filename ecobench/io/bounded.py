@@ -20,7 +20,7 @@ from typing import Any
 from ecobench.errors import InputError
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_JSON_INT_DIGITS", "MAX_JSON_VALUES", "MAX_SNIPPET_CHARS", "check_path",
-           "load_json", "read_bytes", "read_text", "snippet"]
+           "load_json", "read_bytes", "read_text", "resolve_path", "snippet"]
 
 MAX_JSON_DEPTH = 64  # a results file nests 5 deep (rows[].samples{}.metric[]); a config.json 3
 MAX_JSON_VALUES = 5_000_000  # values in one JSON document (a 10,000-row results.json: about 1.5M)
@@ -56,6 +56,16 @@ def check_path(text: str, where: str) -> None:
         raise InputError(f"{where}: {_show(text)}: a path may not contain a NUL byte")
     if len(text.encode("utf-8", "surrogatepass")) > 4096:
         raise InputError(f"{where}: a path of {len(text):,} characters; at most 4,096 bytes")
+
+
+def resolve_path(path: Path, where: str) -> Path:
+    """``path.resolve()``, with a symlink loop (RuntimeError before Python 3.13) or an unusable
+    path as bad input naming ``where``."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError, ValueError) as exc:
+        raise InputError(f"{where}: {_show(path)}: cannot be resolved ({exc.__class__.__name__}: "
+                         f"{'a symlink loop' if isinstance(exc, RuntimeError) else exc})") from None
 
 
 def read_bytes(path: str | Path, max_bytes: int, what: str) -> bytes:

@@ -105,7 +105,10 @@ def target_dir(results_root: Path, scenario_name: str, out: Path | None) -> Path
             raise InputError(f"--out {out}: already exists; runs never overwrite an earlier run")
         return out
     final = results_root / scenario_name / new_run_id()
-    if not final.resolve().is_relative_to(results_root.resolve()) or scenario_name in ("", ".", ".."):
+    from ecobench.io.bounded import resolve_path
+
+    inside = resolve_path(final, "--results").is_relative_to(resolve_path(results_root, "--results"))
+    if not inside or scenario_name in ("", ".", ".."):
         raise InputError(f"name {scenario_name!r}: the run would be written outside {results_root}")
     return final
 

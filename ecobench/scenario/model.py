@@ -555,7 +555,12 @@ def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>
             raise InputError(f"{source}: {exc}") from None
     if a is None or a.from_hf_config is None or base_dir is None or Path(a.from_hf_config).is_absolute():
         return s
-    path = str((base_dir / a.from_hf_config).resolve())
+    from ecobench.io.bounded import resolve_path
+
+    try:
+        path = str(resolve_path(base_dir / a.from_hf_config, "workload.architecture.from_hf_config"))
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
     arch = a.model_copy(update={"from_hf_config": path})
     return s.model_copy(update={"workload": s.workload.model_copy(update={"architecture": arch})})
 

@@ -155,7 +155,9 @@ def resolve_profile(p: ProfileSpec, rate_per_h: float, base_dir: Path | None, wh
 
         check_path(p.csv, f"{where}.csv")
         path = Path(p.csv) if Path(p.csv).is_absolute() or base_dir is None else base_dir / p.csv
-        p = p.model_copy(update={"csv": str(path.resolve()),
+        from ecobench.io.bounded import resolve_path
+
+        p = p.model_copy(update={"csv": str(resolve_path(path, f"{where}.csv")),
                                  "rates_per_h": read_profile_csv(path, f"{where}.csv")})
     hourly = p.hourly(rate_per_h)
     peak = max(hourly)

@@ -256,3 +256,18 @@ def test_workload_summary_escapes_a_hostile_folder_name(tmp_path, capsys):
     assert main(["workload", str(d)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
+
+
+def test_relative_symlink_loops_are_bad_input(tmp_path, capsys, encoder_scenario):
+    """A relative path is resolved against the scenario's folder: a loop there is bad input too."""
+    os.symlink("b.json", tmp_path / "a.json")
+    os.symlink("a.json", tmp_path / "b.json")
+    code, err = _cli(capsys, "run", str(_serving(tmp_path, "a.json")), "-q", "--results", str(tmp_path / "r"))
+    assert code == 2 and "from_hf_config" in err and "symlink loop" in err, err
+    encoder_scenario["workload"]["inference"]["profile"] = {"csv": "a.json"}
+    code, err = _run_dict(tmp_path, capsys, encoder_scenario)
+    assert code == 2 and "profile.csv" in err and "symlink loop" in err, err
+    os.symlink("loop2", tmp_path / "loop1")
+    os.symlink("loop1", tmp_path / "loop2")
+    code, err = _cli(capsys, "run", str(tmp_path / "s.yaml"), "-q", "--results", str(tmp_path / "loop1"))
+    assert code == 2 and "symlink loop" in err, err
