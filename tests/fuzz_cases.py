@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -232,6 +233,17 @@ class Case:
     args: list[str]
     allowed: tuple[int, ...] = (0, 2)
     dirs: list[str] = field(default_factory=list)
+    specials: dict[str, str] = field(default_factory=dict)  # name -> fifo | loop | dir | devzero
+
+
+SPECIALS = ["fifo", "loop", "dir", "devzero", "empty"]
+
+
+def _special(case: Case, name: str, kind: str) -> Case:
+    """``case`` with its file ``name`` replaced by something that is not a readable regular file."""
+    case.files.pop(name, None)
+    case.specials[name] = kind
+    return case
 
 
 def _scenario_with(doc: dict[str, Any], **files: str) -> Case:
@@ -354,10 +366,14 @@ def surface_cases(draw: st.DrawFn, run_dir: str, doc: dict[str, Any]) -> Case:
                 base["configs"] = base["configs"][1:2]
                 base["baseline"] = "b"
             case = _scenario_with(base, **{"config.json": text})
+        if draw(st.integers(0, 5)) == 0:
+            case = _special(case, "config.json", draw(st.sampled_from(SPECIALS)))
     elif kind == "profile_csv":
         base = copy.deepcopy(INFERENCE)
         base["workload"]["inference"]["profile"] = {"csv": "day.csv"}
         case = _scenario_with(base, **{"day.csv": draw(profile_csv_texts())})
+        if draw(st.integers(0, 5)) == 0:
+            case = _special(case, "day.csv", draw(st.sampled_from(SPECIALS)))
     elif kind == "sysfs":
         n = draw(st.integers(0, 3))
         files = {f"sys/neuron{i}/stats/power/utilization": draw(sysfs_texts()) for i in range(n)}
@@ -383,4 +399,18 @@ def materialize(case: Case, root: Any) -> list[str]:
         f = root / name
         f.parent.mkdir(parents=True, exist_ok=True)
         f.write_text(text, encoding="utf-8", errors="surrogatepass")
+    for name, kind in case.specials.items():
+        f = root / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(f)
+        elif kind == "loop":
+            os.symlink(f.name + ".loop", f)
+            os.symlink(f.name, f.with_name(f.name + ".loop"))
+        elif kind == "dir":
+            f.mkdir()
+        elif kind == "devzero":
+            os.symlink("/dev/zero", f)
+        else:
+            f.write_bytes(b"")
     return [a.replace("{d}", str(root)) for a in case.args]
