@@ -1,12 +1,15 @@
-"""Fuzz the scenario and baseline formats with many generated cases and count how each ended.
+"""Fuzz every input ecobench reads with many generated cases and count how each ended.
 
 Same generators as tests/integration/test_fuzz.py (tests/fuzz_cases.py), more cases, random seeds. A case is
 "ran" (exit 0), "clean rejection" (exit 2, or 1/5 for a check), or a crash (any other exit code, a
 traceback or an internal error on stderr, a file written outside the results folder, or a run whose
-figures are not finite numbers >= 0).
+figures are not finite numbers >= 0). The whole surface (``--surface``: scenarios of every mode,
+sweeps, parallelism, HF configs, profile CSVs, Neuron sysfs trees, results files for compare, report
+and check) also counts exit code 3, hangs (a case over 20 s is stopped by an alarm) and memory
+blow-ups (the process's peak resident memory over 3 GB after a case).
 
-    python benchmarks/fuzz_inputs.py                 # 2,000 scenarios and 1,000 baselines
-    python benchmarks/fuzz_inputs.py --scenarios 500 --baselines 200
+    python benchmarks/fuzz_inputs.py                 # 3,000 across the surface, 0 scenarios/baselines
+    python benchmarks/fuzz_inputs.py --surface 3000 --scenarios 500 --baselines 200
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def fuzz_scenarios(n: int, crashes: list[str]) -> Counter[str]:
 
 
 def fuzz_baselines(n: int, crashes: list[str]) -> Counter[str]:
-    from tests.test_gate_inputs import _rates, _write_run
+    from tests.integration.test_gate_inputs import _rates, _write_run
 
     counts: Counter[str] = Counter()
     with tempfile.TemporaryDirectory() as d:
@@ -102,16 +105,85 @@ def fuzz_baselines(n: int, crashes: list[str]) -> Counter[str]:
     return counts
 
 
+HANG_S = 20
+MEMORY_LIMIT_BYTES = 3 << 30
+
+
+class _Hang(BaseException):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _Hang
+
+
+def _peak_rss_bytes() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB
+
+
+def fuzz_surface(n: int, crashes: list[str]) -> dict[str, object]:
+    """``n`` cases across the whole surface: outcomes per kind, exit-3 count, hangs, memory."""
+    import signal
+
+    from tests.fuzz_cases import materialize, surface_cases
+    from tests.integration.test_gate_inputs import _rates, _write_run
+
+    counts: Counter[str] = Counter()
+    worst = {"seconds": 0.0, "kind": ""}
+    signal.signal(signal.SIGALRM, _alarm)
+    with tempfile.TemporaryDirectory() as d:
+        run, doc = _write_run(Path(d), "r", _rates(5.0))
+
+        @settings(max_examples=n, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @given(data=st.data())
+        def case(data: st.DataObject) -> None:
+            c = data.draw(surface_cases(str(run), doc))
+            with tempfile.TemporaryDirectory() as e:
+                args = materialize(c, e)
+                t0 = time.monotonic()
+                signal.alarm(HANG_S)
+                try:
+                    code, err = _run(*args)
+                except _Hang:
+                    code, err = -1, f"hang: over {HANG_S} s"
+                finally:
+                    signal.alarm(0)
+                took = time.monotonic() - t0
+            if took > worst["seconds"]:
+                worst.update(seconds=round(took, 2), kind=c.kind)
+            counts["cases"] += 1
+            counts[f"{c.kind}: exit {code}"] += 1
+            if code == 3:
+                counts["exit 3"] += 1
+            if code == -1:
+                counts["hangs over 20 s"] += 1
+            if _peak_rss_bytes() > MEMORY_LIMIT_BYTES and not counts["memory over 3 GB"]:
+                counts["memory over 3 GB"] += 1
+            ok = code in c.allowed and "Traceback" not in err and "internal error" not in err
+            if not ok:
+                counts["crashes"] += 1
+                crashes.append(f"{c.kind} exit {code}: {err.strip()[:300]}\n--- {c.args}\n"
+                               + "\n".join(f"{k}: {v[:300]!r}" for k, v in c.files.items()))
+
+        case()
+    return {**dict(sorted(counts.items())), "peak_rss_mib": round(_peak_rss_bytes() / 2**20),
+            "slowest_case": worst}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scenarios", type=int, default=2000)
-    ap.add_argument("--baselines", type=int, default=1000)
+    ap.add_argument("--surface", type=int, default=3000, help="cases across every input (default 3,000)")
+    ap.add_argument("--scenarios", type=int, default=0)
+    ap.add_argument("--baselines", type=int, default=0)
     args = ap.parse_args()
     crashes: list[str] = []
     t0 = time.monotonic()
-    s = fuzz_scenarios(args.scenarios, crashes)
-    b = fuzz_baselines(args.baselines, crashes)
-    summary = {"scenarios": dict(s), "baselines": dict(b), "crashes": len(crashes),
+    w = fuzz_surface(args.surface, crashes) if args.surface else {}
+    s = fuzz_scenarios(args.scenarios, crashes) if args.scenarios else Counter()
+    b = fuzz_baselines(args.baselines, crashes) if args.baselines else Counter()
+    summary = {"surface": w, "scenarios": dict(s), "baselines": dict(b), "crashes": len(crashes),
                "seconds": round(time.monotonic() - t0, 1)}
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)

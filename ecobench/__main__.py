@@ -1,5 +1,20 @@
-"""``python -m ecobench``."""
+"""``python -m ecobench``.
 
-from ecobench.cli import entry
+Until :func:`ecobench.cli.entry` installs its own handling, SIGINT and SIGTERM end the process at
+once with one line (no ``KeyboardInterrupt`` traceback while the modules load)."""
+
+import os
+import signal
+
+
+def _starting(signum: int, frame: object) -> None:
+    os.write(2, b"ecobench: stopped by a signal while starting; nothing was written\n")
+    os._exit(128 + signum)
+
+
+signal.signal(signal.SIGINT, _starting)
+signal.signal(signal.SIGTERM, _starting)
+
+from ecobench.cli import entry  # noqa: E402 - after the handlers
 
 entry()

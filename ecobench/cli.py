@@ -64,7 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
         print(text_table(rows, SUMMARY_LAYOUT, number))
     print(format_decisions(ev, s))
-    print(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)", flush=True)
+    print(terminal(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)"),
+          flush=True)
     from ecobench.planning.evaluate import row_warnings
 
     warnings = row_warnings(rows)
@@ -159,7 +160,7 @@ def cmd_workload(args: argparse.Namespace) -> int:
         out = summary(arch, seq, args.task, args.num_labels)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    print(json.dumps(out, indent=2) if args.format == "json" else format_summary(out))
+    print(json.dumps(out, indent=2) if args.format == "json" else terminal(format_summary(out)))
     return 0
 
 
@@ -178,7 +179,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except (KeyError, TypeError, ValueError, AttributeError, StopIteration, jinja2.TemplateError) as exc:
         raise InputError(f"{run_dir / 'results.json'}: not a complete results file; the report "
                          f"cannot be drawn from it ({type(exc).__name__}: {exc})") from None
-    print(f"wrote {run_dir / 'report.html'}")
+    print(terminal(f"wrote {run_dir / 'report.html'}"))
     return EXIT_OK
 
 
@@ -333,8 +334,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise OutputError(f"{to.parent}: cannot create ({exc.strerror or exc})") from None
     write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
-    print(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} run(s): "
-          f"{', '.join(args.run_dir)})")
+    print(terminal(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} "
+                   f"run(s): {', '.join(args.run_dir)})", keep_newlines=False))
     return EXIT_OK
 
 
@@ -368,7 +369,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print_breakdown(report)
-        print(f"\nwrote {out}/ (emulation.json, kernels.csv)")
+        print(terminal(f"\nwrote {out}/ (emulation.json, kernels.csv)"))
     return 0
 
 
@@ -429,7 +430,8 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(doc, indent=2))
         return 0
-    print(f"Neuron power from {args.sysfs}: {len(acc.minutes)} valid device-minute(s); "
+    print(f"Neuron power from {terminal(args.sysfs, keep_newlines=False)}: {len(acc.minutes)} valid "
+          "device-minute(s); "
           f"P_max {p_max[1]:g} W (90% range {p_max[0]:g} to {p_max[2]:g} W)")
     for (dev, ts), avg in sorted(acc.minutes.items()):
         print(f"  {dev:<10} minute of {ts}  avg {avg:6.2f}%  {avg / 100 * p_max[1]:8.1f} W")
@@ -607,12 +609,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 def entry() -> NoReturn:
     """The ``ecobench`` command and ``python -m ecobench``: :func:`main`, then exit. First, one line
-    on stderr if another distribution is installed under the ``ecobench`` import name."""
+    on stderr if another distribution is installed under the ``ecobench`` import name.
+
+    Signals are honoured at every point: before :func:`main` takes over and after it returns, SIGINT
+    and SIGTERM end the process at once with one line (``process.exit_on_signal``); inside it they
+    raise, the command cleans up, and the message says what was written."""
+    process.exit_on_signal("while starting")
     from ecobench.io.distribution import foreign_install
 
     if clash := foreign_install():
         _error(clash, prefix="ecobench: warning: ")
-    raise SystemExit(main(exiting=True))
+    try:
+        code = main(exiting=True)
+    except KeyboardInterrupt:  # between main's handlers (argument parsing, the last lines)
+        code = _signalled("interrupted (SIGINT)", EXIT_INTERRUPTED)
+    except Terminated:
+        code = _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
+    process.exit_on_signal("after the command ended")
+    raise SystemExit(code)
+
+
+def _signalled(what: str, code: int) -> int:
+    _error(f"{what}; {process.written()}", prefix="ecobench: ")
+    return code
 
 
 def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
@@ -620,36 +639,47 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     unless ``--debug`` is given, and never returns 1 except for a regression the gate found.
     ``exiting``: the process ends when this returns (``ecobench.process.paused``); only then is
     SIGTERM turned into a clean exit 143 (a caller's process keeps its own signal handling)."""
-    args = build_parser().parse_args(argv)
+    import signal
+
+    process.reset_outputs()
     with sigterm_raises() if exiting else contextlib.nullcontext(), process.paused(exiting):
+        if exiting:  # entry() held SIGINT until now; from here it raises KeyboardInterrupt
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        debug = argv is not None and "--debug" in argv or argv is None and "--debug" in sys.argv[1:]
         try:
+            args = build_parser().parse_args(argv)
+            debug = args.debug
             code: int = args.func(args)
             sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
             return code
+        except MemoryError:  # before anything that allocates: one prebuilt line, then exit
+            process.out_of_memory(exiting)
+            return EXIT_INTERNAL
         except EcobenchError as exc:
             _error(str(exc))
             return exc.exit_code
         except KeyboardInterrupt:
-            _error("interrupted (SIGINT); nothing was written", prefix="ecobench: ")
-            return EXIT_INTERRUPTED
+            return _signalled("interrupted (SIGINT)", EXIT_INTERRUPTED)
         except Terminated:
-            _error("terminated (SIGTERM); nothing was written", prefix="ecobench: ")
-            return EXIT_TERMINATED
+            return _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
         except BrokenPipeError:
             silence_stdout()
             return EXIT_BROKEN_PIPE
         except OSError as exc:  # I/O outside the writers that translate it themselves
-            if args.debug:
+            if debug:
                 traceback.print_exc()
             where = f"{exc.filename}: " if exc.filename else ""
             _error(f"{where}{exc.strerror or exc}")
             return EXIT_OUTPUT
         except Exception as exc:  # a bug: one line, not a traceback, and never exit code 1
-            if args.debug:
+            if debug:
                 traceback.print_exc()
-            _error(f"internal error: {type(exc).__name__}: {exc} (this is a bug in ecobench; "
+            _error(f"internal error: {type(exc).__name__}: {str(exc)[:300]} (this is a bug in ecobench; "
                    "rerun with --debug for the traceback)")
             return EXIT_INTERNAL
+        finally:
+            if exiting:  # a signal from here on ends the process at once (see entry)
+                process.exit_on_signal("after the command ended")
 
 
 def _error(msg: str, prefix: str = "ecobench: error: ") -> None:

@@ -66,7 +66,8 @@ class UnknownNameError(InputError):
         close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         prefix = f"{where}: " if where else ""
-        super().__init__(f"{prefix}unknown {kind} {name!r}{hint} (known: {', '.join(known)})")
+        shown = repr(name) if len(name) <= 40 else f"{name[:40]!r}..."  # from a file: 40 characters at most
+        super().__init__(f"{prefix}unknown {kind} {shown}{hint} (known: {', '.join(known)})")
         self.name = name
 
 

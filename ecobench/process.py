@@ -27,7 +27,8 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["Terminated", "paused", "settled", "sigterm_raises", "silence_stdout"]
+__all__ = ["Terminated", "deferred_signals", "exit_on_signal", "note_output", "out_of_memory", "paused",
+           "reset_outputs", "settled", "sigterm_raises", "silence_stdout", "written"]
 
 
 class Terminated(BaseException):  # noqa: N818 - named for the signal, like KeyboardInterrupt
@@ -88,3 +89,93 @@ def settled() -> None:
     gc.freeze()
     if _resume:
         gc.enable()
+
+
+# What this command has written (or is renaming into place): the message after a signal says
+# exactly which of them are complete. A path is noted just before its rename; it is reported
+# only if it exists when the message is written (a rename that did not happen left nothing).
+_outputs: list[tuple[str, str]] = []  # (kind, path): kind "run" for a run directory, "file" else
+
+
+def note_output(path: str | os.PathLike[str], kind: str = "file") -> None:
+    """Record an output about to be renamed (or appended) into place."""
+    _outputs.append((kind, os.fspath(path)))
+
+
+def reset_outputs() -> None:
+    """Forget the outputs of an earlier command (a caller may run several in one process)."""
+    _outputs.clear()
+
+
+def written() -> str:
+    """What was written, for the message after a signal: the complete run directory, the files,
+    or that nothing was."""
+    done = [(k, p) for k, p in _outputs if os.path.lexists(p)]
+    runs = [p for k, p in done if k == "run"]
+    files = [p for k, p in done if k != "run" and not any(p.startswith(r + os.sep) for r in runs)]
+    parts = [f"the run is complete at {r}" for r in runs]
+    if files:
+        parts.append("wrote " + ", ".join(files))
+    return "; ".join(parts) + "; nothing else was written" if parts else "nothing was written"
+
+
+_SIGNAL_NAMES = {signal.SIGINT: ("interrupted", "SIGINT"), signal.SIGTERM: ("terminated", "SIGTERM")}
+
+
+_phase = ["while starting"]  # when a signal that exit_on_signal's handler gets came
+
+
+def exit_on_signal(when: str) -> None:
+    """Until a command's own handling takes over (or after it ends), SIGINT and SIGTERM end the
+    process at once with one line saying ``when`` it came and what was written: no
+    ``KeyboardInterrupt`` traceback while the modules load, none while the interpreter tears down.
+    Only for the ``ecobench`` process itself (:func:`ecobench.cli.entry`)."""
+    _phase[0] = when
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        word, name = _SIGNAL_NAMES.get(signum, ("stopped", str(signum)))
+        with contextlib.suppress(Exception):
+            os.write(2, f"ecobench: {word} ({name}) {_phase[0]}; {written()}\n".encode())
+        os._exit(128 + signum)
+
+    for sig in _SIGNAL_NAMES:
+        signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """SIGINT and SIGTERM held back while the block runs (removing a half-written run directory),
+    then delivered: the clean-up finishes, the signal is still honoured. (The handlers are swapped
+    rather than the signals masked: a signal sent to the process may land on another thread.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = {sig: signal.signal(sig, hold) for sig in _SIGNAL_NAMES}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if held:
+            signal.raise_signal(held[0])
+
+
+# Built at import: when memory has run out, writing this allocates nothing.
+_OOM = (b"ecobench: error: out of memory (MemoryError); this is a bug in ecobench: a bound on the "
+        b"input should have refused it first. Exit code 3.\n")
+
+
+def out_of_memory(exiting: bool) -> None:
+    """Report a MemoryError with no allocation; when the process is ``exiting``, end it at once
+    (exit 3), with no clean-up that could allocate or spin."""
+    with contextlib.suppress(BaseException):
+        os.write(2, _OOM)
+    if exiting:
+        os._exit(3)

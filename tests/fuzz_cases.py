@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import json
 import math
+import os
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -195,3 +197,220 @@ def results_texts(draw: st.DrawFn, doc: dict[str, Any]) -> str:
     elif damage == "truncate":
         text = text[: draw(st.integers(0, len(text)))]
     return text
+
+
+# --- The whole surface (issue 24): every kind of file a user hands ecobench, and its command ---
+
+SERVING: dict[str, Any] = {
+    "schema_version": 2, "name": "fuzz_serve",
+    "workload": {"model": "llama3-8b",
+                 "serving": {"requests_per_h": 3600, "input_tokens": 512, "output_tokens": 128,
+                             "ttft_ms": 2000, "tpot_ms": 100, "ttft_p99_ms": 6000, "horizon_h": 1.0}},
+    "configs": [{"id": "g6e", "instance_type": "g6e.xlarge", "precision": "bf16"},
+                {"id": "q", "instance_type": "g6e.xlarge", "precision": "bf16", "weight_precision": "int8",
+                 "parallelism": {"tensor": 1}}],
+    "baseline": "g6e", "region": "us-east-1",
+}
+HF_CONFIGS: list[dict[str, Any]] = [
+    {"model_type": "llama", "num_attention_heads": 8, "num_key_value_heads": 2, "hidden_size": 512,
+     "intermediate_size": 1024, "vocab_size": 32000, "max_position_embeddings": 2048, "num_hidden_layers": 4,
+     "hidden_act": "silu", "tie_word_embeddings": False},
+    {"model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_layer": 2, "n_inner": None, "vocab_size": 50257,
+     "n_positions": 1024},
+    {"model_type": "bert", "num_attention_heads": 4, "hidden_size": 256, "intermediate_size": 1024,
+     "vocab_size": 30522, "max_position_embeddings": 512, "num_hidden_layers": 2, "type_vocab_size": 2},
+]
+SYSFS_LINE = "POWER_STATUS_VALID,1732550400,10.00,40.00,25.00"
+
+
+@dataclass
+class Case:
+    """One generated input: files to write in a fresh folder, the command (``{d}``: that folder) and
+    the exit codes that count as a clean end."""
+
+    kind: str
+    files: dict[str, str]
+    args: list[str]
+    allowed: tuple[int, ...] = (0, 2)
+    dirs: list[str] = field(default_factory=list)
+    specials: dict[str, str] = field(default_factory=dict)  # name -> fifo | loop | dir | devzero
+
+
+SPECIALS = ["fifo", "loop", "dir", "devzero", "empty"]
+
+
+def _special(case: Case, name: str, kind: str) -> Case:
+    """``case`` with its file ``name`` replaced by something that is not a readable regular file."""
+    case.files.pop(name, None)
+    case.specials[name] = kind
+    return case
+
+
+def _scenario_with(doc: dict[str, Any], **files: str) -> Case:
+    return Case("", {"s.yaml": _dump(doc), **files}, ["run", "{d}/s.yaml", "-q", "--results", "{d}/results"])
+
+
+@st.composite
+def hf_config_texts(draw: st.DrawFn) -> tuple[str, str]:
+    """(text of a config.json, its model_type family) mutated and sometimes damaged."""
+    base = draw(st.sampled_from(HF_CONFIGS))
+    doc = draw(mutated(base)) if draw(st.booleans()) else copy.deepcopy(base)
+    for _ in range(draw(st.integers(0, 2))):
+        key = draw(st.sampled_from(sorted(base)))
+        doc[key] = draw(st.sampled_from([-1, 0, 0.5, True, "12", None, 10**6, 10**400, [], {}, 1e308]))
+    try:
+        text = json.dumps(doc, allow_nan=True)
+    except (TypeError, ValueError):
+        text = "{}"
+    damage = draw(st.sampled_from(["none", "none", "nest", "truncate", "huge_int", "bom", "nan"]))
+    if damage == "nest":
+        depth = draw(st.sampled_from([20, 200, 5_000, 100_000]))
+        text = text[:-1] + ', "x": ' + "[" * depth + "]" * depth + "}" if text.endswith("}") else text
+    elif damage == "truncate":
+        text = text[: draw(st.integers(0, len(text)))]
+    elif damage == "huge_int":
+        text = text.replace("2", "9" * draw(st.sampled_from([30, 400, 5000])), 1)
+    elif damage == "bom":
+        text = "\ufeff" + text
+    elif damage == "nan":
+        text = text.replace("4", draw(st.sampled_from(["NaN", "Infinity", "1e400"])), 1)
+    return text, str(base["model_type"])
+
+
+@st.composite
+def profile_csv_texts(draw: st.DrawFn) -> str:
+    """A load-profile CSV: a good one with some rows or the header damaged."""
+    header = draw(st.sampled_from(["hour,rate_per_h", "hour,requests_per_h", "hour , rate_per_h", "h,rate",
+                                   "root:x:0:0:root:/root:/bin/bash", "", "hour;rate_per_h",
+                                   "\ufeffhour,rate_per_h"]))
+    rows = [f"{h},{draw(st.sampled_from(['100', '0', '1e6', '5.5']))}" for h in range(24)]
+    for _ in range(draw(st.integers(0, 3))):
+        i = draw(st.integers(0, 23))
+        rows[i] = draw(st.sampled_from([
+            f"{i},1e-320", f"{i},-5", f"{i},inf", f"{i},nan", f"{i},1e13", f"{i}", f"{i},5,extra",
+            f"{i}.5,5", "24,5", f"{i},{'9' * 400}", f"{i},\x00", f'"{i}",5', f"{i},\uff15", "", "\x1b[2J",
+            f"{i}," + "x" * 5000, "0,5"]))
+    if draw(st.booleans()):
+        rows = rows[: draw(st.integers(0, 24))]
+    return "\n".join([header, *rows]) + "\n"
+
+
+@st.composite
+def sysfs_texts(draw: st.DrawFn) -> str:
+    """A Neuron sysfs utilization file: good, or one field damaged."""
+    parts = SYSFS_LINE.split(",")
+    for _ in range(draw(st.integers(0, 2))):
+        i = draw(st.integers(0, 4))
+        parts[i] = draw(st.sampled_from(["inf", "-1", "nan", "1e400", "", "x" * 200, "101",
+                                         "POWER_STATUS_NO_DATA", "POWER_STATUS_INVALID", "\x1b[31m",
+                                         "99999999999999999999", "5e-324"]))
+    text = ",".join(parts)
+    if draw(st.integers(0, 5)) == 0:
+        text = draw(st.sampled_from(["", "\n\n", text + "," + text, text * 100, "\x00" * 10]))
+    return text + "\n"
+
+
+@st.composite
+def surface_cases(draw: st.DrawFn, run_dir: str, doc: dict[str, Any]) -> Case:
+    """One input across the whole surface: scenarios (inference, training, serving, sweeps,
+    parallelism), HF configs, profile CSVs, Neuron sysfs trees, results files for compare, report
+    and check."""
+    kind = draw(st.sampled_from(["scenario", "serving", "sweep", "parallelism", "hf_config", "hf_workload",
+                                 "profile_csv", "sysfs", "compare", "report", "check"]))
+    if kind == "scenario":
+        case = Case("", {"s.yaml": draw(scenario_texts())}, ["run", "{d}/s.yaml", "-q", "--results",
+                                                             "{d}/results"])
+    elif kind == "serving":
+        if draw(st.booleans()):  # valid, varied: must run (Hypothesis runs an identical case once)
+            doc = copy.deepcopy(SERVING)
+            srv = doc["workload"]["serving"]
+            srv["requests_per_h"] = draw(st.sampled_from([1, 360, 36_000, 3_600_000]))
+            srv["input_tokens"] = draw(st.sampled_from([1, 128, 4096]))
+            srv["output_tokens"] = draw(st.sampled_from([1, 64, 1024]))
+            srv["ttft_ms"], srv["tpot_ms"] = draw(st.sampled_from([(2000, 100), (500, 30), (60_000, 1000)]))
+            srv["ttft_p99_ms"] = 3 * srv["ttft_ms"]
+            doc["configs"][0]["instance_type"] = draw(st.sampled_from(["g6e.xlarge", "inf2.48xlarge",
+                                                                       "p5.48xlarge", "trn1.32xlarge"]))
+        else:
+            doc = draw(mutated(SERVING))
+        case = _scenario_with(doc)
+    elif kind == "sweep":
+        base = copy.deepcopy(INFERENCE)
+        axes = draw(st.lists(st.sampled_from(["region", "batch_size", "max_utilization", "price_usd_per_h",
+                                              "instance_type", "precision", "backend", "seq_len", "bogus"]),
+                             min_size=1, max_size=3, unique=True))
+        valid = {"region": ["us-east-1", "eu-north-1", "us-west-2"], "batch_size": [1, 2, 8],
+                 "max_utilization": [0.5, 0.8], "price_usd_per_h": [0.1, 1.0], "precision": ["fp16", "bf16"],
+                 "instance_type": ["g4dn.xlarge", "inf2.xlarge"], "backend": ["analytic"], "seq_len": [128],
+                 "bogus": [1]}
+        axis_value = {a: st.one_of(st.sampled_from(valid[a]), value) for a in axes}
+        base["sweep"] = {a: draw(st.lists(axis_value[a], min_size=0, max_size=4)) for a in axes}
+        case = _scenario_with(base)
+    elif kind == "parallelism":
+        base = copy.deepcopy(TRAINING)
+        base["configs"][0]["parallelism"] = draw(st.one_of(
+            st.sampled_from(["auto", "none", None]),
+            st.dictionaries(st.sampled_from(["tensor", "pipeline", "data", "zero_stage", "recompute",
+                                             "microbatch", "schedule", "virtual_stages", "bogus"]),
+                            value, max_size=4)))
+        case = _scenario_with(base)
+    elif kind in ("hf_config", "hf_workload"):
+        text, family = draw(hf_config_texts())
+        if kind == "hf_workload":
+            case = Case("", {"config.json": text}, ["workload", "{d}/config.json"])
+        else:
+            base = copy.deepcopy(SERVING if family != "bert" else INFERENCE)
+            base["workload"].pop("model", None)
+            base["workload"]["architecture"] = {"from_hf_config": "config.json"}
+            if family == "bert":
+                base["configs"] = base["configs"][1:2]
+                base["baseline"] = "b"
+            case = _scenario_with(base, **{"config.json": text})
+        if draw(st.integers(0, 5)) == 0:
+            case = _special(case, "config.json", draw(st.sampled_from(SPECIALS)))
+    elif kind == "profile_csv":
+        base = copy.deepcopy(INFERENCE)
+        base["workload"]["inference"]["profile"] = {"csv": "day.csv"}
+        case = _scenario_with(base, **{"day.csv": draw(profile_csv_texts())})
+        if draw(st.integers(0, 5)) == 0:
+            case = _special(case, "day.csv", draw(st.sampled_from(SPECIALS)))
+    elif kind == "sysfs":
+        n = draw(st.integers(0, 3))
+        files = {f"sys/neuron{i}/stats/power/utilization": draw(sysfs_texts()) for i in range(n)}
+        case = Case("", files, ["neuron-power", "--sysfs", "{d}/sys", "--max-w", "100"], dirs=["sys"])
+    else:
+        text = draw(results_texts(doc))
+        args = {"compare": ["compare", run_dir, "{d}/r"] + (["--markdown"] if draw(st.booleans()) else []),
+                "report": ["report", "{d}/r"],
+                "check": ["check", "{d}/r", "--baseline", run_dir]}[kind]
+        case = Case("", {"r/results.json": text}, args, (0, 1, 2, 5) if kind == "check" else (0, 2))
+    case.kind = kind
+    return case
+
+
+def materialize(case: Case, root: Any) -> list[str]:
+    """Write ``case``'s files under the folder ``root``; the command's arguments, ``{d}`` filled."""
+    from pathlib import Path
+
+    root = Path(root)
+    for d in case.dirs:
+        (root / d).mkdir(parents=True, exist_ok=True)
+    for name, text in case.files.items():
+        f = root / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(text, encoding="utf-8", errors="surrogatepass")
+    for name, kind in case.specials.items():
+        f = root / name
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "fifo":
+            os.mkfifo(f)
+        elif kind == "loop":
+            os.symlink(f.name + ".loop", f)
+            os.symlink(f.name, f.with_name(f.name + ".loop"))
+        elif kind == "dir":
+            f.mkdir()
+        elif kind == "devzero":
+            os.symlink("/dev/zero", f)
+        else:
+            f.write_bytes(b"")
+    return [a.replace("{d}", str(root)) for a in case.args]

@@ -37,10 +37,11 @@ from ecobench.io import textsafe
 
 DEFAULT_RULE = "energy_kwh:+5%"
 ALPHA = 0.05
-_RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?)%?$")
+# re.ASCII: \d is 0-9 only (a full-width "５" is no digit here)
+_RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?)(?P<unit>%?)$", re.ASCII)
 _THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
-                        r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$")
-_METRIC = re.compile(r"^[a-z0-9_]+")
+                        r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$", re.ASCII)
+_METRIC = re.compile(r"^[a-z0-9_]+", re.ASCII)
 ALLOWED_FORMS = ("METRIC:+PCT% (rise fails), METRIC:-PCT% (fall fails), METRIC<VALUE (VALUE or more "
                  "fails), METRIC>VALUE (VALUE or less fails), e.g. energy_kwh:+5%, "
                  "throughput_per_instance_per_s:-5%, ttft_p99_ms<1000")
@@ -80,6 +81,9 @@ def parse_rule(text: str) -> Rule | Threshold:
     ``METRIC>VALUE`` (an absolute limit); anything else is bad input listing the allowed forms."""
     t = text.strip()
     if m := _RULE.match(t):
+        if not m["unit"]:
+            raise InputError(f"--fail-on {text!r}: a relative change needs its % sign (nearest valid: "
+                             f"{t}%); allowed: {ALLOWED_FORMS}")
         if math.isfinite(float(m["pct"])):
             return Rule(m["metric"], float(m["pct"]), m["sign"] == "+")
         raise InputError(f"--fail-on {text!r}: the percentage is not a finite number; allowed: "
@@ -134,6 +138,10 @@ def welch_regression(base: list[float], cur: list[float], rule: Rule) -> tuple[f
             p = 1.0
     failed = p < ALPHA and sign * change_pct > rule.pct
     return change_pct, p, failed
+
+
+def _geomean(values: list[float]) -> float:
+    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def run_level_regression(run_means: list[float], cur: list[float], rule: Rule) -> tuple[float, float, bool]:
@@ -255,16 +263,20 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
                 continue
             bs, cs = _samples(base, rule.metric), _samples(cur, rule.metric)
             means = (base.get("run_means") or {}).get(rule.metric)
+            # Tested on samples: the table shows the statistic tested, the samples' geometric means
+            # (a central value can lie outside its own samples), and says so.
             if means and cs:
                 change, p, failed = run_level_regression(means, cs, rule)
-                b = math.exp(statistics.fmean(math.log(v) for v in means))
+                b, c = _geomean(means), _geomean(cs)
                 method = (f"t-test against the spread of {len(means)} baseline runs, on log geometric "
-                          f"means (p={p:.3g})")
+                          f"means (p={p:.3g}); baseline and current: geometric means")
             elif bs and cs:
                 change, p, failed = welch_regression(bs, cs, rule)
+                b, c = _geomean(bs), _geomean(cs)
                 basis = cur.get("samples_basis") or "per repetition"
                 method = (f"welch t-test on log, {basis} (n={len(bs)}/{len(cs)}, p={p:.3g}; a one-run "
-                          "baseline cannot see run-to-run drift)")
+                          "baseline cannot see run-to-run drift); baseline and current: geometric means "
+                          "of the samples")
             else:
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 sign = 1.0 if rule.worse_if_higher else -1.0

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ecobench.errors import InputError, OutputError
 from ecobench.io.textsafe import terminal
+from ecobench.process import deferred_signals, note_output
 
 __all__ = ["append_text", "atomic_dir", "new_run_id", "sweep_stale", "target_dir", "write_text_atomic"]
 
@@ -61,7 +62,7 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             f.write(data)
         os.replace(tmp, path)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
+        with deferred_signals(), contextlib.suppress(OSError):
             tmp.unlink()
         if isinstance(exc, OSError):
             raise _output_error(path, exc) from None
@@ -69,12 +70,16 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    """:func:`write_bytes_atomic` of ``text`` in UTF-8."""
-    write_bytes_atomic(path, text.encode("utf-8"))
+    """:func:`write_bytes_atomic` of ``text`` in UTF-8 (a user's output: a message after a signal
+    names it if it was written)."""
+    data = text.encode("utf-8")
+    note_output(path)
+    write_bytes_atomic(path, data)
 
 
 def append_text(path: Path, text: str) -> None:
     """Append ``text`` in one write (e.g. to GitHub's step summary); OSError as OutputError."""
+    note_output(path)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
         try:
@@ -100,7 +105,10 @@ def target_dir(results_root: Path, scenario_name: str, out: Path | None) -> Path
             raise InputError(f"--out {out}: already exists; runs never overwrite an earlier run")
         return out
     final = results_root / scenario_name / new_run_id()
-    if not final.resolve().is_relative_to(results_root.resolve()) or scenario_name in ("", ".", ".."):
+    from ecobench.io.bounded import resolve_path
+
+    inside = resolve_path(final, "--results").is_relative_to(resolve_path(results_root, "--results"))
+    if not inside or scenario_name in ("", ".", ".."):
         raise InputError(f"name {scenario_name!r}: the run would be written outside {results_root}")
     return final
 
@@ -185,9 +193,11 @@ def atomic_dir(final: Path, notice: Callable[[str], None] = _to_stderr) -> Itera
         yield tmp
         if final.exists() or final.is_symlink():
             raise InputError(f"{final}: appeared while the run was being written; not overwritten")
+        note_output(final, "run")
         os.rename(tmp, final)
     except BaseException as exc:
-        shutil.rmtree(tmp, ignore_errors=True)
+        with deferred_signals():  # a signal during the clean-up waits for it, then is honoured
+            shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, OSError):
             raise _output_error(final, exc) from None
         raise

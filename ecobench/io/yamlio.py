@@ -7,15 +7,14 @@ device is refused before it is read) and never a ``RecursionError``.
 
 from __future__ import annotations
 
-import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ecobench.errors import InputError
+from ecobench.io import bounded
+from ecobench.io.bounded import read_bytes
 
 __all__ = ["MAX_JSON_BYTES", "MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "dump_yaml",
            "load_json", "load_yaml", "read_bytes"]
@@ -41,41 +40,6 @@ def dump_yaml(data: Any) -> str:
     text, a tenth of the time)."""
     text: str = yaml.dump(data, Dumper=_BASE_DUMPER, sort_keys=False)
     return text
-
-
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-          (stat.S_ISSOCK, "a socket"))
-
-
-def read_bytes(path: str | Path, max_bytes: int, what: str) -> bytes:
-    """The content of a regular file of at most ``max_bytes``; ``what`` names it in errors."""
-    p = Path(path)
-    try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        raise InputError(f"{p}: no such {what} file") from None
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read {what} ({exc.strerror or exc})") from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
-            raise InputError(f"{p}: is {kind}; give a regular {what} file")
-        if st.st_size > max_bytes:
-            raise InputError(f"{p}: {st.st_size:,} bytes; a {what} may be at most {max_bytes:,} bytes")
-        chunks, total = [], 0
-        while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - total)):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > max_bytes:
-                raise InputError(f"{p}: grew past {max_bytes:,} bytes while being read")
-        return b"".join(chunks)
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read {what} ({exc.strerror or exc})") from None
-    finally:
-        os.close(fd)
 
 
 def _decode(data: bytes, p: Path, what: str) -> str:
@@ -157,17 +121,7 @@ def load_yaml(path: str | Path, what: str = "scenario") -> Any:
         raise InputError(f"{p}: invalid YAML: {exc}") from None
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 def load_json(path: str | Path, what: str) -> Any:
-    """Parse a JSON file under :data:`MAX_JSON_BYTES`, refusing NaN and Infinity literals."""
-    p = Path(path)
-    text = _decode(read_bytes(p, MAX_JSON_BYTES, what), p, what)
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise InputError(f"{p}: nested too deeply to be a {what}") from None
-    except ValueError as exc:  # JSONDecodeError is a ValueError
-        raise InputError(f"{p}: not a valid {what} JSON file ({exc})") from None
+    """Parse a results or baseline JSON file under :data:`MAX_JSON_BYTES` and the caps of
+    :func:`ecobench.io.bounded.load_json` (nesting, values, digits; no NaN or Infinity)."""
+    return bounded.load_json(path, what, MAX_JSON_BYTES)

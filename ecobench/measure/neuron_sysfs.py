@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ecobench.errors import InputError
+from ecobench.io.bounded import read_text, snippet
 
 SYSFS_ROOT = Path("/sys/devices/virtual/neuron_device")
 UTILIZATION = Path("stats/power/utilization")
@@ -28,6 +29,9 @@ VALID, NO_DATA, INVALID = "POWER_STATUS_VALID", "POWER_STATUS_NO_DATA", "POWER_S
 STATUSES = (VALID, NO_DATA, INVALID)
 MISSING = "missing"  # the device has no utilization file (a driver older than 2.21.37)
 MINUTE_S = 60.0
+MAX_FILE_BYTES = 4096  # one line of about 50 bytes
+MAX_DEVICES = 1_024  # an instance has at most 16 Neuron devices
+MAX_TIMESTAMP_S = 10_000_000_000  # Unix seconds: the year 2286
 FORMAT = "<status>,<unix timestamp>,<min %>,<max %>,<avg %>"
 
 
@@ -47,7 +51,7 @@ def _pct(value: str, path: Path, name: str) -> float:
     try:
         v = float(value)
     except ValueError:
-        raise InputError(f"{path}: field {name} is {value!r}; expected a percentage 0.00-100.00 "
+        raise InputError(f"{path}: field {name} is {snippet(value)}; expected a percentage 0.00-100.00 "
                          f"(format {FORMAT})") from None
     if not (math.isfinite(v) and 0.0 <= v <= 100.0):
         raise InputError(f"{path}: field {name} is {v}; allowed: 0.00-100.00 (% of the device's maximum)")
@@ -58,14 +62,18 @@ def parse_utilization(text: str, path: Path, device: str) -> PowerReading:
     """One utilization file; an error naming the file, the field and the format if malformed."""
     parts = [p.strip() for p in text.strip().split(",")]
     if len(parts) != 5:
-        raise InputError(f"{path}: {len(parts)} fields in {text.strip()!r}; expected 5: {FORMAT}")
+        raise InputError(f"{path}: {len(parts)} fields in {snippet(text.strip())}; expected 5: {FORMAT}")
     status, stamp = parts[0], parts[1]
     if status not in STATUSES:
-        raise InputError(f"{path}: field status is {status!r}; allowed: {', '.join(STATUSES)}")
+        raise InputError(f"{path}: field status is {snippet(status)}; allowed: {', '.join(STATUSES)}")
     try:
-        ts = int(float(stamp))
+        ts_f = float(stamp)
     except ValueError:
-        raise InputError(f"{path}: field timestamp is {stamp!r}; expected Unix seconds") from None
+        raise InputError(f"{path}: field timestamp is {snippet(stamp)}; expected Unix seconds") from None
+    if not (math.isfinite(ts_f) and 0 <= ts_f <= MAX_TIMESTAMP_S):
+        raise InputError(f"{path}: field timestamp is {snippet(stamp)}; allowed: Unix seconds 0 to "
+                         f"{MAX_TIMESTAMP_S:,} (the year 2286)")
+    ts = int(ts_f)
     if status != VALID:
         return PowerReading(device, status, ts)
     lo, hi, avg = (_pct(v, path, n) for v, n in zip(parts[2:], ("min", "max", "avg"), strict=True))
@@ -78,22 +86,22 @@ def read_tree(root: Path = SYSFS_ROOT) -> list[PowerReading]:
         raise InputError(f"{root}: no Neuron sysfs tree (expected neuronN/{UTILIZATION} for each device; "
                          "needs the Neuron driver 2.21.37 or later on an Inf/Trn instance)")
     try:
-        devices = sorted((p for p in root.iterdir() if re.fullmatch(r"neuron\d+", p.name)),
+        devices = sorted((p for p in root.iterdir() if re.fullmatch(r"neuron[0-9]{1,6}", p.name)),
                          key=lambda p: int(p.name.removeprefix("neuron")))
     except OSError as exc:
         raise InputError(f"{root}: cannot list the Neuron devices ({exc.strerror})") from None
     if not devices:
         raise InputError(f"{root}: no neuronN device folders (expected neuron0, neuron1, ...)")
+    if len(devices) > MAX_DEVICES:
+        raise InputError(f"{root}: {len(devices):,} neuronN folders; at most {MAX_DEVICES:,} (an instance "
+                         "has up to 16 Neuron devices)")
     out = []
     for dev in devices:
         f = dev / UTILIZATION
         if not f.exists():
             out.append(PowerReading(dev.name, MISSING, None))
             continue
-        try:
-            text = f.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"{f}: cannot read ({exc.__class__.__name__}: {exc})") from None
+        text = read_text(f, MAX_FILE_BYTES, "Neuron sysfs utilization")
         out.append(parse_utilization(text, f, dev.name))
     if all(r.status == MISSING for r in out):
         raise InputError(f"{root}: no device has {UTILIZATION} (the Neuron driver 2.21.37 or later adds it)")

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     """What a reader must know about some rows: an empty cost (no sourced price), a disagreement
     between backends, a missed deadline and a measured CPU power that codecarbon modelled for want of
-    a counter (``ecobench run`` prints them on stderr)."""
+    a counter, an MFU above 1 (a supplied throughput beyond the hardware's peak) (``ecobench run``
+    prints them on stderr)."""
     out = []
     for row in rows:
         if math.isnan(row["price_usd_per_h"]):
@@ -36,6 +37,12 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: {row['instances']:g} instances take {row['duration_h']:.3g} h, "
                        f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): leave out "
                        "instances to have ecobench find the fewest that finish in time")
+        mfu = row.get("mfu")
+        if isinstance(mfu, float | int) and not isinstance(mfu, bool) and mfu > 1.0:
+            supplied = row.get("provenance") == "supplied" or row.get("measured_throughput_per_s") is not None
+            what = "supplied (measured_throughput_per_s)" if supplied else "planned"
+            out.append(f"{row['config_id']}: mfu {mfu:.3g} is above 1: the throughput {what} exceeds what "
+                       "the hardware's peak allows; check it (an MFU above about 0.6 is rarely reached)")
         if row.get("cpu_power_fallback") is True:
             out.append(f"{row['config_id']}: this host exposes no CPU energy counter (RAPL), so codecarbon "
                        "modelled the CPU's power from its TDP (x load) instead of measuring it "
@@ -79,6 +86,7 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
     import numpy as np
 
     from ecobench import table as tb
+    from ecobench.measure.defaults import SHOW_PROGRESS
     from ecobench.planning.pareto import (
         columns_read,
         eligible,
@@ -89,7 +97,11 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
 
     cat = catalog or load_catalog()
     bk = BACKENDS if backends is None else backends
-    rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)
+    quiet = SHOW_PROGRESS.set(progress is not None)  # -q: no measurement bar either
+    try:
+        rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)
+    finally:
+        SHOW_PROGRESS.reset(quiet)
     add_changes(rows, s.baseline)
     table: Any = tb.from_rows(rows)
     info = None

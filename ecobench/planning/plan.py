@@ -157,6 +157,29 @@ def instances_for_latency(rate_s: float, servers: int, batch_s: float, batch: in
     return rate_s / (servers * float(grid[ok].max()))
 
 
+def latency_sizing(rate_s: float, servers: int, batch_s: float, batch: int,
+                   target_s: float) -> Callable[[Any], Any]:
+    """Instances (fractional) that keep the 99th-percentile latency within ``target_s`` when the
+    throughput is ``m`` times the plan's (an array of Monte Carlo draws): the batch then takes
+    ``batch_s / m``. The latency is ``batch_s`` times a function of the load alone, so one grid of
+    loads (the one :func:`instances_for_latency` searches) serves every draw; a draw too slow to meet
+    the target at any load is sized at its least-latency load (the target missed there)."""
+    import numpy as np
+
+    rho = np.linspace(0.0, 1.0, 4001)[1:]
+    g = latency_p99_s(rho * batch / batch_s, batch_s, batch) / batch_s  # p99 in units of the batch time
+    lowest_after = np.minimum.accumulate(g[::-1])[::-1]  # non-decreasing: searchsorted finds the last fit
+    best = int(np.argmin(g))
+
+    def need(m: Any) -> Any:
+        b = batch_s / np.asarray(m, dtype=float)
+        k = np.searchsorted(lowest_after, target_s / b, side="right") - 1
+        k = np.where(k >= 0, k, best)
+        return rate_s / (servers * rho[k] * batch / b)
+
+    return need
+
+
 def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: int = 1,
                    whole_instances: bool = True, max_utilization: Any = None) -> PlanResult:
     """Instances to meet the rate (at full load, or within the latency target), and energy, cost and
@@ -172,12 +195,15 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
     u = spec.max_utilization if max_utilization is None else max_utilization
     need = rate_s / (t * u)
     latency: dict[str, Any] = {}
+    sizing = None
     if spec.latency_ms_p99 is not None:
         servers = perf.servers
         batch_s = perf.batch_s if perf.batch_s is not None else batch * servers / t
         need = np.maximum(need, instances_for_latency(rate_s, servers, batch_s, batch,
                                                       spec.latency_ms_p99 / 1e3, ctx.instance.name))
         need = float(need) if np.ndim(need) == 0 else need
+        if ctx.uncertain is not None:
+            sizing = latency_sizing(rate_s, servers, batch_s, batch, spec.latency_ms_p99 / 1e3)
     n: Any = whole(need) if whole_instances else need
     if spec.latency_ms_p99 is not None:
         p99 = 1e3 * latency_p99_s(rate_s / (n * servers), batch_s, batch)
@@ -190,7 +216,7 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
     if ctx.uncertain is not None:
         case = InferenceCase(rate_s, u, spec.horizon_h, t, perf.network_bytes_per_sample,
                              ctx.power.spec(activity(perf), rate_s / n * perf.network_bytes_per_sample),
-                             instance_hours_factor=1.0 + overhead)
+                             instance_hours_factor=1.0 + overhead, sizing=sizing)
         mc = McConfig("", ctx.uncertain, case, ctx.pue, _measured_w(ctx, perf))
     millions = spec.rate_per_h * spec.horizon_h / MILLION
     row.update({

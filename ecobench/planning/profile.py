@@ -79,7 +79,7 @@ def profile_strategies(rates_per_h: Sequence[float], autoscale: AutoscaleSpec,
     hour = functools.cache(lambda n, r: fleet.hour(n, r) if n > 0 else _idle_hour())
 
     peak_n, peak_cap = size(float(rates.max()))
-    static_n = max(autoscale.min_instances, peak_n)
+    static_n = peak_n  # the busiest hour's need: min_instances is the autoscaled fleet's floor only
     sized = sized_rates(rates, autoscale.lag_h)
     plans = [size(float(x)) for x in sized]
     auto_n = [max(autoscale.min_instances, n) for n, _ in plans]

@@ -81,6 +81,8 @@ class InferenceCase:
     instance_hours_factor: float = 1.0  # a spot fleet's headroom (planning/interruption.py)
     # serving: TTFT and TPOT at a throughput multiplier (the plan's planning/serving.latency_at)
     latency: Callable[[Any], dict[str, Any]] | None = None
+    # a p99 latency target: instances it needs at a throughput multiplier (planning/plan.latency_sizing)
+    sizing: Callable[[Any], Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,10 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     if isinstance(case, InferenceCase):
         t = case.throughput_per_s * m
-        n = whole(case.rate_per_s / (t * case.max_utilization))
+        need = case.rate_per_s / (t * case.max_utilization)
+        if case.sizing is not None:  # the plan sizes for its latency target too: so does each draw
+            need = np.maximum(need, case.sizing(m))
+        n = whole(need)
         load = case.rate_per_s / (n * t)
         w = _measured_w(c, d.n) if c.measured_w else draw_w(
             case.spec, p, busy=np.minimum(1.0, load * case.busy_per_load), achieved=m,

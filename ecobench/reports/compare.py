@@ -244,19 +244,33 @@ def terminal(c: Comparison, width: int = 100) -> str:
 
 
 def _md(text: str) -> str:
+    """A cell ecobench wrote itself (a header, a formatted figure): only table syntax escaped."""
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _md_text(text: str) -> str:
+    """Text from a file (ids, paths, scenario fields, versions): inert markdown, no HTML, no
+    control characters (``ecobench.io.textsafe.markdown``)."""
+    from ecobench.io.textsafe import markdown as inert
+
+    return inert(text)
+
+
 def markdown(c: Comparison) -> str:
-    """A GitHub markdown table with every figure, then the metadata that differs."""
+    """A GitHub markdown table with every figure, then the metadata that differs; every text that
+    came from a file is escaped (a description cannot add an image, a link or a cell)."""
     head = _header(c.metrics)
     head[1::3] = [f"`{m}` A" for m in c.metrics]
-    lines = [f"A: `{_md(c.label_a)}`, B: `{_md(c.label_b)}`; change: B against A, in % of A", "",
+    lines = [f"A: {_md_text(c.label_a)}, B: {_md_text(c.label_b)}; change: B against A, in % of A", "",
              "| " + " | ".join(_md(h) for h in head) + " |",
              "|---|" + "---:|" * (len(head) - 1)]
-    lines += ["| " + " | ".join(_md(x) for x in _cells(r, c.metrics)) + " |" for r in c.rows]
+    for r in c.rows:
+        cells = _cells(r, c.metrics)
+        first = _md_text(r.config_id) + cells[0][len(r.config_id):]  # the id, then our "(added)" note
+        lines.append("| " + " | ".join([first, *(_md(x) for x in cells[1:])]) + " |")
     lines += ["", "| differs | A | B |", "|---|---|---|"]
-    lines += [f"| {_md(k)} | {_md(va)} | {_md(vb)} |" for k, va, vb in c.meta] or ["| (nothing) | | |"]
+    lines += [f"| {_md_text(k)} | {_md_text(va)} | {_md_text(vb)} |" for k, va, vb in c.meta] or [
+        "| (nothing) | | |"]
     return "\n".join(lines) + "\n"
 
 

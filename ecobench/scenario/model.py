@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 2
 SCHEMA_VERSIONS = (1, 2)  # version-1 files read unchanged: version 2 only added fields
 Dtype = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
+TRAINING_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")  # parallel.step.STATE_BYTES: optimizer state known
 BackendName = Literal["analytic", "emulated", "reference"]
 # Unbounded fallbacks, kept finite; new numeric fields take a documented range from ecobench.scenario.bounds.
 DEFAULT_ENCODER_BATCH = 65536  # NVIDIA's BERT phase-1 recipe (sequences per step)
@@ -422,6 +423,10 @@ class Scenario(_Model):
             raise ValueError(f"{what}: instance_type 'local' is measured: "
                              "use backend: reference")
         tr = self.workload.training
+        if tr and c.precision not in TRAINING_DTYPES:
+            raise ValueError(f"{what}: precision {c.precision!r} is not a training data type (no "
+                             "optimizer state is modelled for it); allowed for training: "
+                             f"{', '.join(TRAINING_DTYPES)}; int8 is for serving weights (weight_precision)")
         if tr and c.instances is None and tr.deadline_h is None:
             raise ValueError(f"{what}: training needs 'instances' (cluster size), "
                              "or training.deadline_h to find it")
@@ -464,6 +469,8 @@ def backend_capabilities(name: str) -> "Capabilities":
 def _loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
+        if not isinstance(part, int) and len(str(part)) > 40:  # a key from the file: at most 40 characters
+            part = f"{str(part)[:40]}..."
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "(top level)"
 
@@ -539,9 +546,21 @@ def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>
     load profile's CSV."""
     s = _resolve_profile(s, base_dir, source)
     a = s.workload.architecture
+    if a is not None and a.from_hf_config is not None:
+        from ecobench.io.bounded import check_path
+
+        try:
+            check_path(a.from_hf_config, "workload.architecture.from_hf_config")
+        except InputError as exc:
+            raise InputError(f"{source}: {exc}") from None
     if a is None or a.from_hf_config is None or base_dir is None or Path(a.from_hf_config).is_absolute():
         return s
-    path = str((base_dir / a.from_hf_config).resolve())
+    from ecobench.io.bounded import resolve_path
+
+    try:
+        path = str(resolve_path(base_dir / a.from_hf_config, "workload.architecture.from_hf_config"))
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
     arch = a.model_copy(update={"from_hf_config": path})
     return s.model_copy(update={"workload": s.workload.model_copy(update={"architecture": arch})})
 
@@ -652,6 +671,9 @@ def check_sweep(s: Scenario) -> None:
                              f"(the scenario's region is {s.region})")
         total *= len(values)
         for i, v in enumerate(values):
+            if v is None:
+                raise ValueError(f"sweep.{key}[{i}]: null is not a value to sweep; give a {key} (to keep "
+                                 "the baseline's, leave the axis out)")
             try:
                 c = HardwareConfig.model_validate(base | {key: v})
             except ValidationError as exc:

@@ -16,6 +16,8 @@ Exactly one of:
 import csv
 import io
 import math
+import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
@@ -27,6 +29,9 @@ from ecobench.scenario import bounds as b
 HOURS = 24
 RATE_COLUMNS = ("rate_per_h", "requests_per_h")
 MAX_CSV_BYTES = 1 << 20  # 24 rows: anything near a megabyte is not a profile
+MAX_CSV_ROWS = 1_000  # 24 rows and comments: a thousand is no profile
+MIN_HOURLY_RATE_PER_H = 1e-3  # the workload rate's own floor (bounds.RatePerH); an hour may also be 0
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_ .()/%-]{0,39}")  # what a column name is shown as
 
 
 class _Model(BaseModel):
@@ -76,42 +81,64 @@ class ProfileSpec(_Model):
         return list(self.rates_per_h)
 
 
+def rates_line(row: dict[str, str], rate_col: str, line: int, at: str, rates: dict[int, float],
+               snippet: Callable[[str], str]) -> None:
+    """Check one CSV row and add its hour's rate to ``rates``; values are echoed at most 40
+    characters long."""
+    try:
+        hour_f, rate = float(row["hour"]), float(row[rate_col])
+    except ValueError:
+        raise InputError(f"{at}: line {line}: hour {snippet(row['hour'])} and {rate_col} "
+                         f"{snippet(row[rate_col])} must be numbers") from None
+    if not hour_f.is_integer() or not 0 <= hour_f < HOURS:
+        raise InputError(f"{at}: line {line}: hour {snippet(row['hour'])} must be a whole hour 0 to 23")
+    hour = int(hour_f)
+    if hour in rates:
+        raise InputError(f"{at}: line {line}: hour {hour} appears twice (each hour 0-23 once)")
+    if not math.isfinite(rate) or not (rate == 0 or MIN_HOURLY_RATE_PER_H <= rate <= 1e12):
+        raise InputError(f"{at}: line {line}: {rate_col} {snippet(row[rate_col])} must be 0 (a quiet hour) "
+                         "or 0.001 to 10^12 per hour")
+    rates[hour] = rate
+
+
 def read_profile_csv(path: Path, where: str) -> list[float]:
     """The 24 hourly rates of a profile CSV; :class:`InputError` naming ``where``, the file and what
     is wrong otherwise."""
+    from ecobench.io.bounded import read_text, snippet
+
     at = f"{where}: {path}"
-    if not path.is_file():
-        raise InputError(f"{at}: no such file (a CSV with columns hour and "
-                         f"{' or '.join(RATE_COLUMNS)}, relative to the scenario file)")
-    if path.stat().st_size > MAX_CSV_BYTES:
-        raise InputError(f"{at}: larger than {MAX_CSV_BYTES} bytes; a profile has 24 rows")
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{at}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
-    reader = csv.DictReader(io.StringIO(text))
-    columns = [c.strip() for c in reader.fieldnames or []]
+        text = read_text(path, MAX_CSV_BYTES, "load-profile CSV")
+    except InputError as exc:
+        raise InputError(f"{where}: {exc} (a CSV with columns hour and {' or '.join(RATE_COLUMNS)}, "
+                         "relative to the scenario file)") from None
+    try:
+        reader = csv.DictReader(io.StringIO(text))
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise InputError(f"{at}: not a CSV file ({exc})") from None
+    columns = [c.strip() for c in header]
     rate_col = next((c for c in RATE_COLUMNS if c in columns), None)
     if "hour" not in columns or rate_col is None:
         missing = "hour" if "hour" not in columns else " or ".join(RATE_COLUMNS)
-        raise InputError(f"{at}: missing column {missing} (columns found: {', '.join(columns) or 'none'}; "
+        names = [c for c in columns if _NAME.fullmatch(c)][:10]
+        found = (f"columns found: {', '.join(names)}" if names and len(names) == len(columns)
+                 else "its first line is not a CSV header of column names")
+        raise InputError(f"{at}: missing column {missing} ({found}; "
                          f"needed: hour and {' or '.join(RATE_COLUMNS)})")
     rates: dict[int, float] = {}
-    for line, raw in enumerate(reader, 2):
-        row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
-        try:
-            hour_f, rate = float(row["hour"]), float(row[rate_col])
-        except ValueError:
-            raise InputError(f"{at}: line {line}: hour {row['hour']!r} and {rate_col} {row[rate_col]!r} must "
-                             "be numbers") from None
-        if not hour_f.is_integer() or not 0 <= hour_f < HOURS:
-            raise InputError(f"{at}: line {line}: hour {row['hour']} must be a whole hour 0 to 23")
-        hour = int(hour_f)
-        if hour in rates:
-            raise InputError(f"{at}: line {line}: hour {hour} appears twice (each hour 0-23 once)")
-        if not math.isfinite(rate) or not 0 <= rate <= 1e12:
-            raise InputError(f"{at}: line {line}: {rate_col} {row[rate_col]} must be 0 to 10^12 per hour")
-        rates[hour] = rate
+    try:
+        for line, raw in enumerate(reader, 2):
+            if line > MAX_CSV_ROWS:
+                raise InputError(f"{at}: more than {MAX_CSV_ROWS:,} lines; a profile has 24 rows")
+            if None in raw:
+                raise InputError(f"{at}: line {line}: more fields than the header's {len(header)} columns")
+            if any(v is None for v in raw.values()):
+                raise InputError(f"{at}: line {line}: fewer fields than the header's {len(header)} columns")
+            row = {(k or "").strip(): (v or "").strip() for k, v in raw.items()}
+            rates_line(row, rate_col, line, at, rates, snippet)
+    except csv.Error as exc:
+        raise InputError(f"{at}: not a CSV file ({exc})") from None
     missing_hours = [h for h in range(HOURS) if h not in rates]
     if missing_hours:
         raise InputError(f"{at}: no row for hour {', '.join(map(str, missing_hours))} (each hour 0-23 once)")
@@ -124,10 +151,20 @@ def resolve_profile(p: ProfileSpec, rate_per_h: float, base_dir: Path | None, wh
     """The profile with its CSV read (path made absolute, rates kept in ``rates_per_h``), and its
     hourly rates checked against the rate bound."""
     if p.csv is not None:
+        from ecobench.io.bounded import check_path
+
+        check_path(p.csv, f"{where}.csv")
         path = Path(p.csv) if Path(p.csv).is_absolute() or base_dir is None else base_dir / p.csv
-        p = p.model_copy(update={"csv": str(path.resolve()),
+        from ecobench.io.bounded import resolve_path
+
+        p = p.model_copy(update={"csv": str(resolve_path(path, f"{where}.csv")),
                                  "rates_per_h": read_profile_csv(path, f"{where}.csv")})
-    peak = max(p.hourly(rate_per_h))
+    hourly = p.hourly(rate_per_h)
+    peak = max(hourly)
+    if tiny := [h for h, r in enumerate(hourly) if 0 < r < MIN_HOURLY_RATE_PER_H]:
+        raise InputError(f"{where}: hour {tiny[0]}'s rate {hourly[tiny[0]]:.3g} per hour is above 0 but "
+                         f"below {MIN_HOURLY_RATE_PER_H:g}; allowed: 0 (a quiet hour) or "
+                         f"{MIN_HOURLY_RATE_PER_H:g} to 10^12 per hour")
     if peak > 1e12:
         raise InputError(f"{where}: the busiest hour's rate {peak:.3g} per hour exceeds 10^12 (lower the "
                          "multipliers or the workload's rate)")

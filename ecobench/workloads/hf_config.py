@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
 from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.hf_fields import check_fields
 
 # model_type -> how its config names the numbers (Llama-style decoders, GPT-2-style decoders, BERT-style
 # encoders). Anything else is refused rather than guessed.
@@ -15,17 +15,23 @@ LLAMA_LIKE = {"llama", "mistral", "qwen2", "qwen3"}
 GPT2_LIKE = {"gpt2"}
 BERT_LIKE = {"bert", "roberta", "layoutlm", "electra"}
 SUPPORTED = sorted(LLAMA_LIKE | GPT2_LIKE | BERT_LIKE)
+MAX_CONFIG_BYTES = 1 << 20  # a config.json is 1-5 KB; a megabyte is no model config
+MAX_CONFIG_DEPTH = 16  # configs nest 2-3 levels (rope_scaling, quantization_config)
+MAX_CONFIG_VALUES = 100_000
 
 
 def _need(cfg: dict[str, Any], key: str, where: str) -> int:
     v = cfg.get(key)
-    if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
-        raise InputError(f"{where}: field {key!r} must be a positive integer (got {v!r})")
+    if v is None:
+        raise InputError(f"{where}: field {key!r} is missing; a positive integer is required")
+    assert isinstance(v, int), "check_fields checked every number"
     return v
 
 
 def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architecture:
-    """The architecture a ``transformers`` config describes."""
+    """The architecture a ``transformers`` config describes; every value it reads is checked
+    against the scenario's bounds first (``ecobench.workloads.hf_fields``)."""
+    check_fields(cfg, where)
     mt = cfg.get("model_type")
     try:
         if mt in LLAMA_LIKE:
@@ -68,12 +74,15 @@ def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architec
 
 def load_hf_config(path: Path, where: str) -> Architecture:
     """Read ``path`` (a local config.json) into an architecture named after its folder."""
+    from ecobench.io.bounded import load_json
+
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"{where}: no such file {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{where}: cannot read {path} as a JSON config ({exc})") from None
+        cfg = load_json(path, "config.json", MAX_CONFIG_BYTES, max_depth=MAX_CONFIG_DEPTH,
+                        max_values=MAX_CONFIG_VALUES)
+    except InputError as exc:  # the message starts with the path; `where` adds the field
+        if where == str(path):
+            raise
+        raise InputError(f"{where}: {exc}") from None
     if not isinstance(cfg, dict):
         raise InputError(f"{where}: {path} is not a JSON object")
     return architecture_from_hf(cfg, f"hf:{path.parent.name or path.stem}", where)

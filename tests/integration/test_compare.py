@@ -81,7 +81,23 @@ def test_cli_markdown_is_a_table(runs: tuple[Path, Path], capsys: pytest.Capture
     assert set(table[1].strip("|").split("|")) <= {"---", "---:"} and table[1].count("|") == cells + 1
     assert [r.split(" | ")[0] for r in rows] == ["| inf1 (removed)", "| gpu", "| inf2 (added)"]
     assert all(r.count(" | ") + 1 == cells for r in rows)
-    assert "| scenario.region | us-east-1 | eu-north-1 |" in out
+    # text from the files is inert markdown: every punctuation character escaped
+    assert "| scenario\\.region | us\\-east\\-1 | eu\\-north\\-1 |" in out
+
+
+def test_markdown_escapes_text_from_files(runs: tuple[Path, Path], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A description with HTML, a link and an ESC sequence is printed inert (issue 24)."""
+    import json
+
+    a, b = runs
+    doc = json.loads((b / "results.json").read_text())
+    doc["scenario"]["description"] = "<img src=x onerror=alert(1)> [l](http://e) @team \x1b[31mred"
+    (tmp_path / "b.json").write_text(json.dumps(doc))
+    assert main(["compare", str(a), str(tmp_path / "b.json"), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "<img" not in out and "](" not in out and "\x1b" not in out and " @team" not in out
+    assert "&lt;img src\\=x" in out and "\\x1b" in out
 
 
 def test_cli_writes_html_and_markdown_once(runs: tuple[Path, Path], tmp_path: Path,

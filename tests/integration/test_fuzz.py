@@ -1,4 +1,6 @@
-"""Bounded fuzzing of the two file formats users hand ecobench: scenarios and baselines.
+"""Bounded fuzzing of every file users hand ecobench: scenarios (inference, training, serving,
+sweeps, parallelism), HF configs, load-profile CSVs, Neuron sysfs trees, results and baselines for
+compare, report and check.
 
 Every generated case must end in a clean exit: a scenario runs (0, finite figures) or is bad input
 (2); a check passes, finds a regression, is bad input or refuses noisy rows (0, 1, 2, 5). Never a
@@ -20,7 +22,15 @@ from hypothesis import strategies as st
 
 from ecobench.cli import main
 from ecobench.scenario.model import scenario_from_dict
-from tests.fuzz_cases import INFERENCE, TRAINING, results_texts, scenario_texts
+from tests.fuzz_cases import (
+    INFERENCE,
+    SERVING,
+    TRAINING,
+    materialize,
+    results_texts,
+    scenario_texts,
+    surface_cases,
+)
 from tests.integration.test_gate_inputs import _rates, _write_run
 
 FUZZ = settings(max_examples=120, deadline=None, derandomize=True, database=None,
@@ -35,7 +45,7 @@ def _cli(*args: str) -> tuple[int, str, str]:
 
 
 def test_fuzz_bases_are_valid():
-    for base in (INFERENCE, TRAINING):
+    for base in (INFERENCE, TRAINING, SERVING):
         scenario_from_dict(base)
 
 
@@ -87,3 +97,20 @@ def test_fuzz_baselines_and_runs_end_cleanly(results_doc, data):
         code, _, err = _cli(*args, "--fail-on", "energy_kwh:+5%", "--fail-on", "cost_usd:+5%")
         assert code in (0, 1, 2, 5), err
         assert "Traceback" not in err and "internal error" not in err, err
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_fuzz_the_whole_surface_ends_cleanly(results_doc, data):
+    """Issue 24: every generated input, of every kind, ends in a clean exit; an error echoes at
+    most a short piece of the file."""
+    run, doc = results_doc
+    case = data.draw(surface_cases(str(run), doc))
+    with tempfile.TemporaryDirectory() as d:
+        args = materialize(case, d)
+        code, _, err = _cli(*args)
+        assert code in case.allowed, (case.kind, err)
+        assert "Traceback" not in err and "internal error" not in err, (case.kind, err)
+        assert "\x1b" not in err, (case.kind, err)
+        assert len(err) < 20_000, (case.kind, len(err))

@@ -87,7 +87,7 @@ def test_warns_when_baseline_from_other_machine(tmp_path, capsys):
 
 def test_rule_parsing():
     assert parse_rule("energy_kwh:+5%") == Rule("energy_kwh", 5.0, True)
-    assert parse_rule("throughput_per_instance_per_s:-2.5") == Rule(
+    assert parse_rule("throughput_per_instance_per_s:-2.5%") == Rule(
         "throughput_per_instance_per_s", 2.5, False)
     assert parse_rule("ttft_p99_ms<1000") == Threshold("ttft_p99_ms", "<", 1000.0)
     assert parse_rule(" energy_kwh > 2.5e2 ") == Threshold("energy_kwh", ">", 250.0)

@@ -132,3 +132,99 @@ def test_error_messages_cannot_drive_the_terminal(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown field" in err
     assert "\x1b" not in err and "\x07" not in err and "\\x1b]0;pwned\\x07" in err
+
+
+def _script(body: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", body, *args], capture_output=True, text=True, timeout=180)
+
+
+_AFTER_RENAME = """
+import os, signal, sys, time
+import ecobench.io.rundir as rundir
+from ecobench.cli import entry
+real = os.rename
+def renamed(a, b):
+    real(a, b)  # the run directory is in place when the signal arrives
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(5)
+rundir.os.rename = renamed
+sys.argv = ["ecobench", "run", sys.argv[1], "--out", sys.argv[2], "-q"]
+entry()
+"""
+
+
+def test_sigterm_after_the_rename_says_the_run_is_complete(tmp_path):
+    """Issue 24: it said "nothing was written" while the complete run stayed."""
+    out = tmp_path / "run"
+    p = _script(_AFTER_RENAME, LAYOUTLM, str(out))
+    assert p.returncode == 143, p.stderr
+    assert f"the run is complete at {out}" in p.stderr and "nothing was written" not in p.stderr
+    assert (out / "results.json").is_file() and "Traceback" not in p.stderr
+
+
+_TEARDOWN = """
+import os, shutil, signal, sys, time
+import ecobench.runner as run_mod
+import ecobench.io.rundir as rundir
+from ecobench.errors import InputError
+from ecobench.cli import entry
+def failing(doc, path):
+    raise InputError("a failure while writing")
+run_mod.write_html = failing
+real = shutil.rmtree
+def slow_rmtree(path, **kw):
+    os.kill(os.getpid(), signal.SIGTERM)  # arrives while the half-written run is being removed
+    time.sleep(0.2)
+    real(path, **kw)
+rundir.shutil.rmtree = slow_rmtree
+sys.argv = ["ecobench", "run", sys.argv[1], "--results", sys.argv[2], "-q"]
+entry()
+"""
+
+
+def test_sigterm_during_teardown_finishes_the_clean_up(tmp_path):
+    p = _script(_TEARDOWN, LAYOUTLM, str(tmp_path))
+    assert p.returncode == 143, p.stderr
+    assert "Traceback" not in p.stderr and "nothing was written" in p.stderr
+    assert list((tmp_path / "layoutlm_realtime").iterdir()) == []
+
+
+_OOM = """
+import sys, time
+import ecobench.hardware.catalog as catalog
+from ecobench.cli import entry
+def huge():
+    raise MemoryError()
+catalog.load_catalog = huge
+sys.argv = ["ecobench", "catalog"]
+entry()
+"""
+
+
+def test_out_of_memory_is_one_prebuilt_line_and_exit_3():
+    t0 = time.monotonic()
+    p = _script(_OOM)
+    assert p.returncode == 3 and "out of memory" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+    assert time.monotonic() - t0 < 60
+
+
+_GO = ("import os, runpy, sys, ecobench; os.write(2, b'go\\n'); sys.argv = ['ecobench', 'catalog']; "
+       "runpy.run_module('ecobench', run_name='__main__')")
+
+
+@pytest.mark.parametrize("sig,code", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_signal_while_starting_has_no_traceback(sig, code):
+    """Issue 24: SIGINT in the first 0.13 s printed a KeyboardInterrupt traceback. Timed from when
+    the interpreter has started and found the package (its own start-up and site imports, and
+    ``import ecobench``, 1 ms, come before any code of ours can run), as ``python -m ecobench``."""
+    for delay in (0.0, 0.02, 0.05, 0.1, 0.2, 0.4):
+        proc = subprocess.Popen([sys.executable, "-c", _GO], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stderr.readline() == "go\n"
+        time.sleep(delay)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+        if proc.returncode in (1, -sig) and "ecobench" not in err:
+            continue  # the signal came while runpy was still locating __main__.py: Python's own code
+        assert "Traceback" not in err, (delay, err)
+        assert proc.returncode in (code, 0), (delay, proc.returncode, err)

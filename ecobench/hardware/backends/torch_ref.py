@@ -316,10 +316,15 @@ def _window(step: Callable[[], None], samples_per_step: int, spec: Any) -> float
 
 def _progress(total: int, label: str) -> Callable[[int, float], None]:
     """A bar redrawn in place (carriage returns) on a terminal; elsewhere (a log, a pipe, CI) one
-    plain line per repetition, never a carriage return."""
+    plain line per repetition, never a carriage return; nothing when the run is quiet (``-q``)."""
+    from ecobench.measure.defaults import SHOW_PROGRESS
+
     tty = sys.stderr.isatty()
+    shown = SHOW_PROGRESS.get()
 
     def show(done: int, rate: float) -> None:
+        if not shown:
+            return
         if not tty:
             print(f"  measuring {label}: {done}/{total}  {rate:,.1f} samples/s", file=sys.stderr, flush=True)
             return

@@ -93,7 +93,10 @@ def matmul(a: np.ndarray, b: np.ndarray, fmt: str, rng: np.random.Generator | No
         qb = quantize_int8(b, sb).astype(np.float64)
         return (qa @ qb).astype(np.float32) * np.float32(sa * sb)
     r = rounder(fmt, rng)
-    out = np.matmul(r(a), r(b), dtype=np.float32)
+    # The sum in float64, then rounded once to FP32: the FP32 result does not depend on the order
+    # in which the BLAS (and its thread count) adds the products, so numeric_error is reproducible
+    # on any host (an FP32 sum's last bits move with the order; the PSUM's own order is not known).
+    out = np.matmul(r(a).astype(np.float64), r(b).astype(np.float64)).astype(np.float32)
     return r(out) if round_output else out
 
 

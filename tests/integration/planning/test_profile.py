@@ -106,6 +106,10 @@ def test_min_instances_floor_and_scale_to_zero():
     floor = profile_strategies(rates, AutoscaleSpec(lag_h=0, min_instances=2), fleet)
     assert floor["hourly"]["autoscaled_instances"] == [2] * 12 + [5] * 12
     assert floor["hourly"]["autoscaled_capacity_per_h"][0] == 20.0
+    # issue 24: the static fleet is the busiest hour's need, never inflated by the autoscaler's floor
+    high_floor = profile_strategies(rates, AutoscaleSpec(lag_h=0, min_instances=9), fleet)
+    assert high_floor["static"]["instance_hours"] == 5 * 24
+    assert high_floor["hourly"]["autoscaled_instances"] == [9] * 24
 
 
 def test_csv_profile_is_read_relative_to_the_scenario(tmp_path, profiled):
@@ -167,8 +171,13 @@ def test_profile_schema_errors_exit_2(tmp_path, capsys, profiled, profile, expec
     ("hour,rate\n0,1\n", "missing column rate_per_h or requests_per_h (columns found: hour, rate"),
     ("h,rate_per_h\n0,1\n", "missing column hour"),
     ("hour,rate_per_h\n" + "".join(f"{h},10\n" for h in range(23)), "no row for hour 23"),
-    ("hour,rate_per_h\n0,-5\n", "line 2: rate_per_h -5 must be 0 to 10^12"),
-    ("hour,rate_per_h\n24,5\n", "line 2: hour 24 must be a whole hour 0 to 23"),
+    ("hour,rate_per_h\n0,-5\n", "line 2: rate_per_h '-5' must be 0 (a quiet hour) or 0.001 to 10^12"),
+    ("hour,rate_per_h\n24,5\n", "line 2: hour '24' must be a whole hour 0 to 23"),
+    # issue 24's reproducers: an extra field, a subnormal rate, a file that is not a CSV header
+    ("hour,rate_per_h\n0,5,extra\n", "line 2: more fields than the header's 2 columns"),
+    ("hour,rate_per_h\n0\n", "line 2: fewer fields than the header's 2 columns"),
+    ("hour,rate_per_h\n" + "".join(f"{h},1e-320\n" for h in range(24)), "'1e-320' must be 0 (a quiet hour)"),
+    ("root:$6$abcdefgh$secretsecretsecret:19000:0:99999:7:::\n", "its first line is not a CSV header"),
     ("hour,rate_per_h\n0,5\n0,6\n", "hour 0 appears twice"),
     ("hour,rate_per_h\n0,lots\n", "must be numbers"),
 ])

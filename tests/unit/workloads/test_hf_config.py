@@ -38,7 +38,7 @@ def test_gpt2_and_bert_configs(tmp_path):
     ({"model_type": "whisper"}, "model_type 'whisper' is not a decoder or encoder config"),
     ({**LLAMA3_8B, "num_key_value_heads": 5}, "kv_heads"),
     ({**LLAMA3_8B, "hidden_size": "4096"}, "hidden_size"),
-    ("{not json", "cannot read"),
+    ("{not json", "not a valid config.json JSON file"),
     ("[1, 2]", "not a JSON object"),
 ])
 def test_bad_configs_are_input_errors(tmp_path, cfg, match):
