@@ -63,37 +63,45 @@ class Steps:
 
 @dataclass(frozen=True)
 class Ttft:
-    """TTFT = ``fixed`` + Uniform(0, ``residual``) + [waits with probability ``p``] Exp(``wait``) +
-    ``service`` at the input length's quantile points (a row per concurrency)."""
+    """TTFT = ``fixed`` + Uniform(0, ``residual``) + [waits with probability ``p``] a gamma wait of
+    mean ``wait`` and shape ``shape`` + ``service`` at the input length's quantile points (a row per
+    concurrency)."""
 
     fixed: np.ndarray
     residual: np.ndarray
     p: np.ndarray
     wait: np.ndarray
     service: np.ndarray  # (concurrencies, points)
+    shape: np.ndarray | None = None  # of the wait of those who wait (None: 1, exponential)
 
     def mean(self) -> np.ndarray:
         return self.fixed + self.residual / 2 + self.p * self.wait + self.service.mean(axis=1)
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
         """P(TTFT <= t) for a ``t`` per concurrency."""
-        y = (t - self.fixed)[:, None] - self.service  # what is left for the waits
-        r, p, m = self.residual[:, None], self.p[:, None], np.maximum(self.wait, 1e-30)[:, None]
+        from scipy.special import gammainc
 
-        def g(x: np.ndarray) -> np.ndarray:  # integral of the wait's CDF from 0 to x
+        y = (t - self.fixed)[:, None] - self.service  # what is left for the waits
+        r, p = self.residual[:, None], self.p[:, None]
+        k = (np.ones_like(self.p) if self.shape is None else self.shape)[:, None]
+        theta = np.maximum(self.wait, 1e-30)[:, None] / k
+
+        def f(x: np.ndarray) -> np.ndarray:  # the wait's CDF
+            return np.where(x >= 0, 1 - p + p * gammainc(k, np.maximum(x, 0) / theta), 0.0)
+
+        def g(x: np.ndarray) -> np.ndarray:  # its integral from 0 to x
             x = np.maximum(x, 0.0)
-            return x - p * m * -np.expm1(-x / m)
+            z = x / theta
+            return (1 - p) * x + p * (x * gammainc(k, z) - k * theta * gammainc(k + 1, z))
 
         with np.errstate(over="ignore", invalid="ignore"):
             uniform = (g(y) - g(y - r)) / np.maximum(r, 1e-30)
-            point = np.where(y >= 0, 1 - p * np.exp(-np.maximum(y, 0) / m), 0.0)
-        return np.where(r > 1e-12, uniform, point).mean(axis=1)
+        return np.where(r > 1e-12, uniform, f(y)).mean(axis=1)
 
     def quantile(self, q: float) -> np.ndarray:
         lo = self.fixed + self.service.min(axis=1)
-        hi = (self.fixed + self.residual + self.service.max(axis=1)
-              + self.wait * max(0.0, math.log(1 / (1 - q))) + 1e-9)
-        for _ in range(40):
+        hi = self.fixed + self.residual + self.service.max(axis=1) + self.wait * (40 + 5 / (1 - q)) + 1e-9
+        for _ in range(44):
             mid = (lo + hi) / 2
             below = self.cdf(mid) < q
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
@@ -104,7 +112,7 @@ class Ttft:
 class Tpot:
     """A request's time per output token: ``base`` plus a gamma of mean ``extra`` and SD ``sd`` (the
     prefills slotted between its steps) plus a normal of SD ``sd_batch`` (the concurrency it decodes
-    at fluctuates); their deviations from the mean add in quadrature."""
+    at fluctuates); their deviations from the mean add up (both rise with the same arrivals)."""
 
     base: np.ndarray
     extra: np.ndarray
@@ -121,8 +129,7 @@ class Tpot:
         k = np.clip((m / s) ** 2, 1e-3, 1e6)
         dev_g = np.where(self.sd > 1e-12, gammaincinv(k, q) * m / k - m, 0.0)
         dev_n = float(ndtri(q)) * self.sd_batch
-        dev = dev_g + dev_n
-        return self.base + self.extra + np.sign(dev) * np.sqrt(dev_g ** 2 + dev_n ** 2)
+        return self.base + self.extra + dev_g + dev_n
 
 
 @dataclass
@@ -160,7 +167,8 @@ class Operating:
 
 def _rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:
     """The distribution at the concurrencies ``idx`` only."""
-    return type(d)(**{k: np.asarray(getattr(d, k))[idx] for k in d.__dataclass_fields__})  # type: ignore[arg-type]
+    return type(d)(**{k: None if getattr(d, k) is None else np.asarray(getattr(d, k))[idx]  # type: ignore[arg-type]
+                      for k in d.__dataclass_fields__})
 
 
 class Scheduler(Protocol):
@@ -178,13 +186,23 @@ def _prefill_moments(steps: Steps, traffic: Traffic) -> tuple[float, float, np.n
     return mean, var, steps.token_s * li.mean * li.unit + steps.request_s
 
 
-def _kingman_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """(probability of waiting, mean wait of those who wait) in a G/G/1 queue of work."""
+def _kingman_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
+                  third: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(probability of waiting, mean wait of those who wait, gamma shape of that wait) in a G/G/1
+    queue of work: Kingman's mean (Pollaczek-Khinchine's for Poisson arrivals), the second moment of
+    the M/G/1 wait (``E[W^2] = 2 E[W]^2 + R E[S^3] / (3 (1 - rho))``; ``third``: E[S^3] / E[S]^3)."""
     rho = np.clip(rate * work_mean, 0.0, 1 - 1e-9)
     cs2 = work_var / np.maximum(work_mean, 1e-30) ** 2
     mean_wait = rho / (1 - rho) * (arrival_cv ** 2 + cs2) / 2 * work_mean
-    return rho, mean_wait / np.maximum(rho, 1e-12)
+    second = 2 * mean_wait ** 2 + rate * third * work_mean ** 3 / (3 * (1 - rho))
+    cond = mean_wait / np.maximum(rho, 1e-12)
+    cv2 = second / np.maximum(rho, 1e-12) / np.maximum(cond, 1e-30) ** 2 - 1
+    return rho, cond, 1 / np.clip(cv2, 0.05, 20.0)
+
+
+def _third(traffic: Traffic) -> float:
+    """E[L^3] / E[L]^3 of the input length (the prefill work's third moment)."""
+    return float(np.mean(traffic.input.unit ** 3))
 
 
 def _batch_spread(steps: Steps) -> tuple[np.ndarray, np.ndarray]:
@@ -197,16 +215,40 @@ def _batch_spread(steps: Steps) -> tuple[np.ndarray, np.ndarray]:
     return seen, slope * np.sqrt(2.0 / 3.0 * b)
 
 
+def concurrency_seen(rate: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, SD) of the concurrency a request sees at each arrival rate ``rate``, from the
+    flow-equivalent server of the replica: a birth-death chain over the concurrency ``n`` with births
+    at ``rate`` and completions at ``capacity[n - 1]`` (the closed form's requests per second at
+    concurrency ``n``), read size-biased (a request is one of the ``n``)."""
+    n = np.arange(1, len(capacity) + 1, dtype=float)
+    lam = np.asarray(rate, dtype=float)[:, None]
+    log_pi = np.concatenate([np.zeros((lam.shape[0], 1)),
+                             np.cumsum(np.log(np.maximum(lam, 1e-300)) - np.log(capacity)[None, :], axis=1)],
+                            axis=1)
+    pi = np.exp(log_pi - log_pi.max(axis=1, keepdims=True))[:, 1:]
+    w = n[None, :] * pi
+    w /= w.sum(axis=1, keepdims=True)
+    mean = (w * n).sum(axis=1)
+    return mean, np.sqrt(np.maximum((w * n * n).sum(axis=1) - mean ** 2, 0.0))
+
+
 def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndarray, tp_mean: float,
                   tp_var: float) -> Tpot:
-    """TPOT of a request when prefills of arriving prompts are slotted between its decode steps."""
-    t_d, sd_b = _batch_spread(steps)
+    """TPOT of a request when prefills of arriving prompts are slotted between its decode steps: the
+    decode step at the concurrency it sees (:func:`concurrency_seen`; near saturation the concurrency
+    changes more slowly than a request lives, so its life sees the whole spread), stretched by the prefills (compound
+    arrivals, with the branching of work arriving during work: variance ``R T E[t_p^2] / (1 - rho)^3``)."""
+    b = steps.batch.astype(float)
+    seen, spread = concurrency_seen(rate, rate)
+    t_d = np.interp(seen, b, steps.decode_s)
+    slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
     o = max(traffic.output.mean - 1, 1.0)
     r = np.clip(rho, 0, 1 - 1e-6)
     life = o * t_d  # the decode steps alone
     var = rate * life * (tp_var + traffic.arrival_cv ** 2 * tp_mean ** 2) / (1 - r) ** 3
     # A short output sees fewer arrivals: the spread of the per-token share grows as 1 / sqrt(tokens).
     short = float(np.mean(1 / np.sqrt(np.maximum(traffic.output.mean * traffic.output.unit - 1, 1.0))))
+    sd_b = slope * spread
     return Tpot(t_d, t_d * r / (1 - r), np.sqrt(var) / o * short * math.sqrt(o), sd_b / (1 - r))
 
 
@@ -226,17 +268,19 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         residual = t_d
     else:
         room = np.maximum(budget - b, 1.0)
-        per_token = steps.token_s + t_d / room  # a prompt token's share of the mixed steps
+        # A step's decodes are shared by the prompt tokens it carries: those that arrived during the
+        # step before (a mean step, t_d / (1 - rho)), at least one prompt, at most the budget's room.
+        carried = np.clip(rate * t_d / np.maximum(1 - rho, 1e-9) * li.mean + li.mean, 1.0, room)
+        per_token = steps.token_s + t_d / carried  # a prompt token's share of the mixed steps
         work_mean = per_token * li.mean + steps.request_s
         work_var = (per_token * li.mean * li.cv) ** 2
         lengths = li.mean * li.unit
-        step = (t_d / np.maximum(1 - rho, 1e-9))[:, None]  # a mean step: decodes and others' chunks
-        service = tp_points[None, :] + step * np.maximum(1.0, lengths[None, :] / room[:, None])
+        service = tp_points[None, :] + t_d[:, None] * np.maximum(1.0, lengths[None, :] / room[:, None])
         feasible = budget > b
         residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
-    p, wait = _kingman_wait(rate, work_mean, work_var, traffic.arrival_cv)
+    p, wait, shape = _kingman_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
     feasible = feasible & (rate * work_mean < 1)
-    ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service))
+    ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
     return Operating("continuous", b, t_d, rate, rho, ttft, _request_tpot(steps, traffic, rate, rho, tp_mean,
                                                                           tp_var), feasible,
                      prefill_s=tp_mean)
@@ -244,15 +288,25 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
 
 def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
            ttft_ok: Callable[[Ttft], np.ndarray] | None = None) -> Operating:
-    """Fixed batches of ``B``: prefilled together, decoded until the longest output ends."""
+    """Fixed batches: prefilled together, decoded until the longest output ends. At a rate that
+    forms batches of ``B`` on average, a batch is the requests that arrived during the previous cycle
+    (about Poisson: SD ``sqrt(B)``), so cycles vary; a request arrives in a cycle picked by its length
+    and waits out its rest (mean ``E[C^2] / 2 E[C]``, second moment ``E[C^3] / 3 E[C]``, read as a
+    gamma), then its own batch's prefill."""
     b, t_d = steps.batch.astype(float), steps.decode_s
     tp_mean, _, _ = _prefill_moments(steps, traffic)
     longest = expected_longest(traffic, b)
     prefill = b * steps.token_s * traffic.input.mean + steps.request_s
     cycle = prefill + np.maximum(longest - 1, 0.0) * t_d
     rate = b / cycle
+    slope = np.gradient(cycle, b) if len(b) > 1 else cycle / b
+    var = slope ** 2 * b
+    mean_rest = (cycle ** 2 + var) / (2 * cycle)
+    second = (cycle ** 3 + 3 * cycle * var) / (3 * cycle)
+    shape = 1 / np.clip(second / mean_rest ** 2 - 1, 0.05, 20.0)
     zeros = np.zeros_like(b)
-    ttft = Ttft(prefill, cycle, zeros, zeros, np.zeros((len(b), 1)))
+    own = prefill + steps.token_s * traffic.input.mean  # a request's batch is one larger on average
+    ttft = Ttft(own, zeros, np.ones_like(b), mean_rest, np.zeros((len(b), 1)), shape)
     seen, sd_b = _batch_spread(steps)
     return Operating("static", b, t_d, rate, prefill / cycle, ttft, Tpot(seen, zeros, zeros, sd_b * 1.5 ** 0.5),
                      np.ones_like(b, dtype=bool), prefill_s=tp_mean)
@@ -274,17 +328,29 @@ def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     loads = PRIORITY_LOADS
     cand = prefill_pool_ttft(steps, traffic, loads)
     p, wait, kv = cand.p, cand.wait, steps.kv_token_s * traffic.input.mean * traffic.input.unit
+    shape = cand.shape if cand.shape is not None else np.ones_like(p)
     ok = ttft_ok(cand) if ttft_ok is not None else np.ones_like(loads, dtype=bool)
     i = int(np.flatnonzero(ok)[-1]) if ok.any() else 0
     rho_p = float(loads[i])
     n = len(b)
     ttft = Ttft(np.zeros(n), np.zeros(n), np.full(n, p[i]), np.full(n, wait[i]),
-                np.broadcast_to(tp_points + kv, (n, len(kv))))
+                np.broadcast_to(tp_points + kv, (n, len(kv))), np.full(n, shape[i]))
     per_request = tp_mean / rho_p + o * t_d / b
     zeros_b = np.zeros(n)
     return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request, ttft,
-                     Tpot(*_batch_spread(steps)[:1], zeros_b, zeros_b, _batch_spread(steps)[1]), np.full(n, bool(ok[i])), prefill_load=rho_p,
+                     _decode_pool_tpot(steps, o), np.full(n, bool(ok[i])), prefill_load=rho_p,
                      prefill_s=tp_mean)
+
+
+def _decode_pool_tpot(steps: Steps, decode_tokens: float) -> Tpot:
+    """TPOT on decode replicas (no prefill between steps): the step at the concurrency a request sees
+    (:func:`concurrency_seen` of the decode replica alone) and its spread."""
+    b = steps.batch.astype(float)
+    capacity = b / (max(decode_tokens, 1.0) * steps.decode_s)
+    seen, spread = concurrency_seen(capacity, capacity)
+    slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
+    zeros = np.zeros_like(b)
+    return Tpot(np.interp(seen, b, steps.decode_s), zeros, zeros, slope * spread)
 
 
 def prefill_pool_ttft(steps: Steps, traffic: Traffic, loads: np.ndarray) -> Ttft:
@@ -292,10 +358,10 @@ def prefill_pool_ttft(steps: Steps, traffic: Traffic, loads: np.ndarray) -> Ttft
     tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
     kv = steps.kv_token_s * traffic.input.mean * traffic.input.unit
     loads = np.asarray(loads, dtype=float)
-    p, wait = _kingman_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
-                            traffic.arrival_cv)
+    p, wait, shape = _kingman_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
+                                   traffic.arrival_cv, _third(traffic))
     zeros = np.zeros_like(loads)
-    return Ttft(zeros, zeros, p, wait, np.broadcast_to(tp_points + kv, (len(loads), len(kv))))
+    return Ttft(zeros, zeros, p, wait, np.broadcast_to(tp_points + kv, (len(loads), len(kv))), shape)
 
 
 SCHEDULERS: dict[str, Scheduler] = {"continuous": continuous, "static": static,
