@@ -197,6 +197,8 @@ def _kingman_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray,
     second = 2 * mean_wait ** 2 + rate * third * work_mean ** 3 / (3 * (1 - rho))
     cond = mean_wait / np.maximum(rho, 1e-12)
     cv2 = second / np.maximum(rho, 1e-12) / np.maximum(cond, 1e-30) ** 2 - 1
+    if arrival_cv > 1:  # bursty arrivals: at least the exponential tail of heavy traffic
+        cv2 = np.maximum(cv2, 1.0)
     return rho, cond, 1 / np.clip(cv2, 0.05, 20.0)
 
 
