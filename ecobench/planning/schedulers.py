@@ -44,7 +44,10 @@ from ecobench.planning.traffic import Traffic
 SchedulerName = Literal["continuous", "static", "disaggregated"]
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192  # vLLM V1's default for its server on >= 70 GiB GPUs; SGLang's
 # chunked_prefill_size; TensorRT-LLM's max_num_tokens (engine docs, 2025)
-QUANTILE_GRID = 48  # concurrencies at which the quantiles are solved (interpolated in between)
+QUANTILE_GRID = 24  # concurrencies at which whole quantile curves are solved (interpolated in between)
+SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
+SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
+SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
 PRIORITY_LOADS = np.linspace(0.02, 0.98, 49)  # disaggregated: prefill loads tried
 
 
@@ -81,7 +84,12 @@ class Ttft:
         """P(TTFT <= t) for a ``t`` per concurrency."""
         from scipy.special import gammainc
 
-        y = (t - self.fixed)[:, None] - self.service  # what is left for the waits
+        service = self.service
+        if service.shape[1] > 1 and np.all(service[:, :1] == service):  # lengths that do not vary
+            service = service[:, :1]
+        elif service.shape[1] > SOLVE_POINTS:  # every few length points: the quantile moves little
+            service = service[:, service.shape[1] // SOLVE_POINTS // 2::service.shape[1] // SOLVE_POINTS]
+        y = (t - self.fixed)[:, None] - service  # what is left for the waits
         r, p = self.residual[:, None], self.p[:, None]
         k = (np.ones_like(self.p) if self.shape is None else self.shape)[:, None]
         theta = np.maximum(self.wait, 1e-30)[:, None] / k
@@ -94,17 +102,29 @@ class Ttft:
             z = x / theta
             return (1 - p) * x + p * (x * gammainc(k, z) - k * theta * gammainc(k + 1, z))
 
+        has_rest = r[:, 0] > 1e-12
+        if not has_rest.any():
+            return f(y).mean(axis=1)
         with np.errstate(over="ignore", invalid="ignore"):
             uniform = (g(y) - g(y - r)) / np.maximum(r, 1e-30)
+        if has_rest.all():
+            return uniform.mean(axis=1)
         return np.where(r > 1e-12, uniform, f(y)).mean(axis=1)
 
     def quantile(self, q: float) -> np.ndarray:
+        """Solved on a grid of times between bounds, then on a finer grid inside the bracket found."""
         lo = self.fixed + self.service.min(axis=1)
-        hi = self.fixed + self.residual + self.service.max(axis=1) + self.wait * (40 + 5 / (1 - q)) + 1e-9
-        for _ in range(44):
-            mid = (lo + hi) / 2
-            below = self.cdf(mid) < q
-            lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+        k = np.ones_like(self.p) if self.shape is None else self.shape
+        spread = self.wait * (1 + (3 + math.log(1 / (1 - q))) / np.sqrt(np.minimum(k, 1.0)) * 3)
+        hi = self.fixed + self.residual + self.service.max(axis=1) + spread + 1e-9
+        for _ in range(SOLVE_ROUNDS):
+            u = np.linspace(0.0, 1.0, SOLVE_GRID)
+            t = lo[:, None] + (hi - lo)[:, None] * u[None, :]  # (rows, grid)
+            rows = np.repeat(np.arange(len(lo)), SOLVE_GRID)
+            c = _rows(self, rows).cdf(t.ravel()).reshape(t.shape)
+            j = np.clip((c < q).sum(axis=1), 1, SOLVE_GRID - 1)  # first grid time at or past q
+            r = np.arange(len(lo))
+            lo, hi = t[r, j - 1], t[r, j]
         return (lo + hi) / 2
 
 
@@ -147,6 +167,29 @@ class Operating:
     prefill_load: float | None = None  # disaggregated: load of the prefill replicas
     prefill_s: float = 0.0  # a mean prompt's prefill (seconds)
     _cache: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def latency_at(self, metric: str, stat: str | float, idx: np.ndarray) -> np.ndarray:
+        """``ttft`` or ``tpot`` in ms at the concurrencies of index ``idx`` only (solved there)."""
+        idx = np.atleast_1d(np.asarray(idx, dtype=int))
+        d = _rows(self.ttft if metric == "ttft" else self.tpot, idx)
+        return 1e3 * np.asarray(d.mean() if stat == "mean" else d.quantile(float(stat)), dtype=float)
+
+    def last_within(self, metric: str, stat: str | float, limit_ms: float) -> int:
+        """The largest index whose latency is within ``limit_ms`` (-1: none), by bisection: latencies
+        rise with the concurrency."""
+        n = len(self.batch)
+        if self.latency_at(metric, stat, np.array([0]))[0] > limit_ms:
+            return -1
+        lo, hi = 0, n - 1
+        if self.latency_at(metric, stat, np.array([hi]))[0] <= limit_ms:
+            return hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.latency_at(metric, stat, np.array([mid]))[0] <= limit_ms:
+                lo = mid
+            else:
+                hi = mid
+        return lo
 
     def latency_ms(self, metric: str, stat: str | float) -> np.ndarray:
         """``ttft`` or ``tpot`` in ms at every concurrency: ``stat`` ``"mean"`` or a probability (the
@@ -217,13 +260,23 @@ def _batch_spread(steps: Steps) -> tuple[np.ndarray, np.ndarray]:
     return seen, slope * np.sqrt(2.0 / 3.0 * b)
 
 
+def per_concurrency(batch: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` given at the concurrencies ``batch`` (a grid), at every whole concurrency 1..max."""
+    return np.interp(np.arange(1, int(batch[-1]) + 1, dtype=float), batch, values)
+
+
 def concurrency_seen(rate: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(mean, SD) of the concurrency a request sees at each arrival rate ``rate``, from the
     flow-equivalent server of the replica: a birth-death chain over the concurrency ``n`` with births
     at ``rate`` and completions at ``capacity[n - 1]`` (the closed form's requests per second at
     concurrency ``n``), read size-biased (a request is one of the ``n``)."""
+    rate = np.asarray(rate, dtype=float)
+    if len(rate) > 2 * QUANTILE_GRID:  # solved at a grid of rates, interpolated in between
+        idx = np.unique(np.round(np.geomspace(1, len(rate), 2 * QUANTILE_GRID)).astype(int) - 1)
+        m, sd = concurrency_seen(rate[idx], capacity)
+        return np.interp(rate, rate[idx], m), np.interp(rate, rate[idx], sd)
     n = np.arange(1, len(capacity) + 1, dtype=float)
-    lam = np.asarray(rate, dtype=float)[:, None]
+    lam = rate[:, None]
     log_pi = np.concatenate([np.zeros((lam.shape[0], 1)),
                              np.cumsum(np.log(np.maximum(lam, 1e-300)) - np.log(capacity)[None, :], axis=1)],
                             axis=1)
@@ -241,7 +294,7 @@ def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndar
     changes more slowly than a request lives, so its life sees the whole spread), stretched by the prefills (compound
     arrivals, with the branching of work arriving during work: variance ``R T E[t_p^2] / (1 - rho)^3``)."""
     b = steps.batch.astype(float)
-    seen, spread = concurrency_seen(rate, rate)
+    seen, spread = concurrency_seen(rate, per_concurrency(b, rate))
     t_d = np.interp(seen, b, steps.decode_s)
     slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
     o = max(traffic.output.mean - 1, 1.0)
@@ -349,7 +402,7 @@ def _decode_pool_tpot(steps: Steps, decode_tokens: float) -> Tpot:
     (:func:`concurrency_seen` of the decode replica alone) and its spread."""
     b = steps.batch.astype(float)
     capacity = b / (max(decode_tokens, 1.0) * steps.decode_s)
-    seen, spread = concurrency_seen(capacity, capacity)
+    seen, spread = concurrency_seen(capacity, per_concurrency(b, capacity))
     slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
     zeros = np.zeros_like(b)
     return Tpot(np.interp(seen, b, steps.decode_s), zeros, zeros, slope * spread)

@@ -55,6 +55,20 @@ COLUMN_STATS: tuple[tuple[str, str | float], ...] = (("mean", "mean"), ("p50", 0
 STAT_LABEL = {0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99"}
 
 
+BATCH_EXACT = 32  # every concurrency up to this is a candidate; above, a geometric grid
+BATCH_GRID_STEPS = 64  # of at most this many concurrencies up to the limit
+
+
+def batch_grid(limit: int) -> np.ndarray:
+    """Candidate concurrencies: every one up to ``BATCH_EXACT``, then geometrically spaced (about 5% apart
+    at 1024) up to ``limit``, which is always one."""
+    exact = np.arange(1, min(limit, BATCH_EXACT) + 1)
+    if limit <= BATCH_EXACT:
+        return exact.astype(float)
+    geo = np.unique(np.round(np.geomspace(BATCH_EXACT, limit, BATCH_GRID_STEPS)))
+    return np.unique(np.concatenate([exact, geo, [limit]])).astype(float)
+
+
 def traffic_of(spec: ServingSpec) -> Traffic:
     """The scenario's request lengths and arrivals."""
     if spec.lengths_csv is not None:
@@ -179,9 +193,15 @@ def at_rate(op: Operating, rate: Any, speed: Any = 1.0,
     rate_1 = np.asarray(rate, dtype=float) / speed  # the same concurrency at speed 1
     x = np.where(rate_1 >= r[0], np.interp(rate_1, r, op.batch), 1.0)
     out = {"batch": x, "prefill_share": np.interp(x, op.batch, op.prefill_share)}
+    one = np.ndim(x) == 0
+    near = np.clip(np.searchsorted(op.batch, x) + np.array([-1, 0]), 0, len(op.batch) - 1) if one else None
     for label, stat in stats or list(COLUMN_STATS):
         for metric in ("ttft", "tpot"):
-            out[f"{metric}_ms_{label}"] = np.interp(x, op.batch, op.latency_ms(metric, stat)) / speed
+            if near is not None:  # one rate: solved at the two concurrencies around it
+                v = np.interp(x, op.batch[near], op.latency_at(metric, stat, near))
+            else:
+                v = np.interp(x, op.batch, op.latency_ms(metric, stat))
+            out[f"{metric}_ms_{label}"] = v / speed
     return out
 
 
@@ -249,7 +269,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
             continue
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
-        op = operating_points(w, cl, eff, np.arange(1, limit + 1), request_overhead_s, cfg, traffic, spec)
+        op = operating_points(w, cl, eff, batch_grid(limit), request_overhead_s, cfg, traffic, spec)
         ok = _feasible(op, spec)
         if not ok.any():
             failure = _binding(spec, op, inst, t)
