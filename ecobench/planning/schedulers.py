@@ -44,11 +44,11 @@ from ecobench.planning.traffic import Traffic
 SchedulerName = Literal["continuous", "static", "disaggregated"]
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192  # vLLM V1's default for its server on >= 70 GiB GPUs; SGLang's
 # chunked_prefill_size; TensorRT-LLM's max_num_tokens (engine docs, 2025)
-QUANTILE_GRID = 24  # concurrencies at which whole quantile curves are solved (interpolated in between)
+QUANTILE_GRID = 16  # concurrencies at which whole quantile curves are solved (interpolated in between)
 SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
-PRIORITY_LOADS = np.linspace(0.02, 0.98, 49)  # disaggregated: prefill loads tried
+PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
 
 
 @dataclass(frozen=True)
