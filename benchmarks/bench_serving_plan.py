@@ -1,8 +1,9 @@
 """Time serving plans: a Llama 3 8B chat load (36,000 requests/h; gamma lengths of mean 1,024 in and
 256 out with CV 1 and 1.5, bursty arrivals of CV 1.5; median TTFT 10 s and TPOT 100 ms, p99 TTFT 60 s and
-TPOT 300 ms: loose enough for static batches on the smallest instances) planned on 100 configurations: 10 instance types x 5 scheduler settings (continuous with
-the default chunk budget, with 2,048 tokens, unchunked; static; disaggregated, or on Neuron's static
-caches continuous with 4,096) x 2 weight types, each with automatic tensor degree and batch search
+TPOT 300 ms: loose enough for static batches on the smallest instances) planned on 100
+configurations: 10 instance types x 5 scheduler settings (continuous with the default chunk budget,
+with 2,048 tokens, unchunked; static; disaggregated, or on Neuron's static caches continuous with
+4,096) x 2 weight types, each with automatic tensor degree and batch search
 (every tensor degree that divides the instance's ranks, every batch up to what fits memory). Times
 the planning alone (evaluate: backends, plans, power, cost) in a warm process. Target: under 2 s.
 The whole `ecobench run` process, with its imports and report, is timed by bench_run.py.
@@ -25,8 +26,9 @@ NEURON = ("inf2", "trn1")  # static key/value caches: no disaggregated scheduler
 SCHEDULERS = [{}, {"max_num_batched_tokens": 2048}, {"chunked_prefill": False}, {"scheduler": "static"},
               {"scheduler": "disaggregated"}]
 CONFIGS = [(f"{t.replace('.', '_')}_{i}_{w or 'bf16'}", t,
-            ({"max_num_batched_tokens": 4096} if t.startswith(NEURON) and kw.get("scheduler") == "disaggregated"
-             else kw) | ({"weight_precision": w} if w else {}))
+            ({"max_num_batched_tokens": 4096}
+             if t.startswith(NEURON) and kw.get("scheduler") == "disaggregated" else kw)
+            | ({"weight_precision": w} if w else {}))
            for t in INSTANCES for i, kw in enumerate(SCHEDULERS) for w in (None, "int8")]
 SCENARIO = {
     "schema_version": 2, "name": "bench_serving",

@@ -167,7 +167,8 @@ def cmd_serve_point(args: argparse.Namespace) -> int:
     from ecobench.planning.serve_point import format_point, serve_point
 
     p = serve_point(args.model, args.instance_type, args.precision, args.batch, args.input_tokens,
-                    args.output_tokens, args.tensor, args.stack, args.weight_precision, args.kv_cache_precision)
+                    args.output_tokens, args.tensor, args.stack, args.weight_precision,
+                    args.kv_cache_precision)
     print(json.dumps(p.to_dict(), indent=2) if args.format == "json" else format_point(p))
     return 0
 

@@ -291,7 +291,8 @@ def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndar
                   tp_var: float) -> Tpot:
     """TPOT of a request when prefills of arriving prompts are slotted between its decode steps: the
     decode step at the concurrency it sees (:func:`concurrency_seen`; near saturation the concurrency
-    changes more slowly than a request lives, so its life sees the whole spread), stretched by the prefills (compound
+    changes more slowly than a request lives, so its life sees the whole spread), stretched by the
+    prefills (compound
     arrivals, with the branching of work arriving during work: variance ``R T E[t_p^2] / (1 - rho)^3``)."""
     b = steps.batch.astype(float)
     seen, spread = concurrency_seen(rate, per_concurrency(b, rate))
@@ -363,7 +364,8 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     own = prefill + steps.token_s * traffic.input.mean  # a request's batch is one larger on average
     ttft = Ttft(own, zeros, np.ones_like(b), mean_rest, np.zeros((len(b), 1)), shape)
     seen, sd_b = _batch_spread(steps)
-    return Operating("static", b, t_d, rate, prefill / cycle, ttft, Tpot(seen, zeros, zeros, sd_b * 1.5 ** 0.5),
+    sd_batch = sd_b * math.sqrt(1.5)  # a request decodes at its batch's size all its life: variance B
+    return Operating("static", b, t_d, rate, prefill / cycle, ttft, Tpot(seen, zeros, zeros, sd_batch),
                      np.ones_like(b, dtype=bool), prefill_s=tp_mean)
 
 
@@ -391,7 +393,6 @@ def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     ttft = Ttft(np.zeros(n), np.zeros(n), np.full(n, p[i]), np.full(n, wait[i]),
                 np.broadcast_to(tp_points + kv, (n, len(kv))), np.full(n, shape[i]))
     per_request = tp_mean / rho_p + o * t_d / b
-    zeros_b = np.zeros(n)
     return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request, ttft,
                      _decode_pool_tpot(steps, o), np.full(n, bool(ok[i])), prefill_load=rho_p,
                      prefill_s=tp_mean)

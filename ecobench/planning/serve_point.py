@@ -113,5 +113,6 @@ def format_point(p: ServePoint) -> str:
     """The terminal's lines."""
     head = (f"{p.model} on {p.instance_type} ({p.precision}, tensor {p.tensor}): static batch {p.batch}, "
             f"{p.input_tokens} tokens in, {p.output_tokens} out")
-    rows = [f"  {name:<22} {v:>10.4g}   90% band {lo:.4g} to {hi:.4g}" for name, (v, lo, hi) in p.figures.items()]
+    rows = [f"  {name:<22} {v:>10.4g}   90% band {lo:.4g} to {hi:.4g}"
+            for name, (v, lo, hi) in p.figures.items()]
     return "\n".join([head, *rows, f"  ({p.source})"])

@@ -260,7 +260,8 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     best: ServingPlan | None = None
     failure = ""
     for t in options:
-        w = _serve_workload(arch, traffic, cfg, t, cat.accelerators[inst.spec.accelerator or ""].static_kv_cache)
+        static_cache = cat.accelerators[inst.spec.accelerator or ""].static_kv_cache
+        w = _serve_workload(arch, traffic, cfg, t, static_cache)
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
             failure = failure or (f"{arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
@@ -306,7 +307,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
            else f"auto: fewest instances, then least accelerator activity, over tensor "
                 f"{', '.join(map(str, options))}")
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
-    sched = best.scheduler + (f" (prefill replicas at {best.operating.prefill_load:.0%} load)"
-                              if best.operating is not None and best.operating.prefill_load is not None else "")
+    load = best.operating.prefill_load if best.operating is not None else None
+    sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")
     return ServingPlan(**{**best.__dict__,
                           "choice": f"{how}; batch up to {best.max_batch} ({limit_how}); {sched}"})

@@ -12,8 +12,9 @@ if TYPE_CHECKING:
 
 BANDED_INFERENCE = ["throughput_per_instance_per_s", "instances", "{energy}", "cost_usd_per_million", "{co2}",
                     "{energy_change}", "cost_change_pct", "{co2_change}"]
-BANDED_SERVING = ["instances", "ttft_ms_p50", "tpot_ms_p50", "{energy_token}", "cost_usd_per_million_output_tokens",
-                  "co2_g_per_million_output_tokens", "{energy_change}", "cost_change_pct", "{co2_change}"]
+BANDED_SERVING = ["instances", "ttft_ms_p50", "tpot_ms_p50", "{energy_token}",
+                  "cost_usd_per_million_output_tokens", "co2_g_per_million_output_tokens", "{energy_change}",
+                  "cost_change_pct", "{co2_change}"]
 BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "power_w", "mfu", "{energy}", "cost_usd",
                    "{co2}",
                    "{energy_change}", "cost_change_pct", "{co2_change}"]

@@ -536,7 +536,9 @@ class Scenario(_Model):
                                      f"parallelism.tensor only; remove {', '.join(extra)}")
             if c.measured_throughput_per_s is not None or "serving" not in caps.modes:
                 raise ValueError(f"{what}: serving is planned with the analytic backend "
-                                 "(backend: analytic, no measured_throughput_per_s)")
+                                 "(backend: analytic, no measured_throughput_per_s); the "
+                                 f"{c.backend} backend cannot model the {c.scheduler} scheduler; allowed "
+                                 "schedulers on analytic: continuous, static, disaggregated")
 
 
     def config(self, config_id: str) -> HardwareConfig:
