@@ -193,14 +193,11 @@ def at_rate(op: Operating, rate: Any, speed: Any = 1.0,
     rate_1 = np.asarray(rate, dtype=float) / speed  # the same concurrency at speed 1
     x = np.where(rate_1 >= r[0], np.interp(rate_1, r, op.batch), 1.0)
     out = {"batch": x, "prefill_share": np.interp(x, op.batch, op.prefill_share)}
-    one = np.ndim(x) == 0
-    near = np.clip(np.searchsorted(op.batch, x) + np.array([-1, 0]), 0, len(op.batch) - 1) if one else None
-    for label, stat in stats or list(COLUMN_STATS):
+    i = np.searchsorted(op.batch, np.ravel(x))
+    near = np.unique(np.clip(np.concatenate([i - 1, i]), 0, len(op.batch) - 1))
+    for label, stat in stats or list(COLUMN_STATS):  # solved at the concurrencies around the rates
         for metric in ("ttft", "tpot"):
-            if near is not None:  # one rate: solved at the two concurrencies around it
-                v = np.interp(x, op.batch[near], op.latency_at(metric, stat, near))
-            else:
-                v = np.interp(x, op.batch, op.latency_ms(metric, stat))
+            v = np.interp(x, op.batch[near], op.latency_at(metric, stat, near))
             out[f"{metric}_ms_{label}"] = v / speed
     return out
 

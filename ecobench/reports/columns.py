@@ -175,9 +175,10 @@ _STRING = ("config_id instance_type accelerator backend precision provenance met
            "price_source headline_scope draw_basis power_basis recompute layout_choice measurement_method "
            "power_method "
            "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
-           "backend_disagreement").split()
+           "backend_disagreement scheduler slo").split()
 _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "
             "zero_stage microbatch global_batch_size replicas replicas_per_instance max_batch pareto_rank "
+            "prefill_replicas decode_replicas "
             "sweep_index").split()
 # JSON Schema type of each column that is not a number; every column may also be null (no figure).
 JSON_TYPES: dict[str, str] = ({c: "string" for c in _STRING} | {c: "integer" for c in _INTEGER}
