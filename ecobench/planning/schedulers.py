@@ -82,7 +82,7 @@ class Ttft:
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
         """P(TTFT <= t) for a ``t`` per concurrency."""
-        from scipy.special import gammainc
+        from scipy.special import gammainc, gammaln
 
         service = self.service
         if service.shape[1] > 1 and np.all(service[:, :1] == service):  # lengths that do not vary
@@ -98,15 +98,20 @@ class Ttft:
             return np.where(x >= 0, 1 - p + p * gammainc(k, np.maximum(x, 0) / theta), 0.0)
 
         def g(x: np.ndarray) -> np.ndarray:  # its integral from 0 to x
+            # P(k + 1, z) = P(k, z) - z^k e^-z / Gamma(k + 1): one incomplete gamma instead of two
             x = np.maximum(x, 0.0)
             z = x / theta
-            return (1 - p) * x + p * (x * gammainc(k, z) - k * theta * gammainc(k + 1, z))
+            pk = gammainc(k, z)
+            with np.errstate(divide="ignore"):
+                term = np.exp(k * np.log(z) - z - gammaln(k + 1))
+            return (1 - p) * x + p * (x * pk - k * theta * (pk - term))
 
         has_rest = r[:, 0] > 1e-12
         if not has_rest.any():
             return f(y).mean(axis=1)
         with np.errstate(over="ignore", invalid="ignore"):
-            uniform = (g(y) - g(y - r)) / np.maximum(r, 1e-30)
+            both = g(np.stack([y, y - np.broadcast_to(r, y.shape)]))
+            uniform = (both[0] - both[1]) / np.maximum(r, 1e-30)
         if has_rest.all():
             return uniform.mean(axis=1)
         return np.where(r > 1e-12, uniform, f(y)).mean(axis=1)
