@@ -42,8 +42,10 @@ import numpy as np
 from ecobench.planning.traffic import Traffic
 
 SchedulerName = Literal["continuous", "static", "disaggregated"]
-DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192  # vLLM V1's default for its server on >= 70 GiB GPUs; SGLang's
-# chunked_prefill_size; TensorRT-LLM's max_num_tokens (engine docs, 2025)
+# vLLM V1's default token budget of its OpenAI server on GPUs of 70 GiB or more other than A100 (2048 on
+# the others): vllm/engine/arg_utils.py, _set_default_args (github.com/vllm-project/vllm, main as of
+# 2025-11); taken for every instance (an inference; set max_num_batched_tokens for another engine).
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 QUANTILE_GRID = 16  # concurrencies at which whole quantile curves are solved (interpolated in between)
 SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with

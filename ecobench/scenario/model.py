@@ -415,7 +415,7 @@ class HardwareConfig(_Model):
                                   "key/value cache sent between them)")
     max_num_batched_tokens: b.Tokens | None = Field(
         None, description="serving, continuous: tokens one step may carry (decodes plus prefill chunks; "
-                          "default 8192, the engines' default on 80 GiB GPUs)")
+                          "default 8192, vLLM's server default on GPUs of 70 GiB or more)")
     chunked_prefill: bool = Field(
         True, description="serving, continuous: split prompts into chunks that share steps with decodes "
                           "(false: each prompt is prefilled alone and stalls the decode batch)")
