@@ -164,6 +164,16 @@ def cmd_workload(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve_point(args: argparse.Namespace) -> int:
+    from ecobench.planning.serve_point import format_point, serve_point
+
+    p = serve_point(args.model, args.instance_type, args.precision, args.batch, args.input_tokens,
+                    args.output_tokens, args.tensor, args.stack, args.weight_precision,
+                    args.kv_cache_precision)
+    print(json.dumps(p.to_dict(), indent=2) if args.format == "json" else format_point(p))
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     import jinja2
 
@@ -512,7 +522,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="rule, repeatable (default energy_kwh:+5%%): METRIC:+PCT%% (a rise beyond PCT "
                         "fails), METRIC:-PCT%% (a fall), METRIC<VALUE or METRIC>VALUE (an absolute "
                         "limit the run must keep); METRIC is any numeric result column, e.g. "
-                        "cost_usd_per_million:+2%%, throughput_per_instance_per_s:-5%%, ttft_p99_ms<1000")
+                        "cost_usd_per_million:+2%%, throughput_per_instance_per_s:-5%%, ttft_ms_p99<1000")
     k.add_argument("--markdown", help="also write the verdict as markdown to this file")
     k.add_argument("--junit", help="also write the verdict as JUnit XML to this file")
     k.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
@@ -561,6 +571,23 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("--num-labels", type=int, default=2, help="classification labels (default 2)")
     wl.add_argument("--format", choices=["table", "json"], default="table")
     wl.set_defaults(func=cmd_workload)
+
+    sp = add("serve-point", help="TTFT, TPOT and tokens/s of one static batch, with 90%% bands",
+             description="What published serving sweeps report: a static batch of --batch prompts prefilled "
+                         "together (TTFT), then decoded together (TPOT per step), and output tokens per "
+                         "second, from the analytic serving model with the held-out error as 90%% bands.")
+    sp.add_argument("model", help="a decoder preset (llama3-8b, llama2-70b, ...)")
+    sp.add_argument("--instance-type", required=True, help="catalog instance type (see `ecobench catalog`)")
+    sp.add_argument("--precision", default="bf16", help="compute data type (default bf16)")
+    sp.add_argument("--batch", type=int, default=1, help="sequences in the batch (default 1)")
+    sp.add_argument("--input-tokens", type=int, default=128, help="prompt tokens (default 128)")
+    sp.add_argument("--output-tokens", type=int, default=128, help="generated tokens (default 128)")
+    sp.add_argument("--tensor", type=int, help="tensor-parallel degree (default: the smallest that fits)")
+    sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's)")
+    sp.add_argument("--weight-precision", help="weight storage type when it differs (e.g. int8)")
+    sp.add_argument("--kv-cache-precision", help="key/value cache data type (default: --precision)")
+    sp.add_argument("--format", choices=["table", "json"], default="table")
+    sp.set_defaults(func=cmd_serve_point)
 
     cal = add("calibrate", help="refit the power model with your own measured watts",
               description="Read measured-power points in the corpus format (sources and points, as "

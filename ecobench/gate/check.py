@@ -2,7 +2,7 @@
 
 A rule ``METRIC:+PCT%`` fails when METRIC rises by more than PCT percent (``-PCT%``: when it falls,
 for higher-is-better metrics such as throughput). An absolute threshold ``METRIC<VALUE`` fails when
-the run's figure is VALUE or more (``METRIC>VALUE``: VALUE or less), e.g. ``ttft_p99_ms<1000``.
+the run's figure is VALUE or more (``METRIC>VALUE``: VALUE or less), e.g. ``ttft_ms_p99<1000``.
 
 - Modelled figures are deterministic and compared exactly.
 - Measured and projected rows carry per-repetition ``samples`` computed through the planner
@@ -44,7 +44,7 @@ _THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
 _METRIC = re.compile(r"^[a-z0-9_]+", re.ASCII)
 ALLOWED_FORMS = ("METRIC:+PCT% (rise fails), METRIC:-PCT% (fall fails), METRIC<VALUE (VALUE or more "
                  "fails), METRIC>VALUE (VALUE or less fails), e.g. energy_kwh:+5%, "
-                 "throughput_per_instance_per_s:-5%, ttft_p99_ms<1000")
+                 "throughput_per_instance_per_s:-5%, ttft_ms_p99<1000")
 
 
 @dataclass(frozen=True)
@@ -401,6 +401,7 @@ def metric_unit(metric: str) -> str:
     """The unit a column's name carries: ``energy_kwh`` kWh, ``co2_g_per_million_output_tokens``
     g CO2e per million output tokens, ``throughput_per_instance_per_s`` per instance per s."""
     head, _, per = metric.partition("_per_")
+    head = re.sub(r"_(mean|p\d+)$", "", head)  # a statistic of the figure: ttft_ms_p99
     unit = _UNIT_TOKENS.get(head.rsplit("_", 1)[-1], "")
     if head.startswith("co2") and unit in ("kg", "g"):
         unit += " CO2e"

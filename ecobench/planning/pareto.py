@@ -37,7 +37,7 @@ def objectives(s: Scenario, t: Columns) -> list[Objective]:
     if mode == "training":
         out.append(Objective("time", "duration_h", "time"))
     elif mode == "serving":
-        out.append(Objective("latency", "tpot_ms", "time per output token"))
+        out.append(Objective("latency", "tpot_ms_p50", "time per output token"))
     elif "latency_p99_ms" in t:
         out.append(Objective("latency", "latency_p99_ms", "p99 latency"))
     return out
@@ -57,8 +57,9 @@ def latency_targets(s: Scenario) -> dict[str, float]:
     w = s.workload
     if w.mode == "serving" and w.serving is not None:
         sp = w.serving
-        named = {"ttft_ms": sp.ttft_ms, "tpot_ms": sp.tpot_ms, "ttft_p99_ms": sp.ttft_p99_ms,
-                 "tpot_p99_ms": sp.tpot_p99_ms}
+        from ecobench.planning.serving import STAT_LABEL
+
+        named = {f"{m}_ms_{STAT_LABEL[q]}": v for m, q, v, _ in sp.targets}
     elif w.mode == "inference" and w.inference is not None:
         named = {"latency_p99_ms": w.inference.latency_ms_p99}
     else:

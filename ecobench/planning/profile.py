@@ -158,9 +158,8 @@ def serving_fleet(spec: ServingSpec, ctx: Context, serving_at: ServingAt) -> Fle
     @functools.cache
     def at(rate_per_h: float, relaxed: bool = False) -> tuple[Performance, dict[str, Any]]:
         upd: dict[str, Any] = {"requests_per_h": rate_per_h, "horizon_h": 1.0, "profile": None}
-        if relaxed:
-            upd |= {"ttft_ms": RELAXED_MS, "tpot_ms": RELAXED_MS, "ttft_p99_ms": None, "tpot_p99_ms": None}
-        return serving_at(spec.model_copy(update=upd))
+        base = spec.without_targets() if relaxed else spec
+        return serving_at(base.model_copy(update=upd))
 
     def size(rate_per_h: float) -> tuple[int, float]:
         perf, extra = at(rate_per_h)

@@ -1,37 +1,20 @@
 """Serving plans: how many model replicas, and instances, serve a request rate within latency targets.
 
-A replica (``tensor`` ranks) runs **continuous batching**: it keeps ``B`` requests in flight,
-decoding one token for each of them per step and prefilling a newly arrived prompt between steps.
-Time accounting at concurrency ``B`` gives its throughput in closed form: each request costs one
-prefill ``t_p`` and ``out`` decode steps of ``t_d(B)`` shared by ``B`` requests, so
+A replica (``tensor`` ranks) runs the configuration's scheduler (``planning/schedulers.py``:
+continuous batching with chunked prefill, the engines' default; static batches; or disaggregated
+prefill and decode replicas) on the traffic of the scenario (``planning/traffic.py``: length
+distributions, Poisson or bursty arrivals). The scheduler gives, at each concurrency ``B``, the
+requests per second a replica carries and the TTFT and TPOT distributions; the targets may bound
+any of their medians, 90th, 95th or 99th percentiles (``median_ttft_ms`` ... ``p99_tpot_ms``).
 
-    R(B) = B / (out * t_d(B) + B * t_p)     requests per second (the replica is never idle).
-
-Prefills interrupt decoding for a share ``rho = R * t_p`` of the time, so a token arrives every
-``TPOT = t_d(B) / (1 - rho)``. A prompt waits for the step in progress (half a step on average) and
-for the prompts ahead of it: prompts arrive as a Poisson stream and take a fixed ``t_p``, an M/D/1
-queue with mean wait ``rho * t_p / (2 (1 - rho))``, so ``TTFT = t_p + t_d(B) / 2 + wait``. Tails:
-the wait of an M/D/1 queue is taken as 0 with probability ``1 - rho`` and exponential otherwise
-(its heavy-traffic form), so its 99th percentile is ``wait / rho * ln(100 rho)``. A token is late by
-the prefills run between two decode steps: the prompts that arrived during the step (Poisson, mean
-``R * t_d``) and those arriving during their prefills (each prefill lets a Poisson(``rho``) number
-in: a compound Poisson of Borel totals); a request's first gap starts inside its own burst (a
-share ``1 / (out - 1)`` of gaps). ``TPOT p99 = t_d + k99 * t_p`` with ``k99`` that count's 99th
-percentile.
-
-Against a discrete-event simulation of the same replica
-(``tests/integration/planning/test_serving.py``, Poisson arrivals, prefill first) at 30-85% of
-capacity: mean TTFT within 3%, mean TPOT 3-21% low (the concurrency fluctuates and a busier replica
-decodes slower), TTFT p99 5% low to 28% high, TPOT p99 0-45% low (the worst where the 99th
-percentile sits on the edge between one prefill and two).
-
-For a request rate the plan takes, per tensor-parallel degree, the largest ``R(B)`` that meets the
+For a request rate the plan takes, per tensor-parallel degree, the largest rate that meets the
 targets with ``B`` up to what fits memory (or ``max_batch``); replicas = rate / that, instances =
 replicas / replicas per instance (the fewest replicas that carry the rate: slots of an instance
-beyond them stay idle). ``parallelism: auto`` (the default) tries every tensor degree that divides
-the instance's ranks and keeps the fewest instances, then the least accelerator activity (the
-power the draw model charges); attention heads and the feed-forward split that do not divide are
-padded, as Neuron's inference libraries do.
+beyond them stay idle). Disaggregated replicas are counted per pool (prefill replicas at the load
+that meets the TTFT targets, decode replicas at ``B``). ``parallelism: auto`` (the default) tries
+every tensor degree that divides the instance's ranks and keeps the fewest instances, then the least
+accelerator activity (the power the draw model charges); attention heads and the feed-forward split
+that do not divide are padded, as Neuron's inference libraries do.
 """
 
 from __future__ import annotations
@@ -39,6 +22,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,89 +42,74 @@ from ecobench.parallel.serving import (
     weights_gib_per_rank,
 )
 from ecobench.parallel.step import Cluster, Efficiency
+from ecobench.planning.schedulers import DEFAULT_MAX_NUM_BATCHED_TOKENS, SCHEDULERS, Operating, Steps, Ttft
+from ecobench.planning.traffic import Lengths, Traffic, read_lengths_csv
 from ecobench.power.draw import Activity
 from ecobench.scenario.model import HardwareConfig, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.transformer import kv_cache_bytes_per_token
 
 MAX_BATCH = 1024  # the largest concurrency searched when memory allows more
-TAIL = 0.01  # p99
+COLUMN_STATS: tuple[tuple[str, str | float], ...] = (("mean", "mean"), ("p50", 0.5), ("p99", 0.99))
+STAT_LABEL = {0.5: "p50", 0.9: "p90", 0.95: "p95", 0.99: "p99"}
 
 
-@dataclass
-class Operating:
-    """Figures of a replica at each candidate concurrency ``batch`` (arrays)."""
+BATCH_EXACT = 32  # every concurrency up to this is a candidate; above, a geometric grid
+BATCH_GRID_STEPS = 64  # of at most this many concurrencies up to the limit
 
-    batch: np.ndarray
-    decode_s: np.ndarray
-    prefill_s: float
-    output_tokens: int
-    rate_per_s: np.ndarray
-    tpot_ms: np.ndarray
-    ttft_ms: np.ndarray
-    ttft_p99_ms: np.ndarray
-    prefill_share: np.ndarray
 
-    @functools.cached_property
-    def tpot_p99_ms(self) -> np.ndarray:
-        """99th percentile of the time between tokens (computed when asked: it costs the most)."""
-        return tpot_p99_ms(self.decode_s, self.rate_per_s, self.prefill_s, self.output_tokens)
+def batch_grid(limit: int) -> np.ndarray:
+    """Candidate concurrencies: every one up to ``BATCH_EXACT``, then geometrically spaced (about 5% apart
+    at 1024) up to ``limit``, which is always one."""
+    exact = np.arange(1, min(limit, BATCH_EXACT) + 1)
+    if limit <= BATCH_EXACT:
+        return exact.astype(float)
+    geo = np.unique(np.round(np.geomspace(BATCH_EXACT, limit, BATCH_GRID_STEPS)))
+    return np.unique(np.concatenate([exact, geo, [limit]])).astype(float)
+
+
+def traffic_of(spec: ServingSpec) -> Traffic:
+    """The scenario's request lengths and arrivals."""
+    if spec.lengths_csv is not None:
+        li, lo = _csv_lengths(spec.lengths_csv)
+    else:
+        assert spec.input_tokens is not None and spec.output_tokens is not None
+        li = Lengths(float(spec.input_tokens), spec.input_tokens_cv, spec.length_distribution)
+        lo = Lengths(float(spec.output_tokens), spec.output_tokens_cv, spec.length_distribution)
+    return Traffic(li, lo, 1.0 if spec.arrival_cv is None else spec.arrival_cv)
+
+
+@functools.lru_cache(maxsize=32)
+def _csv_lengths(path: str) -> tuple[Lengths, Lengths]:
+    return read_lengths_csv(Path(path), "workload.serving.lengths_csv")
 
 
 def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray,
-                     request_overhead_s: float = 0.0) -> Operating:
-    """The continuous-batching figures of a replica at each concurrency (see the module docstring)."""
+                     request_overhead_s: float = 0.0, cfg: HardwareConfig | None = None,
+                     traffic: Traffic | None = None, spec: ServingSpec | None = None) -> Operating:
+    """The replica's figures at each concurrency under ``cfg``'s scheduler (default: continuous with
+    chunked prefill) for ``traffic`` (default: ``w``'s lengths, Poisson arrivals)."""
     b = np.asarray(batch, dtype=float)
-    t_p = float(prefill_s(w, cl, eff, 1.0)) + request_overhead_s
-    return queue_figures(b, decode_step_s(w, cl, eff, b), t_p, w.output_tokens)
+    traffic = traffic or Traffic(Lengths(w.input_tokens), Lengths(w.output_tokens))
+    t_p = float(prefill_s(w, cl, eff, 1.0))
+    kv_bytes = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) * w.tensor
+    replicas = max(1, cl.ranks_per_node // w.tensor)
+    steps = Steps(b, decode_step_s(w, cl, eff, b), t_p / w.input_tokens, request_overhead_s,
+                  kv_bytes / (cl.inter_gb_per_s * 1e9 / replicas))
+    name = cfg.scheduler if cfg is not None else "continuous"
+    budget = None
+    if name == "continuous" and (cfg is None or cfg.chunked_prefill):
+        budget = (cfg.max_num_batched_tokens if cfg is not None else None) or DEFAULT_MAX_NUM_BATCHED_TOKENS
+    ttft_targets = [(q, v) for m, q, v, _ in (spec.targets if spec else []) if m == "ttft"]
 
+    def ttft_ok(d: Ttft) -> np.ndarray:
+        ok = np.ones(len(d.p), dtype=bool)
+        for q, v in ttft_targets:
+            ok &= 1e3 * d.quantile(q) <= v
+        return ok
 
-def queue_figures(batch: np.ndarray, decode_s: np.ndarray, prefill_s: float, output_tokens: int) -> Operating:
-    """Throughput and latencies at each concurrency ``batch`` from the decode step ``decode_s`` at
-    that concurrency and one prompt's prefill ``prefill_s`` (the closed form of the module docstring)."""
-    b, t_d, t_p = np.asarray(batch, dtype=float), np.asarray(decode_s, dtype=float), prefill_s
-    rate = b / (output_tokens * t_d + b * t_p)
-    rho = rate * t_p
-    wait = rho * t_p / (2 * (1 - rho))
-    tail = np.where(rho > TAIL, wait / np.maximum(rho, 1e-12) * np.log(np.maximum(rho / TAIL, 1.0)), 0.0)
-    return Operating(b, t_d, t_p, output_tokens, rate, 1e3 * t_d / (1 - rho), 1e3 * (t_p + t_d / 2 + wait),
-                     1e3 * (t_p + t_d + tail), rho)
-
-
-def tpot_p99_ms(decode_s: np.ndarray | float, rate_per_s: np.ndarray | float, prefill_s: float,
-                output_tokens: int) -> np.ndarray:
-    """A decode step plus the 99th percentile of the prefills run before it (module docstring)."""
-    t_d, rate = np.atleast_1d(decode_s).astype(float), np.atleast_1d(rate_per_s).astype(float)
-    late = prefills_between_steps(rate * t_d, rate * prefill_s, output_tokens, 1 - TAIL)
-    return 1e3 * (t_d + late * prefill_s)
-
-
-PREFILLS_MAX = 64  # beyond this many prefills between two steps a replica is overloaded anyway
-
-
-def prefills_between_steps(arrivals: np.ndarray, rho: np.ndarray, output_tokens: int, q: float) -> np.ndarray:
-    """The ``q``-quantile of prompts prefilled between two decode steps: ``arrivals`` (mean, Poisson)
-    start a burst in which each prefill lets a Poisson(``rho``) number more in, so the count is a
-    compound Poisson of Borel totals (Panjer's recursion); a share ``1 / (output_tokens - 1)`` of
-    gaps, a request's first, start inside its own burst (Poisson(``rho``) start)."""
-    r = np.clip(np.asarray(rho, dtype=float), 1e-12, 1 - 1e-9)[:, None]
-    j = np.arange(1, PREFILLS_MAX + 1, dtype=float)[None, :]
-    log_fact = np.cumsum(np.log(j[0]))
-    borel = np.exp(-r * j + (j - 1) * np.log(r * j) - log_fact[None, :])  # P(a burst's total = j)
-
-    def cdf(mean: np.ndarray) -> np.ndarray:
-        m = np.asarray(mean, dtype=float)[:, None]
-        p = np.zeros((m.shape[0], PREFILLS_MAX + 1))
-        p[:, 0] = np.exp(-m[:, 0])
-        for k in range(1, PREFILLS_MAX + 1):
-            jj = np.arange(1, k + 1)
-            p[:, k] = m[:, 0] / k * (jj * borel[:, :k] * p[:, k - jj]).sum(axis=1)
-        return np.cumsum(p, axis=1)
-
-    first = 1.0 / max(1, output_tokens - 1)
-    c = (1 - first) * cdf(arrivals) + first * cdf(r[:, 0])
-    reached = c >= q
-    return np.where(reached.any(axis=1), reached.argmax(axis=1), PREFILLS_MAX).astype(float)
+    return SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
 
 
 @dataclass(frozen=True)
@@ -154,10 +123,8 @@ class ServingPlan:
     capacity_per_replica_per_s: float
     batch: float  # concurrency per replica at the planned load
     max_batch: int
-    ttft_ms: float
-    ttft_p99_ms: float
-    tpot_ms: float
-    tpot_p99_ms: float
+    latency: dict[str, float]  # ttft_ms_mean, ttft_ms_p50, ttft_ms_p99, tpot_ms_... and targeted ones
+    slo: str  # each target, its planned value and meets / misses
     memory_per_device_gib: float
     prefill_share: float
     choice: str
@@ -166,21 +133,32 @@ class ServingPlan:
     activity: Activity  # of a busy replica
     busy: float  # share of time the instances' accelerators work (idle slots and idle time excluded)
     operating: Operating | None = None  # the chosen tensor degree's operating points (the Monte Carlo's)
+    scheduler: str = "continuous"
+    prefill_replicas: int | None = None  # disaggregated: replicas in the prefill pool
+    decode_replicas: int | None = None
 
 
-def _serve_workload(arch: Architecture, spec: ServingSpec, cfg: HardwareConfig, tensor: int,
+def _serve_workload(arch: Architecture, traffic: Traffic, cfg: HardwareConfig, tensor: int,
                     static_cache: bool) -> ServeWorkload:
-    return ServeWorkload(arch, spec.input_tokens, spec.output_tokens, cfg.precision, tensor,
-                         cfg.weight_precision, cfg.kv_cache_precision, static_cache)
+    return ServeWorkload(arch, max(1, round(traffic.input.mean)), max(1, round(traffic.output.mean)),
+                         cfg.precision, tensor, cfg.weight_precision, cfg.kv_cache_precision, static_cache)
 
 
 def _feasible(op: Operating, spec: ServingSpec) -> np.ndarray:
-    ok = (op.prefill_share < 1) & (op.tpot_ms <= spec.tpot_ms) & (op.ttft_ms <= spec.ttft_ms)
-    if spec.tpot_p99_ms is not None:
-        ok &= op.tpot_p99_ms <= spec.tpot_p99_ms
-    if spec.ttft_p99_ms is not None:
-        ok &= op.ttft_p99_ms <= spec.ttft_p99_ms
+    ok = op.feasible & (op.prefill_share < 1) & (op.rate_per_s > 0)
+    for metric, q, value, _ in spec.targets:
+        ok &= op.latency_ms(metric, q) <= value
     return ok
+
+
+def latency_stats(spec: ServingSpec) -> list[tuple[str, str | float]]:
+    """(label, statistic) of the latency columns: mean, p50, p99 and every targeted percentile."""
+    out = list(COLUMN_STATS)
+    for _, q, _, _ in spec.targets:
+        label = STAT_LABEL[q]
+        if (label, q) not in out:
+            out.append((label, q))
+    return out
 
 
 def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: float,
@@ -203,26 +181,25 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
                               "per-kernel overhead and all-reduces)")
 
 
-def at_rate(op: Operating, rate: Any, speed: Any = 1.0) -> dict[str, Any]:
-    """The replica's concurrency, TTFT, TPOT, TTFT p99 and prefill share at the request rate ``rate``
-    (interpolated between the concurrencies of ``op``; a rate below batch 1's capacity: batch 1,
-    partly idle), for arrays of rates too. ``speed`` runs every step ``speed`` times faster: the
-    closed form (:func:`queue_figures`) is homogeneous in time (step times over ``speed``: the rate at
-    each concurrency times ``speed``, ``rho`` unchanged, latencies over ``speed``), so the Monte Carlo
-    gets a throughput draw's latencies from ``op`` without re-timing the kernels."""
+def at_rate(op: Operating, rate: Any, speed: Any = 1.0,
+            stats: list[tuple[str, str | float]] | None = None) -> dict[str, Any]:
+    """The replica's concurrency, prefill share and latency columns (``ttft_ms_p50`` ...) at the
+    request rate ``rate`` (interpolated between the concurrencies of ``op``; a rate below batch 1's
+    capacity: batch 1, partly idle), for arrays of rates too. ``speed`` runs every step ``speed``
+    times faster: the queue models are homogeneous in time (the rate at each concurrency times
+    ``speed``, the loads unchanged, latencies over ``speed``), so the Monte Carlo gets a throughput
+    draw's latencies from ``op`` without re-timing the kernels."""
     r = op.rate_per_s
     rate_1 = np.asarray(rate, dtype=float) / speed  # the same concurrency at speed 1
     x = np.where(rate_1 >= r[0], np.interp(rate_1, r, op.batch), 1.0)
-    get = lambda a: np.interp(x, op.batch, a)  # noqa: E731
-    return {"batch": x, "ttft_ms": get(op.ttft_ms) / speed, "ttft_p99_ms": get(op.ttft_p99_ms) / speed,
-            "tpot_ms": get(op.tpot_ms) / speed, "prefill_share": get(op.prefill_share)}
-
-
-def _at_rate(op: Operating, rate: float) -> dict[str, float]:
-    """:func:`at_rate` at one rate, with the TPOT p99 there."""
-    at = {k: float(v) for k, v in at_rate(op, rate).items()}
-    return at | {"tpot_p99_ms": float(tpot_p99_ms(np.interp(at["batch"], op.batch, op.decode_s), rate,
-                                                  op.prefill_s, op.output_tokens)[0])}
+    out = {"batch": x, "prefill_share": np.interp(x, op.batch, op.prefill_share)}
+    i = np.searchsorted(op.batch, np.ravel(x))
+    near = np.unique(np.clip(np.concatenate([i - 1, i]), 0, len(op.batch) - 1))
+    for label, stat in stats or list(COLUMN_STATS):  # solved at the concurrencies around the rates
+        for metric in ("ttft", "tpot"):
+            v = np.interp(x, op.batch[near], op.latency_at(metric, stat, near))
+            out[f"{metric}_ms_{label}"] = v / speed
+    return out
 
 
 def replicas_for(rate_per_s: Any, capacity_per_replica_per_s: Any) -> Any:
@@ -232,29 +209,35 @@ def replicas_for(rate_per_s: Any, capacity_per_replica_per_s: Any) -> Any:
 
 def latency_at(op: Operating, rate_per_s: float, capacity_per_replica_per_s: float,
                speed: Any = 1.0) -> dict[str, Any]:
-    """Mean TTFT and TPOT of the fleet serving ``rate_per_s`` when its replicas run ``speed`` times
+    """Median TTFT and TPOT of the fleet serving ``rate_per_s`` when its replicas run ``speed`` times
     the planned speed (arrays: the Monte Carlo's throughput draws): the replicas for the rate at that
     capacity, each at its share of the rate (:func:`at_rate`)."""
     per_replica = rate_per_s / replicas_for(rate_per_s, capacity_per_replica_per_s * speed)
-    at = at_rate(op, per_replica, speed)
-    return {"ttft_ms": at["ttft_ms"], "tpot_ms": at["tpot_ms"]}
+    at = at_rate(op, per_replica, speed, [("p50", 0.5)])
+    return {"ttft_ms_p50": at["ttft_ms_p50"], "tpot_ms_p50": at["tpot_ms_p50"]}
+
+
+def slo_verdicts(spec: ServingSpec, latency: dict[str, float]) -> str:
+    """Each target with the planned value and whether it is met: ``p99_ttft_ms 1000: 812 meets``."""
+    parts = []
+    for metric, q, value, name in spec.targets:
+        got = latency[f"{metric}_ms_{STAT_LABEL[q]}"]
+        parts.append(f"{name} {value:g}: {got:.4g} {'meets' if got <= value * (1 + 1e-9) else 'misses'}")
+    return "; ".join(parts) if parts else "no latency target"
 
 
 def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
     """Why not even one request at a time meets the targets."""
-    on = f"on {inst.name} (tensor {tensor})"
-    if op.tpot_ms[0] > spec.tpot_ms:
-        return (f"tpot_ms {spec.tpot_ms:g} is below the {op.tpot_ms[0]:.1f} ms a single decode "
-                f"step takes {on}")
-    if op.ttft_ms[0] > spec.ttft_ms:
-        return (f"ttft_ms {spec.ttft_ms:g} is below the {op.ttft_ms[0]:.1f} ms the prefill of "
-                f"{spec.input_tokens} tokens takes {on}")
-    if spec.tpot_p99_ms is not None and op.tpot_p99_ms[0] > spec.tpot_p99_ms:
-        return (f"tpot_p99_ms {spec.tpot_p99_ms:g} is below the {op.tpot_p99_ms[0]:.1f} ms of a "
-                f"decode step a prefill joins {on}")
-    assert spec.ttft_p99_ms is not None
-    return (f"ttft_p99_ms {spec.ttft_p99_ms:g} is below the {op.ttft_p99_ms[0]:.1f} ms reachable "
-            f"{on}")
+    on = f"on {inst.name} (tensor {tensor}, {op.scheduler} scheduler)"
+    if not (op.feasible[0] and op.prefill_share[0] < 1):
+        return (f"the {op.scheduler} scheduler cannot keep up with one request at a time {on}: "
+                "raise max_num_batched_tokens or use another scheduler")
+    for metric, q, value, name in spec.targets:
+        best = float(op.latency_ms(metric, q)[0])
+        if best > value:
+            what = "a decode step and the prefills between steps" if metric == "tpot" else "the prefill"
+            return f"{name} {value:g} is below the {best:.1f} ms {what} take(s) at batch 1 {on}"
+    return f"no concurrency meets every target {on}"
 
 
 def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
@@ -269,10 +252,13 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         raise InputError(f"{given} must divide the {cl.ranks_per_node} ranks of "
                          f"{inst.name}; valid: {', '.join(map(str, valid))}").in_config("parallelism.tensor")
     rate = spec.requests_per_h / SECONDS_PER_HOUR
+    traffic = traffic_of(spec)
+    stats = latency_stats(spec)
     best: ServingPlan | None = None
     failure = ""
     for t in options:
-        w = _serve_workload(arch, spec, cfg, t, cat.accelerators[inst.spec.accelerator or ""].static_kv_cache)
+        static_cache = cat.accelerators[inst.spec.accelerator or ""].static_kv_cache
+        w = _serve_workload(arch, traffic, cfg, t, static_cache)
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
             failure = failure or (f"{arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
@@ -281,26 +267,34 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
             continue
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
-        op = operating_points(w, cl, eff, np.arange(1, limit + 1), request_overhead_s)
+        op = operating_points(w, cl, eff, batch_grid(limit), request_overhead_s, cfg, traffic, spec)
         ok = _feasible(op, spec)
         if not ok.any():
             failure = _binding(spec, op, inst, t)
             continue
         capacity = float(op.rate_per_s[ok].max())
         replicas = int(replicas_for(rate, capacity))
+        pools: tuple[int | None, int | None] = (None, None)
+        if op.prefill_load is not None:  # disaggregated: each pool rounded up on its own
+            b_top = float(op.batch[ok][np.argmax(op.rate_per_s[ok])])
+            decode_rate = b_top / (max(traffic.output.mean - 1, 0.0) * float(np.interp(b_top, op.batch,
+                                                                                           op.decode_s)))
+            pools = (max(1, math.ceil(rate * op.prefill_s / op.prefill_load - 1e-9)),
+                     max(1, math.ceil(rate / decode_rate - 1e-9)))
+            replicas = pools[0] + pools[1]
         per_instance = cl.ranks_per_node // t
         instances = math.ceil(replicas / per_instance)
         per_replica = rate / replicas
-        at = _at_rate(op, per_replica)
+        at = {k: float(v) for k, v in at_rate(op, per_replica, 1.0, stats).items()}
         busy = min(1.0, per_replica / float(op.rate_per_s[0]))
         used = replicas / (instances * per_instance)  # replica slots in use (the rest idle)
         act = serving_activity(w, cl, eff, at["batch"], at["prefill_share"])
+        latency = {k: v for k, v in at.items() if k.startswith(("ttft_ms", "tpot_ms"))}
         candidate = ServingPlan(
-            t, replicas, per_instance, instances, capacity, at["batch"], limit, at["ttft_ms"],
-            at["ttft_p99_ms"], at["tpot_ms"], at["tpot_p99_ms"],
-            float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
+            t, replicas, per_instance, instances, capacity, at["batch"], limit, latency,
+            slo_verdicts(spec, latency), float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
             at["prefill_share"], "", w,
-            used * busy * (act.compute + act.memory), act, used * busy, op)
+            used * busy * (act.compute + act.memory), act, used * busy, op, op.scheduler, *pools)
         key = (candidate.instances, round(candidate.accelerator_activity, 6), candidate.tensor)
         if best is None or key < (best.instances, round(best.accelerator_activity, 6), best.tensor):
             best = candidate
@@ -310,4 +304,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
            else f"auto: fewest instances, then least accelerator activity, over tensor "
                 f"{', '.join(map(str, options))}")
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
-    return ServingPlan(**{**best.__dict__, "choice": f"{how}; batch up to {best.max_batch} ({limit_how})"})
+    load = best.operating.prefill_load if best.operating is not None else None
+    sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")
+    return ServingPlan(**{**best.__dict__,
+                          "choice": f"{how}; batch up to {best.max_batch} ({limit_how}); {sched}"})

@@ -43,7 +43,7 @@ BAND_METRICS_SERVING = ("throughput_per_instance_per_s", "instances", "power_w",
                         "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg",
                         "energy_j_per_output_token", "energy_it_j_per_output_token",
                         "energy_accelerator_j_per_output_token", "cost_usd_per_million_output_tokens",
-                        "co2_g_per_million_output_tokens", "ttft_ms", "tpot_ms")
+                        "co2_g_per_million_output_tokens", "ttft_ms_p50", "tpot_ms_p50")
 BAND_METRICS_TRAINING = ("throughput_per_instance_per_s", "duration_h", "power_w", "mfu", "energy_kwh",
                          "energy_it_kwh",
                          "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg")

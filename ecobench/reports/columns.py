@@ -18,6 +18,8 @@ __all__ = ["CHANGES", "COLUMNS", "JSON_TYPES", "PATTERNS", "Pattern", "TOP_LEVEL
 # <metric>_change_pct: against the baseline row, (this / baseline - 1) x 100: the inverse of the one
 # change map (ecobench.table.CHANGE_METRICS), short name -> figure.
 CHANGES = {short: col for col, short in CHANGE_METRICS.items()}
+STATS = (("mean", "mean"), ("p50", "median"), ("p90", "90th percentile"), ("p95", "95th percentile"),
+         ("p99", "99th percentile"))
 
 _COLUMNS: dict[str, tuple[str, str]] = {
     # identity and provenance
@@ -110,10 +112,14 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "replicas_per_instance": ("count", "serving: replicas on one instance"),
     "batch": ("requests", "serving: mean requests in flight per replica"),
     "max_batch": ("requests", "serving: most requests in flight per replica (memory for the KV cache)"),
-    "ttft_ms": ("ms", "serving: mean time to first token"),
-    "ttft_p99_ms": ("ms", "serving: 99th-percentile time to first token"),
-    "tpot_ms": ("ms", "serving: mean time per output token after the first"),
-    "tpot_p99_ms": ("ms", "serving: 99th-percentile time per output token"),
+    **{f"ttft_ms_{s}": ("ms", f"serving: time to first token, {what}") for s, what in STATS},
+    **{f"tpot_ms_{s}": ("ms", f"serving: time per output token after the first (per request: (end - first "
+                              f"token) / (output tokens - 1), as vLLM's benchmark computes it), {what}")
+       for s, what in STATS},
+    "scheduler": ("", "serving: continuous (chunked prefill), static or disaggregated"),
+    "prefill_replicas": ("count", "serving, disaggregated: replicas in the prefill pool"),
+    "decode_replicas": ("count", "serving, disaggregated: replicas in the decode pool"),
+    "slo": ("", "serving: each latency target, the planned value and meets / misses"),
     "accelerator_activity": ("fraction", "serving: share of the time the accelerators work"),
     # backends
     "measurement_method": ("", "measured: how throughput was measured (null when not measured)"),
@@ -169,9 +175,10 @@ _STRING = ("config_id instance_type accelerator backend precision provenance met
            "price_source headline_scope draw_basis power_basis recompute layout_choice measurement_method "
            "power_method "
            "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
-           "backend_disagreement").split()
+           "backend_disagreement scheduler slo").split()
 _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "
             "zero_stage microbatch global_batch_size replicas replicas_per_instance max_batch pareto_rank "
+            "prefill_replicas decode_replicas "
             "sweep_index").split()
 # JSON Schema type of each column that is not a number; every column may also be null (no figure).
 JSON_TYPES: dict[str, str] = ({c: "string" for c in _STRING} | {c: "integer" for c in _INTEGER}

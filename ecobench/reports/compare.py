@@ -29,7 +29,9 @@ METRICS: list[tuple[str, str, bool]] = [
     ("cost_usd_per_million", "USD/M", False),
     ("energy_kwh_per_million", "kWh/M", False),
     ("co2_kg_per_million", "CO2 kg/M", False),
-    ("ttft_ms", "TTFT ms", False),
+    ("ttft_ms_p50", "TTFT p50 ms", False),
+    ("tpot_ms_p50", "TPOT p50 ms", False),
+    ("ttft_ms", "TTFT ms", False),  # runs written before the percentile columns
     ("tpot_ms", "TPOT ms", False),
     ("energy_j_per_output_token", "J/token", False),
     ("cost_usd_per_million_output_tokens", "USD/M tok", False),

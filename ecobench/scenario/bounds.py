@@ -83,6 +83,7 @@ Degree = Annotated[int, _i(1, 1_000_000)]
 TotalTokens = Annotated[float, _f(1.0, 1e18)]
 GlobalBatchTokens = Annotated[int, _i(1, 2**34)]
 NumLabels = Annotated[int, _i(2, 1_000_000)]
+LengthCv = Annotated[float, _f(0.0, 10.0)]  # coefficient of variation of a length or of arrivals
 LatencyMs = Annotated[float, _f(1e-3, 1e7)]
 RatePerH = Annotated[float, _f(1e-3, 1e12)]
 HourlyRatePerH = Annotated[float, _f(0.0, 1e12)]  # a profile's hour may be quiet (0)
@@ -166,9 +167,10 @@ RANGES = [
     _row("profile.autoscale.lag_h", LagH, "h"),
     _row("profile.autoscale.min_instances", MinInstances, "instances"),
     _row("horizon_h (inference, serving), workload.training.deadline_h", HorizonH, "h (10 years)"),
-    _row("latency targets: inference.latency_ms_p99, serving.ttft_ms, tpot_ms and their p99", LatencyMs,
-         "ms"),
-    _row("workload.serving.input_tokens, output_tokens", Tokens, "tokens"),
+    _row("latency targets: inference.latency_ms_p99, serving.median_ttft_ms, p90/p95/p99_ttft_ms and the "
+         "same for tpot", LatencyMs, "ms"),
+    _row("workload.serving.input_tokens, output_tokens, configs[].max_num_batched_tokens", Tokens, "tokens"),
+    _row("workload.serving.input_tokens_cv, output_tokens_cv, arrival_cv", LengthCv),
     _row("workload.training.total_tokens", TotalTokens, "tokens"),
     _row("workload.training.global_batch_tokens", GlobalBatchTokens, "tokens"),
     _row("workload.training.num_labels", NumLabels, "labels"),

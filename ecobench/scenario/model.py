@@ -129,19 +129,100 @@ class InferenceSpec(_Model):
         None, description="24-hour load profile: static, autoscaled and batch fleets over the day")
 
 
+SLO_STATISTICS = {"median": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99}  # as vLLM's benchmarks name them
+SLO_METRICS = ("ttft", "tpot")
+# Deprecated names, still read: the median and the 99th percentile.
+SLO_ALIASES = {"ttft_ms": "median_ttft_ms", "tpot_ms": "median_tpot_ms", "ttft_p99_ms": "p99_ttft_ms",
+               "tpot_p99_ms": "p99_tpot_ms"}
+_PERCENTILE_KEY = re.compile(r"^(median|mean|p\d+(?:\.\d+)?)(?:_(\w+?))?(?:_ms)?$")
+
+
 class ServingSpec(_Model):
-    """Serve LLM requests token by token within latency targets (continuous batching)."""
+    """Serve LLM requests token by token within latency targets at any percentile."""
 
     requests_per_h: b.RatePerH = Field(description="requests per hour")
-    input_tokens: b.Tokens = Field(description="prompt tokens per request (mean)")
-    output_tokens: b.Tokens = Field(description="generated tokens per request (mean)")
-    ttft_ms: b.LatencyMs = Field(description="time to first token, median target (ms)")
-    tpot_ms: b.LatencyMs = Field(description="time per output token after the first, median target (ms)")
-    ttft_p99_ms: b.LatencyMs | None = Field(None, description="time to first token, 99th-percentile target")
-    tpot_p99_ms: b.LatencyMs | None = Field(None, description="time per output token, 99th-percentile target")
+    input_tokens: b.Tokens | None = Field(None, description="prompt tokens per request (mean; from "
+                                                            "lengths_csv when it is given)")
+    output_tokens: b.Tokens | None = Field(None, description="generated tokens per request (mean; from "
+                                                             "lengths_csv when it is given)")
+    input_tokens_cv: b.LengthCv = Field(0.0, description="coefficient of variation of the prompt length "
+                                                         "(0: every prompt input_tokens long)")
+    output_tokens_cv: b.LengthCv = Field(0.0, description="coefficient of variation of the output length")
+    length_distribution: Literal["gamma", "lognormal"] = Field(
+        "gamma", description="shape of the length distributions given by mean and CV")
+    lengths_csv: str | None = Field(None, description="CSV of request lengths: columns input_tokens, "
+                                                      "output_tokens (and count for a histogram); "
+                                                      "relative to the scenario file")
+    arrival_cv: b.LengthCv | None = Field(None, description="coefficient of variation of the time between "
+                                                            "requests: none or 1 for Poisson arrivals, "
+                                                            "more for bursty (gamma) arrivals")
+    median_ttft_ms: b.LatencyMs | None = Field(None, description="time to first token, median target (ms)")
+    p90_ttft_ms: b.LatencyMs | None = Field(None, description="time to first token, 90th-percentile target")
+    p95_ttft_ms: b.LatencyMs | None = Field(None, description="time to first token, 95th-percentile target")
+    p99_ttft_ms: b.LatencyMs | None = Field(None, description="time to first token, 99th-percentile target")
+    median_tpot_ms: b.LatencyMs | None = Field(
+        None, description="time per output token after the first (per request, as vLLM's benchmark "
+                          "computes it), median target (ms)")
+    p90_tpot_ms: b.LatencyMs | None = Field(None, description="time per output token, 90th-percentile target")
+    p95_tpot_ms: b.LatencyMs | None = Field(None, description="time per output token, 95th-percentile target")
+    p99_tpot_ms: b.LatencyMs | None = Field(None, description="time per output token, 99th-percentile target")
     horizon_h: b.HorizonH = Field(1.0, description="hours the service runs")
     profile: ProfileSpec | None = Field(
         None, description="24-hour load profile: static, autoscaled and batch fleets over the day")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        """Read the deprecated target names (``ttft_ms``, ``tpot_ms``: medians; ``ttft_p99_ms``,
+        ``tpot_p99_ms``) and refuse a percentile that does not say which statistic it bounds."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        for old, new in SLO_ALIASES.items():
+            if old in data:
+                value = data.pop(old)
+                if data.get(new) is not None and value is not None and data[new] != value:
+                    raise ValueError(f"{old} (deprecated name of {new}) is {value} but {new} is {data[new]}: "
+                                     f"give {new} only")
+                data.setdefault(new, value)
+        allowed = [f"{s}_{m}_ms" for s in SLO_STATISTICS for m in SLO_METRICS]
+        for key in data:
+            m = _PERCENTILE_KEY.match(str(key))
+            if key in cls.model_fields or m is None:
+                continue
+            stat, metric = m.group(1), m.group(2)
+            if metric in SLO_METRICS:
+                raise ValueError(f"{key}: no target for that statistic; allowed: {', '.join(allowed)}")
+            raise ValueError(f"{key}: a percentile target must name its statistic (ttft or tpot), e.g. "
+                             f"{stat if stat in SLO_STATISTICS else 'p99'}_ttft_ms or "
+                             f"{stat if stat in SLO_STATISTICS else 'p99'}_tpot_ms; allowed: "
+                             f"{', '.join(allowed)}")
+        return data
+
+    @model_validator(mode="after")
+    def _lengths(self) -> Self:
+        if self.lengths_csv is None and (self.input_tokens is None or self.output_tokens is None):
+            raise ValueError("give input_tokens and output_tokens (means), or lengths_csv")
+        if self.lengths_csv is not None and (self.input_tokens_cv or self.output_tokens_cv):
+            raise ValueError("lengths_csv gives the length distributions: drop input_tokens_cv and "
+                             "output_tokens_cv")
+        return self
+
+    @property
+    def targets(self) -> list[tuple[str, float, float, str]]:
+        """(metric, probability, milliseconds, field name) of every latency target given."""
+        out = []
+        for stat, q in SLO_STATISTICS.items():
+            for metric in SLO_METRICS:
+                name = f"{stat}_{metric}_ms"
+                value = getattr(self, name)
+                if value is not None:
+                    out.append((metric, q, float(value), name))
+        return out
+
+    def without_targets(self) -> Self:
+        """The same traffic with no latency target (a batch job)."""
+        return self.model_copy(update={f"{s}_{m}_ms": None for s in SLO_STATISTICS for m in SLO_METRICS})
 
 
 class Phase(_Model):
@@ -328,6 +409,17 @@ class HardwareConfig(_Model):
         None, description="serving: how weights are stored when it differs from precision (e.g. int8)")
     kv_cache_precision: Dtype | None = Field(None, description="serving: key/value cache data type "
                                                               "(default: precision)")
+    scheduler: Literal["continuous", "static", "disaggregated"] = Field(
+        "continuous", description="serving: continuous (continuous batching with chunked prefill, vLLM's, "
+                                  "SGLang's and TensorRT-LLM's default), static (fixed batches: a batch "
+                                  "sweep) or disaggregated (prefill and decode on separate replicas, the "
+                                  "key/value cache sent between them)")
+    max_num_batched_tokens: b.Tokens | None = Field(
+        None, description="serving, continuous: tokens one step may carry (decodes plus prefill chunks; "
+                          "default 8192, vLLM's server default on GPUs of 70 GiB or more)")
+    chunked_prefill: bool = Field(
+        True, description="serving, continuous: split prompts into chunks that share steps with decodes "
+                          "(false: each prompt is prefilled alone and stalls the decode batch)")
     stack: b.Name | None = Field(
         None, description="analytic: the software stack whose fitted efficiency applies (e.g. vllm, "
                           "tensorrt-llm, transformers-neuronx, megatron, nemo; an unknown name lists the "
@@ -449,7 +541,9 @@ class Scenario(_Model):
                                      f"parallelism.tensor only; remove {', '.join(extra)}")
             if c.measured_throughput_per_s is not None or "serving" not in caps.modes:
                 raise ValueError(f"{what}: serving is planned with the analytic backend "
-                                 "(backend: analytic, no measured_throughput_per_s)")
+                                 "(backend: analytic, no measured_throughput_per_s); the "
+                                 f"{c.backend} backend cannot model the {c.scheduler} scheduler; allowed "
+                                 "schedulers on analytic: continuous, static, disaggregated")
 
 
     def config(self, config_id: str) -> HardwareConfig:
@@ -545,6 +639,7 @@ def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>
     """Make a relative ``from_hf_config`` absolute (relative to the scenario file's folder); read a
     load profile's CSV."""
     s = _resolve_profile(s, base_dir, source)
+    s = _resolve_lengths(s, base_dir, source)
     a = s.workload.architecture
     if a is not None and a.from_hf_config is not None:
         from ecobench.io.bounded import check_path
@@ -563,6 +658,26 @@ def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>
         raise InputError(f"{source}: {exc}") from None
     arch = a.model_copy(update={"from_hf_config": path})
     return s.model_copy(update={"workload": s.workload.model_copy(update={"architecture": arch})})
+
+
+def _resolve_lengths(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
+    """Read a serving workload's lengths CSV (relative to the scenario's folder): bad rows are bad input
+    now, and its means become ``input_tokens`` and ``output_tokens``."""
+    sv = s.workload.serving
+    if sv is None or sv.lengths_csv is None:
+        return s
+    from ecobench.planning.traffic import read_lengths_csv
+
+    path = Path(sv.lengths_csv)
+    if not path.is_absolute() and base_dir is not None:
+        path = (base_dir / path).resolve()
+    try:
+        li, lo = read_lengths_csv(path, "workload.serving.lengths_csv")
+    except InputError as exc:
+        raise InputError(f"{source}: {exc}") from None
+    spec = sv.model_copy(update={"lengths_csv": str(path), "input_tokens": max(1, round(li.mean)),
+                                 "output_tokens": max(1, round(lo.mean))})
+    return s.model_copy(update={"workload": s.workload.model_copy(update={"serving": spec})})
 
 
 def _resolve_profile(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
@@ -610,7 +725,7 @@ def _check_names(s: Scenario, source: str) -> None:
                 check(v, f"sweep.{key}[{i}]")
         w = s.workload
         seq_lens = ([w.inference.seq_len] if w.inference
-                    else [w.serving.input_tokens + w.serving.output_tokens] if w.serving
+                    else [int(w.serving.input_tokens or 0) + int(w.serving.output_tokens or 0)] if w.serving
                     else [p.seq_len for p in w.training.phases])  # type: ignore[union-attr]
         for n in seq_lens:
             if n > arch.max_position_embeddings:

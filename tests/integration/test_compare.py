@@ -40,7 +40,7 @@ def test_rows_matched_with_changes_and_metadata(runs: tuple[Path, Path]) -> None
     assert (va, vb) == (gpu[0]["co2_kg"], gpu[1]["co2_kg"])
     assert ch == pytest.approx((vb / va - 1) * 100) and ch < -50  # a cleaner grid and fewer instances
     assert c.rows[0].values["energy_kwh"][1:] == (None, None) and c.rows[2].values["energy_kwh"][0] is None
-    assert "ttft_ms" not in c.metrics and "cost_usd_per_million" in c.metrics
+    assert "ttft_ms_p50" not in c.metrics and "cost_usd_per_million" in c.metrics
     meta = {k: (x, y) for k, x, y in c.meta}
     assert meta["scenario.region"] == ("us-east-1", "eu-north-1")
     assert meta["scenario.configs[gpu].precision"] == ("fp32", "fp16")

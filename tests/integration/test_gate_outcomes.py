@@ -84,19 +84,19 @@ def test_no_configuration_in_common_is_bad_input(tmp_path, capsys, chat_run):
 
 def test_absolute_limits(tmp_path, capsys, chat_run):
     doc = read_gate_doc(chat_run, "run")
-    worst = max(r["ttft_p99_ms"] for r in doc.rows.values())
-    best = min(r["ttft_p99_ms"] for r in doc.rows.values())
+    worst = max(r["ttft_ms_p99"] for r in doc.rows.values())
+    best = min(r["ttft_ms_p99"] for r in doc.rows.values())
     run = str(chat_run)
-    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms<{worst * 1.01}"]) == 0
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_ms_p99<{worst * 1.01}"]) == 0
     capsys.readouterr()
-    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms<{worst}",
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_ms_p99<{worst}",
                  *_outputs(tmp_path)]) == 1  # at the limit fails: it must stay below
     out = capsys.readouterr().out
     assert "absolute limit (< " in out and "1 regression(s)" in out
     failure = ET.parse(tmp_path / "v.xml").getroot().find("testcase/failure")
-    assert "outside the limit ttft_p99_ms<" in failure.get("message")
-    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms>{best * 0.99}"]) == 0
-    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_p99_ms>{best}"]) == 1
+    assert "outside the limit ttft_ms_p99<" in failure.get("message")
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_ms_p99>{best * 0.99}"]) == 0
+    assert main(["check", run, "--baseline", run, "--fail-on", f"ttft_ms_p99>{best}"]) == 1
     # beside a relative rule, in the same check
     assert main(["check", run, "--baseline", run, "--fail-on", "energy_kwh:+5%",
                  "--fail-on", "energy_kwh<1e12"]) == 0
@@ -116,9 +116,9 @@ def test_unknown_operator_is_one_line_listing_the_allowed_forms(tmp_path, capsys
 
 
 def test_unknown_metric_in_a_limit_is_one_line_listing_the_metrics(tmp_path, capsys, chat_run):
-    assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", "ttft_p999_ms<5"]) == 2
+    assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", "ttft_ms_p999<5"]) == 2
     err = capsys.readouterr().err
-    assert "unknown metric 'ttft_p999_ms' (did you mean 'ttft_p99_ms'?)" in err
+    assert "unknown metric 'ttft_ms_p999' (did you mean 'ttft_ms_p99'?)" in err
     assert "energy_kwh, " in err and err.count("\n") == 1
 
 
@@ -157,7 +157,7 @@ def test_export_benchmark_action(tmp_path, capsys, chat_run):
     base = _variant(tmp_path, chat_run, "base", _drop("p5"))
     small, big = tmp_path / "small.json", tmp_path / "big.json"
     assert main(["check", str(chat_run), "--baseline", str(base), "--fail-on", "energy_kwh:+5%",
-                 "--fail-on", "ttft_p99_ms<100000", "--fail-on", "throughput_per_instance_per_s:-5%",
+                 "--fail-on", "ttft_ms_p99<100000", "--fail-on", "throughput_per_instance_per_s:-5%",
                  "--export", "benchmark-action", str(small),
                  "--export", "benchmark-action-bigger", str(big)]) == 0
     doc = read_gate_doc(chat_run, "run")
@@ -167,7 +167,7 @@ def test_export_benchmark_action(tmp_path, capsys, chat_run):
     by_name = {e["name"]: e for e in entries}
     assert by_name["p5 energy_kwh"] == {**by_name["p5 energy_kwh"], "unit": "kWh",
                                         "value": doc.rows["p5"]["energy_kwh"]}
-    assert by_name["g6e ttft_p99_ms"]["unit"] == "ms"
+    assert by_name["g6e ttft_ms_p99"]["unit"] == "ms"
     bigger = json.loads(big.read_text())
     assert [e["name"] for e in bigger] == [f"{c} throughput_per_instance_per_s" for c in doc.rows]
     assert benchmark_action(doc, [parse_rule("energy_kwh:-5%")]) == []

@@ -98,7 +98,7 @@ def test_bad_bases_are_exit_2_with_the_field_and_what_is_allowed(tmp_path, capsy
         assert e in err, (e, err)
 
 
-NEW_BANDS = {"serving": ("power_w", "ttft_ms", "tpot_ms", "energy_j_per_output_token",
+NEW_BANDS = {"serving": ("power_w", "ttft_ms_p50", "tpot_ms_p50", "energy_j_per_output_token",
                          "energy_it_j_per_output_token", "energy_accelerator_j_per_output_token"),
              "training": ("power_w", "mfu"), "inference": ("power_w",)}
 

@@ -32,10 +32,20 @@ def serving_performance(run: ConfigRun,
     if acc is None:
         raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
     if "serving" not in capabilities(cfg, run.backends).modes:
-        raise InputError("serving plans use the analytic model (fitted and held "
-                         "out on published serving points); the emulated NeuronCore's serving steps are "
-                         "not validated and measured or supplied serving throughput is not supported") \
+        raise InputError(f"the {cfg.backend} backend cannot model the {cfg.scheduler} scheduler: serving "
+                         "plans (schedulers continuous, static, disaggregated) use the analytic model "
+                         "(fitted and held out on published serving points); the emulated NeuronCore's "
+                         "serving steps are not validated and measured or supplied serving throughput is "
+                         "not supported; allowed: backend analytic") \
             .in_config("backend")
+    if cfg.scheduler != "continuous" and (cfg.max_num_batched_tokens is not None or not cfg.chunked_prefill):
+        field = "max_num_batched_tokens" if cfg.max_num_batched_tokens is not None else "chunked_prefill"
+        raise InputError(f"{field} applies to the continuous scheduler only, not {cfg.scheduler}; "
+                         "drop it or use scheduler: continuous").in_config(field)
+    if cfg.scheduler == "disaggregated" and acc.static_kv_cache:
+        raise InputError(f"{inst.name}'s serving stack compiles static key/value caches, which the "
+                         "disaggregated scheduler cannot hand between replicas; allowed here: continuous, "
+                         "static").in_config("scheduler")
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, cfg.stack)
     sp = serve_plan(spec, s.workload.arch(), cfg, inst, catalog, eff,
@@ -48,7 +58,8 @@ def serving_performance(run: ConfigRun,
                 f"({sp.replicas_per_instance} per instance), {sp.batch:.1f} requests in flight each "
                 f"(of up to {sp.max_batch}); "
                 f"prefill {sp.prefill_share:.0%} of the time; {eff.source}"),
-        network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (spec.input_tokens + spec.output_tokens),
+        network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (sp.workload.input_tokens
+                                                                    + sp.workload.output_tokens),
         activity=sp.activity)
     assert sp.operating is not None
     latency = functools.partial(latency_at, sp.operating, spec.requests_per_h / SECONDS_PER_HOUR,
@@ -57,9 +68,10 @@ def serving_performance(run: ConfigRun,
                   "tensor_parallel": sp.tensor,
                   "replicas": sp.replicas, "replicas_per_instance": sp.replicas_per_instance,
                   "batch": sp.batch,
-                  "max_batch": sp.max_batch,
-                  "ttft_ms": sp.ttft_ms, "ttft_p99_ms": sp.ttft_p99_ms, "tpot_ms": sp.tpot_ms,
-                  "tpot_p99_ms": sp.tpot_p99_ms, "memory_per_device_gib": sp.memory_per_device_gib,
+                  "max_batch": sp.max_batch, "scheduler": sp.scheduler,
+                  **({"prefill_replicas": sp.prefill_replicas, "decode_replicas": sp.decode_replicas}
+                     if sp.prefill_replicas is not None else {}),
+                  **sp.latency, "slo": sp.slo, "memory_per_device_gib": sp.memory_per_device_gib,
                   "accelerator_activity": sp.accelerator_activity, "layout_choice": sp.choice}
 
 

@@ -26,7 +26,7 @@ def central_case(s, i):
 
 
 OWN = {"inference": ("instances", "power_w"), "training": ("duration_h", "power_w", "mfu"),
-       "serving": ("instances", "power_w", "ttft_ms", "tpot_ms", "energy_j_per_output_token",
+       "serving": ("instances", "power_w", "ttft_ms_p50", "tpot_ms_p50", "energy_j_per_output_token",
                    "energy_it_j_per_output_token", "energy_accelerator_j_per_output_token")}
 
 

@@ -1,0 +1,436 @@
+"""How a serving replica schedules requests, and the latency distribution each scheduler gives.
+
+Every scheduler takes the replica's step times (a decode step ``t_d(B)`` at each concurrency ``B``, a
+prompt token's prefill ``t_tok``, a fixed ``t_req`` per request) and the traffic (length
+distributions, arrival CV) and returns :class:`Operating`: throughput and the TTFT and TPOT
+distributions at each ``B``. Lengths enter through their quantile points (``planning/traffic.py``);
+``O`` is the mean output, a request decodes ``O - 1`` tokens after its first.
+
+* ``continuous`` (vLLM, SGLang, TensorRT-LLM in-flight batching): ``B`` requests decode together; a
+  step carries at most ``C = max_num_batched_tokens`` tokens, its decodes plus chunks of waiting
+  prompts (``chunked_prefill: false``: a prompt is prefilled alone and the decode batch waits).
+  Throughput ``R = B / ((O - 1) t_d + B E[t_p])``; prefills take ``rho = R E[t_p]`` of the time, so a
+  request's mean TPOT is ``t_d / (1 - rho)``; its spread comes from the prefill work that arrives
+  during its life (compound arrivals, the branching of work arriving during work: variance
+  ``R T E[t_p^2] / (1 - rho)^3``), read as a gamma above ``t_d``. A prompt waits for the step in
+  progress (uniform), then in a G/G/1 queue of prefill work (Kingman's mean wait, exact for Poisson
+  arrivals; waiting with probability ``rho_w`` and exponential when it does), then for its own chunks:
+  ``t_p(L) + t_d max(1, L / (C - B))``.
+* ``static`` (fixed batches, TensorRT-LLM's and Neuron's batch sweeps): a batch of ``B`` prompts is
+  prefilled together, then decodes until its longest output ends (the mean of the longest of ``B``
+  outputs); a request waits for the batch in progress (uniform over a cycle). TPOT is the decode step.
+* ``disaggregated`` (DistServe, Splitwise, Dynamo): prefill replicas run prompts one at a time as an
+  M/G/1 queue at load ``rho_p``; the prompt's key/value cache goes to a decode replica over the
+  instance's network; decode replicas keep ``B`` requests decoding with no prefill between steps.
+  ``rho_p`` is the highest that meets the TTFT targets; a replica-equivalent serves
+  ``1 / (E[t_p] / rho_p + (O - 1) t_d / B)`` requests per second.
+
+Against the discrete-event simulation of ``planning/simulate.py`` at 30-90% load:
+``tests/unit/planning/test_schedulers.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+import numpy as np
+
+from ecobench.planning.traffic import Traffic
+
+SchedulerName = Literal["continuous", "static", "disaggregated"]
+# vLLM V1's default token budget of its OpenAI server on GPUs of 70 GiB or more other than A100 (2048 on
+# the others): vllm/engine/arg_utils.py, _set_default_args (github.com/vllm-project/vllm, main as of
+# 2025-11); taken for every instance (an inference; set max_num_batched_tokens for another engine).
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
+QUANTILE_GRID = 16  # concurrencies at which whole quantile curves are solved (interpolated in between)
+SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
+SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
+SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
+PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A replica's step times: ``decode_s`` at each concurrency ``batch``, a prompt token's prefill
+    ``token_s``, a fixed ``request_s`` per prompt, and the seconds per prompt token of sending its
+    key/value cache to another replica (``kv_token_s``, disaggregated)."""
+
+    batch: np.ndarray
+    decode_s: np.ndarray
+    token_s: float
+    request_s: float = 0.0
+    kv_token_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Ttft:
+    """TTFT = ``fixed`` + Uniform(0, ``residual``) + [waits with probability ``p``] a gamma wait of
+    mean ``wait`` and shape ``shape`` + ``service`` at the input length's quantile points (a row per
+    concurrency)."""
+
+    fixed: np.ndarray
+    residual: np.ndarray
+    p: np.ndarray
+    wait: np.ndarray
+    service: np.ndarray  # (concurrencies, points)
+    shape: np.ndarray | None = None  # of the wait of those who wait (None: 1, exponential)
+
+    def mean(self) -> np.ndarray:
+        return self.fixed + self.residual / 2 + self.p * self.wait + self.service.mean(axis=1)
+
+    def cdf(self, t: np.ndarray) -> np.ndarray:
+        """P(TTFT <= t) for a ``t`` per concurrency."""
+        from scipy.special import gammainc, gammaln
+
+        service = self.service
+        if service.shape[1] > 1 and np.all(service[:, :1] == service):  # lengths that do not vary
+            service = service[:, :1]
+        elif service.shape[1] > SOLVE_POINTS:  # every few length points: the quantile moves little
+            service = service[:, service.shape[1] // SOLVE_POINTS // 2::service.shape[1] // SOLVE_POINTS]
+        y = (t - self.fixed)[:, None] - service  # what is left for the waits
+        r, p = self.residual[:, None], self.p[:, None]
+        k = (np.ones_like(self.p) if self.shape is None else self.shape)[:, None]
+        theta = np.maximum(self.wait, 1e-30)[:, None] / k
+
+        def f(x: np.ndarray) -> np.ndarray:  # the wait's CDF
+            return np.where(x >= 0, 1 - p + p * gammainc(k, np.maximum(x, 0) / theta), 0.0)
+
+        def g(x: np.ndarray) -> np.ndarray:  # its integral from 0 to x
+            # P(k + 1, z) = P(k, z) - z^k e^-z / Gamma(k + 1): one incomplete gamma instead of two
+            x = np.maximum(x, 0.0)
+            z = x / theta
+            pk = gammainc(k, z)
+            with np.errstate(divide="ignore"):
+                term = np.exp(k * np.log(z) - z - gammaln(k + 1))
+            return (1 - p) * x + p * (x * pk - k * theta * (pk - term))
+
+        has_rest = r[:, 0] > 1e-12
+        if not has_rest.any():
+            return f(y).mean(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            both = g(np.stack([y, y - np.broadcast_to(r, y.shape)]))
+            uniform = (both[0] - both[1]) / np.maximum(r, 1e-30)
+        if has_rest.all():
+            return uniform.mean(axis=1)
+        return np.where(r > 1e-12, uniform, f(y)).mean(axis=1)
+
+    def quantile(self, q: float) -> np.ndarray:
+        """Solved on a grid of times between bounds, then on a finer grid inside the bracket found."""
+        lo = self.fixed + self.service.min(axis=1)
+        k = np.ones_like(self.p) if self.shape is None else self.shape
+        spread = self.wait * (1 + (3 + math.log(1 / (1 - q))) / np.sqrt(np.minimum(k, 1.0)) * 3)
+        hi = self.fixed + self.residual + self.service.max(axis=1) + spread + 1e-9
+        for _ in range(SOLVE_ROUNDS):
+            u = np.linspace(0.0, 1.0, SOLVE_GRID)
+            t = lo[:, None] + (hi - lo)[:, None] * u[None, :]  # (rows, grid)
+            rows = np.repeat(np.arange(len(lo)), SOLVE_GRID)
+            c = _rows(self, rows).cdf(t.ravel()).reshape(t.shape)
+            j = np.clip((c < q).sum(axis=1), 1, SOLVE_GRID - 1)  # first grid time at or past q
+            r = np.arange(len(lo))
+            lo, hi = t[r, j - 1], t[r, j]
+        return (lo + hi) / 2
+
+
+@dataclass(frozen=True)
+class Tpot:
+    """A request's time per output token: ``base`` plus a gamma of mean ``extra`` and SD ``sd`` (the
+    prefills slotted between its steps) plus a normal of SD ``sd_batch`` (the concurrency it decodes
+    at fluctuates); their deviations from the mean add up (both rise with the same arrivals)."""
+
+    base: np.ndarray
+    extra: np.ndarray
+    sd: np.ndarray
+    sd_batch: np.ndarray
+
+    def mean(self) -> np.ndarray:
+        return self.base + self.extra
+
+    def quantile(self, q: float) -> np.ndarray:
+        from scipy.special import gammaincinv, ndtri
+
+        m, s = np.maximum(self.extra, 1e-30), np.maximum(self.sd, 1e-30)
+        k = np.clip((m / s) ** 2, 1e-3, 1e6)
+        dev_g = np.where(self.sd > 1e-12, gammaincinv(k, q) * m / k - m, 0.0)
+        dev_n = float(ndtri(q)) * self.sd_batch
+        return self.base + self.extra + dev_g + dev_n
+
+
+@dataclass
+class Operating:
+    """A replica under a scheduler at each candidate concurrency ``batch`` (arrays)."""
+
+    scheduler: str
+    batch: np.ndarray
+    decode_s: np.ndarray
+    rate_per_s: np.ndarray  # requests per second a replica (or replica-equivalent) carries
+    prefill_share: np.ndarray  # share of the replica's time prefilling
+    ttft: Ttft
+    tpot: Tpot
+    feasible: np.ndarray  # the scheduler can run at this concurrency (prefill keeps up, budget left)
+    prefill_load: float | None = None  # disaggregated: load of the prefill replicas
+    prefill_s: float = 0.0  # a mean prompt's prefill (seconds)
+    _cache: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def latency_at(self, metric: str, stat: str | float, idx: np.ndarray) -> np.ndarray:
+        """``ttft`` or ``tpot`` in ms at the concurrencies of index ``idx`` only (solved there)."""
+        idx = np.atleast_1d(np.asarray(idx, dtype=int))
+        d = _rows(self.ttft if metric == "ttft" else self.tpot, idx)
+        return 1e3 * np.asarray(d.mean() if stat == "mean" else d.quantile(float(stat)), dtype=float)
+
+    def last_within(self, metric: str, stat: str | float, limit_ms: float) -> int:
+        """The largest index whose latency is within ``limit_ms`` (-1: none), by bisection: latencies
+        rise with the concurrency."""
+        n = len(self.batch)
+        if self.latency_at(metric, stat, np.array([0]))[0] > limit_ms:
+            return -1
+        lo, hi = 0, n - 1
+        if self.latency_at(metric, stat, np.array([hi]))[0] <= limit_ms:
+            return hi
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if self.latency_at(metric, stat, np.array([mid]))[0] <= limit_ms:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+    def latency_ms(self, metric: str, stat: str | float) -> np.ndarray:
+        """``ttft`` or ``tpot`` in ms at every concurrency: ``stat`` ``"mean"`` or a probability (the
+        quantiles are solved at ``QUANTILE_GRID`` concurrencies and interpolated between them)."""
+        key = (metric, str(stat))
+        if key not in self._cache:
+            d = self.ttft if metric == "ttft" else self.tpot
+            if stat == "mean":
+                v = d.mean()
+            else:
+                n = len(self.batch)
+                idx = np.unique(np.round(np.geomspace(1, n, min(n, QUANTILE_GRID))).astype(int) - 1)
+                sub = _rows(d, idx)
+                v = np.interp(np.arange(n), idx, sub.quantile(float(stat)))
+            self._cache[key] = 1e3 * np.asarray(v, dtype=float)
+        return self._cache[key]
+
+
+def _rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:
+    """The distribution at the concurrencies ``idx`` only."""
+    return type(d)(**{k: None if getattr(d, k) is None else np.asarray(getattr(d, k))[idx]  # type: ignore[arg-type]
+                      for k in d.__dataclass_fields__})
+
+
+class Scheduler(Protocol):
+    """A scheduler: the replica's figures at each concurrency."""
+
+    def __call__(self, steps: Steps, traffic: Traffic, *, budget: int | None,
+                 ttft_ok: Callable[[Ttft], np.ndarray] | None) -> Operating: ...
+
+
+def _prefill_moments(steps: Steps, traffic: Traffic) -> tuple[float, float, np.ndarray]:
+    """Mean prefill of a prompt, its variance, and the prefill at the input's quantile points."""
+    li = traffic.input
+    mean = steps.token_s * li.mean + steps.request_s
+    var = (steps.token_s * li.mean * li.cv) ** 2
+    return mean, var, steps.token_s * li.mean * li.unit + steps.request_s
+
+
+def _kingman_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
+                  third: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(probability of waiting, mean wait of those who wait, gamma shape of that wait) in a G/G/1
+    queue of work: Kingman's mean (Pollaczek-Khinchine's for Poisson arrivals), the second moment of
+    the M/G/1 wait (``E[W^2] = 2 E[W]^2 + R E[S^3] / (3 (1 - rho))``; ``third``: E[S^3] / E[S]^3)."""
+    rho = np.clip(rate * work_mean, 0.0, 1 - 1e-9)
+    cs2 = work_var / np.maximum(work_mean, 1e-30) ** 2
+    mean_wait = rho / (1 - rho) * (arrival_cv ** 2 + cs2) / 2 * work_mean
+    second = 2 * mean_wait ** 2 + rate * third * work_mean ** 3 / (3 * (1 - rho))
+    cond = mean_wait / np.maximum(rho, 1e-12)
+    cv2 = second / np.maximum(rho, 1e-12) / np.maximum(cond, 1e-30) ** 2 - 1
+    if arrival_cv > 1:  # bursty arrivals: at least the exponential tail of heavy traffic
+        cv2 = np.maximum(cv2, 1.0)
+    return rho, cond, 1 / np.clip(cv2, 0.05, 20.0)
+
+
+def _third(traffic: Traffic) -> float:
+    """E[L^3] / E[L]^3 of the input length (the prefill work's third moment)."""
+    return float(np.mean(traffic.input.unit ** 3))
+
+
+def _batch_spread(steps: Steps) -> tuple[np.ndarray, np.ndarray]:
+    """(decode step a request sees, SD of the mean step over its life) at each time-average
+    concurrency ``B``: a request sees ``B`` others plus itself (Poisson arrivals), and the average of
+    a Poisson-like occupancy over a life has variance about ``2/3 B``."""
+    b, t_d = steps.batch.astype(float), steps.decode_s
+    slope = np.gradient(t_d, b) if len(b) > 1 else np.zeros_like(b)
+    seen = np.interp(b + 1, b, t_d, right=t_d[-1] + slope[-1] * (b[-1] + 1 - b[-1]) if len(b) else 0.0)
+    return seen, slope * np.sqrt(2.0 / 3.0 * b)
+
+
+def per_concurrency(batch: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` given at the concurrencies ``batch`` (a grid), at every whole concurrency 1..max."""
+    return np.interp(np.arange(1, int(batch[-1]) + 1, dtype=float), batch, values)
+
+
+def concurrency_seen(rate: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, SD) of the concurrency a request sees at each arrival rate ``rate``, from the
+    flow-equivalent server of the replica: a birth-death chain over the concurrency ``n`` with births
+    at ``rate`` and completions at ``capacity[n - 1]`` (the closed form's requests per second at
+    concurrency ``n``), read size-biased (a request is one of the ``n``)."""
+    rate = np.asarray(rate, dtype=float)
+    if len(rate) > 2 * QUANTILE_GRID:  # solved at a grid of rates, interpolated in between
+        idx = np.unique(np.round(np.geomspace(1, len(rate), 2 * QUANTILE_GRID)).astype(int) - 1)
+        m, sd = concurrency_seen(rate[idx], capacity)
+        return np.interp(rate, rate[idx], m), np.interp(rate, rate[idx], sd)
+    n = np.arange(1, len(capacity) + 1, dtype=float)
+    lam = rate[:, None]
+    log_pi = np.concatenate([np.zeros((lam.shape[0], 1)),
+                             np.cumsum(np.log(np.maximum(lam, 1e-300)) - np.log(capacity)[None, :], axis=1)],
+                            axis=1)
+    pi = np.exp(log_pi - log_pi.max(axis=1, keepdims=True))[:, 1:]
+    w = n[None, :] * pi
+    w /= w.sum(axis=1, keepdims=True)
+    mean = (w * n).sum(axis=1)
+    return mean, np.sqrt(np.maximum((w * n * n).sum(axis=1) - mean ** 2, 0.0))
+
+
+def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndarray, tp_mean: float,
+                  tp_var: float) -> Tpot:
+    """TPOT of a request when prefills of arriving prompts are slotted between its decode steps: the
+    decode step at the concurrency it sees (:func:`concurrency_seen`; near saturation the concurrency
+    changes more slowly than a request lives, so its life sees the whole spread), stretched by the
+    prefills (compound
+    arrivals, with the branching of work arriving during work: variance ``R T E[t_p^2] / (1 - rho)^3``)."""
+    b = steps.batch.astype(float)
+    seen, spread = concurrency_seen(rate, per_concurrency(b, rate))
+    t_d = np.interp(seen, b, steps.decode_s)
+    slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
+    o = max(traffic.output.mean - 1, 1.0)
+    r = np.clip(rho, 0, 1 - 1e-6)
+    life = o * t_d  # the decode steps alone
+    var = rate * life * (tp_var + traffic.arrival_cv ** 2 * tp_mean ** 2) / (1 - r) ** 3
+    # A short output sees fewer arrivals: the spread of the per-token share grows as 1 / sqrt(tokens).
+    short = float(np.mean(1 / np.sqrt(np.maximum(traffic.output.mean * traffic.output.unit - 1, 1.0))))
+    sd_b = slope * spread
+    return Tpot(t_d, t_d * r / (1 - r), np.sqrt(var) / o * short * math.sqrt(o), sd_b / (1 - r))
+
+
+def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
+               ttft_ok: Callable[[Ttft], np.ndarray] | None = None) -> Operating:
+    """Continuous batching; ``budget``: tokens per step (``None``: a prompt is prefilled alone)."""
+    b, t_d = steps.batch.astype(float), steps.decode_s
+    o = max(traffic.output.mean - 1, 0.0)
+    tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
+    rate = b / (o * t_d + b * tp_mean)
+    rho = rate * tp_mean
+    li = traffic.input
+    if budget is None:
+        work_mean, work_var = np.full_like(b, tp_mean), np.full_like(b, tp_var)
+        service = np.broadcast_to(tp_points, (len(b), len(tp_points)))
+        feasible = np.ones_like(b, dtype=bool)
+        residual = t_d
+    else:
+        room = np.maximum(budget - b, 1.0)
+        # A step's decodes are shared by the prompt tokens it carries: those that arrived during the
+        # step before (a mean step, t_d / (1 - rho)), at least one prompt, at most the budget's room.
+        carried = np.clip(rate * t_d / np.maximum(1 - rho, 1e-9) * li.mean + li.mean, 1.0, room)
+        per_token = steps.token_s + t_d / carried  # a prompt token's share of the mixed steps
+        work_mean = per_token * li.mean + steps.request_s
+        work_var = (per_token * li.mean * li.cv) ** 2
+        lengths = li.mean * li.unit
+        service = tp_points[None, :] + t_d[:, None] * np.maximum(1.0, lengths[None, :] / room[:, None])
+        feasible = budget > b
+        residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
+    p, wait, shape = _kingman_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
+    feasible = feasible & (rate * work_mean < 1)
+    ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
+    return Operating("continuous", b, t_d, rate, rho, ttft, _request_tpot(steps, traffic, rate, rho, tp_mean,
+                                                                          tp_var), feasible,
+                     prefill_s=tp_mean)
+
+
+def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
+           ttft_ok: Callable[[Ttft], np.ndarray] | None = None) -> Operating:
+    """Fixed batches: prefilled together, decoded until the longest output ends. At a rate that
+    forms batches of ``B`` on average, a batch is the requests that arrived during the previous cycle
+    (about Poisson: SD ``sqrt(B)``), so cycles vary; a request arrives in a cycle picked by its length
+    and waits out its rest (mean ``E[C^2] / 2 E[C]``, second moment ``E[C^3] / 3 E[C]``, read as a
+    gamma), then its own batch's prefill."""
+    b, t_d = steps.batch.astype(float), steps.decode_s
+    tp_mean, _, _ = _prefill_moments(steps, traffic)
+    longest = expected_longest(traffic, b)
+    prefill = b * steps.token_s * traffic.input.mean + steps.request_s
+    cycle = prefill + np.maximum(longest - 1, 0.0) * t_d
+    rate = b / cycle
+    slope = np.gradient(cycle, b) if len(b) > 1 else cycle / b
+    var = slope ** 2 * b
+    mean_rest = (cycle ** 2 + var) / (2 * cycle)
+    second = (cycle ** 3 + 3 * cycle * var) / (3 * cycle)
+    shape = 1 / np.clip(second / mean_rest ** 2 - 1, 0.05, 20.0)
+    zeros = np.zeros_like(b)
+    own = prefill + steps.token_s * traffic.input.mean  # a request's batch is one larger on average
+    ttft = Ttft(own, zeros, np.ones_like(b), mean_rest, np.zeros((len(b), 1)), shape)
+    seen, sd_b = _batch_spread(steps)
+    sd_batch = sd_b * math.sqrt(1.5)  # a request decodes at its batch's size all its life: variance B
+    return Operating("static", b, t_d, rate, prefill / cycle, ttft, Tpot(seen, zeros, zeros, sd_batch),
+                     np.ones_like(b, dtype=bool), prefill_s=tp_mean)
+
+
+def expected_longest(traffic: Traffic, batch: np.ndarray) -> np.ndarray:
+    """Mean of the longest output among ``batch`` requests (the output's quantile at B / (B + 1))."""
+    if traffic.output.cv == 0:
+        return np.full_like(batch, traffic.output.mean, dtype=float)
+    return traffic.output.quantile(batch / (batch + 1.0))
+
+
+def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
+                  ttft_ok: Callable[[Ttft], np.ndarray] | None = None) -> Operating:
+    """Prefill replicas (M/G/1 at the highest load that meets the TTFT targets) and decode replicas."""
+    b, t_d = steps.batch.astype(float), steps.decode_s
+    o = max(traffic.output.mean - 1, 0.0)
+    tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
+    loads = PRIORITY_LOADS
+    cand = prefill_pool_ttft(steps, traffic, loads)
+    p, wait, kv = cand.p, cand.wait, steps.kv_token_s * traffic.input.mean * traffic.input.unit
+    shape = cand.shape if cand.shape is not None else np.ones_like(p)
+    ok = ttft_ok(cand) if ttft_ok is not None else np.ones_like(loads, dtype=bool)
+    i = int(np.flatnonzero(ok)[-1]) if ok.any() else 0
+    rho_p = float(loads[i])
+    n = len(b)
+    ttft = Ttft(np.zeros(n), np.zeros(n), np.full(n, p[i]), np.full(n, wait[i]),
+                np.broadcast_to(tp_points + kv, (n, len(kv))), np.full(n, shape[i]))
+    per_request = tp_mean / rho_p + o * t_d / b
+    return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request, ttft,
+                     _decode_pool_tpot(steps, o), np.full(n, bool(ok[i])), prefill_load=rho_p,
+                     prefill_s=tp_mean)
+
+
+def _decode_pool_tpot(steps: Steps, decode_tokens: float) -> Tpot:
+    """TPOT on decode replicas (no prefill between steps): the step at the concurrency a request sees
+    (:func:`concurrency_seen` of the decode replica alone) and its spread."""
+    b = steps.batch.astype(float)
+    capacity = b / (max(decode_tokens, 1.0) * steps.decode_s)
+    seen, spread = concurrency_seen(capacity, per_concurrency(b, capacity))
+    slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
+    zeros = np.zeros_like(b)
+    return Tpot(np.interp(seen, b, steps.decode_s), zeros, zeros, slope * spread)
+
+
+def prefill_pool_ttft(steps: Steps, traffic: Traffic, loads: np.ndarray) -> Ttft:
+    """TTFT of prefill replicas run at each load in ``loads`` (M/G/1, then the key/value transfer)."""
+    tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
+    kv = steps.kv_token_s * traffic.input.mean * traffic.input.unit
+    loads = np.asarray(loads, dtype=float)
+    p, wait, shape = _kingman_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
+                                   traffic.arrival_cv, _third(traffic))
+    zeros = np.zeros_like(loads)
+    return Ttft(zeros, zeros, p, wait, np.broadcast_to(tp_points + kv, (len(loads), len(kv))), shape)
+
+
+SCHEDULERS: dict[str, Scheduler] = {"continuous": continuous, "static": static,
+                                    "disaggregated": disaggregated}
+
+
+@functools.cache
+def scheduler_names() -> tuple[str, ...]:
+    return tuple(SCHEDULERS)

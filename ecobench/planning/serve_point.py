@@ -1,0 +1,118 @@
+"""``ecobench serve-point``: TTFT, TPOT and output tokens per second of one static batch, as published
+serving sweeps report them (TensorRT-LLM's and Neuron's batch tables, vLLM's ``benchmark_latency``).
+
+A static batch of ``batch`` prompts is prefilled together (TTFT), then decodes ``output - 1`` tokens
+together (TPOT per step); tokens per second = batch x output / (TTFT + (output - 1) x TPOT). The step
+times are the analytic serving model's (``parallel/serving.py``) at the stored fit's efficiency, the
+same prediction ``validate --mode holdout`` scores on every ``llm_serve`` point; the 90% bands are
+the held-out errors of the serving pools (TPOT and tokens per second: the decode pool; TTFT: the
+prefill pool), a time's band the inverse of a speed's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ecobench.errors import InputError
+from ecobench.hardware.catalog import load_catalog
+from ecobench.hardware.cluster import instance_cluster
+from ecobench.parallel.layout import divisors
+from ecobench.parallel.serving import ServeWorkload, decode_step_s, max_batch_by_memory, prefill_s
+from ecobench.units import DTYPES
+
+
+@dataclass(frozen=True)
+class ServePoint:
+    """One static batch's figures with their 90% bands."""
+
+    model: str
+    instance_type: str
+    precision: str
+    tensor: int
+    batch: int
+    input_tokens: int
+    output_tokens: int
+    figures: dict[str, tuple[float, float, float]]  # name -> (value, low, high)
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "precision", "tensor",
+                                                             "batch", "input_tokens", "output_tokens")}
+        for name, (v, lo, hi) in self.figures.items():
+            out |= {name: v, f"{name}_low": lo, f"{name}_high": hi}
+        return out | {"source": self.source}
+
+
+def serve_point(model: str, instance_type: str, precision: str, batch: int, input_tokens: int,
+                output_tokens: int, tensor: int | None = None, stack: str | None = None,
+                weight_precision: str | None = None, kv_cache_precision: str | None = None) -> ServePoint:
+    """The static batch's TTFT, TPOT and tokens per second (``tensor``: default the smallest degree
+    whose weights and the batch's caches fit)."""
+    from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
+    from ecobench.hardware.backends.residuals import error_fit
+    from ecobench.workloads.presets import preset
+
+    for name, value in (("--precision", precision), ("--weight-precision", weight_precision),
+                        ("--kv-cache-precision", kv_cache_precision)):
+        if value is not None and value not in DTYPES:
+            raise InputError(f"{name} {value!r}: not a data type; allowed: {', '.join(DTYPES)}")
+    for name, value in (("--batch", batch), ("--input-tokens", input_tokens),
+                        ("--output-tokens", output_tokens)):
+        if value < 1:
+            raise InputError(f"{name} {value}: must be at least 1 (nearest valid: 1)")
+    if stack is not None and stack not in fitted_stacks():
+        raise InputError(f"--stack {stack!r}: no fitted efficiency; allowed: {', '.join(fitted_stacks())}")
+    arch = preset(model)
+    if arch.kind != "decoder":
+        raise InputError(f"--model {model}: an encoder; serve-point times a decoder's prefill and decode")
+    if input_tokens + output_tokens > arch.max_position_embeddings:
+        raise InputError(f"--input-tokens + --output-tokens {input_tokens + output_tokens} exceed {model}'s "
+                         f"max_position_embeddings ({arch.max_position_embeddings})")
+    cat = load_catalog()
+    inst = cat.instance(instance_type, "--instance-type")
+    acc = cat.accelerator_of(inst)
+    if acc is None:
+        raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
+    cl = instance_cluster(cat, inst, precision)
+    valid = divisors(cl.ranks_per_node)
+    if tensor is not None and tensor not in valid:
+        raise InputError(f"--tensor {tensor}: must divide the {cl.ranks_per_node} ranks of {instance_type}; "
+                         f"allowed: {', '.join(map(str, valid))}")
+
+    def workload(t: int) -> ServeWorkload:
+        return ServeWorkload(arch, input_tokens, output_tokens, precision, t, weight_precision,
+                             kv_cache_precision, acc.static_kv_cache)
+
+    options = [tensor] if tensor else valid
+    fits = [t for t in options if max_batch_by_memory(workload(t), cl) >= batch]
+    if not fits:
+        raise InputError(f"--batch {batch}: {model}'s weights and {batch} caches of "
+                         f"{input_tokens + output_tokens} tokens do not fit {instance_type} at tensor "
+                         f"{', '.join(map(str, options))}; use a smaller batch or a larger --tensor")
+    t = fits[0]
+    w = workload(t)
+    fit = current_fit()
+    eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
+    tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])
+    ttft_s = float(prefill_s(w, cl, eff, float(batch))) + fit.request_overhead_s(acc.vendor)
+    figs = serving_figures(tpot_s, ttft_s, batch, output_tokens)
+    decode, prefill = error_fit("serving"), error_fit("serving_ttft")
+    out = {}
+    for name, pool in (("ttft_ms", prefill), ("tpot_ms", decode), ("output_tokens_per_s", decode)):
+        v = float(figs[name])
+        lo, hi = pool.band(1.0)
+        out[name] = (v, v / hi, v / lo) if name.endswith("_ms") else (v, v * lo, v * hi)
+    return ServePoint(model, instance_type, precision, t, batch, input_tokens, output_tokens, out,
+                      f"{eff.source}; bands: held-out errors of the serving pools")
+
+
+def format_point(p: ServePoint) -> str:
+    """The terminal's lines."""
+    head = (f"{p.model} on {p.instance_type} ({p.precision}, tensor {p.tensor}): static batch {p.batch}, "
+            f"{p.input_tokens} tokens in, {p.output_tokens} out")
+    rows = [f"  {name:<22} {v:>10.4g}   90% band {lo:.4g} to {hi:.4g}"
+            for name, (v, lo, hi) in p.figures.items()]
+    return "\n".join([head, *rows, f"  ({p.source})"])

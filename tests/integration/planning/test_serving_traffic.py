@@ -1,0 +1,150 @@
+"""Serving schedulers, length distributions, percentile targets and `ecobench serve-point` through the
+CLI and the API: results, and bad input (exit 2 naming the field and what is allowed)."""
+
+import json
+
+import pytest
+import yaml
+
+from ecobench.cli import main
+
+SERVING = {"requests_per_h": 36000, "input_tokens": 1024, "output_tokens": 256, "horizon_h": 1}
+
+
+def _write(tmp_path, serving=None, configs=None, name="s.yaml"):
+    doc = {"schema_version": 2, "name": "t",
+           "workload": {"model": "llama3-8b", "serving": {**SERVING, **(serving or {})}},
+           "configs": configs or [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16"}],
+           "baseline": (configs or [{"id": "p5"}])[0]["id"], "uncertainty": {"draws": 0}}
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def _run(tmp_path, capsys, **kw):
+    out = tmp_path / f"out{len(list(tmp_path.glob('out*')))}"
+    code = main(["run", str(_write(tmp_path, **kw)), "-q", "--out", str(out)])
+    err = capsys.readouterr().err
+    rows = None
+    if code == 0:
+        rows = {r["config_id"]: r for r in json.loads((out / "results.json").read_text())["rows"]}
+    return code, err, rows
+
+
+def test_each_scheduler_plans_and_says_which_statistic_each_column_holds(tmp_path, capsys):
+    cfg = {"instance_type": "p5.48xlarge", "precision": "bf16"}
+    code, err, rows = _run(tmp_path, capsys, serving={"p99_ttft_ms": 5000, "p95_tpot_ms": 60,
+                                                      "input_tokens_cv": 1.0, "output_tokens_cv": 1.0},
+                           configs=[{"id": "c", **cfg}, {"id": "s", **cfg, "scheduler": "static"},
+                                    {"id": "d", **cfg, "scheduler": "disaggregated"}])
+    assert code == 0, err
+    for cid, row in rows.items():
+        assert row["scheduler"] == {"c": "continuous", "s": "static", "d": "disaggregated"}[cid]
+        assert row["ttft_ms_p50"] <= row["ttft_ms_p99"] <= 5000
+        assert row["tpot_ms_p50"] <= row["tpot_ms_p95"] <= 60
+        assert "p99_ttft_ms 5000:" in row["slo"] and "meets" in row["slo"] and "misses" not in row["slo"]
+        assert "ttft_ms" not in row and "tpot_p99_ms" not in row
+    assert rows["d"]["prefill_replicas"] >= 1 and rows["d"]["decode_replicas"] >= 1
+    assert rows["d"]["replicas"] == rows["d"]["prefill_replicas"] + rows["d"]["decode_replicas"]
+    assert rows["s"]["tpot_ms_p50"] < rows["c"]["tpot_ms_p50"]  # no prefill between a static batch's steps
+
+
+def test_old_target_names_still_read_as_medians(tmp_path, capsys):
+    code, err, old = _run(tmp_path, capsys, serving={"ttft_ms": 800, "tpot_ms": 40, "ttft_p99_ms": 3000})
+    assert code == 0, err
+    code, err, new = _run(tmp_path, capsys, serving={"median_ttft_ms": 800, "median_tpot_ms": 40,
+                                                     "p99_ttft_ms": 3000})
+    assert code == 0, err
+    assert old["p5"]["instances"] == new["p5"]["instances"] and old["p5"]["slo"] == new["p5"]["slo"]
+
+
+def test_longer_tails_need_as_many_or_more_replicas(tmp_path, capsys):
+    tight = {"p99_ttft_ms": 400, "requests_per_h": 360000}
+    code, _, fixed = _run(tmp_path, capsys, serving=tight)
+    code2, _, spread = _run(tmp_path, capsys, serving={**tight, "input_tokens_cv": 2.0, "arrival_cv": 3.0})
+    assert code == code2 == 0
+    assert spread["p5"]["replicas"] >= fixed["p5"]["replicas"]
+    assert spread["p5"]["ttft_ms_p99"] <= 400
+
+
+def test_lengths_csv_gives_the_means(tmp_path, capsys):
+    (tmp_path / "lengths.csv").write_text("input_tokens,output_tokens,count\n100,50,3\n900,450,1\n")
+    serving = {"lengths_csv": "lengths.csv", "median_tpot_ms": 100}
+    doc = {k: v for k, v in SERVING.items() if k not in ("input_tokens", "output_tokens")}
+    path = _write(tmp_path, serving=serving)
+    data = yaml.safe_load(path.read_text())
+    data["workload"]["serving"] = {**doc, **serving}
+    path.write_text(yaml.safe_dump(data))
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 0
+    resolved = yaml.safe_load((tmp_path / "o" / "scenario.yaml").read_text())["workload"]["serving"]
+    assert resolved["input_tokens"] == 300 and resolved["output_tokens"] == 150
+
+
+@pytest.mark.parametrize("serving,configs,message", [
+    ({"input_tokens_cv": 11}, None, "input_tokens_cv"),
+    ({"arrival_cv": -1}, None, "arrival_cv"),
+    ({"p99_ms": 500}, None, "p99_ms: a percentile target must name its statistic (ttft or tpot)"),
+    ({"p97_ttft_ms": 500}, None, "p97_ttft_ms: no target for that statistic; allowed: median_ttft_ms"),
+    ({"ttft_ms": 500, "median_ttft_ms": 600}, None, "ttft_ms (deprecated name of median_ttft_ms) is 500"),
+    (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "scheduler": "fifo"}],
+     "scheduler"),
+    (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "scheduler": "static",
+             "max_num_batched_tokens": 2048}], "max_num_batched_tokens applies to the continuous scheduler"),
+    (None, [{"id": "a", "instance_type": "inf2.48xlarge", "precision": "bf16", "scheduler": "disaggregated"}],
+     "cannot hand between replicas; allowed here: continuous, static"),
+    (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "backend": "emulated",
+             "scheduler": "static"}], "cannot model the static scheduler"),
+])
+def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs, message):
+    code, err, _ = _run(tmp_path, capsys, serving=serving, configs=configs)
+    assert code == 2 and message in err and err.count("\n") <= 3, err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("rows,message", [
+    ("input_tokens,output_tokens\n100,-5\n", "row 2, output_tokens: -5 is not allowed"),
+    ("input_tokens,output_tokens\n100,0\n",
+     "row 2, output_tokens: 0 is not allowed; allowed: a whole number >= 1"),
+    ("input_tokens,output_tokens\nabc,5\n", "row 2, input_tokens: 'abc' is not a number"),
+    ("prompt,answer\n1,2\n", "needs a header with input_tokens and output_tokens"),
+])
+def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, rows, message):
+    (tmp_path / "l.csv").write_text(rows)
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv"})
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "l.csv" in err and "lengths_csv" in err, err
+
+
+def test_serve_point_prints_a_static_batch_with_bands(capsys):
+    assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--batch", "16",
+                 "--input-tokens", "512", "--output-tokens", "128", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    for k in ("ttft_ms", "tpot_ms", "output_tokens_per_s"):
+        assert doc[f"{k}_low"] < doc[k] < doc[f"{k}_high"]
+    assert doc["output_tokens_per_s"] == pytest.approx(
+        16 * 128 / (doc["ttft_ms"] / 1e3 + 127 * doc["tpot_ms"] / 1e3))
+    assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--batch", "64",
+                 "--input-tokens", "512", "--output-tokens", "128", "--format", "json"]) == 0
+    big = json.loads(capsys.readouterr().out)
+    assert big["tpot_ms"] > doc["tpot_ms"] and big["output_tokens_per_s"] > doc["output_tokens_per_s"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--batch", "0"], "--batch 0: must be at least 1"),
+    (["--precision", "fp7"], "--precision 'fp7': not a data type"),
+    (["--tensor", "3"], "--tensor 3: must divide the 8 ranks"),
+    (["--batch", "100000"], "do not fit p5.48xlarge"),
+    (["--instance-type", "p9.huge"], "p9.huge"),
+])
+def test_serve_point_bad_input_exits_2(capsys, args, message):
+    base = ["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge"]
+    assert main(base + args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_serve_point_help_exits_0(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["serve-point", "--help"])
+    assert e.value.code == 0 and "static batch" in capsys.readouterr().out
