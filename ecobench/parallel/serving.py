@@ -10,6 +10,13 @@
 * **Memory per rank**: the weights (in their storage type) split over the ranks, the key/value
   cache of ``B`` sequences at their longest (prompt plus output), and the workspace.
 
+Options (each off by default): a share of each prompt found in the prefix cache
+(``cached_input_tokens``) is not prefilled: the prefill runs over the uncached tokens only (their
+attention to the cached prefix is not counted: a few percent of a short prompt's prefill);
+speculative decoding (``speculation``, ``parallel/speculative.py``) replaces a decode step by a
+drafted-and-verified step over the tokens it yields; weights quantized to 8 or 4 bits
+(``weight_dtype``) and an 8-bit cache (``kv_dtype``) change the bytes read and held.
+
 Kernels take ``max(FLOPs / (compute x peak), bytes / (memory x bandwidth)) + overhead`` at the
 serving efficiencies fitted on published serving points (``hardware/backends/efficiency.py``).
 """
@@ -22,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecobench.parallel.collectives import all_reduce_s
+from ecobench.parallel.speculative import Speculation, verification_arrays
 from ecobench.parallel.step import WORKSPACE_GIB, Cluster, Efficiency, KernelArrays
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture
@@ -42,6 +50,13 @@ class ServeWorkload:
     weight_dtype: str | None = None  # storage, when it differs (int8 weights with bf16 compute)
     kv_dtype: str | None = None
     static_cache: bool = False  # the stack reads the whole compiled cache every step (static shapes)
+    cached_input_tokens: int = 0  # prompt tokens found in the prefix cache: not prefilled
+    speculation: Speculation | None = None  # speculative decoding (parallel/speculative.py)
+
+    @property
+    def prefill_tokens(self) -> int:
+        """Prompt tokens a prefill computes: those not found in the prefix cache (at least one)."""
+        return max(1, self.input_tokens - self.cached_input_tokens)
 
     @property
     def context(self) -> int:
@@ -63,7 +78,7 @@ def serve_kernels(w: ServeWorkload) -> tuple[KernelArrays, KernelArrays]:
     """(decode step, prefill) kernel arrays per sequence, built with batch 1."""
     a = w.arch
     decode = decode_kernels(a, w.context, 1, w.dtype, w.tensor, w.weight_dtype, w.kv_dtype)
-    prefill = prefill_kernels(a, w.input_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
+    prefill = prefill_kernels(a, w.prefill_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
     return KernelArrays.of(decode), KernelArrays.of(prefill)
 
 
@@ -76,10 +91,23 @@ def tp_all_reduce_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, tokens: np.n
 
 
 def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray) -> np.ndarray:
-    """Seconds of one decode step at each batch size (one token for every sequence)."""
+    """Seconds of one decode step at each batch size (one token for every sequence); with
+    speculative decoding, a drafted-and-verified step over the tokens it yields per sequence."""
     b = np.asarray(batch, dtype=float)
     decode, _ = serve_kernels(w)
-    return decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b)
+    plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b)
+    sp = w.speculation
+    if sp is None:
+        return plain
+    n = sp.tokens + 1
+    verify = verification_arrays(decode, n).time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b * n)
+    if sp.draft_arch is not None:
+        draft = ServeWorkload(sp.draft_arch, w.input_tokens, w.output_tokens, w.dtype, w.tensor,
+                              w.weight_dtype, w.kv_dtype, w.static_cache)
+        draft_s = decode_step_s(draft, cl, eff, b)
+    else:
+        draft_s = plain * (sp.draft_params or 0.0) / w.arch.params
+    return (sp.tokens * draft_s + verify) / sp.tokens_per_step
 
 
 def prefill_s(w: ServeWorkload, cl: Cluster, eff: Efficiency,
@@ -87,12 +115,13 @@ def prefill_s(w: ServeWorkload, cl: Cluster, eff: Efficiency,
     """Seconds to prefill ``prompts`` prompts together (their first token)."""
     p = np.asarray(prompts, dtype=float)
     _, prefill = serve_kernels(w)
-    return prefill.time_s(p, cl, eff) + tp_all_reduce_s(w, cl, eff, p * w.input_tokens)
+    return prefill.time_s(p, cl, eff) + tp_all_reduce_s(w, cl, eff, p * w.prefill_tokens)
 
 
 def weights_gib_per_rank(w: ServeWorkload) -> float:
-    """The model's weights on one rank, in their storage type."""
-    return w.arch.params * BYTES_PER_DTYPE[w.weight_dtype or w.dtype] / w.tensor / GIB
+    """The model's weights on one rank, in their storage type (and a speculative drafter's)."""
+    params = w.arch.params + (w.speculation.draft_weight_params if w.speculation else 0.0)
+    return params * BYTES_PER_DTYPE[w.weight_dtype or w.dtype] / w.tensor / GIB
 
 
 def kv_gib_per_sequence(w: ServeWorkload) -> float:

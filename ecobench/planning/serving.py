@@ -58,6 +58,7 @@ from ecobench.parallel.serving import (
     weights_gib_per_rank,
 )
 from ecobench.parallel.step import Cluster, Efficiency
+from ecobench.planning import serving_options
 from ecobench.power.draw import Activity
 from ecobench.scenario.model import HardwareConfig, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
@@ -171,7 +172,8 @@ class ServingPlan:
 def _serve_workload(arch: Architecture, spec: ServingSpec, cfg: HardwareConfig, tensor: int,
                     static_cache: bool) -> ServeWorkload:
     return ServeWorkload(arch, spec.input_tokens, spec.output_tokens, cfg.precision, tensor,
-                         cfg.weight_precision, cfg.kv_cache_precision, static_cache)
+                         serving_options.weight_dtype(cfg), cfg.kv_cache_precision, static_cache,
+                         **serving_options.workload_options(spec, cfg))
 
 
 def _feasible(op: Operating, spec: ServingSpec) -> np.ndarray:
@@ -194,7 +196,7 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
     parts = []
     for ks, micro, share in ((decode, batch, 1.0 - prefill_share), (prefill, 1.0, prefill_share)):
         c, m, o = kernel_regimes_s(ks, micro, cl, eff)
-        tokens = micro * (1 if ks is decode else w.input_tokens)
+        tokens = micro * (1 if ks is decode else w.prefill_tokens)
         tp = float(tp_all_reduce_s(w, cl, eff, np.array([tokens]))[0])
         total = c + m + o + tp
         parts.append([share * x / total for x in (c, m, o + tp)] if total > 0 else [0.0, 0.0, share])
@@ -262,6 +264,9 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     """The fewest instances that serve ``spec.requests_per_h`` within the targets. Its errors are
     about the configuration (``EcobenchError.in_config``)."""
     cl = instance_cluster(cat, inst, cfg.precision)
+    acc = cat.accelerator_of(inst)
+    if acc is not None:
+        cl = serving_options.quantized_cluster(cl, acc, cfg)
     given = cfg.parallelism.tensor if cfg.parallelism not in (None, "auto") else None  # type: ignore[union-attr]
     valid = divisors(cl.ranks_per_node)  # heads that do not divide are padded (see tensor_split)
     options = [given] if given else valid

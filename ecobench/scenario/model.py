@@ -141,6 +141,9 @@ class ServingSpec(_Model):
     horizon_h: b.HorizonH = Field(1.0, description="hours the service runs")
     profile: ProfileSpec | None = Field(
         None, description="24-hour load profile: static, autoscaled and batch fleets over the day")
+    prefix_cache_hit_rate: b.Share | None = Field(
+        None, description="share (0-1) of each prompt's tokens found in the prefix cache: they skip "
+                          "the prefill's compute (default: no prefix caching)")
 
 
 class Phase(_Model):
@@ -301,6 +304,33 @@ class ParallelismSpec(_Model):
                                                              "(default: training.batch_size)")
 
 
+class SpeculativeSpec(_Model):
+    """Speculative decoding: a drafter proposes tokens the target verifies in one step."""
+
+    method: Literal["draft", "ngram"] = Field(
+        description="draft (a smaller model on the same accelerators) or ngram (prompt lookup on the host)")
+    draft_model: str | None = Field(None, description="draft: a model preset (see `ecobench models`)")
+    draft_params: b.Params | None = Field(None, description="draft: the drafter's parameter count, "
+                                                            "instead of draft_model")
+    num_speculative_tokens: b.SpeculativeTokens = Field(description="tokens drafted per step")
+    acceptance_rate: b.Share = Field(description="probability (0-1) that the target accepts a drafted token")
+
+    @model_validator(mode="after")
+    def _drafter(self) -> Self:
+        given = (self.draft_model is not None) + (self.draft_params is not None)
+        if self.method == "draft" and given != 1:
+            raise ValueError("speculative method draft needs exactly one of draft_model or draft_params")
+        if self.method == "ngram" and given:
+            raise ValueError("speculative method ngram drafts on the host: remove draft_model/draft_params")
+        if self.draft_model is not None and self.draft_model not in PRESETS:
+            raise ValueError(f"speculative.draft_model {self.draft_model!r} is not a model preset "
+                             f"(presets: {', '.join(sorted(PRESETS))})")
+        return self
+
+
+Quantization = Literal["fp8", "int8", "int4"]
+QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
+
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -326,7 +356,16 @@ class HardwareConfig(_Model):
     weight_precision: Dtype | None = Field(
         None, description="serving: how weights are stored when it differs from precision (e.g. int8)")
     kv_cache_precision: Dtype | None = Field(None, description="serving: key/value cache data type "
-                                                              "(default: precision)")
+                                                              "(default: precision; fp8 halves a 16-bit "
+                                                              "cache)")
+    quantization: Quantization | None = Field(
+        None, description="serving: fp8 or int8 (W8A8: weight matmuls at the chip's 8-bit peak, weights "
+                          "1 byte) or int4 (W4A16: 4-bit weights, compute at precision); default none")
+    speculative: SpeculativeSpec | None = Field(None, description="serving: speculative decoding")
+    measured_serving: str | None = Field(
+        None, description="serving: a `vllm bench serve` result JSON measured on one instance of "
+                          "instance_type (relative to the scenario file): its throughput and latencies "
+                          "replace the serving model's")
     stack: b.Name | None = Field(
         None, description="analytic: the software stack whose fitted efficiency applies (e.g. vllm, "
                           "tensorrt-llm, transformers-neuronx, megatron, nemo; an unknown name lists the "
@@ -444,7 +483,15 @@ class Scenario(_Model):
                                      f"parallelism.tensor only; remove {', '.join(extra)}")
             if c.measured_throughput_per_s is not None or "serving" not in caps.modes:
                 raise ValueError(f"{what}: serving is planned with the analytic backend "
-                                 "(backend: analytic, no measured_throughput_per_s)")
+                                 "(backend: analytic, no measured_throughput_per_s; a measured "
+                                 "benchmark goes in measured_serving)")
+            if c.quantization is not None and c.weight_precision is not None:
+                raise ValueError(f"{what}: give quantization or weight_precision, not both "
+                                 "(quantization sets how weights are stored)")
+        else:
+            for f in ("quantization", "speculative", "measured_serving"):
+                if getattr(c, f) is not None:
+                    raise ValueError(f"{what}: '{f}' applies to serving (workload.serving)")
 
 
     def config(self, config_id: str) -> HardwareConfig:

@@ -12,6 +12,7 @@ from ecobench.hardware.backends import Job, Performance, Utilization
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.planning.jobs import capabilities
 from ecobench.planning.modes.base import ConfigRun, ModeBase
+from ecobench.planning import serving_options
 from ecobench.planning.plan import PlanResult, plan_serving
 from ecobench.planning.serving import latency_at
 from ecobench.planning.serving import plan as serve_plan
@@ -47,7 +48,9 @@ def serving_performance(run: ConfigRun,
         method=(f"serving model, {sp.replicas} replicas of tensor {sp.tensor} "
                 f"({sp.replicas_per_instance} per instance), {sp.batch:.1f} requests in flight each "
                 f"(of up to {sp.max_batch}); "
-                f"prefill {sp.prefill_share:.0%} of the time; {eff.source}"),
+                f"prefill {sp.prefill_share:.0%} of the time; "
+                + (f"{opts}; " if (opts := serving_options.describe(spec, cfg)) else "")
+                + eff.source),
         network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (spec.input_tokens + spec.output_tokens),
         activity=sp.activity)
     assert sp.operating is not None
