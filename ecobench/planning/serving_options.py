@@ -66,7 +66,8 @@ def describe(spec: ServingSpec, cfg: HardwareConfig) -> str:
     """The options in words, for the plan's method ('' when none is set)."""
     parts = []
     if cfg.quantization:
-        parts.append({"fp8": "FP8 W8A8", "int8": "INT8 W8A8", "int4": "INT4 weights (W4A16)"}[cfg.quantization])
+        parts.append({"fp8": "FP8 W8A8", "int8": "INT8 W8A8",
+                      "int4": "INT4 weights (W4A16)"}[cfg.quantization])
     if cfg.kv_cache_precision and cfg.kv_cache_precision != cfg.precision:
         parts.append(f"{cfg.kv_cache_precision} KV cache")
     if spec.prefix_cache_hit_rate:
@@ -74,7 +75,8 @@ def describe(spec: ServingSpec, cfg: HardwareConfig) -> str:
     sp = cfg.speculative
     if sp is not None:
         e = Speculation(sp.num_speculative_tokens, sp.acceptance_rate).tokens_per_step
-        drafter = sp.draft_model or (f"{sp.draft_params:.3g}-parameter drafter" if sp.draft_params else "n-gram")
+        drafter = sp.draft_model or (f"{sp.draft_params:.3g}-parameter drafter" if sp.draft_params
+                                     else "n-gram")
         parts.append(f"speculative ({drafter}, {sp.num_speculative_tokens} tokens, acceptance "
                      f"{sp.acceptance_rate:g}: {e:.2f} tokens per target step)")
     return "; ".join(parts)

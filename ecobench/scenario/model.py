@@ -577,8 +577,31 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
         lines = _messages(exc.errors())  # type: ignore[arg-type]
         raise InputError(f"{source}: invalid scenario\n  " + "\n  ".join(lines)) from None
     scenario = _resolve_paths(scenario, base_dir, source)
+    scenario = _resolve_measured_serving(scenario, base_dir, source)
     _check_names(scenario, source)
     return scenario
+
+
+def _resolve_measured_serving(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
+    """Each ``configs[].measured_serving`` made absolute (relative to the scenario file's folder) and
+    read once here, so a bad file is bad input before anything runs."""
+    from ecobench.io import vllm_bench
+
+    if not any(c.measured_serving for c in s.configs):
+        return s
+    configs = []
+    for i, c in enumerate(s.configs):
+        if c.measured_serving is not None:
+            p = Path(c.measured_serving)
+            if not p.is_absolute() and base_dir is not None:
+                p = (base_dir / p).resolve()
+            try:
+                vllm_bench.read(p)
+            except InputError as exc:
+                raise InputError(f"{source}: configs[{i}].measured_serving: {exc}") from None
+            c = c.model_copy(update={"measured_serving": str(p)})
+        configs.append(c)
+    return s.model_copy(update={"configs": configs})
 
 
 def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>") -> Scenario:

@@ -10,9 +10,10 @@ from typing import Any
 from ecobench.errors import InputError
 from ecobench.hardware.backends import Job, Performance, Utilization
 from ecobench.hardware.backends.efficiency import current_fit
-from ecobench.planning.jobs import capabilities
-from ecobench.planning.modes.base import ConfigRun, ModeBase
 from ecobench.planning import serving_options
+from ecobench.planning.jobs import capabilities
+from ecobench.planning.measured_serving import measured_serving_performance
+from ecobench.planning.modes.base import ConfigRun, ModeBase
 from ecobench.planning.plan import PlanResult, plan_serving
 from ecobench.planning.serving import latency_at
 from ecobench.planning.serving import plan as serve_plan
@@ -29,6 +30,8 @@ def serving_performance(run: ConfigRun,
     s, cfg, inst, catalog = run.scenario, run.config, run.instance, run.catalog
     spec = spec or s.workload.serving
     assert spec is not None
+    if cfg.measured_serving is not None:
+        return measured_serving_performance(spec, cfg)
     acc = catalog.accelerator_of(inst)
     if acc is None:
         raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
