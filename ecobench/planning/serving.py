@@ -60,7 +60,7 @@ from ecobench.parallel.serving import (
 from ecobench.parallel.step import Cluster, Efficiency
 from ecobench.planning import serving_options
 from ecobench.power.draw import Activity
-from ecobench.scenario.model import HardwareConfig, ServingSpec
+from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
 
@@ -150,7 +150,7 @@ class ServingPlan:
 
     tensor: int
     replicas: int
-    replicas_per_instance: int
+    replicas_per_instance: float  # below 1 where a replica spans instances
     instances: int
     capacity_per_replica_per_s: float
     batch: float  # concurrency per replica at the planned load
@@ -167,13 +167,39 @@ class ServingPlan:
     activity: Activity  # of a busy replica
     busy: float  # share of time the instances' accelerators work (idle slots and idle time excluded)
     operating: Operating | None = None  # the chosen tensor degree's operating points (the Monte Carlo's)
+    pipeline: int = 1  # stages per replica (more than one instance where tensor x pipeline exceeds its ranks)
 
 
 def _serve_workload(arch: Architecture, spec: ServingSpec, cfg: HardwareConfig, tensor: int,
-                    static_cache: bool) -> ServeWorkload:
+                    static_cache: bool, pipeline: int = 1) -> ServeWorkload:
     return ServeWorkload(arch, spec.input_tokens, spec.output_tokens, cfg.precision, tensor,
                          serving_options.weight_dtype(cfg), cfg.kv_cache_precision, static_cache,
-                         **serving_options.workload_options(spec, cfg))
+                         pipeline=pipeline, **serving_options.workload_options(spec, cfg))
+
+
+MAX_SPAN_INSTANCES = 16  # the most instances one replica's pipeline stages are searched over
+
+
+def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Architecture) -> tuple[int, int]:
+    """A given (tensor, pipeline) split of a replica, or bad input: each degree and the replica's ranks
+    divide the instance's ranks or are whole instances (a replica spanning instances)."""
+    valid = divisors(rpn)
+
+    def ok(n: int) -> bool:
+        return n in valid or n % rpn == 0
+
+    if not ok(tensor):
+        raise InputError(f"{tensor} must divide the {rpn} ranks of {inst} or be a multiple of them "
+                         f"(a replica over several instances); valid: {', '.join(map(str, valid))}, "
+                         f"{2 * rpn}, ...").in_config("parallelism.tensor")
+    if pipeline > arch.layers:
+        raise InputError(f"{pipeline} stages exceed the {arch.layers} layers of {arch.name}; allowed: "
+                         f"1-{arch.layers}").in_config("parallelism.pipeline")
+    if not ok(tensor * pipeline):
+        raise InputError(f"tensor x pipeline = {tensor * pipeline} ranks must divide the {rpn} ranks of "
+                         f"{inst} or fill whole instances (a multiple of {rpn})"
+                         ).in_config("parallelism.pipeline")
+    return tensor, pipeline
 
 
 def _feasible(op: Operating, spec: ServingSpec) -> np.ndarray:
@@ -267,24 +293,36 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     acc = cat.accelerator_of(inst)
     if acc is not None:
         cl = serving_options.quantized_cluster(cl, acc, cfg)
-    given = cfg.parallelism.tensor if cfg.parallelism not in (None, "auto") else None  # type: ignore[union-attr]
-    valid = divisors(cl.ranks_per_node)  # heads that do not divide are padded (see tensor_split)
-    options = [given] if given else valid
-    if given and given not in valid:
-        raise InputError(f"{given} must divide the {cl.ranks_per_node} ranks of "
-                         f"{inst.name}; valid: {', '.join(map(str, valid))}").in_config("parallelism.tensor")
+    rpn = cl.ranks_per_node
+    given = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
+    if given is not None:
+        layouts = [_given_layout(given.tensor, given.pipeline, rpn, inst.name, arch)]
+    else:  # heads that do not divide are padded (see tensor_split)
+        layouts = [(t, 1) for t in divisors(rpn)]
     rate = spec.requests_per_h / SECONDS_PER_HOUR
     best: ServingPlan | None = None
     failure = ""
-    for t in options:
-        w = _serve_workload(arch, spec, cfg, t, cat.accelerators[inst.spec.accelerator or ""].static_kv_cache)
+    fits = False
+    static = cat.accelerators[inst.spec.accelerator or ""].static_kv_cache
+    i = 0
+    while i < len(layouts):
+        t, pp = layouts[i]
+        i += 1
+        w = _serve_workload(arch, spec, cfg, t, static, pp)
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
             failure = failure or (f"{arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
                                   f"per device at tensor {t} on {inst.name}, which has "
                                   f"{cl.memory_gib:.1f} GiB; "
-                                  + ("use a larger tensor degree" if given else "no tensor degree fits"))
+                                  + ("use a larger tensor or pipeline degree" if given
+                                     else f"no layout over up to {MAX_SPAN_INSTANCES} instances fits"))
+            if given is None and i == len(layouts) and not fits and pp == 1:
+                # nothing fits one instance: pipeline stages over several (tensor = the instance's ranks)
+                # (and a tensor degree over several instances, its all-reduces hierarchical)
+                layouts += [lay for k in range(2, min(MAX_SPAN_INSTANCES, arch.layers) + 1)
+                            for lay in ((rpn, k), (rpn * k, 1))]
             continue
+        fits = True
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
         op = operating_points(w, cl, eff, np.arange(1, limit + 1), request_overhead_s)
         ok = _feasible(op, spec)
@@ -293,8 +331,9 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             continue
         capacity = float(op.rate_per_s[ok].max())
         replicas = int(replicas_for(rate, capacity))
-        per_instance = cl.ranks_per_node // t
-        instances = math.ceil(replicas / per_instance)
+        span = max(1, t * pp // rpn)  # instances one replica occupies
+        per_instance = rpn // (t * pp) if span == 1 else 1 / span
+        instances = math.ceil(replicas / per_instance) if span == 1 else replicas * span
         per_replica = rate / replicas
         at = _at_rate(op, per_replica)
         busy = min(1.0, per_replica / float(op.rate_per_s[0]))
@@ -305,14 +344,21 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             at["ttft_p99_ms"], at["tpot_ms"], at["tpot_p99_ms"],
             float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
             at["prefill_share"], "", w,
-            used * busy * (act.compute + act.memory), act, used * busy, op)
+            used * busy * (act.compute + act.memory), act, used * busy, op, pp)
         key = (candidate.instances, round(candidate.accelerator_activity, 6), candidate.tensor)
         if best is None or key < (best.instances, round(best.accelerator_activity, 6), best.tensor):
             best = candidate
     if best is None:
         raise InputError(failure).in_config()
-    how = (f"tensor {best.tensor} given" if given
+    lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
+    spans = best.tensor * best.pipeline // rpn
+    if spans > 1:
+        lay += f" ({spans} instances per replica)"
+    single = divisors(rpn)
+    spanned = (len(layouts) - len(single)) // 2 + 1
+    how = (f"{lay} given" if given
            else f"auto: fewest instances, then least accelerator activity, over tensor "
-                f"{', '.join(map(str, options))}")
+                f"{', '.join(map(str, single))}"
+                + (f" and tensor or pipeline over 2-{spanned} instances: {lay}" if spanned > 1 else ""))
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
     return ServingPlan(**{**best.__dict__, "choice": f"{how}; batch up to {best.max_batch} ({limit_how})"})

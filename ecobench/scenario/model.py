@@ -477,10 +477,10 @@ class Scenario(_Model):
                 raise ValueError(f"{what}: 'instances' is computed for serving; "
                                  "remove it")
             if isinstance(c.parallelism, ParallelismSpec):
-                extra = sorted(f for f in c.parallelism.model_fields_set if f != "tensor")
+                extra = sorted(f for f in c.parallelism.model_fields_set if f not in ("tensor", "pipeline"))
                 if extra:
                     raise ValueError(f"{what}: serving splits a replica with "
-                                     f"parallelism.tensor only; remove {', '.join(extra)}")
+                                     f"parallelism.tensor and pipeline only; remove {', '.join(extra)}")
             if c.measured_throughput_per_s is not None or "serving" not in caps.modes:
                 raise ValueError(f"{what}: serving is planned with the analytic backend "
                                  "(backend: analytic, no measured_throughput_per_s; a measured "

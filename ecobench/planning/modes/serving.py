@@ -48,8 +48,11 @@ def serving_performance(run: ConfigRun,
     capacity = sp.capacity_per_replica_per_s * sp.replicas_per_instance
     perf = Performance(
         capacity, Utilization(1.0, cpu, cpu, 0.0), "estimated",
-        method=(f"serving model, {sp.replicas} replicas of tensor {sp.tensor} "
-                f"({sp.replicas_per_instance} per instance), {sp.batch:.1f} requests in flight each "
+        method=(f"serving model, {sp.replicas} replicas of tensor {sp.tensor}"
+                + (f" x pipeline {sp.pipeline}" if sp.pipeline > 1 else "")
+                + (f" ({sp.replicas_per_instance} per instance), " if sp.replicas_per_instance >= 1
+                   else f" ({round(1 / sp.replicas_per_instance)} instances each), ")
+                + f"{sp.batch:.1f} requests in flight each "
                 f"(of up to {sp.max_batch}); "
                 f"prefill {sp.prefill_share:.0%} of the time; "
                 + (f"{opts}; " if (opts := serving_options.describe(spec, cfg)) else "")
