@@ -1,6 +1,7 @@
 """Serving options and measured serving through the command line, and their bad inputs (exit 2)."""
 
 import json
+
 import pandas as pd
 import pytest
 import yaml
@@ -81,8 +82,8 @@ def test_405b_replica_spans_two_p5_instances(tmp_path):
 
 def test_measured_serving_sizes_from_the_benchmark(tmp_path):
     (tmp_path / "bench.json").write_text(json.dumps(BENCH))
-    configs = [{"id": "m", "instance_type": "g6e.xlarge", "precision": "bf16", "measured_serving": "bench.json",
-                "measured_power_w": 450, "measured_power_scope": "instance"},
+    configs = [{"id": "m", "instance_type": "g6e.xlarge", "precision": "bf16",
+                "measured_serving": "bench.json", "measured_power_w": 450, "measured_power_scope": "instance"},
                {"id": "model", "instance_type": "g6e.xlarge", "precision": "bf16"}]
     assert _run(tmp_path, _scenario(configs)) == 0
     d = _rows(tmp_path)
@@ -141,7 +142,8 @@ def test_quantization_the_chip_cannot_run_exits_2(tmp_path, capsys):
     (json.dumps(dict(BENCH, request_throughput=-1)).encode(), "field 'request_throughput' is -1"),
     (json.dumps(dict(BENCH, median_ttft_ms="fast")).encode(), "field 'median_ttft_ms' is 'fast'"),
     (json.dumps(dict(BENCH, p99_tpot_ms=10)).encode(), "'p99_tpot_ms' 10 is below 'median_tpot_ms' 28"),
-    (b'{"request_throughput": NaN, "median_ttft_ms": 1, "median_tpot_ms": 1}', "NaN is not a measured figure"),
+    (b'{"request_throughput": NaN, "median_ttft_ms": 1, "median_tpot_ms": 1}',
+     "NaN is not a measured figure"),
     (b"\xff\xfe", "UTF-8"),
 ])
 def test_bad_benchmark_files_exit_2(tmp_path, capsys, content, needle):

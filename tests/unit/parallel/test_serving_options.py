@@ -59,8 +59,8 @@ def test_drafter_size_scales_its_steps_and_takes_memory(p5):
     small = decode_step_s(_w(speculation=Speculation(3, 0.7, draft_params=1e9)), cl, eff, BATCH)
     large = decode_step_s(_w(speculation=Speculation(3, 0.7, draft_params=8e9)), cl, eff, BATCH)
     assert (small < large).all()
-    w = _w()
-    assert weights_gib_per_rank(_w(speculation=Speculation(3, 0.7, draft_params=7e9))) > weights_gib_per_rank(w)
+    with_draft = _w(speculation=Speculation(3, 0.7, draft_params=7e9))
+    assert weights_gib_per_rank(with_draft) > weights_gib_per_rank(_w())
 
 
 def test_prefix_cache_hits_skip_prefill_not_decode(p5):
@@ -120,7 +120,8 @@ def test_pipeline_stages_split_memory_and_add_transfers(p5):
     assert max_batch_by_memory(two, cl) > 2 * max_batch_by_memory(big, cl)
     # a round: the whole model at B/2 per micro-batch plus one transfer (stages inside one instance)
     step = decode_step_s(two, cl, eff, BATCH)
-    assert step == pytest.approx(decode_step_s(big, cl, eff, BATCH / 2) + stage_transfers_s(two, cl, BATCH / 2))
+    half = BATCH / 2
+    assert step == pytest.approx(decode_step_s(big, cl, eff, half) + stage_transfers_s(two, cl, half))
     assert (stage_transfers_s(two, cl, BATCH) > 0).all()
     spanning = dataclasses.replace(big, tensor=8, pipeline=2)  # 16 ranks: two p5 instances
     inside = dataclasses.replace(big, tensor=4, pipeline=2)
