@@ -83,7 +83,8 @@ def test_405b_replica_spans_two_p5_instances(tmp_path):
 def test_measured_serving_sizes_from_the_benchmark(tmp_path):
     (tmp_path / "bench.json").write_text(json.dumps(BENCH))
     configs = [{"id": "m", "instance_type": "g6e.xlarge", "precision": "bf16",
-                "measured_serving": "bench.json", "measured_power_w": 450, "measured_power_scope": "instance"},
+                "measured_serving": "bench.json", "measured_power_w": 450,
+                "measured_power_scope": "instance"},
                {"id": "model", "instance_type": "g6e.xlarge", "precision": "bf16"}]
     assert _run(tmp_path, _scenario(configs)) == 0
     d = _rows(tmp_path)
