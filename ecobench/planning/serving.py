@@ -180,6 +180,12 @@ def _serve_workload(arch: Architecture, spec: ServingSpec, cfg: HardwareConfig, 
 MAX_SPAN_INSTANCES = 16  # the most instances one replica's pipeline stages are searched over
 
 
+def _can_span(cl: Cluster) -> bool:
+    """Whether ``auto`` lets a replica span instances of this kind: instances of several devices
+    joined by a device link (the multi-accelerator instances built for multi-node work)."""
+    return cl.ranks_per_node > 1 and not math.isnan(cl.intra_gb_per_s)
+
+
 def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Architecture) -> tuple[int, int]:
     """A given (tensor, pipeline) split of a replica, or bad input: each degree and the replica's ranks
     divide the instance's ranks or are whole instances (a replica spanning instances)."""
@@ -303,6 +309,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     best: ServingPlan | None = None
     failure = ""
     fits = False
+    memory_failure = ""
     static = cat.accelerators[inst.spec.accelerator or ""].static_kv_cache
     i = 0
     while i < len(layouts):
@@ -314,11 +321,11 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             failure = failure or (f"{arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
                                   f"per device at tensor {t} on {inst.name}, which has "
                                   f"{cl.memory_gib:.1f} GiB; "
-                                  + ("use a larger tensor or pipeline degree" if given
-                                     else f"no layout over up to {MAX_SPAN_INSTANCES} instances fits"))
-            if given is None and i == len(layouts) and not fits and pp == 1:
-                # nothing fits one instance: pipeline stages over several (tensor = the instance's ranks)
-                # (and a tensor degree over several instances, its all-reduces hierarchical)
+                                  + ("use a larger tensor degree" if given else "no tensor degree fits"))
+            if given is None and i == len(layouts) and not fits and pp == 1 and _can_span(cl):
+                # nothing fits one instance: pipeline stages over several (tensor = the instance's
+                # ranks), or a tensor degree over several (its all-reduces hierarchical)
+                memory_failure = failure
                 layouts += [lay for k in range(2, min(MAX_SPAN_INSTANCES, arch.layers) + 1)
                             for lay in ((rpn, k), (rpn * k, 1))]
             continue
@@ -328,6 +335,8 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         ok = _feasible(op, spec)
         if not ok.any():
             failure = _binding(spec, op, inst, t)
+            if memory_failure:
+                failure = f"{memory_failure} (one instance); over {t * pp // rpn} instances: {failure}"
             continue
         capacity = float(op.rate_per_s[ok].max())
         replicas = int(replicas_for(rate, capacity))
