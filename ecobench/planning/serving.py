@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -88,10 +88,26 @@ class Operating:
         return tpot_p99_ms(self.decode_s, self.rate_per_s, self.prefill_s, self.output_tokens)
 
 
+class ServeTimer(Protocol):
+    """Times a replica's decode steps and prefills: a backend with its own serving model
+    (``Capabilities.own_serving_model``) hands one to the plan; None: the analytic kernels."""
+
+    def decode_s(self, w: ServeWorkload, cl: Cluster, batch: Any) -> np.ndarray:
+        """Seconds of a decode step at each batch size."""
+        ...
+
+    def prefill_s(self, w: ServeWorkload, cl: Cluster) -> float:
+        """Seconds to prefill one prompt."""
+        ...
+
+
 def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray,
-                     request_overhead_s: float = 0.0) -> Operating:
+                     request_overhead_s: float = 0.0, timer: ServeTimer | None = None) -> Operating:
     """The continuous-batching figures of a replica at each concurrency (see the module docstring)."""
     b = np.asarray(batch, dtype=float)
+    if timer is not None:
+        return queue_figures(b, timer.decode_s(w, cl, b), timer.prefill_s(w, cl) + request_overhead_s,
+                             w.output_tokens)
     t_p = float(prefill_s(w, cl, eff, 1.0)) + request_overhead_s
     return queue_figures(b, decode_step_s(w, cl, eff, b), t_p, w.output_tokens)
 
@@ -292,9 +308,14 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> s
 
 
 def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
-         eff: Efficiency, request_overhead_s: float = 0.0) -> ServingPlan:
-    """The fewest instances that serve ``spec.requests_per_h`` within the targets. Its errors are
-    about the configuration (``EcobenchError.in_config``)."""
+         eff: Efficiency, request_overhead_s: float = 0.0, timer: ServeTimer | None = None) -> ServingPlan:
+    """The fewest instances that serve ``spec.requests_per_h`` within the targets (``timer``: a
+    backend's own decode and prefill times). Its errors are about the configuration
+    (``EcobenchError.in_config``)."""
+    if timer is not None and (cfg.speculative is not None or (
+            isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.pipeline > 1)):
+        raise InputError("speculative decoding and pipeline stages are modelled by the analytic serving "
+                         "model only; use backend: analytic for them").in_config("backend")
     cl = instance_cluster(cat, inst, cfg.precision)
     acc = cat.accelerator_of(inst)
     if acc is not None:
@@ -322,7 +343,8 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
                                   f"per device at tensor {t} on {inst.name}, which has "
                                   f"{cl.memory_gib:.1f} GiB; "
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
-            if given is None and i == len(layouts) and not fits and pp == 1 and _can_span(cl):
+            if given is None and i == len(layouts) and not fits and pp == 1 and timer is None \
+                    and _can_span(cl):
                 # nothing fits one instance: pipeline stages over several (tensor = the instance's
                 # ranks), or a tensor degree over several (its all-reduces hierarchical)
                 memory_failure = failure
@@ -331,7 +353,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             continue
         fits = True
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
-        op = operating_points(w, cl, eff, np.arange(1, limit + 1), request_overhead_s)
+        op = operating_points(w, cl, eff, np.arange(1, limit + 1), request_overhead_s, timer)
         ok = _feasible(op, spec)
         if not ok.any():
             failure = _binding(spec, op, inst, t)

@@ -482,9 +482,9 @@ class Scenario(_Model):
                     raise ValueError(f"{what}: serving splits a replica with "
                                      f"parallelism.tensor and pipeline only; remove {', '.join(extra)}")
             if c.measured_throughput_per_s is not None or "serving" not in caps.modes:
-                raise ValueError(f"{what}: serving is planned with the analytic backend "
-                                 "(backend: analytic, no measured_throughput_per_s; a measured "
-                                 "benchmark goes in measured_serving)")
+                raise ValueError(f"{what}: serving is planned with the analytic backend or the emulated "
+                                 "NeuronCore (backend: analytic or emulated, no measured_throughput_per_s; "
+                                 "a measured benchmark goes in measured_serving)")
             if c.quantization is not None and c.weight_precision is not None:
                 raise ValueError(f"{what}: give quantization or weight_precision, not both "
                                  "(quantization sets how weights are stored)")

@@ -7,11 +7,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ecobench.errors import InputError
+from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Job, Performance, Utilization
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.planning import serving_options
-from ecobench.planning.jobs import capabilities
+from ecobench.planning.jobs import backend_for, capabilities
 from ecobench.planning.measured_serving import measured_serving_performance
 from ecobench.planning.modes.base import ConfigRun, ModeBase
 from ecobench.planning.plan import PlanResult, plan_serving
@@ -35,20 +35,27 @@ def serving_performance(run: ConfigRun,
     acc = catalog.accelerator_of(inst)
     if acc is None:
         raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
-    if "serving" not in capabilities(cfg, run.backends).modes:
-        raise InputError("serving plans use the analytic model (fitted and held "
-                         "out on published serving points); the emulated NeuronCore's serving steps are "
-                         "not validated and measured or supplied serving throughput is not supported") \
-            .in_config("backend")
+    caps = capabilities(cfg, run.backends)
+    if "serving" not in caps.modes:
+        raise InputError(f"backend {cfg.backend} does not plan serving; serving is planned with the "
+                         "analytic model or the emulated NeuronCore (Neuron instances), or from a "
+                         "measured benchmark (measured_serving)").in_config("backend")
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, cfg.stack)
+    timer = None
+    if caps.own_serving_model:
+        try:
+            timer = backend_for(cfg, run.backends).serving_timer(inst)  # type: ignore[attr-defined]
+        except BackendError as exc:
+            raise exc.in_config("backend") from None
     sp = serve_plan(spec, s.workload.arch(), cfg, inst, catalog, eff,
-                    fit.request_overhead_s(acc.vendor))
+                    0.0 if timer is not None else fit.request_overhead_s(acc.vendor), timer)
     cpu = cfg.host_cpu_utilization if cfg.host_cpu_utilization is not None else DEFAULT_HOST_CPU_UTILIZATION
     capacity = sp.capacity_per_replica_per_s * sp.replicas_per_instance
     perf = Performance(
-        capacity, Utilization(1.0, cpu, cpu, 0.0), "estimated",
-        method=(f"serving model, {sp.replicas} replicas of tensor {sp.tensor}"
+        capacity, Utilization(1.0, cpu, cpu, 0.0), "emulated" if timer is not None else "estimated",
+        method=(("emulated NeuronCore " if timer is not None else "")
+                + f"serving model, {sp.replicas} replicas of tensor {sp.tensor}"
                 + (f" x pipeline {sp.pipeline}" if sp.pipeline > 1 else "")
                 + (f" ({sp.replicas_per_instance} per instance), " if sp.replicas_per_instance >= 1
                    else f" ({round(1 / sp.replicas_per_instance)} instances each), ")
