@@ -177,3 +177,26 @@ def test_options_outside_serving_are_refused(tmp_path, capsys):
         "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16", "quantization": "fp8"}],
         "baseline": "a"}
     _bad(tmp_path, capsys, s, "'quantization' applies to serving")
+
+
+def test_emulated_neuroncore_plans_serving(tmp_path):
+    configs = [{"id": "inf2", "instance_type": "inf2.48xlarge", "precision": "bf16", "backend": "emulated"},
+               {"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16", "backend": "emulated",
+                "price_usd_per_h": 35.76},
+               {"id": "analytic", "instance_type": "inf2.48xlarge", "precision": "bf16"}]
+    assert _run(tmp_path, _scenario(configs)) == 0
+    d = _rows(tmp_path)
+    assert d.provenance["inf2"] == "emulated" and d.provenance["analytic"] == "estimated"
+    assert (d.tpot_ms <= 50).all() and (d.instances >= 1).all()
+    assert _texts(tmp_path, "method")["trn2"].startswith("emulated NeuronCore serving model")
+
+
+@pytest.mark.parametrize("cfg,needle", [
+    ({"instance_type": "p5.48xlarge"}, "configs[0].backend"),
+    ({"instance_type": "inf2.48xlarge", "speculative": {"method": "ngram", "num_speculative_tokens": 2,
+                                                         "acceptance_rate": 0.5}},
+     "analytic serving model only"),
+])
+def test_emulated_serving_refuses_what_it_does_not_model(tmp_path, capsys, cfg, needle):
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "precision": "bf16", "backend": "emulated", **cfg}]),
+         needle)
