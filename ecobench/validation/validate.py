@@ -183,7 +183,7 @@ def validate(modes: tuple[str, ...] = MODES, progress: Progress | None = None) -
     return checks
 
 
-NEURON_SERVE_KIND = "neuron_serve"
+NEURON_SERVE_KIND = "emulated_serve"
 NEURON_SERVE_TARGETS = (15.0, 60.0)  # median, worst |error| % (issue 22: Neuron serving median <= 15%)
 
 

@@ -7,7 +7,7 @@ copy of the model on every logical core; training runs the configuration's layou
 pipeline and data parallelism, ZeRO-1, recomputation) with the compute per rank from the engine
 model and the communication, bubble and optimizer from the step model
 (``hardware/neuron/step.py``). Serving hands the serving plan a timer of decode steps and
-prefills on the engine model (``hardware/neuron/serving.py``; held out as ``neuron_serve``).
+prefills on the engine model (``hardware/neuron/serving.py``; held out as ``emulated_serve``).
 
 The numeric error is that of one layer run in the configuration's number format against FP32
 (encoders: a BERT layer; decoders: a Llama-style layer), on a slice of at most
