@@ -23,6 +23,7 @@ from ecobench.power.corpus import (
     PowerCorpus,
     PowerPoint,
     PowerSource,
+    corpus_chips,
     load_corpus,
     parse_corpus,
 )
@@ -50,20 +51,25 @@ def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
 def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     """Data errors (raised) and warnings (returned) of one point against its chip's idle and maximum."""
     acc = cat.accelerators.get(p.gpu)
-    if acc is None:
-        if p.gpu != "other":
-            raise InputError(f"{where}.gpu: unknown chip {p.gpu!r}; allowed: "
-                             f"{', '.join(sorted(cat.accelerators))} or 'other' (evidence only, not fitted)")
+    if acc is None and p.gpu != "other":
+        raise InputError(f"{where}.gpu: unknown chip {p.gpu!r}; allowed: "
+                         f"{', '.join(sorted(cat.accelerators))} or 'other' (evidence only, not fitted, "
+                         f"unless chip names one of {', '.join(sorted(corpus_chips()))})")
+    if acc is not None:
+        name, idle_w, max_w = acc.name, acc.power.idle_w, acc.power.max_w
+    elif p.chip is not None:
+        c = corpus_chips()[p.chip]
+        name, idle_w, max_w = c.name, c.idle_w, c.max_w
+    else:
         return []
     if p.power_per == "device":
-        lo, hi = acc.power.idle_w, MAX_OVER_LIMIT * acc.power.max_w
+        lo, hi = idle_w, MAX_OVER_LIMIT * max_w
         if not lo <= p.power_w <= hi:
             raise InputError(f"{where}.power_w: {p.power_w:g} W per device is outside {lo:g}-{hi:g} W "
-                             f"({acc.name}: idle {acc.power.idle_w:g} W to 1.2x its {acc.power.max_w:g} W "
-                             "maximum)")
-    elif p.power_w < p.devices * acc.power.idle_w:
+                             f"({name}: idle {idle_w:g} W to 1.2x its {max_w:g} W maximum)")
+    elif p.power_w < p.devices * idle_w:
         raise InputError(f"{where}.power_w: {p.power_w:g} W per node is below {p.devices} idle "
-                         f"{acc.name} ({p.devices * acc.power.idle_w:g} W)")
+                         f"{name} ({p.devices * idle_w:g} W)")
     return []
 
 

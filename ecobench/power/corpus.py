@@ -49,6 +49,8 @@ class PowerPoint(_Row):
     model: str | None = None
     architecture: dict[str, Any] | None = None
     gpu: str = Field(description="catalog accelerator key, or 'other' (kept as evidence, not fitted)")
+    chip: str | None = Field(None, description="for gpu 'other': a key of data/corpus_chips.yaml, a chip "
+                             "outside the catalog with sourced peaks (the point is then fitted)")
     instance_type: str | None = None
     devices: int = Field(gt=0, description="accelerators the measurement covers (per node if per node)")
     nodes: int = Field(1, gt=0)
@@ -64,6 +66,9 @@ class PowerPoint(_Row):
     tensor: int | None = Field(None, gt=0)
     pipeline: int | None = Field(None, gt=0)
     global_batch_size: int | None = Field(None, gt=0)
+    trainable: Literal["full", "lora"] = Field(
+        "full", description="training updates every weight, or low-rank adapters only (no weight "
+        "gradients: 4N FLOPs a token)")
     layout: dict[str, Any] | None = None
     breakdown: dict[str, Any] | None = None
     power_w: float = Field(gt=0, description="mean draw over the measured window")
@@ -112,6 +117,9 @@ class PowerCorpus(_Row):
             seen.add(p.id)
             if p.source not in self.sources:
                 raise ValueError(f"{p.id}: unknown source {p.source!r}")
+            if p.chip is not None and (p.gpu != "other" or p.chip not in corpus_chips()):
+                raise ValueError(f"{p.id}: chip {p.chip!r} needs gpu: other and a key of corpus_chips.yaml "
+                                 f"({', '.join(sorted(corpus_chips()))})")
         return self
 
     def group(self, p: PowerPoint) -> str:
@@ -132,6 +140,25 @@ def parse_corpus(docs: list[dict[str, Any]]) -> PowerCorpus:
             sources[k] = v
         points += d.get("points", [])
     return PowerCorpus.model_validate({"sources": sources, "points": points})
+
+
+class CorpusChip(_Row):
+    """A chip the corpus meters that the catalog does not sell, with datasheet peaks."""
+
+    name: str
+    peak_tflops: dict[str, float]
+    memory_bandwidth_gb_per_s: float = Field(gt=0)
+    max_w: float = Field(gt=0)
+    idle_w: float = Field(ge=0)
+    source: str
+    as_of: str
+
+
+@functools.cache
+def corpus_chips() -> dict[str, CorpusChip]:
+    """The packaged chips outside the catalog (``data/corpus_chips.yaml``)."""
+    text = (resources.files("ecobench.power") / "data" / "corpus_chips.yaml").read_text(encoding="utf-8")
+    return {k: CorpusChip.model_validate(v) for k, v in load_packaged(text)["chips"].items()}
 
 
 @functools.cache

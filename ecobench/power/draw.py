@@ -3,7 +3,7 @@
 An accelerator draws ``idle + (max - idle) x busy x share``: ``busy`` is the share of time it works
 (a service's load; 1 in training) and ``share`` the dynamic share of the work it does, weighted by
 time over what the backend reports (:class:`Activity`: compute-bound kernels, memory-bound kernels,
-stalls). The host CPU's load follows the ranks it feeds; memory draws per GB; network per byte
+stalls, sync). The host CPU's load follows the ranks it feeds; memory draws per GB; network per byte
 leaving the instance. A supplied measurement replaces the accelerator's or the whole instance's
 draw. Every function takes numpy arrays as well as floats: the planner evaluates the central case,
 the Monte Carlo (``uncertainty.py``) thousands of draws, with the same code.
@@ -54,6 +54,7 @@ class DrawParams:
     d_compute: Any
     d_memory: Any
     d_stall: Any
+    d_sync: Any
     vcpus_per_rank: Any
     memory_w_per_gb: Any
     pue: Any
@@ -85,7 +86,7 @@ def draw_w(spec: DrawSpec, p: DrawParams, busy: Any = 1.0, achieved: Any = 1.0,
         return {"accelerator": acc, "cpu": zero, "memory": zero, "network": zero, "overhead": overhead,
                 "it": acc, "total": acc + overhead}
     idle = spec.chip_idle_ratio * chip_max
-    share = spec.activity.share(p.d_compute, p.d_memory, p.d_stall, achieved)
+    share = spec.activity.share(p.d_compute, p.d_memory, p.d_stall, p.d_sync, achieved)
     acc = spec.accelerator_count * (idle + (chip_max - idle) * busy * share)
     cpu_u = host_cpu_utilization(spec, p.vcpus_per_rank) * busy
     host = np.asarray(p.host_scale, dtype=float)
@@ -137,5 +138,5 @@ def central_params(pue: float) -> DrawParams:
 
     pm = power_model()
     return DrawParams(pm.draw.compute_bound.central, pm.draw.memory_bound.central, pm.draw.stall.central,
-                      pm.host_cpu.vcpus_per_rank.central, pm.memory_w_per_gb.central, pue,
-                      host_scale=pm.host_scale.central)
+                      pm.draw.sync.central, pm.host_cpu.vcpus_per_rank.central, pm.memory_w_per_gb.central,
+                      pue, host_scale=pm.host_scale.central)

@@ -1,15 +1,16 @@
 """The draw model by activity, fitted on measured watts (``power/corpus.py``) and held out by group.
 
 A device's mean draw is ``idle + (max - idle) x f``, ``f`` the time-weighted draw of the states it is
-in: compute-bound kernels, memory-bound kernels, and stalls (exposed communication, pipeline bubble,
-launch gaps, host waits: anything the kernels do not fill), the three states of the planner's
-``Activity``. The time shares come from the point's own run: the FLOP rate and the bytes streamed
-that its measured throughput implies, against the chip's peaks (reaching ``COMPUTE_CEILING`` of the
-peak FLOP rate, or ``MEMORY_CEILING`` of the memory bandwidth, is a chip busy all the time); the rest
-of the time is a stall. A node's host side is ecobench's own host model (``power/draw.py``: CPUs by
-load, memory per GB) for the instance type standing for the system, times a fitted scale that
-stands for what that model leaves out (fans, NICs, switches, power-supply losses). The draws
-(fractions of the idle-to-maximum range) and the scale are fitted by bounded linear least squares on
+in, the four states of the planner's ``Activity``: compute-bound kernels, memory-bound kernels, sync
+(the rest of a training step: exposed communication, pipeline bubble, its other kernels) and stalls
+(the rest of a service's time: launch gaps, scheduling, host waits). The time shares come from the
+point's own run: the FLOP rate and the bytes streamed that its measured throughput implies, against
+the chip's peaks (reaching ``COMPUTE_CEILING`` of the peak FLOP rate, or ``MEMORY_CEILING`` of the
+memory bandwidth, is a chip busy all the time); the rest of the time is sync or a stall. A node's
+host side is ecobench's own host model (``power/draw.py``: CPUs by load, memory per GB) for the
+instance type standing for the system, times a fitted scale that stands for what that model leaves
+out (fans, NICs, switches, power-supply losses). The draws (fractions of the idle-to-maximum range)
+and the scale are fitted by bounded linear least squares on
 relative errors; node-metered points fit them all at once.
 
 ``holdout`` predicts every point from a fit without its group (one lab or benchmark family) and gives
@@ -27,11 +28,11 @@ import numpy as np
 
 from ecobench.hardware.backends.base import COMPUTE_ONLY
 from ecobench.hardware.catalog import Catalog, load_catalog
-from ecobench.power.corpus import PowerCorpus, PowerPoint, load_corpus
+from ecobench.power.corpus import PowerCorpus, PowerPoint, corpus_chips, load_corpus
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.transformer import forward_kernels, kv_cache_bytes_per_token, totals
 
-STATES = ("compute", "memory", "stall")
+STATES = ("compute", "memory", "sync", "stall")
 HOST = ("host_scale",)
 COMPUTE_CEILING = 0.8  # dense matmuls reach about 80% of the datasheet peak (assumption, see README)
 MEMORY_CEILING = 0.85  # streaming reaches about 85% of the datasheet bandwidth (assumption)
@@ -51,7 +52,7 @@ class Features:
 
     point: PowerPoint
     group: str
-    shares: tuple[float, float, float]  # STATES
+    shares: tuple[float, float, float, float]  # STATES
     idle_w: float
     max_w: float
     per_node: bool  # the measured figure is a node's (devices x chip + host), else one device's
@@ -77,7 +78,8 @@ def _peak_tflops(acc: Any, precision: str | None) -> float | None:
 
 def _rates(p: PowerPoint) -> tuple[float, float] | None:
     """(FLOP/s, bytes/s) per device that the point's measured throughput implies."""
-    arch, dev = p.arch, p.devices * (1 if p.power_per == "node" else p.nodes)
+    # devices: per node for a node's meter, every metered device for a device's
+    arch, dev = p.arch, p.devices * p.nodes if p.power_per == "node" else p.devices
     dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
     if p.kind == "power_serve":
         if arch is None or p.output_tokens_per_s is None or p.batch is None:
@@ -100,37 +102,70 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
         if arch is not None:
             f = totals(forward_kernels(arch, p.seq_len or 384, 1, dtype))[0]
         else:
-            name = p.model_name.lower().replace("-", "")
-            key = next((k for k in VISION_FLOPS_PER_SAMPLE if k in name), None)
+            key = _vision_key(p)
             if key is None:
                 return None
             f = VISION_FLOPS_PER_SAMPLE[key]
         return p.samples_per_s * f / dev, 0.0
-    if arch is None or p.tokens_per_s is None:  # training: 6N FLOPs per token (forward and backward)
-        return None
-    return 6.0 * arch.params * p.tokens_per_s / (p.devices * p.nodes), 0.0
+    # training: 6N FLOPs per token (forward 2N, backward 4N); low-rank adapters 4N (no weight gradients)
+    devices = dev
+    tokens = p.tokens_per_s or (p.samples_per_s * p.seq_len if p.samples_per_s and p.seq_len else None)
+    if arch is not None and tokens is not None:
+        per_token = 4.0 if p.trainable == "lora" else 6.0
+        return per_token * arch.params * tokens / devices, 0.0
+    key = _vision_key(p)
+    if arch is None and key is not None and p.samples_per_s is not None:  # forward and backward: 3x
+        return 3.0 * VISION_FLOPS_PER_SAMPLE[key] * p.samples_per_s / devices, 0.0
+    return None
+
+
+def _vision_key(p: PowerPoint) -> str | None:
+    name = p.model_name.lower().replace("-", "")
+    return next((k for k in VISION_FLOPS_PER_SAMPLE if k in name), None)
 
 
 def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | None:
     """The point's time shares, or None when it cannot be fitted (chip outside the catalog, no
     throughput of the same run, a model without kernels, peak draw, facility scope)."""
-    acc = cat.accelerators.get(p.gpu)
-    if acc is None or p.exclude_reason or p.power_stat != "mean" or corpus.metered(p) == "facility":
+    chip = _chip(p, cat)
+    if chip is None or p.exclude_reason or p.power_stat != "mean" or corpus.metered(p) == "facility":
         return None
-    peak = _peak_tflops(acc, p.precision)
+    peak = _peak_tflops(chip, p.precision)
     rates = _rates(p)
     if peak is None or rates is None:
         return None
     flops, byts = rates
     s_c = min(1.0, flops / (COMPUTE_CEILING * peak * 1e12))
-    s_m = min(1.0 - s_c, byts / (MEMORY_CEILING * acc.memory_bandwidth_gb_per_s * 1e9))
-    s_s = max(0.0, 1.0 - s_c - s_m)
+    s_m = min(1.0 - s_c, byts / (MEMORY_CEILING * chip.memory_bandwidth_gb_per_s * 1e9))
+    rest = max(0.0, 1.0 - s_c - s_m)
+    # the rest of a training step is sync (communication, bubble, the step's other kernels); the rest
+    # of a service's time is stall (launch gaps, scheduling, host waits)
+    shares = (s_c, s_m, rest, 0.0) if p.kind == "power_train" else (s_c, s_m, 0.0, rest)
     per_node = p.power_per == "node"
     host = _host_w(p, cat) if per_node else 0.0
     if host is None:
         return None
-    return Features(p, corpus.group(p), (s_c, s_m, s_s), acc.power.idle_w, acc.power.max_w,
-                    per_node, p.devices, p.power_w, host)
+    return Features(p, corpus.group(p), shares, chip.idle_w, chip.max_w, per_node, p.devices, p.power_w, host)
+
+
+@dataclass(frozen=True)
+class ChipFigures:
+    """The figures of a chip the fit needs: from the catalog, or from the corpus's own chips."""
+
+    peak_tflops: dict[str, float]
+    memory_bandwidth_gb_per_s: float
+    idle_w: float
+    max_w: float
+
+
+def _chip(p: PowerPoint, cat: Catalog) -> ChipFigures | None:
+    acc = cat.accelerators.get(p.gpu)
+    if acc is not None:
+        return ChipFigures(acc.peak_tflops, acc.memory_bandwidth_gb_per_s, acc.power.idle_w, acc.power.max_w)
+    if p.chip is None:
+        return None
+    c = corpus_chips()[p.chip]
+    return ChipFigures(c.peak_tflops, c.memory_bandwidth_gb_per_s, c.idle_w, c.max_w)
 
 
 def _host_w(p: PowerPoint, cat: Catalog) -> float | None:

@@ -55,6 +55,7 @@ class _Block(BaseModel):
 class DrawShares(_Block):
     compute_bound: Ranged
     memory_bound: Ranged
+    sync: Ranged
     stall: Ranged
 
 

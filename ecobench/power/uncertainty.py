@@ -152,6 +152,7 @@ def _params(c: McConfig, d: Draws) -> DrawParams:
         d_compute=np.minimum(1.0, pm.draw.compute_bound.draw(d.normal("draw:compute_bound"))),
         d_memory=np.minimum(1.0, pm.draw.memory_bound.draw(d.normal("draw:memory_bound"))),
         d_stall=np.minimum(1.0, pm.draw.stall.draw(d.normal("draw:stall"))),
+        d_sync=np.minimum(1.0, pm.draw.sync.draw(d.normal("draw:sync"))),
         vcpus_per_rank=pm.host_cpu.vcpus_per_rank.draw(d.normal("host:vcpus_per_rank")),
         memory_w_per_gb=pm.memory_w_per_gb.draw(d.normal("memory_w_per_gb")),
         pue=pm.pue.draw(d.normal("pue")) if s.pue_uncertain else np.full(d.n, c.pue),
@@ -272,6 +273,7 @@ def describe_inputs() -> list[dict[str, Any]]:
     pm = power_model()
     items = [("accelerator draw share, compute-bound work", pm.draw.compute_bound),
              ("accelerator draw share, memory-bound work", pm.draw.memory_bound),
+             ("accelerator draw share, sync (training communication and bubbles)", pm.draw.sync),
              ("accelerator draw share, stalls", pm.draw.stall),
              ("host vCPUs busy per accelerator rank", pm.host_cpu.vcpus_per_rank),
              ("memory power (W per GB)", pm.memory_w_per_gb),

@@ -35,6 +35,7 @@ HOLDOUT_TARGETS = {
     ("power_train", "power_w"): (10.0, 25.0),
     ("power_serve", "power_w"): (10.0, 25.0),
     ("power_infer", "power_w"): (10.0, 25.0),
+    ("power_serve", "energy_j_per_output_token"): (10.0, 25.0),
 }
 POWER_KINDS = ("power_train", "power_serve", "power_infer")
 
@@ -208,12 +209,28 @@ def power_checks(progress: Progress | None = None) -> list[Check]:
 
     if progress:
         progress("holdout power: draw model fitted once per group of measured points")
+    from ecobench.power.corpus import load_corpus
+
+    points = {p.id: p for p in load_corpus().points}
     out = []
     for r in holdout():
         worst = HOLDOUT_TARGETS[r.kind, "power_w"][1]
         out.append(Check(f"{r.kind}_{r.id}", "power_w", "holdout", r.measured_w, r.predicted_w, r.error_pct,
                          None, f"±{worst:g}%", abs(r.error_pct) <= worst, r.kind, r.group,
                          low=r.low_w, high=r.high_w))
+        p = points[r.id]
+        if p.energy_j_per_output_token is None or p.output_tokens_per_s is None:
+            continue
+        # the published energy per output token against the held-out draw at the run's own throughput:
+        # every metered device's (or node's) watts over the output tokens per second
+        meters = p.devices if p.power_per == "device" else p.nodes  # devices: every metered one
+        j = meters / p.output_tokens_per_s
+        pred, pub = r.predicted_w * j, p.energy_j_per_output_token
+        err = (pred / pub - 1.0) * 100.0
+        worst = HOLDOUT_TARGETS[r.kind, "energy_j_per_output_token"][1]
+        out.append(Check(f"{r.kind}_{r.id}", "energy_j_per_output_token", "holdout", pub, pred, err, None,
+                         f"±{worst:g}%", abs(err) <= worst, r.kind, r.group, low=r.low_w * j,
+                         high=r.high_w * j))
     return out
 
 

@@ -10,8 +10,8 @@ COMPUTE = Activity(1.0, 0.0, 0.0)
 SPEC = DrawSpec(accelerator_count=2, chip_idle_ratio=0.25, chip_max_w=100.0, activity=COMPUTE, vcpus=8,
                 cpu_min_w_per_vcpu=1.0, cpu_max_w_per_vcpu=4.0, ranks=2, cpu_utilization=None,
                 memory_gb=32.0, network_bytes_per_s=0.0)
-PARAMS = DrawParams(d_compute=0.8, d_memory=0.5, d_stall=0.1, vcpus_per_rank=2.0, memory_w_per_gb=0.4,
-                    pue=1.5)
+PARAMS = DrawParams(d_compute=0.8, d_memory=0.5, d_stall=0.1, d_sync=0.8, vcpus_per_rank=2.0,
+                    memory_w_per_gb=0.4, pue=1.5)
 
 
 def test_idle_and_full_load_by_component():

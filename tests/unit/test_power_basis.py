@@ -49,7 +49,7 @@ def test_tdp_is_the_datasheet_figure_or_the_stated_one_and_never_an_evidence_ran
 
 def test_tdp_draw_is_devices_times_tdp_times_pue_with_no_host():
     setup = power_setup(CAT, CAT.instance("p4d.24xlarge"), None, None, None, None, "tdp")
-    p = DrawParams(0.9, 0.6, 0.1, 1.0, 0.4, np.array([1.1, 1.2]))
+    p = DrawParams(0.9, 0.6, 0.1, 0.8, 1.0, 0.4, np.array([1.1, 1.2]))
     for busy, act in ((1.0, Activity(1.0, 0.0, 0.0)), (0.3, Activity(0.2, 0.3, 0.5))):  # work does not matter
         w = draw_w(setup.spec(act, 1e9), p, busy=busy)
         assert np.allclose(w["accelerator"], 8 * 400.0) and np.allclose(w["it"], 8 * 400.0)

@@ -1,6 +1,7 @@
 """What the accelerator does while a job runs, from the analytic model's kernels: the shares of its
-time in compute-bound kernels, memory-bound kernels and stalls (per-kernel overhead, exposed
-communication, pipeline bubble). The draw model (``power/draw.py``) turns them into watts.
+time in compute-bound kernels, memory-bound kernels, stalls (per-kernel overhead of a service) and
+sync (a training step's exposed communication, pipeline bubble and per-kernel overhead). The draw
+model (``power/draw.py``) turns them into watts.
 
 For a throughput the analytic model did not produce (supplied, emulated), the shares are the
 analytic model's for the same job, scaled by how much of its throughput is achieved: a chip that
@@ -31,11 +32,11 @@ def kernel_regimes_s(ks: KernelArrays, micro: float, cl: Cluster,
             float((eff.overhead_s * (ks.flops > 0)).sum()))
 
 
-def _shares(compute_s: float, memory_s: float, stall_s: float, source: str) -> Activity:
-    total = compute_s + memory_s + stall_s
+def _shares(compute_s: float, memory_s: float, stall_s: float, source: str, sync_s: float = 0.0) -> Activity:
+    total = compute_s + memory_s + stall_s + sync_s
     if total <= 0:
         return COMPUTE_ONLY
-    return Activity(compute_s / total, memory_s / total, stall_s / total, source)
+    return Activity(compute_s / total, memory_s / total, stall_s / total, source, sync_s / total)
 
 
 def inference_activity(ks: KernelArrays, batch: int, cl: Cluster, eff: Efficiency) -> Activity:
@@ -46,19 +47,21 @@ def inference_activity(ks: KernelArrays, batch: int, cl: Cluster, eff: Efficienc
 
 def training_activity(step: dict[str, Any], w: Workload, tensor: int, micro: int, cl: Cluster,
                       eff: Efficiency) -> Activity:
-    """Shares of a training step: exposed communication and the pipeline bubble are stalls, the
-    optimizer step is memory-bound, and the rest splits as the layer's forward and backward kernels."""
-    stall = step["comm_exposed_s"] + step["bubble_s"]
+    """Shares of a training step: exposed communication, the pipeline bubble and the kernels' per-launch
+    overhead are sync (the chip inside a step, waiting with its clocks up: the state the corpus's
+    training points fit), the optimizer step is memory-bound, and the rest splits as the layer's
+    forward and backward kernels."""
+    sync = step["comm_exposed_s"] + step["bubble_s"]
     opt = step.get("optimizer_s", 0.0)
-    work = max(0.0, step["step_s"] - stall - opt)
+    work = max(0.0, step["step_s"] - sync - opt)
     sk = stage_kernels(w, tensor)
     c1, m1, o1 = kernel_regimes_s(sk.layer_fwd, micro, cl, eff)
     c2, m2, o2 = kernel_regimes_s(sk.layer_bwd, micro, cl, eff)
     kern = c1 + m1 + o1 + c2 + m2 + o2
     if kern <= 0:
         return COMPUTE_ONLY
-    return _shares(work * (c1 + c2) / kern, work * (m1 + m2) / kern + opt, stall + work * (o1 + o2) / kern,
-                   "analytic step: layer kernels, optimizer (memory-bound), exposed communication and "
-                   "bubble (stalls)")
+    return _shares(work * (c1 + c2) / kern, work * (m1 + m2) / kern + opt, 0.0,
+                   "analytic step: layer kernels, optimizer (memory-bound), exposed communication, bubble "
+                   "and per-kernel overhead (sync)", sync + work * (o1 + o2) / kern)
 
 

@@ -111,6 +111,6 @@ def activity_of(perf: Performance, job: Job, inst: Instance, catalog: Catalog) -
     if base is None:
         return COMPUTE_ONLY
     achieved = perf.throughput_per_instance_per_s / model.throughput_per_instance_per_s
-    c, m, s = base.scaled(achieved)
+    c, m, s, y = base.scaled(achieved)
     return Activity(float(c), float(m), float(s),
-                    f"{base.source}; {perf.provenance} throughput is {achieved:.0%} of the model's")
+                    f"{base.source}; {perf.provenance} throughput is {achieved:.0%} of the model's", float(y))

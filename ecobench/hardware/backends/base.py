@@ -20,28 +20,35 @@ Provenance = Literal["estimated", "emulated", "measured", "projected", "supplied
 @dataclass(frozen=True)
 class Activity:
     """Shares (summing to 1) of an accelerator's working time in compute-bound kernels, memory-bound
-    kernels and stalls (per-kernel overhead, exposed communication, pipeline bubble, waiting)."""
+    kernels, stalls (per-kernel overhead, launch gaps, host waits: a service's idle moments) and sync
+    (a training step's exposed communication and pipeline bubble: the chip waits on its peers with its
+    clocks up). Each state draws its own fitted share of the idle-to-maximum range (power/fit.py)."""
 
     compute: float
     memory: float
     stall: float
     source: str = ""
+    sync: float = 0.0
 
     def scaled(self, achieved: Any) -> Any:
-        """Shares when ``achieved`` times the modelled throughput is reached. The kernels take the
-        time the model gives them and the stalls fill the rest: below 1 the extra time is spent
-        stalled; above 1 the stalls shrink first (a faster real run waits less), and only when no
-        stall is left do the kernels themselves run faster (their split kept). docs/power.md."""
+        """Shares (compute, memory, stall, sync) when ``achieved`` times the modelled throughput is
+        reached. The kernels take the time the model gives them and the waits fill the rest: below 1
+        the sync keeps its own time and all the extra time is a stall; above 1 the waits shrink first,
+        stall and sync in proportion, and only when none is left do the kernels themselves run faster
+        (their split kept). docs/power.md."""
         r = np.asarray(achieved, dtype=float)
         kernels = self.compute + self.memory
         busy = np.minimum(1.0, kernels * r)  # kernel time over the run's time, capped at all of it
         k = kernels if kernels > 0 else 1.0
-        return self.compute / k * busy, self.memory / k * busy, 1.0 - busy
+        waits = 1.0 - busy
+        wait_model = self.stall + self.sync
+        sync = np.minimum(self.sync * r, waits * self.sync / wait_model) if wait_model > 0 else 0.0 * waits
+        return self.compute / k * busy, self.memory / k * busy, waits - sync, sync
 
-    def share(self, d_compute: Any, d_memory: Any, d_stall: Any, achieved: Any = 1.0) -> Any:
+    def share(self, d_compute: Any, d_memory: Any, d_stall: Any, d_sync: Any, achieved: Any = 1.0) -> Any:
         """Time-weighted dynamic share (0-1) of the idle-to-maximum range."""
-        c, m, s = self.scaled(achieved)
-        return np.clip(c * d_compute + m * d_memory + s * d_stall, 0.0, 1.0)
+        c, m, s, y = self.scaled(achieved)
+        return np.clip(c * d_compute + m * d_memory + s * d_stall + y * d_sync, 0.0, 1.0)
 
 
 COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")

@@ -62,3 +62,11 @@ def test_a_draw_outside_the_fitted_range_is_kept_with_a_warning(tmp_path, capsys
     out = capsys.readouterr()
     assert "warning: team_a_0: draws 0.02 of its chip's idle-to-maximum range" in out.err
     assert "1 points, 1 fitted" in out.out
+
+
+def test_a_point_on_a_corpus_chip_is_checked_against_that_chips_range(tmp_path, capsys):
+    # an A40 (300 W maximum, corpus_chips.yaml) cannot draw 400 W per device
+    bad = _point(1, 400.0, 1000.0, 8, gpu="other", chip="a40", kind="power_train")
+    assert main(["calibrate", _write(tmp_path, [bad])]) == 2
+    err = capsys.readouterr().err
+    assert "power_w" in err and "A40" in err and "360" in err

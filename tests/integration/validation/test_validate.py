@@ -53,7 +53,15 @@ def test_holdout_rows_carry_out_of_sample_bands_and_coverage_is_reported():
     held = [c for c in validate(("holdout",)) if not c.experiment.startswith("neuron_")]
     checks = [c for c in held if c.kind not in POWER_KINDS]
     power = [c for c in held if c.kind in POWER_KINDS]
-    assert {c.kind for c in power} == set(POWER_KINDS) and all(c.figure == "power_w" for c in power)
+    assert {c.kind for c in power} == set(POWER_KINDS)
+    assert {c.figure for c in power} == {"power_w", "energy_j_per_output_token"}
+    # a published energy per output token is checked on the same held-out draw as its power row
+    per_token = [c for c in power if c.figure == "energy_j_per_output_token"]
+    assert per_token and all(c.kind == "power_serve" for c in per_token)
+    by_id = {c.experiment: c for c in power if c.figure == "power_w"}
+    for c in per_token:
+        assert c.low < c.ecobench < c.high
+        assert c.ecobench / c.low == pytest.approx(by_id[c.experiment].ecobench / by_id[c.experiment].low)
     assert summarize(held)[-1].kind == "power" and summarize(held)[-1].count == len(power)
     assert all(c.low is not None and c.low < c.high for c in checks)
     summary = {s.kind: s for s in summarize(checks)}

@@ -9,7 +9,8 @@ CAT = load_catalog()
 
 
 def params(**kw):
-    base = dict(d_compute=0.9, d_memory=0.6, d_stall=0.1, vcpus_per_rank=1.0, memory_w_per_gb=0.4, pue=1.0)
+    base = dict(d_compute=0.9, d_memory=0.6, d_stall=0.1, d_sync=0.8, vcpus_per_rank=1.0, memory_w_per_gb=0.4,
+                pue=1.0)
     return DrawParams(**(base | kw))
 
 
@@ -22,13 +23,24 @@ def spec(instance="g4dn.2xlarge", act=COMPUTE, **kw):
 
 def test_share_is_time_weighted_and_a_shortfall_is_waiting():
     act = Activity(0.5, 0.3, 0.2)
-    assert act.share(0.9, 0.6, 0.1) == pytest.approx(0.5 * 0.9 + 0.3 * 0.6 + 0.2 * 0.1)
-    c, m, s = act.scaled(0.5)  # half the modelled throughput: the same kernels, waiting the rest
-    assert (c, m, s) == pytest.approx((0.25, 0.15, 0.6))
+    assert act.share(0.9, 0.6, 0.1, 0.8) == pytest.approx(0.5 * 0.9 + 0.3 * 0.6 + 0.2 * 0.1)
+    c, m, s, y = act.scaled(0.5)  # half the modelled throughput: the same kernels, waiting the rest
+    assert (c, m, s, y) == pytest.approx((0.25, 0.15, 0.6, 0.0))
     # faster than modelled: the stalls shrink first (1.2x: kernels fill 0.96 of the time) ...
-    assert act.scaled(1.2) == pytest.approx((0.6, 0.36, 0.04))
+    assert act.scaled(1.2) == pytest.approx((0.6, 0.36, 0.04, 0.0))
     # ... and once none is left the kernels run faster, their split kept
-    assert act.scaled(2.0) == pytest.approx((0.5 / 0.8, 0.3 / 0.8, 0.0))
+    assert act.scaled(2.0) == pytest.approx((0.5 / 0.8, 0.3 / 0.8, 0.0, 0.0))
+
+
+def test_sync_keeps_its_time_when_slower_and_shrinks_with_the_stalls_when_faster():
+    act = Activity(0.5, 0.1, 0.1, "", 0.3)  # a training step: 30% communication and bubble
+    assert act.share(0.9, 0.6, 0.1, 0.8) == pytest.approx(0.45 + 0.06 + 0.01 + 0.24)
+    # at half the throughput the step takes twice as long: kernels and sync keep their seconds, the
+    # extra time is a stall
+    assert act.scaled(0.5) == pytest.approx((0.25, 0.05, 0.55, 0.15))
+    # 1.25x faster: kernels fill 0.75 of the time, the waits (0.25) keep their 1:3 split
+    assert act.scaled(1.25) == pytest.approx((0.625, 0.125, 0.0625, 0.1875))
+    assert sum(act.scaled(1.25)) == pytest.approx(1.0)
 
 
 def test_accelerator_draw_runs_from_idle_to_max_with_the_work():

@@ -47,9 +47,9 @@ def _feature(i: int, group: str, shares: tuple[float, ...], draws: dict[str, flo
 
 
 def test_fit_recovers_the_state_draws_and_host_terms_it_was_made_with():
-    truth = {"compute": 0.9, "memory": 0.7, "stall": 0.3}
-    grid = [(0.8, 0.1, 0.1), (0.2, 0.6, 0.2), (0.5, 0.0, 0.5), (0.1, 0.1, 0.8), (0.3, 0.3, 0.4),
-            (0.6, 0.2, 0.2)]
+    truth = {"compute": 0.9, "memory": 0.7, "sync": 0.8, "stall": 0.3}
+    grid = [(0.8, 0.1, 0.0, 0.1), (0.2, 0.6, 0.0, 0.2), (0.5, 0.0, 0.0, 0.5), (0.1, 0.1, 0.0, 0.8),
+            (0.3, 0.3, 0.0, 0.4), (0.6, 0.2, 0.0, 0.2), (0.5, 0.0, 0.5, 0.0), (0.3, 0.0, 0.7, 0.0)]
     feats = [_feature(i, "g", s, truth, per_node=i % 2 == 0, host_scale=1.4) for i, s in enumerate(grid * 2)]
     m = fit(feats)
     for k, v in truth.items():
@@ -58,8 +58,8 @@ def test_fit_recovers_the_state_draws_and_host_terms_it_was_made_with():
 
 
 def test_holdout_predicts_each_group_from_the_others_only():
-    truth = {"compute": 0.9, "memory": 0.7, "stall": 0.3}
-    grid = [(0.8, 0.1, 0.1), (0.2, 0.6, 0.2), (0.5, 0.0, 0.5), (0.1, 0.1, 0.8)]
+    truth = {"compute": 0.9, "memory": 0.7, "sync": 0.8, "stall": 0.3}
+    grid = [(0.8, 0.1, 0.0, 0.1), (0.2, 0.6, 0.0, 0.2), (0.5, 0.0, 0.5, 0.0), (0.1, 0.1, 0.0, 0.8)]
     feats = [_feature(i, g, s, truth) for g in ("a", "b", "c") for i, s in enumerate(grid)]
     # group c draws 20% more than the others: only a fit without it misses it, by about 1/1.2
     feats = [f if f.group != "c" else Features(f.point, "c", f.shares, f.idle_w, f.max_w, False, f.devices,
@@ -79,8 +79,32 @@ def test_packaged_power_model_holds_a_fresh_fit():
     from ecobench.power.params import power_model
 
     pm = power_model()
-    stored = {"compute": pm.draw.compute_bound, "memory": pm.draw.memory_bound, "stall": pm.draw.stall,
+    stored = {"compute": pm.draw.compute_bound, "memory": pm.draw.memory_bound, "sync": pm.draw.sync,
+              "stall": pm.draw.stall,
               "host_scale": pm.host_scale}
     for k, v in fit_with_ranges().items():
         r = stored[k]
         assert (r.central, r.low, r.high) == pytest.approx((v["central"], v["low"], v["high"]), abs=1e-3), k
+
+
+def test_a_corpus_chip_needs_gpu_other_and_a_known_key():
+    with pytest.raises(ValueError, match="corpus_chips"):
+        parse_corpus([{"sources": {"s": SOURCE}, "points": [{**POINT, "chip": "a40"}]}])  # gpu is h100-sxm
+    with pytest.raises(ValueError, match="corpus_chips"):
+        parse_corpus([{"sources": {"s": SOURCE}, "points": [{**POINT, "gpu": "other", "chip": "b300"}]}])
+    ok = parse_corpus([{"sources": {"s": SOURCE}, "points": [{**POINT, "gpu": "other", "chip": "a40"}]}])
+    assert ok.points[0].chip == "a40"
+
+
+def test_training_points_put_the_rest_of_the_step_in_sync_and_lora_counts_4n():
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.fit import features
+
+    train = {**POINT, "kind": "power_train", "tokens_per_s": 8000.0, "devices": 8, "power_per": "device"}
+    lora = {**train, "id": "p2", "trainable": "lora"}
+    c = parse_corpus([{"sources": {"s": SOURCE}, "points": [train, lora]}])
+    full, lora = (features(p, c, load_catalog()) for p in c.points)
+    assert full is not None and lora is not None
+    assert full.shares[1] == 0.0 and full.shares[3] == 0.0  # no memory or stall share: the rest is sync
+    assert sum(full.shares) == pytest.approx(1.0)
+    assert lora.shares[0] == pytest.approx(full.shares[0] * 4 / 6)
