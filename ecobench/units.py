@@ -14,8 +14,10 @@ BITS_PER_BYTE = 8
 LB_PER_KG = 2.20462262185
 MILLION = 1_000_000
 
-BYTES_PER_DTYPE = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
-DTYPES = tuple(BYTES_PER_DTYPE)
+# int4 is a storage type only (weight-only quantization, W4A16): no chip computes in it here.
+BYTES_PER_DTYPE: dict[str, float] = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1,
+                                     "int4": 0.5}
+DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")  # compute types
 
 # Cloud Carbon Footprint methodology (https://www.cloudcarbonfootprint.org/docs/methodology/, 2021-12).
 CCF_MEMORY_KWH_PER_GB_H = 0.000392

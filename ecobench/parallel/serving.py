@@ -10,18 +10,38 @@
 * **Memory per rank**: the weights (in their storage type) split over the ranks, the key/value
   cache of ``B`` sequences at their longest (prompt plus output), and the workspace.
 
+Options (each off by default): a share of each prompt found in the prefix cache
+(``cached_input_tokens``) is not prefilled: the prefill runs over the uncached tokens only (their
+attention to the cached prefix is not counted: a few percent of a short prompt's prefill);
+speculative decoding (``speculation``, ``parallel/speculative.py``) replaces a decode step by a
+drafted-and-verified step over the tokens it yields; weights quantized to 8 or 4 bits
+(``weight_dtype``) and an 8-bit cache (``kv_dtype``) change the bytes read and held.
+
+A replica may span instances (a model too large for one): ``pipeline`` stages of ``tensor`` ranks
+each (vLLM's multi-node recipe: tensor parallel inside an instance, pipeline parallel across
+instances, https://docs.vllm.ai/en/latest/serving/distributed_serving.html, read 2026-11-25), or a
+tensor degree larger than an instance's ranks (its all-reduces then run hierarchically over the
+instance network). With ``p`` stages a replica keeps ``p`` micro-batches of ``B / p`` sequences in
+flight: each stage holds ``1 / p`` of the layers, weights and cache; a round in which every
+sequence gains a token takes the whole model's step at ``B / p`` (each stage runs its layers once
+per micro-batch) plus ``p - 1`` activation transfers between stages on the micro-batch's path; a
+prefill passes every stage in turn with the same transfers. Stages on other instances transfer over
+the instance network, stages inside one over the device link.
+
 Kernels take ``max(FLOPs / (compute x peak), bytes / (memory x bandwidth)) + overhead`` at the
 serving efficiencies fitted on published serving points (``hardware/backends/efficiency.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from ecobench.parallel.collectives import all_reduce_s
+from ecobench.parallel.collectives import all_reduce_s, hierarchical_all_reduce_s, send_s
+from ecobench.parallel.speculative import Speculation, verification_arrays
 from ecobench.parallel.step import WORKSPACE_GIB, Cluster, Efficiency, KernelArrays
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture
@@ -42,6 +62,14 @@ class ServeWorkload:
     weight_dtype: str | None = None  # storage, when it differs (int8 weights with bf16 compute)
     kv_dtype: str | None = None
     static_cache: bool = False  # the stack reads the whole compiled cache every step (static shapes)
+    cached_input_tokens: int = 0  # prompt tokens found in the prefix cache: not prefilled
+    speculation: Speculation | None = None  # speculative decoding (parallel/speculative.py)
+    pipeline: int = 1  # stages a replica is split into (each ``tensor`` ranks), possibly on other instances
+
+    @property
+    def prefill_tokens(self) -> int:
+        """Prompt tokens a prefill computes: those not found in the prefix cache (at least one)."""
+        return max(1, self.input_tokens - self.cached_input_tokens)
 
     @property
     def context(self) -> int:
@@ -63,23 +91,59 @@ def serve_kernels(w: ServeWorkload) -> tuple[KernelArrays, KernelArrays]:
     """(decode step, prefill) kernel arrays per sequence, built with batch 1."""
     a = w.arch
     decode = decode_kernels(a, w.context, 1, w.dtype, w.tensor, w.weight_dtype, w.kv_dtype)
-    prefill = prefill_kernels(a, w.input_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
+    prefill = prefill_kernels(a, w.prefill_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
     return KernelArrays.of(decode), KernelArrays.of(prefill)
 
 
 def tp_all_reduce_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, tokens: np.ndarray) -> np.ndarray:
-    """Tensor-parallel all-reduces of ``tokens`` tokens' activations through every layer."""
+    """Tensor-parallel all-reduces of ``tokens`` tokens' activations through every layer (over the
+    instance network too where the tensor degree spans instances)."""
     nbytes = tokens * w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype]
     latency = cl.intra_latency_s if eff.collective_latency_s is None else eff.collective_latency_s
-    one = all_reduce_s(nbytes, w.tensor, cl.intra_gb_per_s * eff.network, latency)
+    if w.tensor > cl.ranks_per_node:
+        one = hierarchical_all_reduce_s(nbytes, w.tensor, cl.ranks_per_node, cl.intra_gb_per_s * eff.network,
+                                        latency, cl.inter_gb_per_s / cl.ranks_per_node * eff.network,
+                                        cl.inter_latency_s)
+    else:
+        one = all_reduce_s(nbytes, w.tensor, cl.intra_gb_per_s * eff.network, latency)
     return w.arch.layers * TP_ALL_REDUCES_PER_LAYER * one
 
 
+def stage_transfers_s(w: ServeWorkload, cl: Cluster, tokens: np.ndarray | float) -> np.ndarray:
+    """The ``pipeline - 1`` activation transfers of ``tokens`` tokens between a replica's stages:
+    over the instance network where the stages are on different instances, else the device link."""
+    if w.pipeline <= 1:
+        return np.zeros_like(np.asarray(tokens, dtype=float))
+    nbytes = np.asarray(tokens, dtype=float) * w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype]
+    if w.tensor * w.pipeline > cl.ranks_per_node:
+        one = send_s(nbytes, cl.inter_gb_per_s, cl.inter_latency_s)
+    else:
+        one = send_s(nbytes, cl.intra_gb_per_s * w.tensor, cl.intra_latency_s)
+    return (w.pipeline - 1) * one
+
+
 def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray) -> np.ndarray:
-    """Seconds of one decode step at each batch size (one token for every sequence)."""
+    """Seconds of one decode step at each batch size (one token for every sequence); with
+    speculative decoding, a drafted-and-verified step over the tokens it yields per sequence."""
     b = np.asarray(batch, dtype=float)
+    if w.pipeline > 1:  # a round: the whole model at B / p per micro-batch, plus its transfers
+        micro = b / w.pipeline
+        whole = decode_step_s(dataclasses.replace(w, pipeline=1), cl, eff, micro)
+        return whole + stage_transfers_s(w, cl, micro)
     decode, _ = serve_kernels(w)
-    return decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b)
+    plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b)
+    sp = w.speculation
+    if sp is None:
+        return plain
+    n = sp.tokens + 1
+    verify = verification_arrays(decode, n).time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b * n)
+    if sp.draft_arch is not None:
+        draft = ServeWorkload(sp.draft_arch, w.input_tokens, w.output_tokens, w.dtype, w.tensor,
+                              w.weight_dtype, w.kv_dtype, w.static_cache)
+        draft_s = decode_step_s(draft, cl, eff, b)
+    else:
+        draft_s = plain * (sp.draft_params or 0.0) / w.arch.params
+    return (sp.tokens * draft_s + verify) / sp.tokens_per_step
 
 
 def prefill_s(w: ServeWorkload, cl: Cluster, eff: Efficiency,
@@ -87,17 +151,20 @@ def prefill_s(w: ServeWorkload, cl: Cluster, eff: Efficiency,
     """Seconds to prefill ``prompts`` prompts together (their first token)."""
     p = np.asarray(prompts, dtype=float)
     _, prefill = serve_kernels(w)
-    return prefill.time_s(p, cl, eff) + tp_all_reduce_s(w, cl, eff, p * w.input_tokens)
+    tokens = p * w.prefill_tokens
+    return prefill.time_s(p, cl, eff) + tp_all_reduce_s(w, cl, eff, tokens) + stage_transfers_s(w, cl, tokens)
 
 
 def weights_gib_per_rank(w: ServeWorkload) -> float:
-    """The model's weights on one rank, in their storage type."""
-    return w.arch.params * BYTES_PER_DTYPE[w.weight_dtype or w.dtype] / w.tensor / GIB
+    """The model's weights on one rank, in their storage type (and a speculative drafter's)."""
+    params = w.arch.params + (w.speculation.draft_weight_params if w.speculation else 0.0)
+    return params * BYTES_PER_DTYPE[w.weight_dtype or w.dtype] / (w.tensor * w.pipeline) / GIB
 
 
 def kv_gib_per_sequence(w: ServeWorkload) -> float:
     """One sequence's key/value cache on one rank at its longest."""
-    return w.max_context * kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) / GIB
+    per_token = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) / w.pipeline
+    return w.max_context * per_token / GIB
 
 
 def memory_gib_per_rank(w: ServeWorkload, batch: np.ndarray | float) -> np.ndarray:

@@ -169,7 +169,8 @@ def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk:
     for i, cfg in enumerate(configs, 1):
         if progress:
             progress(f"[{i}/{len(configs)}] {cfg.id}: {cfg.instance_type} via "
-                     f"{'supplied throughput' if cfg.measured_throughput_per_s else cfg.backend}")
+                     + ("supplied throughput" if cfg.measured_throughput_per_s
+                        else "measured serving" if cfg.measured_serving else cfg.backend))
         try:
             result = evaluate_config(s, cfg, cat, bk, i - 1)
         except EcobenchError as exc:

@@ -36,6 +36,6 @@ def backend_for(config: HardwareConfig, backends: Mapping[str, Backend]) -> Back
 
 def capabilities(config: HardwareConfig, backends: Mapping[str, Backend]) -> Capabilities:
     """What gives the configuration's performance can do: a supplied throughput, else its backend."""
-    if config.measured_throughput_per_s is not None:
+    if config.measured_throughput_per_s is not None or config.measured_serving is not None:
         return SUPPLIED
     return backend_for(config, backends).capabilities

@@ -23,7 +23,7 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,10 +42,11 @@ from ecobench.parallel.serving import (
     weights_gib_per_rank,
 )
 from ecobench.parallel.step import Cluster, Efficiency
+from ecobench.planning import serving_options
 from ecobench.planning.schedulers import DEFAULT_MAX_NUM_BATCHED_TOKENS, SCHEDULERS, Operating, Steps, Ttft
 from ecobench.planning.traffic import Lengths, Traffic, read_lengths_csv
 from ecobench.power.draw import Activity
-from ecobench.scenario.model import HardwareConfig, ServingSpec
+from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.transformer import kv_cache_bytes_per_token
@@ -85,17 +86,33 @@ def _csv_lengths(path: str) -> tuple[Lengths, Lengths]:
     return read_lengths_csv(Path(path), "workload.serving.lengths_csv")
 
 
+class ServeTimer(Protocol):
+    """Times a replica's decode steps and prefills: a backend with its own serving model
+    (``Capabilities.own_serving_model``) hands one to the plan; None: the analytic kernels."""
+
+    def decode_s(self, w: ServeWorkload, cl: Cluster, batch: Any) -> np.ndarray:
+        """Seconds of a decode step at each batch size."""
+        ...
+
+    def prefill_s(self, w: ServeWorkload, cl: Cluster) -> float:
+        """Seconds to prefill one prompt."""
+        ...
+
+
 def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray,
                      request_overhead_s: float = 0.0, cfg: HardwareConfig | None = None,
-                     traffic: Traffic | None = None, spec: ServingSpec | None = None) -> Operating:
+                     traffic: Traffic | None = None, spec: ServingSpec | None = None,
+                     timer: ServeTimer | None = None) -> Operating:
     """The replica's figures at each concurrency under ``cfg``'s scheduler (default: continuous with
-    chunked prefill) for ``traffic`` (default: ``w``'s lengths, Poisson arrivals)."""
+    chunked prefill) for ``traffic`` (default: ``w``'s lengths, Poisson arrivals); ``timer``: a
+    backend's own decode-step and prefill times (default: the analytic kernels)."""
     b = np.asarray(batch, dtype=float)
     traffic = traffic or Traffic(Lengths(w.input_tokens), Lengths(w.output_tokens))
-    t_p = float(prefill_s(w, cl, eff, 1.0))
+    t_p = float(timer.prefill_s(w, cl)) if timer is not None else float(prefill_s(w, cl, eff, 1.0))
+    decode = timer.decode_s(w, cl, b) if timer is not None else decode_step_s(w, cl, eff, b)
     kv_bytes = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) * w.tensor
     replicas = max(1, cl.ranks_per_node // w.tensor)
-    steps = Steps(b, decode_step_s(w, cl, eff, b), t_p / w.input_tokens, request_overhead_s,
+    steps = Steps(b, decode, t_p / w.input_tokens, request_overhead_s,
                   kv_bytes / (cl.inter_gb_per_s * 1e9 / replicas))
     name = cfg.scheduler if cfg is not None else "continuous"
     budget = None
@@ -118,7 +135,7 @@ class ServingPlan:
 
     tensor: int
     replicas: int
-    replicas_per_instance: int
+    replicas_per_instance: float  # below 1 where a replica spans instances
     instances: int
     capacity_per_replica_per_s: float
     batch: float  # concurrency per replica at the planned load
@@ -136,12 +153,45 @@ class ServingPlan:
     scheduler: str = "continuous"
     prefill_replicas: int | None = None  # disaggregated: replicas in the prefill pool
     decode_replicas: int | None = None
+    pipeline: int = 1  # stages per replica (more than one instance where tensor x pipeline exceeds its ranks)
 
 
-def _serve_workload(arch: Architecture, traffic: Traffic, cfg: HardwareConfig, tensor: int,
-                    static_cache: bool) -> ServeWorkload:
+def _serve_workload(arch: Architecture, traffic: Traffic, spec: ServingSpec, cfg: HardwareConfig, tensor: int,
+                    static_cache: bool, pipeline: int = 1) -> ServeWorkload:
     return ServeWorkload(arch, max(1, round(traffic.input.mean)), max(1, round(traffic.output.mean)),
-                         cfg.precision, tensor, cfg.weight_precision, cfg.kv_cache_precision, static_cache)
+                         cfg.precision, tensor, serving_options.weight_dtype(cfg), cfg.kv_cache_precision,
+                         static_cache, pipeline=pipeline, **serving_options.workload_options(spec, cfg))
+
+
+MAX_SPAN_INSTANCES = 16  # the most instances one replica's pipeline stages are searched over
+
+
+def _can_span(cl: Cluster) -> bool:
+    """Whether ``auto`` lets a replica span instances of this kind: instances of several devices
+    joined by a device link (the multi-accelerator instances built for multi-node work)."""
+    return cl.ranks_per_node > 1 and not math.isnan(cl.intra_gb_per_s)
+
+
+def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Architecture) -> tuple[int, int]:
+    """A given (tensor, pipeline) split of a replica, or bad input: each degree and the replica's ranks
+    divide the instance's ranks or are whole instances (a replica spanning instances)."""
+    valid = divisors(rpn)
+
+    def ok(n: int) -> bool:
+        return n in valid or n % rpn == 0
+
+    if not ok(tensor):
+        raise InputError(f"{tensor} must divide the {rpn} ranks of {inst} or be a multiple of them "
+                         f"(a replica over several instances); valid: {', '.join(map(str, valid))}, "
+                         f"{2 * rpn}, ...").in_config("parallelism.tensor")
+    if pipeline > arch.layers:
+        raise InputError(f"{pipeline} stages exceed the {arch.layers} layers of {arch.name}; allowed: "
+                         f"1-{arch.layers}").in_config("parallelism.pipeline")
+    if not ok(tensor * pipeline):
+        raise InputError(f"tensor x pipeline = {tensor * pipeline} ranks must divide the {rpn} ranks of "
+                         f"{inst} or fill whole instances (a multiple of {rpn})"
+                         ).in_config("parallelism.pipeline")
+    return tensor, pipeline
 
 
 def _feasible(op: Operating, spec: ServingSpec) -> np.ndarray:
@@ -172,7 +222,7 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
     parts = []
     for ks, micro, share in ((decode, batch, 1.0 - prefill_share), (prefill, 1.0, prefill_share)):
         c, m, o = kernel_regimes_s(ks, micro, cl, eff)
-        tokens = micro * (1 if ks is decode else w.input_tokens)
+        tokens = micro * (1 if ks is decode else w.prefill_tokens)
         tp = float(tp_all_reduce_s(w, cl, eff, np.array([tokens]))[0])
         total = c + m + o + tp
         parts.append([share * x / total for x in (c, m, o + tp)] if total > 0 else [0.0, 0.0, share])
@@ -241,36 +291,59 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> s
 
 
 def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
-         eff: Efficiency, request_overhead_s: float = 0.0) -> ServingPlan:
-    """The fewest instances that serve ``spec.requests_per_h`` within the targets. Its errors are
-    about the configuration (``EcobenchError.in_config``)."""
+         eff: Efficiency, request_overhead_s: float = 0.0, timer: ServeTimer | None = None) -> ServingPlan:
+    """The fewest instances that serve ``spec.requests_per_h`` within the targets (``timer``: a
+    backend's own decode and prefill times). Its errors are about the configuration
+    (``EcobenchError.in_config``)."""
+    if timer is not None and (cfg.speculative is not None or (
+            isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.pipeline > 1)):
+        raise InputError("speculative decoding and pipeline stages are modelled by the analytic serving "
+                         "model only; use backend: analytic for them").in_config("backend")
     cl = instance_cluster(cat, inst, cfg.precision)
-    given = cfg.parallelism.tensor if cfg.parallelism not in (None, "auto") else None  # type: ignore[union-attr]
-    valid = divisors(cl.ranks_per_node)  # heads that do not divide are padded (see tensor_split)
-    options = [given] if given else valid
-    if given and given not in valid:
-        raise InputError(f"{given} must divide the {cl.ranks_per_node} ranks of "
-                         f"{inst.name}; valid: {', '.join(map(str, valid))}").in_config("parallelism.tensor")
+    acc = cat.accelerator_of(inst)
+    if acc is not None:
+        cl = serving_options.quantized_cluster(cl, acc, cfg)
+    rpn = cl.ranks_per_node
+    given = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
+    if given is not None:
+        layouts = [_given_layout(given.tensor, given.pipeline, rpn, inst.name, arch)]
+    else:  # heads that do not divide are padded (see tensor_split)
+        layouts = [(t, 1) for t in divisors(rpn)]
     rate = spec.requests_per_h / SECONDS_PER_HOUR
     traffic = traffic_of(spec)
     stats = latency_stats(spec)
     best: ServingPlan | None = None
     failure = ""
-    for t in options:
-        static_cache = cat.accelerators[inst.spec.accelerator or ""].static_kv_cache
-        w = _serve_workload(arch, traffic, cfg, t, static_cache)
+    fits = False
+    memory_failure = ""
+    static = cat.accelerators[inst.spec.accelerator or ""].static_kv_cache
+    i = 0
+    while i < len(layouts):
+        t, pp = layouts[i]
+        i += 1
+        w = _serve_workload(arch, traffic, spec, cfg, t, static, pp)
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
             failure = failure or (f"{arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
                                   f"per device at tensor {t} on {inst.name}, which has "
                                   f"{cl.memory_gib:.1f} GiB; "
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
+            if given is None and i == len(layouts) and not fits and pp == 1 and timer is None \
+                    and _can_span(cl):
+                # nothing fits one instance: pipeline stages over several (tensor = the instance's
+                # ranks), or a tensor degree over several (its all-reduces hierarchical)
+                memory_failure = failure
+                layouts += [lay for k in range(2, min(MAX_SPAN_INSTANCES, arch.layers) + 1)
+                            for lay in ((rpn, k), (rpn * k, 1))]
             continue
+        fits = True
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
-        op = operating_points(w, cl, eff, batch_grid(limit), request_overhead_s, cfg, traffic, spec)
+        op = operating_points(w, cl, eff, batch_grid(limit), request_overhead_s, cfg, traffic, spec, timer)
         ok = _feasible(op, spec)
         if not ok.any():
             failure = _binding(spec, op, inst, t)
+            if memory_failure:
+                failure = f"{memory_failure} (one instance); over {t * pp // rpn} instances: {failure}"
             continue
         capacity = float(op.rate_per_s[ok].max())
         replicas = int(replicas_for(rate, capacity))
@@ -282,8 +355,9 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             pools = (max(1, math.ceil(rate * op.prefill_s / op.prefill_load - 1e-9)),
                      max(1, math.ceil(rate / decode_rate - 1e-9)))
             replicas = pools[0] + pools[1]
-        per_instance = cl.ranks_per_node // t
-        instances = math.ceil(replicas / per_instance)
+        span = max(1, t * pp // rpn)  # instances one replica occupies
+        per_instance = rpn // (t * pp) if span == 1 else 1 / span
+        instances = math.ceil(replicas / per_instance) if span == 1 else replicas * span
         per_replica = rate / replicas
         at = {k: float(v) for k, v in at_rate(op, per_replica, 1.0, stats).items()}
         busy = min(1.0, per_replica / float(op.rate_per_s[0]))
@@ -294,15 +368,22 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             t, replicas, per_instance, instances, capacity, at["batch"], limit, latency,
             slo_verdicts(spec, latency), float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
             at["prefill_share"], "", w,
-            used * busy * (act.compute + act.memory), act, used * busy, op, op.scheduler, *pools)
+            used * busy * (act.compute + act.memory), act, used * busy, op, op.scheduler, *pools, pp)
         key = (candidate.instances, round(candidate.accelerator_activity, 6), candidate.tensor)
         if best is None or key < (best.instances, round(best.accelerator_activity, 6), best.tensor):
             best = candidate
     if best is None:
         raise InputError(failure).in_config()
-    how = (f"tensor {best.tensor} given" if given
+    lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
+    spans = best.tensor * best.pipeline // rpn
+    if spans > 1:
+        lay += f" ({spans} instances per replica)"
+    single = divisors(rpn)
+    spanned = (len(layouts) - len(single)) // 2 + 1
+    how = (f"{lay} given" if given
            else f"auto: fewest instances, then least accelerator activity, over tensor "
-                f"{', '.join(map(str, options))}")
+                f"{', '.join(map(str, single))}"
+                + (f" and tensor or pipeline over 2-{spanned} instances: {lay}" if spanned > 1 else ""))
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
     load = best.operating.prefill_load if best.operating is not None else None
     sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")

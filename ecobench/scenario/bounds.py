@@ -34,6 +34,8 @@ Why each range (upper bounds leave one to two orders of magnitude over the large
   worst about 2.5). *Grid intensity* 0.1-2,000 g/kWh (lignite, the dirtiest, is about 1,100-1,200).
 - *accelerator power* idle 0-10,000 W, full 1-10,000 W (the largest boards draw about 2,700 W);
   *supplied power* per instance 0.1-100,000 W (an 8-GPU instance draws about 10 kW).
+- *shares* (prefix-cache hit rate, speculative acceptance) 0-1; *speculative tokens* 1-64 per step
+  (engines draft 1-10); a *drafter* 10^3-10^13 parameters.
 - *Monte Carlo* draws 0-100,000 (0: no bands), seed 0-2^32-1.
 - *measurement*: warm-up 0-3,600 s, window 0.01-3,600 s, 1-1,000,000 batches, 2-1,000
   repetitions, GEMM microbenchmark 0-600 s (a measured run stays a run, not a hang).
@@ -113,6 +115,9 @@ WindowS = Annotated[float, _f(0.01, 3_600.0)]
 MinBatches = Annotated[int, _i(1, 1_000_000)]
 Repetitions = Annotated[int, _i(2, 1_000)]
 GemmS = Annotated[float, _f(0.0, 600.0)]
+Share = Annotated[float, _f(0.0, 1.0)]
+SpeculativeTokens = Annotated[int, _i(1, 64)]
+Params = Annotated[float, _f(1e3, 1e13)]
 Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 Description = Annotated[str, Field(max_length=10_000)]
 SWEEP_MAX_VALUES = 10_000  # values per sweep axis
@@ -171,6 +176,9 @@ RANGES = [
          "same for tpot", LatencyMs, "ms"),
     _row("workload.serving.input_tokens, output_tokens, configs[].max_num_batched_tokens", Tokens, "tokens"),
     _row("workload.serving.input_tokens_cv, output_tokens_cv, arrival_cv", LengthCv),
+    _row("workload.serving.prefix_cache_hit_rate, configs[].speculative.acceptance_rate", Share, "share"),
+    _row("configs[].speculative.num_speculative_tokens", SpeculativeTokens, "tokens"),
+    _row("configs[].speculative.draft_params", Params, "parameters"),
     _row("workload.training.total_tokens", TotalTokens, "tokens"),
     _row("workload.training.global_batch_tokens", GlobalBatchTokens, "tokens"),
     _row("workload.training.num_labels", NumLabels, "labels"),

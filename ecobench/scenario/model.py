@@ -169,6 +169,9 @@ class ServingSpec(_Model):
     horizon_h: b.HorizonH = Field(1.0, description="hours the service runs")
     profile: ProfileSpec | None = Field(
         None, description="24-hour load profile: static, autoscaled and batch fleets over the day")
+    prefix_cache_hit_rate: b.Share | None = Field(
+        None, description="share (0-1) of each prompt's tokens found in the prefix cache: they skip "
+                          "the prefill's compute (default: no prefix caching)")
 
     @model_validator(mode="before")
     @classmethod
@@ -383,6 +386,33 @@ class ParallelismSpec(_Model):
                                                              "(default: training.batch_size)")
 
 
+class SpeculativeSpec(_Model):
+    """Speculative decoding: a drafter proposes tokens the target verifies in one step."""
+
+    method: Literal["draft", "ngram"] = Field(
+        description="draft (a smaller model on the same accelerators) or ngram (prompt lookup on the host)")
+    draft_model: str | None = Field(None, description="draft: a model preset (see `ecobench models`)")
+    draft_params: b.Params | None = Field(None, description="draft: the drafter's parameter count, "
+                                                            "instead of draft_model")
+    num_speculative_tokens: b.SpeculativeTokens = Field(description="tokens drafted per step")
+    acceptance_rate: b.Share = Field(description="probability (0-1) that the target accepts a drafted token")
+
+    @model_validator(mode="after")
+    def _drafter(self) -> Self:
+        given = (self.draft_model is not None) + (self.draft_params is not None)
+        if self.method == "draft" and given != 1:
+            raise ValueError("speculative method draft needs exactly one of draft_model or draft_params")
+        if self.method == "ngram" and given:
+            raise ValueError("speculative method ngram drafts on the host: remove draft_model/draft_params")
+        if self.draft_model is not None and self.draft_model not in PRESETS:
+            raise ValueError(f"speculative.draft_model {self.draft_model!r} is not a model preset "
+                             f"(presets: {', '.join(sorted(PRESETS))})")
+        return self
+
+
+Quantization = Literal["fp8", "int8", "int4"]
+QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
+
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -408,7 +438,8 @@ class HardwareConfig(_Model):
     weight_precision: Dtype | None = Field(
         None, description="serving: how weights are stored when it differs from precision (e.g. int8)")
     kv_cache_precision: Dtype | None = Field(None, description="serving: key/value cache data type "
-                                                              "(default: precision)")
+                                                              "(default: precision; fp8 halves a 16-bit "
+                                                              "cache)")
     scheduler: Literal["continuous", "static", "disaggregated"] = Field(
         "continuous", description="serving: continuous (continuous batching with chunked prefill, vLLM's, "
                                   "SGLang's and TensorRT-LLM's default), static (fixed batches: a batch "
@@ -420,6 +451,14 @@ class HardwareConfig(_Model):
     chunked_prefill: bool = Field(
         True, description="serving, continuous: split prompts into chunks that share steps with decodes "
                           "(false: each prompt is prefilled alone and stalls the decode batch)")
+    quantization: Quantization | None = Field(
+        None, description="serving: fp8 or int8 (W8A8: weight matmuls at the chip's 8-bit peak, weights "
+                          "1 byte) or int4 (W4A16: 4-bit weights, compute at precision); default none")
+    speculative: SpeculativeSpec | None = Field(None, description="serving: speculative decoding")
+    measured_serving: str | None = Field(
+        None, description="serving: a `vllm bench serve` result JSON measured on one instance of "
+                          "instance_type (relative to the scenario file): its throughput and latencies "
+                          "replace the serving model's")
     stack: b.Name | None = Field(
         None, description="analytic: the software stack whose fitted efficiency applies (e.g. vllm, "
                           "tensorrt-llm, transformers-neuronx, megatron, nemo; an unknown name lists the "
@@ -535,15 +574,22 @@ class Scenario(_Model):
                 raise ValueError(f"{what}: 'instances' is computed for serving; "
                                  "remove it")
             if isinstance(c.parallelism, ParallelismSpec):
-                extra = sorted(f for f in c.parallelism.model_fields_set if f != "tensor")
+                extra = sorted(f for f in c.parallelism.model_fields_set if f not in ("tensor", "pipeline"))
                 if extra:
                     raise ValueError(f"{what}: serving splits a replica with "
-                                     f"parallelism.tensor only; remove {', '.join(extra)}")
+                                     f"parallelism.tensor and pipeline only; remove {', '.join(extra)}")
             if c.measured_throughput_per_s is not None or "serving" not in caps.modes:
-                raise ValueError(f"{what}: serving is planned with the analytic backend "
-                                 "(backend: analytic, no measured_throughput_per_s); the "
-                                 f"{c.backend} backend cannot model the {c.scheduler} scheduler; allowed "
-                                 "schedulers on analytic: continuous, static, disaggregated")
+                raise ValueError(f"{what}: serving is planned with the analytic backend or the emulated "
+                                 "NeuronCore (backend: analytic or emulated, no measured_throughput_per_s; "
+                                 "a measured benchmark goes in measured_serving); schedulers: continuous, "
+                                 "static, disaggregated")
+            if c.quantization is not None and c.weight_precision is not None:
+                raise ValueError(f"{what}: give quantization or weight_precision, not both "
+                                 "(quantization sets how weights are stored)")
+        else:
+            for f in ("quantization", "speculative", "measured_serving"):
+                if getattr(c, f) is not None:
+                    raise ValueError(f"{what}: '{f}' applies to serving (workload.serving)")
 
 
     def config(self, config_id: str) -> HardwareConfig:
@@ -631,8 +677,31 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
         lines = _messages(exc.errors())  # type: ignore[arg-type]
         raise InputError(f"{source}: invalid scenario\n  " + "\n  ".join(lines)) from None
     scenario = _resolve_paths(scenario, base_dir, source)
+    scenario = _resolve_measured_serving(scenario, base_dir, source)
     _check_names(scenario, source)
     return scenario
+
+
+def _resolve_measured_serving(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
+    """Each ``configs[].measured_serving`` made absolute (relative to the scenario file's folder) and
+    read once here, so a bad file is bad input before anything runs."""
+    from ecobench.io import vllm_bench
+
+    if not any(c.measured_serving for c in s.configs):
+        return s
+    configs = []
+    for i, c in enumerate(s.configs):
+        if c.measured_serving is not None:
+            p = Path(c.measured_serving)
+            if not p.is_absolute() and base_dir is not None:
+                p = (base_dir / p).resolve()
+            try:
+                vllm_bench.read(p)
+            except InputError as exc:
+                raise InputError(f"{source}: configs[{i}].measured_serving: {exc}") from None
+            c = c.model_copy(update={"measured_serving": str(p)})
+        configs.append(c)
+    return s.model_copy(update={"configs": configs})
 
 
 def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>") -> Scenario:
@@ -786,9 +855,8 @@ def check_sweep(s: Scenario) -> None:
                              f"(the scenario's region is {s.region})")
         total *= len(values)
         for i, v in enumerate(values):
-            if v is None:
-                raise ValueError(f"sweep.{key}[{i}]: null is not a value to sweep; give a {key} (to keep "
-                                 "the baseline's, leave the axis out)")
+            # null is a value where the field takes one (price_usd_per_h: null, the catalog's price);
+            # elsewhere the validation below refuses it
             try:
                 c = HardwareConfig.model_validate(base | {key: v})
             except ValidationError as exc:

@@ -141,7 +141,7 @@ def test_subnormal_profile_rates_in_yaml_are_bad_input(tmp_path, capsys, encoder
 def test_sweep_of_null_is_bad_input(tmp_path, capsys, encoder_scenario):
     encoder_scenario["sweep"] = {"region": [None]}
     code, err = _run_dict(tmp_path, capsys, encoder_scenario)
-    assert code == 2 and "sweep.region[0]: null is not a value to sweep" in err, err
+    assert code == 2 and "sweep.region[0]: null is not a region" in err, err
 
 
 @pytest.mark.parametrize("model", ["llama3-8b", "bert-base"])

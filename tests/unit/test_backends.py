@@ -26,7 +26,8 @@ def test_a_lazy_entry_declares_the_real_backends_capabilities_without_importing_
             declared = entry.capabilities
             assert entry.load().capabilities == declared, name
     analytic, emulated, reference = (BACKENDS[n].capabilities for n in ("analytic", "emulated", "reference"))
-    assert "serving" in analytic.modes and "serving" not in emulated.modes
+    assert "serving" in analytic.modes and "serving" in emulated.modes and "serving" not in reference.modes
+    assert emulated.own_serving_model and not analytic.own_serving_model
     assert analytic.sizes_clusters and analytic.cheap and not emulated.cheap
     assert not reference.sweepable and reference.measures_host
     assert analytic.throughput_errors("training") == "training"

@@ -6,7 +6,8 @@ is what ``ecobench validate --mode holdout`` reports as the ``neuron_*`` rows). 
 copy of the model on every logical core; training runs the configuration's layout (tensor,
 pipeline and data parallelism, ZeRO-1, recomputation) with the compute per rank from the engine
 model and the communication, bubble and optimizer from the step model
-(``hardware/neuron/step.py``).
+(``hardware/neuron/step.py``). Serving hands the serving plan a timer of decode steps and
+prefills on the engine model (``hardware/neuron/serving.py``; held out as ``emulated_serve``).
 
 The numeric error is that of one layer run in the configuration's number format against FP32
 (encoders: a BERT layer; decoders: a Llama-style layer), on a slice of at most
@@ -34,6 +35,7 @@ from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
 from ecobench.hardware.neuron.fit import current_fit
+from ecobench.hardware.neuron.serving import EmulatedServeTimer, current_correction
 from ecobench.hardware.neuron.step import evaluate as step_evaluate
 from ecobench.hardware.neuron.step import set_kernels
 from ecobench.hardware.neuron.timing import EngineParams, KernelTiming, engine_utilization, time_kernels
@@ -99,7 +101,8 @@ class EmulatedBackend:
     """NeuronCore engine model with fitted overheads (see the module docstring)."""
 
     name = "emulated"
-    capabilities = Capabilities(error_model="emulated", own_step_model=True)
+    capabilities = Capabilities(modes=frozenset({"inference", "training", "serving"}), error_model="emulated",
+                                own_step_model=True, own_serving_model=True)
 
     @staticmethod
     def params(dev: NeuronDeviceSpec) -> EngineParams:
@@ -110,6 +113,12 @@ class EmulatedBackend:
     def step_evaluator(instance: Instance) -> StepEvaluator | None:
         """Its own step model for ``instance`` (``capabilities.own_step_model``): :func:`step_evaluator`."""
         return step_evaluator(instance)
+
+    @staticmethod
+    def serving_timer(instance: Instance) -> EmulatedServeTimer:
+        """Decode steps and prefills on the instance's NeuronCores (``capabilities.own_serving_model``;
+        ``hardware/neuron/serving.py``)."""
+        return EmulatedServeTimer(device_of(instance), current_correction())
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         dev = device_of(instance)

@@ -7,10 +7,12 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ecobench.errors import InputError
+from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Job, Performance, Utilization
 from ecobench.hardware.backends.efficiency import current_fit
-from ecobench.planning.jobs import capabilities
+from ecobench.planning import serving_options
+from ecobench.planning.jobs import backend_for, capabilities
+from ecobench.planning.measured_serving import measured_serving_performance
 from ecobench.planning.modes.base import ConfigRun, ModeBase
 from ecobench.planning.plan import PlanResult, plan_serving
 from ecobench.planning.serving import latency_at
@@ -28,16 +30,16 @@ def serving_performance(run: ConfigRun,
     s, cfg, inst, catalog = run.scenario, run.config, run.instance, run.catalog
     spec = spec or s.workload.serving
     assert spec is not None
+    if cfg.measured_serving is not None:
+        return measured_serving_performance(spec, cfg)
     acc = catalog.accelerator_of(inst)
     if acc is None:
         raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
-    if "serving" not in capabilities(cfg, run.backends).modes:
-        raise InputError(f"the {cfg.backend} backend cannot model the {cfg.scheduler} scheduler: serving "
-                         "plans (schedulers continuous, static, disaggregated) use the analytic model "
-                         "(fitted and held out on published serving points); the emulated NeuronCore's "
-                         "serving steps are not validated and measured or supplied serving throughput is "
-                         "not supported; allowed: backend analytic") \
-            .in_config("backend")
+    caps = capabilities(cfg, run.backends)
+    if "serving" not in caps.modes:
+        raise InputError(f"backend {cfg.backend} does not plan serving; serving is planned with the "
+                         "analytic model or the emulated NeuronCore (Neuron instances), or from a "
+                         "measured benchmark (measured_serving)").in_config("backend")
     if cfg.scheduler != "continuous" and (cfg.max_num_batched_tokens is not None or not cfg.chunked_prefill):
         field = "max_num_batched_tokens" if cfg.max_num_batched_tokens is not None else "chunked_prefill"
         raise InputError(f"{field} applies to the continuous scheduler only, not {cfg.scheduler}; "
@@ -48,16 +50,28 @@ def serving_performance(run: ConfigRun,
                          "static").in_config("scheduler")
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, cfg.stack)
+    timer = None
+    if caps.own_serving_model:
+        try:
+            timer = backend_for(cfg, run.backends).serving_timer(inst)  # type: ignore[attr-defined]
+        except BackendError as exc:
+            raise exc.in_config("backend") from None
     sp = serve_plan(spec, s.workload.arch(), cfg, inst, catalog, eff,
-                    fit.request_overhead_s(acc.vendor))
+                    0.0 if timer is not None else fit.request_overhead_s(acc.vendor), timer)
     cpu = cfg.host_cpu_utilization if cfg.host_cpu_utilization is not None else DEFAULT_HOST_CPU_UTILIZATION
     capacity = sp.capacity_per_replica_per_s * sp.replicas_per_instance
     perf = Performance(
-        capacity, Utilization(1.0, cpu, cpu, 0.0), "estimated",
-        method=(f"serving model, {sp.replicas} replicas of tensor {sp.tensor} "
-                f"({sp.replicas_per_instance} per instance), {sp.batch:.1f} requests in flight each "
+        capacity, Utilization(1.0, cpu, cpu, 0.0), "emulated" if timer is not None else "estimated",
+        method=(("emulated NeuronCore " if timer is not None else "")
+                + f"serving model, {sp.replicas} replicas of tensor {sp.tensor}"
+                + (f" x pipeline {sp.pipeline}" if sp.pipeline > 1 else "")
+                + (f" ({sp.replicas_per_instance} per instance), " if sp.replicas_per_instance >= 1
+                   else f" ({round(1 / sp.replicas_per_instance)} instances each), ")
+                + f"{sp.batch:.1f} requests in flight each "
                 f"(of up to {sp.max_batch}); "
-                f"prefill {sp.prefill_share:.0%} of the time; {eff.source}"),
+                f"prefill {sp.prefill_share:.0%} of the time; "
+                + (f"{opts}; " if (opts := serving_options.describe(spec, cfg)) else "")
+                + eff.source),
         network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (sp.workload.input_tokens
                                                                     + sp.workload.output_tokens),
         activity=sp.activity)

@@ -92,8 +92,8 @@ def test_lengths_csv_gives_the_means(tmp_path, capsys):
              "max_num_batched_tokens": 2048}], "max_num_batched_tokens applies to the continuous scheduler"),
     (None, [{"id": "a", "instance_type": "inf2.48xlarge", "precision": "bf16", "scheduler": "disaggregated"}],
      "cannot hand between replicas; allowed here: continuous, static"),
-    (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "backend": "emulated",
-             "scheduler": "static"}], "cannot model the static scheduler"),
+    (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "backend": "reference",
+             "scheduler": "static"}], "schedulers: continuous, static, disaggregated"),
 ])
 def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs, message):
     code, err, _ = _run(tmp_path, capsys, serving=serving, configs=configs)

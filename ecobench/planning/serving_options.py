@@ -1,0 +1,82 @@
+"""A configuration's serving options as the serving model's inputs: quantization (the weights' storage
+type and the peak weight matmuls run at), an 8-bit key/value cache, the prefix cache's hit rate and
+speculative decoding. Every option is off unless the scenario sets it.
+
+* ``quantization: fp8 | int8`` (W8A8): weights stored in 1 byte and the weight matmuls at the chip's
+  published 8-bit peak; activations, attention and the all-reduces stay at ``precision``. A chip
+  without a published peak in that type cannot run it (bad input).
+* ``quantization: int4`` (W4A16): weights stored in half a byte, compute at ``precision``.
+* ``kv_cache_precision: fp8``: the cache in 1 byte (half a 16-bit cache's reads and memory).
+* ``workload.serving.prefix_cache_hit_rate``: that share of each prompt's tokens is not prefilled.
+* ``speculative``: ``parallel/speculative.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ecobench.errors import InputError
+from ecobench.hardware.catalog import Accelerator, supported_dtypes
+from ecobench.parallel.speculative import Speculation
+from ecobench.parallel.step import Cluster
+from ecobench.scenario.model import HardwareConfig, ServingSpec
+from ecobench.workloads.presets import preset
+
+W8A8 = ("fp8", "int8")  # quantizations whose weight matmuls run at the chip's 8-bit peak
+
+
+def weight_dtype(cfg: HardwareConfig) -> str | None:
+    """How the weights are stored: the quantization's type, else ``weight_precision``."""
+    return cfg.quantization or cfg.weight_precision
+
+
+def quantized_cluster(cl: Cluster, acc: Accelerator, cfg: HardwareConfig) -> Cluster:
+    """The cluster with the weight matmuls at the chip's 8-bit peak for W8A8 (the rest of the kernels
+    at ``precision``'s); unchanged otherwise. Bad input where the chip has no published peak in it."""
+    q = cfg.quantization
+    if q not in W8A8:
+        return cl
+    peak = acc.peak_tflops.get(q or "")
+    if not peak:
+        others = [d for d in W8A8 if acc.peak_tflops.get(d)]
+        allowed = ", ".join([*others, "int4"]) if others else "int4 (weight-only)"
+        raise InputError(f"{acc.name} has no published {q} peak, so it cannot run {q} (W8A8) "
+                         f"matmuls (its published types: {supported_dtypes(acc)}); allowed: "
+                         f"{allowed}, or none").in_config("quantization")
+    return dataclasses.replace(cl, peak_tflops=peak / acc.ranks_per_chip,
+                               peak_16bit_tflops=cl.peak_16bit_tflops or cl.peak_tflops)
+
+
+def workload_options(spec: ServingSpec, cfg: HardwareConfig) -> dict[str, Any]:
+    """``ServeWorkload`` fields the options set (empty when none is set: the model as before)."""
+    out: dict[str, Any] = {}
+    hit = spec.prefix_cache_hit_rate
+    if hit:
+        out["cached_input_tokens"] = min(spec.input_tokens - 1, int(round(hit * spec.input_tokens)))
+    sp = cfg.speculative
+    if sp is not None:
+        arch = preset(sp.draft_model) if sp.draft_model else None
+        out["speculation"] = Speculation(sp.num_speculative_tokens, sp.acceptance_rate, arch,
+                                         sp.draft_params)
+    return out
+
+
+def describe(spec: ServingSpec, cfg: HardwareConfig) -> str:
+    """The options in words, for the plan's method ('' when none is set)."""
+    parts = []
+    if cfg.quantization:
+        parts.append({"fp8": "FP8 W8A8", "int8": "INT8 W8A8",
+                      "int4": "INT4 weights (W4A16)"}[cfg.quantization])
+    if cfg.kv_cache_precision and cfg.kv_cache_precision != cfg.precision:
+        parts.append(f"{cfg.kv_cache_precision} KV cache")
+    if spec.prefix_cache_hit_rate:
+        parts.append(f"prefix cache {spec.prefix_cache_hit_rate:.0%} of prompt tokens")
+    sp = cfg.speculative
+    if sp is not None:
+        e = Speculation(sp.num_speculative_tokens, sp.acceptance_rate).tokens_per_step
+        drafter = sp.draft_model or (f"{sp.draft_params:.3g}-parameter drafter" if sp.draft_params
+                                     else "n-gram")
+        parts.append(f"speculative ({drafter}, {sp.num_speculative_tokens} tokens, acceptance "
+                     f"{sp.acceptance_rate:g}: {e:.2f} tokens per target step)")
+    return "; ".join(parts)

@@ -1,0 +1,204 @@
+"""Serving options and measured serving through the command line, and their bad inputs (exit 2)."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from ecobench.cli import main
+from ecobench.io import vllm_bench
+
+BENCH = {"date": "20261120-101010", "backend": "vllm", "completed": 1000, "total_input_tokens": 1024000,
+         "total_output_tokens": 256000, "request_throughput": 12.5, "output_throughput": 3200.0,
+         "mean_ttft_ms": 180.0, "median_ttft_ms": 150.0, "p99_ttft_ms": 900.0, "mean_tpot_ms": 30.0,
+         "median_tpot_ms": 28.0, "p99_tpot_ms": 60.0, "mean_itl_ms": 29.0, "median_itl_ms": 25.0,
+         "p99_itl_ms": 90.0, "max_concurrency": 64}
+
+
+def _scenario(configs, model="llama3-8b", **serving):
+    return {"schema_version": 2, "name": "s", "uncertainty": {"draws": 0},
+            "workload": {"model": model, "serving": {"requests_per_h": 36000, "input_tokens": 1024,
+                                                     "output_tokens": 256, "ttft_ms": 1000, "tpot_ms": 50,
+                                                     "horizon_h": 24, **serving}},
+            "configs": configs, "baseline": configs[0]["id"]}
+
+
+def _run(tmp_path, scenario):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(scenario))
+    return main(["run", str(f), "-q", "--results", str(tmp_path / "res")])
+
+
+def _rows(tmp_path):
+    (run_dir,) = (tmp_path / "res" / "s").iterdir()
+    return pd.read_csv(run_dir / "results.csv").set_index("config_id")
+
+
+def _texts(tmp_path, column):
+    """A text column from results.json (results.csv keys long texts)."""
+    (run_dir,) = (tmp_path / "res" / "s").iterdir()
+    doc = json.loads((run_dir / "results.json").read_text())
+    return {r["config_id"]: r[column] for r in doc["rows"]}
+
+
+def test_options_change_the_plan_in_the_expected_direction(tmp_path):
+    base = {"instance_type": "p5.48xlarge", "precision": "bf16", "parallelism": {"tensor": 1}, "max_batch": 8}
+    configs = [{"id": "plain", **base}, {"id": "fp8", **base, "quantization": "fp8"},
+               {"id": "int4", **base, "quantization": "int4"},
+               {"id": "ngram", **base, "speculative": {"method": "ngram", "num_speculative_tokens": 4,
+                                                       "acceptance_rate": 0.8}}]
+    assert _run(tmp_path, _scenario(configs)) == 0
+    d = _rows(tmp_path)
+    for faster in ("fp8", "int4", "ngram"):  # batch <= 8: decode is weight-read bound
+        assert d.tpot_ms_p50[faster] < d.tpot_ms_p50["plain"], faster
+    method = _texts(tmp_path, "method")
+    assert "FP8 W8A8" in method["fp8"] and "speculative (n-gram" in method["ngram"]
+
+
+def test_prefix_cache_shortens_ttft(tmp_path):
+    # each prompt prefilled alone (no chunks sharing steps with decodes): TTFT is mostly the prefill
+    configs = [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16", "max_batch": 4,
+                "chunked_prefill": False}]
+    assert _run(tmp_path / "0", _scenario(configs)) == 0
+    assert _run(tmp_path / "1", _scenario(configs, prefix_cache_hit_rate=0.9)) == 0
+    assert _rows(tmp_path / "1").ttft_ms_p50["a"] < 0.5 * _rows(tmp_path / "0").ttft_ms_p50["a"]
+
+
+def test_405b_replica_spans_two_p5_instances(tmp_path):
+    arch = {"kind": "decoder", "layers": 126, "hidden_size": 16384, "heads": 128, "kv_heads": 8,
+            "intermediate_size": 53248, "ffn": "swiglu", "vocab_size": 128256, "tied_embeddings": False,
+            "max_position_embeddings": 131072}
+    s = _scenario([{"id": "auto", "instance_type": "p5.48xlarge", "precision": "bf16"},
+                   {"id": "pp", "instance_type": "p5.48xlarge", "precision": "bf16",
+                    "parallelism": {"tensor": 8, "pipeline": 2}}], tpot_ms=200, ttft_ms=5000,
+                  requests_per_h=3600)
+    del s["workload"]["model"]
+    s["workload"]["architecture"] = arch
+    assert _run(tmp_path, s) == 0
+    d = _rows(tmp_path)
+    assert (d.replicas_per_instance == 0.5).all() and (d.instances == 2).all()
+    assert all("2 instances per replica" in t for t in _texts(tmp_path, "layout_choice").values())
+
+
+def test_measured_serving_sizes_from_the_benchmark(tmp_path):
+    (tmp_path / "bench.json").write_text(json.dumps(BENCH))
+    configs = [{"id": "m", "instance_type": "g6e.xlarge", "precision": "bf16",
+                "measured_serving": "bench.json", "measured_power_w": 450,
+                "measured_power_scope": "instance"},
+               {"id": "model", "instance_type": "g6e.xlarge", "precision": "bf16"}]
+    assert _run(tmp_path, _scenario(configs)) == 0
+    d = _rows(tmp_path)
+    assert d.instances["m"] == 1  # 10 requests/s on one instance measured at 12.5
+    assert d.load["m"] == pytest.approx(10 / 12.5)
+    assert d.ttft_ms_p50["m"] == 150 and d.tpot_ms_p99["m"] == 60 and d.provenance["m"] == "measured"
+    assert d.backend["m"] == "measured"
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "bench.json").write_text(json.dumps(dict(BENCH, request_throughput=3.0)))
+    assert _run(tmp_path / "x", _scenario(configs)) == 0  # the file is read beside the scenario
+    assert _rows(tmp_path / "x").instances["m"] == 4  # 10 requests/s at 3 per instance
+
+
+def _bad(tmp_path, capsys, scenario, *needles):
+    assert _run(tmp_path, scenario) == 2
+    err = capsys.readouterr().err
+    for n in needles:
+        assert n in err, (n, err)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("field,value,needle", [
+    ("speculative", {"method": "ngram", "num_speculative_tokens": 4, "acceptance_rate": 1.5},
+     "acceptance_rate: Input should be less than or equal to 1"),
+    ("speculative", {"method": "draft", "num_speculative_tokens": 4, "acceptance_rate": 0.5},
+     "exactly one of draft_model or draft_params"),
+    ("speculative", {"method": "draft", "draft_model": "llama9", "num_speculative_tokens": 4,
+                     "acceptance_rate": 0.5}, "is not a model preset"),
+    ("quantization", "int3", "configs[0].quantization: Input should be 'fp8', 'int8' or 'int4'"),
+])
+def test_bad_option_values_exit_2(tmp_path, capsys, field, value, needle):
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16",
+                                      field: value}]), needle)
+
+
+def test_bad_hit_rate_exits_2(tmp_path, capsys):
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16"}],
+                                     prefix_cache_hit_rate=-0.1),
+         "workload.serving.prefix_cache_hit_rate: Input should be greater than or equal to 0")
+
+
+def test_quantization_the_chip_cannot_run_exits_2(tmp_path, capsys):
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16",
+                                      "quantization": "fp8"}]),
+         "configs[0].quantization", "no published fp8 peak", "allowed: int8, int4")
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "trn2.48xlarge", "precision": "bf16",
+                                      "price_usd_per_h": 35.76, "quantization": "int8"}]),
+         "configs[0].quantization", "no published int8 peak", "allowed: fp8, int4")
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"{not json", "not JSON"),
+    (b"[1, 2]", "is a JSON object"),
+    (json.dumps({k: v for k, v in BENCH.items() if k != "median_tpot_ms"}).encode(),
+     "field 'median_tpot_ms' is missing"),
+    (json.dumps(dict(BENCH, request_throughput=-1)).encode(), "field 'request_throughput' is -1"),
+    (json.dumps(dict(BENCH, median_ttft_ms="fast")).encode(), "field 'median_ttft_ms' is 'fast'"),
+    (json.dumps(dict(BENCH, p99_tpot_ms=10)).encode(), "'p99_tpot_ms' 10 is below 'median_tpot_ms' 28"),
+    (b'{"request_throughput": NaN, "median_ttft_ms": 1, "median_tpot_ms": 1}',
+     "NaN is not a measured figure"),
+    (b"\xff\xfe", "UTF-8"),
+])
+def test_bad_benchmark_files_exit_2(tmp_path, capsys, content, needle):
+    (tmp_path / "bench.json").write_bytes(content)
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
+                                      "measured_serving": "bench.json"}]),
+         "configs[0].measured_serving", "bench.json", needle)
+
+
+def test_benchmark_not_a_regular_file_or_too_large_exits_2(tmp_path, capsys, monkeypatch):
+    (tmp_path / "dir.json").mkdir()
+    cfg = {"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16", "measured_serving": "dir.json"}
+    _bad(tmp_path, capsys, _scenario([cfg]), "is a directory")
+    (tmp_path / "big.json").write_text(json.dumps(BENCH))
+    monkeypatch.setattr(vllm_bench, "MAX_BYTES", 100)
+    _bad(tmp_path, capsys, _scenario([dict(cfg, measured_serving="big.json")]), "may be at most 100 bytes")
+    _bad(tmp_path, capsys, _scenario([dict(cfg, measured_serving="missing.json")]), "no such")
+
+
+def test_measured_benchmark_missing_a_target_exits_2(tmp_path, capsys):
+    (tmp_path / "bench.json").write_text(json.dumps(dict(BENCH, median_tpot_ms=80.0, p99_tpot_ms=90.0)))
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
+                                      "measured_serving": "bench.json"}]),
+         "median_tpot_ms 80 misses the target median_tpot_ms 50")
+
+
+def test_options_outside_serving_are_refused(tmp_path, capsys):
+    s = {"schema_version": 2, "name": "s", "workload": {"model": "bert-base", "inference": {
+        "rate_per_h": 1000, "seq_len": 128}},
+        "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16", "quantization": "fp8"}],
+        "baseline": "a"}
+    _bad(tmp_path, capsys, s, "'quantization' applies to serving")
+
+
+def test_emulated_neuroncore_plans_serving(tmp_path):
+    configs = [{"id": "inf2", "instance_type": "inf2.48xlarge", "precision": "bf16", "backend": "emulated"},
+               {"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16", "backend": "emulated",
+                "price_usd_per_h": 35.76},
+               {"id": "analytic", "instance_type": "inf2.48xlarge", "precision": "bf16"}]
+    assert _run(tmp_path, _scenario(configs)) == 0
+    d = _rows(tmp_path)
+    assert d.provenance["inf2"] == "emulated" and d.provenance["analytic"] == "estimated"
+    assert (d.tpot_ms_p50 <= 50).all() and (d.instances >= 1).all()
+    assert _texts(tmp_path, "method")["trn2"].startswith("emulated NeuronCore serving model")
+
+
+@pytest.mark.parametrize("cfg,needle", [
+    ({"instance_type": "p5.48xlarge"}, "configs[0].backend"),
+    ({"instance_type": "inf2.48xlarge", "speculative": {"method": "ngram", "num_speculative_tokens": 2,
+                                                         "acceptance_rate": 0.5}},
+     "analytic serving model only"),
+])
+def test_emulated_serving_refuses_what_it_does_not_model(tmp_path, capsys, cfg, needle):
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "precision": "bf16", "backend": "emulated", **cfg}]),
+         needle)

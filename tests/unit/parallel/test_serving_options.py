@@ -1,0 +1,135 @@
+"""Serving options, one rule each: speculative decoding, prefix caching, quantization, an 8-bit cache
+and replicas split into pipeline stages or spanning instances."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ecobench.errors import InputError
+from ecobench.hardware.backends.efficiency import current_fit
+from ecobench.hardware.catalog import load_catalog
+from ecobench.hardware.cluster import instance_cluster
+from ecobench.parallel.serving import (
+    ServeWorkload,
+    decode_step_s,
+    kv_gib_per_sequence,
+    max_batch_by_memory,
+    prefill_s,
+    stage_transfers_s,
+    tp_all_reduce_s,
+    weights_gib_per_rank,
+)
+from ecobench.parallel.speculative import Speculation, expected_tokens_per_step
+from ecobench.planning.serving_options import quantized_cluster, workload_options
+from ecobench.scenario.model import HardwareConfig, ServingSpec
+from ecobench.workloads.presets import preset
+
+BATCH = np.array([1.0, 8.0, 64.0])
+
+
+@pytest.fixture(scope="module")
+def p5():
+    cat = load_catalog()
+    inst = cat.instance("p5.48xlarge")
+    return cat, cat.accelerator_of(inst), instance_cluster(cat, inst, "bf16"), \
+        current_fit().efficiency("nvidia", "serving", "h100-sxm")
+
+
+def _w(model="llama3-70b", tensor=8, **kw):
+    return ServeWorkload(preset(model), 1024, 256, "bf16", tensor, **kw)
+
+
+@pytest.mark.parametrize("a,k,expect", [(0.0, 4, 1.0), (1.0, 4, 5.0), (0.5, 2, 1.75), (0.8, 3, 2.952)])
+def test_tokens_per_target_step_follow_leviathan(a, k, expect):
+    assert expected_tokens_per_step(a, k) == pytest.approx(expect)
+
+
+def test_speculation_pays_only_when_drafts_are_accepted(p5):
+    _, _, cl, eff = p5
+    plain = decode_step_s(_w(), cl, eff, BATCH)
+    ngram_good = decode_step_s(_w(speculation=Speculation(4, 0.9)), cl, eff, BATCH)
+    assert (ngram_good[:2] < plain[:2] / 2).all()  # memory-bound small batches: about 4x fewer steps
+    draft_bad = decode_step_s(_w(speculation=Speculation(4, 0.0, preset("llama3-8b"))), cl, eff, BATCH)
+    assert (draft_bad > plain).all()  # nothing accepted: the drafter's steps and the verification are waste
+
+
+def test_drafter_size_scales_its_steps_and_takes_memory(p5):
+    _, _, cl, eff = p5
+    small = decode_step_s(_w(speculation=Speculation(3, 0.7, draft_params=1e9)), cl, eff, BATCH)
+    large = decode_step_s(_w(speculation=Speculation(3, 0.7, draft_params=8e9)), cl, eff, BATCH)
+    assert (small < large).all()
+    with_draft = _w(speculation=Speculation(3, 0.7, draft_params=7e9))
+    assert weights_gib_per_rank(with_draft) > weights_gib_per_rank(_w())
+
+
+def test_prefix_cache_hits_skip_prefill_not_decode(p5):
+    _, _, cl, eff = p5
+    cached = _w(cached_input_tokens=768)
+    assert cached.prefill_tokens == 256
+    assert float(prefill_s(cached, cl, eff)) < 0.4 * float(prefill_s(_w(), cl, eff))
+    assert decode_step_s(cached, cl, eff, BATCH) == pytest.approx(decode_step_s(_w(), cl, eff, BATCH))
+
+
+def test_weight_and_cache_quantization_bytes():
+    w = _w()
+    assert weights_gib_per_rank(_w(weight_dtype="int8")) == pytest.approx(weights_gib_per_rank(w) / 2)
+    assert weights_gib_per_rank(_w(weight_dtype="int4")) == pytest.approx(weights_gib_per_rank(w) / 4)
+    assert kv_gib_per_sequence(_w(kv_dtype="fp8")) == pytest.approx(kv_gib_per_sequence(w) / 2)
+
+
+def _cfg(**kw):
+    return HardwareConfig(id="a", instance_type="p5.48xlarge", precision="bf16", **kw)
+
+
+def test_w8a8_runs_weight_matmuls_at_the_8bit_peak(p5):
+    _, acc, cl, eff = p5
+    q = quantized_cluster(cl, acc, _cfg(quantization="fp8"))
+    assert q.peak_tflops == pytest.approx(acc.peak_tflops["fp8"])
+    assert q.peak_16bit_tflops == pytest.approx(cl.peak_tflops)
+    assert quantized_cluster(cl, acc, _cfg(quantization="int4")) is cl
+    w8 = _w(weight_dtype="fp8")
+    prompt = float(prefill_s(w8, q, eff))  # compute-bound: faster at the 8-bit peak
+    assert prompt < 0.8 * float(prefill_s(w8, cl, eff))
+
+
+def test_w8a8_refused_where_the_chip_has_no_8bit_peak():
+    cat = load_catalog()
+    inst = cat.instance("p4d.24xlarge")  # A100: INT8, no FP8
+    acc = cat.accelerator_of(inst)
+    cl = instance_cluster(cat, inst, "bf16")
+    with pytest.raises(InputError, match="no published fp8 peak.*allowed: int8, int4"):
+        quantized_cluster(cl, acc, _cfg(quantization="fp8"))
+    assert quantized_cluster(cl, acc, _cfg(quantization="int8")).peak_tflops == pytest.approx(
+        acc.peak_tflops["int8"])
+
+
+def test_options_off_leave_the_workload_unchanged():
+    spec = ServingSpec(requests_per_h=3600, input_tokens=1000, output_tokens=100, ttft_ms=1000, tpot_ms=50)
+    assert workload_options(spec, _cfg()) == {}
+    hit = workload_options(spec.model_copy(update={"prefix_cache_hit_rate": 0.9}), _cfg())
+    assert hit == {"cached_input_tokens": 900}
+
+
+def test_pipeline_stages_split_memory_and_add_transfers(p5):
+    _, _, cl, eff = p5
+    big = _w("llama2-70b", tensor=4)
+    two = dataclasses.replace(big, pipeline=2)
+    assert weights_gib_per_rank(two) == pytest.approx(weights_gib_per_rank(big) / 2)
+    assert kv_gib_per_sequence(two) == pytest.approx(kv_gib_per_sequence(big) / 2)
+    assert max_batch_by_memory(two, cl) > 2 * max_batch_by_memory(big, cl)
+    # a round: the whole model at B/2 per micro-batch plus one transfer (stages inside one instance)
+    step = decode_step_s(two, cl, eff, BATCH)
+    half = BATCH / 2
+    assert step == pytest.approx(decode_step_s(big, cl, eff, half) + stage_transfers_s(two, cl, half))
+    assert (stage_transfers_s(two, cl, BATCH) > 0).all()
+    spanning = dataclasses.replace(big, tensor=8, pipeline=2)  # 16 ranks: two p5 instances
+    inside = dataclasses.replace(big, tensor=4, pipeline=2)
+    assert (stage_transfers_s(spanning, cl, BATCH) > stage_transfers_s(inside, cl, BATCH)).all()
+
+
+def test_tensor_over_instances_all_reduces_over_the_network(p5):
+    _, _, cl, eff = p5
+    inside, across = _w(tensor=8), _w(tensor=16)
+    tokens = np.array([64.0])
+    assert tp_all_reduce_s(across, cl, eff, tokens)[0] > tp_all_reduce_s(inside, cl, eff, tokens)[0]
