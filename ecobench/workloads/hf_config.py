@@ -28,6 +28,12 @@ def _need(cfg: dict[str, Any], key: str, where: str) -> int:
     return v
 
 
+def _given(cfg: dict[str, Any], key: str, default: Any) -> Any:
+    """``cfg[key]``, or ``default`` where it is missing or ``null`` (transformers' own reading)."""
+    v = cfg.get(key)
+    return default if v is None else v
+
+
 def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architecture:
     """The architecture a ``transformers`` config describes; every value it reads is checked
     against the scenario's bounds first (``ecobench.workloads.hf_fields``)."""
@@ -35,7 +41,7 @@ def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architec
     mt = cfg.get("model_type")
     try:
         if mt in LLAMA_LIKE:
-            act = cfg.get("hidden_act", "silu")
+            act = _given(cfg, "hidden_act", "silu")
             if act != "silu":
                 raise InputError(f"{where}: hidden_act {act!r}: a {mt} config with a SwiGLU "
                                  "feed-forward uses 'silu'")
@@ -47,7 +53,7 @@ def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architec
                 vocab_size=_need(cfg, "vocab_size", where),
                 max_position_embeddings=_need(cfg, "max_position_embeddings", where), kind="decoder",
                 kv_heads=cfg.get("num_key_value_heads") or heads, ffn="swiglu",
-                tied_embeddings=bool(cfg.get("tie_word_embeddings", False)), norm="rmsnorm",
+                tied_embeddings=bool(_given(cfg, "tie_word_embeddings", False)), norm="rmsnorm",
                 position="rotary", bias=bool(cfg.get("attention_bias", False)), type_vocab_size=0,
                 head_dim_override=_need(cfg, "head_dim", where) if cfg.get("head_dim") is not None else None,
                 qkv_bias=True if mt == "qwen2" else None, qk_norm=mt == "qwen3")
@@ -57,7 +63,7 @@ def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architec
                 name, layers=_need(cfg, "n_layer", where), hidden_size=h, heads=_need(cfg, "n_head", where),
                 intermediate_size=cfg.get("n_inner") or 4 * h, vocab_size=_need(cfg, "vocab_size", where),
                 max_position_embeddings=_need(cfg, "n_positions", where), kind="decoder",
-                tied_embeddings=bool(cfg.get("tie_word_embeddings", True)), type_vocab_size=0)
+                tied_embeddings=bool(_given(cfg, "tie_word_embeddings", True)), type_vocab_size=0)
         if mt in BERT_LIKE:
             return Architecture(
                 name, layers=_need(cfg, "num_hidden_layers", where),
@@ -65,7 +71,7 @@ def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architec
                 intermediate_size=_need(cfg, "intermediate_size", where),
                 vocab_size=_need(cfg, "vocab_size", where),
                 max_position_embeddings=_need(cfg, "max_position_embeddings", where),
-                type_vocab_size=cfg.get("type_vocab_size", 2), layout_2d=mt == "layoutlm")
+                type_vocab_size=_given(cfg, "type_vocab_size", 2), layout_2d=mt == "layoutlm")
     except ValueError as exc:  # heads / kv_heads that do not divide
         raise InputError(f"{where}: {exc}") from None
     raise InputError(f"{where}: model_type {mt!r} is not a decoder or encoder config ecobench reads "

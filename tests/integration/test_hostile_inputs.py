@@ -271,3 +271,12 @@ def test_relative_symlink_loops_are_bad_input(tmp_path, capsys, encoder_scenario
     os.symlink("loop1", tmp_path / "loop2")
     code, err = _cli(capsys, "run", str(tmp_path / "s.yaml"), "-q", "--results", str(tmp_path / "loop1"))
     assert code == 2 and "symlink loop" in err, err
+
+
+@pytest.mark.parametrize("key", ["type_vocab_size", "tie_word_embeddings", "num_key_value_heads", "n_inner"])
+def test_null_optional_hf_values_take_their_defaults(tmp_path, capsys, key):
+    """Found by benchmarks/fuzz_inputs.py: `type_vocab_size: null` was an internal error."""
+    base = GPT2 if key == "n_inner" else LLAMA if key == "num_key_value_heads" else BERT
+    (tmp_path / "config.json").write_text(json.dumps({**base, key: None}))
+    code, err = _cli(capsys, "workload", str(tmp_path / "config.json"))
+    assert code == 0, err
