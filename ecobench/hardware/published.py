@@ -62,6 +62,7 @@ class PointLayout(_Row):
     recompute: Literal["none", "selective", "full"] = "none"
     microbatch: int = 1
     virtual: int = 1
+    expert: int = 1
 
 
 class PublishedPoint(_Row):

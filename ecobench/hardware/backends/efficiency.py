@@ -225,7 +225,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     assert lay is not None and p.global_batch_size is not None
     ranks = p.nodes * cl.ranks_per_node
     data = lay.data or ranks // (lay.tensor * lay.pipeline)
-    layout = Layout(lay.tensor, lay.pipeline, data, lay.zero, lay.recompute, lay.microbatch, lay.virtual)
+    layout = Layout(lay.tensor, lay.pipeline, data, lay.zero, lay.recompute, lay.microbatch, lay.virtual,
+                    lay.expert)
     w = Workload(arch, p.seq_len, p.global_batch_size, p.precision,
                  fused_attention=None if pts.sources[p.source].fused_attention else False)
     return Prepared(p, acc.vendor, acc_key, stack, (("sequences_per_s", p.throughput_per_s, OBS_SIGMA),), cl,
@@ -292,7 +293,8 @@ class Batch:
                 parts.append((i, 0, p.kernels))
             else:
                 assert p.workload is not None and p.layouts is not None
-                sk = stage_kernels(p.workload, int(p.layouts.tensor[0]))
+                assert p.layouts.expert is not None
+                sk = stage_kernels(p.workload, int(p.layouts.tensor[0]), int(p.layouts.expert[0]))
                 parts += [(i, j, getattr(sk, name)) for j, name in enumerate(self.SETS)]
         cat = lambda f: np.concatenate([f(i, j, k) for i, j, k in parts])  # noqa: E731
         self.k_point = cat(lambda i, j, k: np.full(len(k.flops), i))
