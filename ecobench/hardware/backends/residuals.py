@@ -103,6 +103,8 @@ def holdout_errors(rows: list[HoldoutRow] | None = None) -> list[dict[str, Any]]
     out = []
     for r in rows:
         kind: str = r.point.kind
+        if kind == "moe_train":
+            continue  # reported by validate, kept out of the stored pools (their bands are the dense ones')
         if kind == "llm_serve" and r.figure == "ttft_ms":
             kind = "llm_serve_ttft"  # the prefill's speed: a pool of its own
         elif kind == "llm_serve" and r.figure != ("tpot_ms" if r.point.id in has_tpot
