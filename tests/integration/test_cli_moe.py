@@ -70,8 +70,8 @@ def test_expert_parallelism_on_a_dense_model_exit_2(tmp_path):
 def test_inline_moe_with_head_dim_and_mla_runs(tmp_path):
     arch = {"kind": "decoder", "layers": 4, "hidden_size": 1024, "heads": 16, "head_dim": 96,
             "intermediate_size": 2048, "ffn": "swiglu", "vocab_size": 32000, "max_position_embeddings": 4096,
-            "moe": {"experts": 16, "experts_per_token": 2, "expert_intermediate_size": 512, "shared_experts": 1,
-                    "first_dense_layers": 1, "capacity_factor": 1.25},
+            "moe": {"experts": 16, "experts_per_token": 2, "expert_intermediate_size": 512,
+                    "shared_experts": 1, "first_dense_layers": 1, "capacity_factor": 1.25},
             "mla": {"kv_lora_rank": 256, "q_lora_rank": 384, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64,
                     "v_head_dim": 64}}
     proc = _run("run", str(_scenario(tmp_path, arch=arch, parallelism={"expert": 16})), "-q",
