@@ -148,3 +148,20 @@ def test_expert_degree_problems():
     assert problems(Layout(1, 1, 64, 0, expert=8), a, 64, 8, 256) == []
     dense = problems(Layout(1, 1, 8, 0, expert=2), PRESETS["llama2-7b"], 8, 8, 256)
     assert any("has no experts" in m for m in dense)
+
+
+def test_hf_configs_of_moe_models_read_as_the_presets():
+    from ecobench.workloads.hf_config import architecture_from_hf
+
+    mixtral = {"model_type": "mixtral", "num_hidden_layers": 32, "hidden_size": 4096,
+               "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 32000,
+               "max_position_embeddings": 32768, "num_local_experts": 8, "num_experts_per_tok": 2}
+    deepseek = {"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168,
+                "num_attention_heads": 128, "num_key_value_heads": 128, "intermediate_size": 18432,
+                "vocab_size": 129280, "max_position_embeddings": 163840, "n_routed_experts": 256,
+                "num_experts_per_tok": 8, "moe_intermediate_size": 2048, "n_shared_experts": 1,
+                "first_k_dense_replace": 3, "moe_layer_freq": 1, "kv_lora_rank": 512, "q_lora_rank": 1536,
+                "qk_rope_head_dim": 64, "qk_nope_head_dim": 128, "v_head_dim": 128}
+    for cfg, name in ((mixtral, "mixtral-8x7b"), (deepseek, "deepseek-v3")):
+        a = architecture_from_hf(cfg, "hf", "config.json")
+        assert (a.params, a.active_params) == (PRESETS[name].params, PRESETS[name].active_params)
