@@ -155,7 +155,8 @@ def test_hf_configs_of_moe_models_read_as_the_presets():
 
     mixtral = {"model_type": "mixtral", "num_hidden_layers": 32, "hidden_size": 4096,
                "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
-               "vocab_size": 32000, "max_position_embeddings": 32768, "num_local_experts": 8, "num_experts_per_tok": 2}
+               "vocab_size": 32000, "max_position_embeddings": 32768, "num_local_experts": 8,
+               "num_experts_per_tok": 2}
     deepseek = {"model_type": "deepseek_v3", "num_hidden_layers": 61, "hidden_size": 7168,
                 "num_attention_heads": 128, "num_key_value_heads": 128, "intermediate_size": 18432,
                 "vocab_size": 129280, "max_position_embeddings": 163840, "n_routed_experts": 256,
