@@ -657,6 +657,9 @@ def _check_names(s: Scenario, source: str) -> None:
                                        f"overrides.accelerator_power_w.{acc}")
         for i, c in enumerate(s.configs):
             _check_expert(c, arch, f"configs[{i}].parallelism.expert")
+            if (arch.moe or arch.mla) and not backend_capabilities(c.backend).experts:
+                raise InputError(f"configs[{i}].backend: {c.backend} does not model mixture-of-experts "
+                                 "layers or latent attention; allowed: analytic")
             if c.instance_type != LOCAL_INSTANCE:
                 cat.instance(c.instance_type, f"configs[{i}].instance_type")
             if c.region:

@@ -87,3 +87,13 @@ def test_workload_shows_total_and_active_params():
     assert s["attention"] == "mla" and s["moe"]["experts"] == 256
     text = _run("workload", "mixtral-8x7b", "--seq-len", "4096").stdout
     assert "params active per token" in text and "2 of 8 experts" in text
+
+
+def test_moe_on_a_backend_without_experts_exit_2(tmp_path):
+    path = _scenario(tmp_path)
+    s = yaml.safe_load(path.read_text())
+    s["configs"][0].update(backend="emulated", instance_type="trn1.32xlarge")
+    s["configs"][0].pop("parallelism")
+    path.write_text(yaml.safe_dump(s))
+    proc = _run("run", str(path))
+    assert proc.returncode == 2 and "configs[0].backend" in proc.stderr and "allowed: analytic" in proc.stderr
