@@ -29,6 +29,7 @@ class Layout:
     recompute: Recompute = "none"
     microbatch: int = 1
     virtual: int = 1  # interleaved stages per rank (Megatron's virtual pipeline), 1 = plain 1F1B
+    expert: int = 1  # expert-parallel ranks (a mixture-of-experts' experts split among data-parallel ranks)
 
     @property
     def ranks(self) -> int:
@@ -38,7 +39,8 @@ class Layout:
     def describe(self) -> str:
         """Short human-readable form, e.g. ``TP8 PP4 DP16 ZeRO-1 mb1 recompute selective``."""
         vp = f" VP{self.virtual}" if self.virtual > 1 else ""
-        return (f"TP{self.tensor} PP{self.pipeline}{vp} DP{self.data} ZeRO-{self.zero} "
+        ep = f" EP{self.expert}" if self.expert > 1 else ""
+        return (f"TP{self.tensor} PP{self.pipeline}{vp} DP{self.data}{ep} ZeRO-{self.zero} "
                 f"mb{self.microbatch} recompute {self.recompute}")
 
 
@@ -61,6 +63,7 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
     if ranks_per_node % t:
         out.append(f"tensor {t} must divide the {ranks_per_node} ranks of one instance "
                    "(tensor-parallel groups stay inside an instance)")
+    out += expert_problems(arch, layout.expert, layout.data, t)
     if arch.layers % (p * layout.virtual):
         out.append(f"pipeline {p}" + (f" x virtual {layout.virtual}" if layout.virtual > 1 else "")
                    + f" must divide the {arch.layers} layers")
@@ -75,6 +78,26 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
     elif layout.zero > max_zero_stage:
         out.append(f"zero {layout.zero}: this platform's training libraries offer ZeRO stages up to "
                    f"{max_zero_stage}")
+    return out
+
+
+def expert_problems(arch: Architecture, expert: int, data: int, tensor: int = 1) -> list[str]:
+    """Why ``expert`` expert-parallel ranks cannot split ``arch`` (empty: they can)."""
+    m = arch.moe
+    if m is None:
+        return [f"expert {expert}: {arch.name} has no experts (expert parallelism needs architecture.moe)"] \
+            if expert > 1 else []
+    out = []
+    if m.experts % expert:
+        ok = divisors(m.experts)
+        near = min(ok, key=lambda d: (abs(d - expert), d))
+        out.append(f"expert {expert} must divide the {m.experts} experts (allowed: "
+                   f"{', '.join(map(str, ok))}; nearest: {near})")
+    if data % expert:
+        out.append(f"expert {expert} must divide the data-parallel degree {data} (expert-parallel groups "
+                   "are carved out of the data-parallel ranks)")
+    if m.expert_intermediate_size % tensor:
+        out.append(f"tensor {tensor} must divide the expert feed-forward size {m.expert_intermediate_size}")
     return out
 
 

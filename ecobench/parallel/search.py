@@ -2,7 +2,8 @@
 or for every cluster size up to a bound, evaluated at once with the step model.
 
 Valid means: tensor divides the heads, the feed-forward size and the ranks of one instance (and is
-compatible with the key/value heads); pipeline divides the layers; tensor x pipeline x data is the
+compatible with the key/value heads); pipeline divides the layers; expert (mixture-of-experts only)
+divides the experts and the data-parallel degree; tensor x pipeline x data is the
 cluster's ranks; data x micro-batch divides every phase's global batch. Micro-batches are powers of
 two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins.
 """
@@ -49,7 +50,8 @@ def tensor_options(w: Workload, ranks_per_node: int) -> list[int]:
     """Tensor-parallel degrees valid for the model inside one instance."""
     a = w.arch
     return [t for t in divisors(ranks_per_node)
-            if a.heads % t == 0 and a.intermediate_size % t == 0 and (a.kv % t == 0 or t % a.kv == 0)]
+            if a.heads % t == 0 and a.intermediate_size % t == 0 and (a.kv % t == 0 or t % a.kv == 0)
+            and (a.moe is None or a.moe.expert_intermediate_size % t == 0)]
 
 
 def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | None,
@@ -59,6 +61,7 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
     batches = [ph.workload.global_batch for ph in phases]
     g = int(np.gcd.reduce(batches))
     rows: list[tuple[int, ...]] = []
+    experts = divisors(w.arch.moe.experts) if w.arch.moe is not None else [1]
     for t in tensor_options(w, ranks_per_node):
         for p in divisors(w.arch.layers):
             if nodes is not None:
@@ -78,9 +81,11 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
                         continue
                     for z in ZERO_STAGES[:max_zero_stage + 1] if d > 1 else (0,):
                         for rc in range(len(RECOMPUTE)):
-                            rows.append((t, p, d, z, rc, b, 1, n))
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 8)
-    return Layouts(*(arr[:, i] for i in range(8)))
+                            for e in experts:
+                                if d % e == 0:
+                                    rows.append((t, p, d, z, rc, b, 1, n, e))
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 9)
+    return Layouts(*(arr[:, i] for i in range(9)))
 
 
 # A backend's own step model (the emulated NeuronCore's) in place of the fitted efficiencies.

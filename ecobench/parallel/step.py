@@ -19,6 +19,10 @@ The model, per rank of the slowest pipeline stage:
   parameters before every micro-batch's forward and backward and scatters the gradients after it,
   overlapping that micro-batch's compute. Overlap is imperfect: see :func:`exposed`.
 * **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step.
+* **Expert parallelism** (mixture-of-experts, ``workloads/moe.py``): per MoE layer and micro-batch,
+  an all-to-all dispatch and an all-to-all combine of the rank's routed token copies in the forward
+  pass and as many in the backward (and in a recomputed forward), over the expert-parallel group's
+  fabrics (the group spans ``tensor x expert`` consecutive ranks), not overlapped with compute.
 
 Memory per rank: weights, gradients and optimizer state by precision and ZeRO stage, the saved
 activations of the micro-batches in flight (1F1B keeps ``min(p, m)`` on the first stage; recompute
@@ -33,16 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from ecobench.parallel.collectives import all_gather_s, hierarchical_all_reduce_s, send_s
+from ecobench.parallel.collectives import all_gather_s, all_to_all_s, hierarchical_all_reduce_s, send_s
 from ecobench.parallel.layout import RECOMPUTE, Layout
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.kernels import Kernel
+from ecobench.workloads.moe import mean_layer_kernels
 from ecobench.workloads.transformer import (
     backward_of,
     embedding_kernels,
     head_kernels,
-    layer_kernels,
     optimizer_kernel,
 )
 
@@ -160,26 +164,39 @@ class StageKernels:
     head_bwd: KernelArrays
     layer_saved_selective: float  # per sample
     layer_input_bytes: float  # per sample, on one rank (sequence parallel)
+    a2a_bytes: float = 0.0  # per sample and mean layer: routed token copies one rank dispatches
 
 
 @functools.lru_cache(maxsize=512)
-def stage_kernels(w: Workload, tensor: int) -> StageKernels:
-    """The kernel arrays of one tensor-parallel rank (built with batch 1)."""
+def stage_kernels(w: Workload, tensor: int, expert: int = 1) -> StageKernels:
+    """The kernel arrays of one tensor-parallel (and expert-parallel) rank (built with batch 1)."""
     a, s = w.arch, w.seq_len
     dt = FP8_ACTIVATION_DTYPE if w.dtype == "fp8" else w.dtype
-    layer = layer_kernels(a, s, 1, dt, 0, tensor, w.fused_attention)
+    layer = mean_layer_kernels(a, s, dt, tensor, w.fused_attention, expert)
     attn = [k for k in layer if k.kind == "attention" or k.name in ("attention.scores", "attention.softmax",
                                                                         "attention.context")]
     emb = embedding_kernels(a, s, dt, tensor)
     head = head_kernels(a, s, 1, dt, "training", w.task, w.num_labels, tensor)
-    qkv_out = s * (a.heads + 2 * a.kv) * a.head_dim / tensor * BYTES_PER_DTYPE[dt]
+    qkv_out = s * a.qkv_width / tensor * BYTES_PER_DTYPE[dt]
     saved = KernelArrays.of(layer).saved_bytes
     return StageKernels(
         KernelArrays.of(layer), KernelArrays.of([backward_of(k) for k in layer]), KernelArrays.of(attn),
         KernelArrays.of(emb), KernelArrays.of([backward_of(k) for k in emb]),
         KernelArrays.of(head), KernelArrays.of([backward_of(k) for k in head]),
         saved - KernelArrays.of(attn).saved_bytes + qkv_out,
-        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt])
+        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt], a2a_bytes(w, tensor))
+
+
+def a2a_bytes(w: Workload, tensor: int) -> float:
+    """Bytes of routed token copies one rank sends in one all-to-all, per sample, averaged over the
+    layers (its sequence-parallel share of the tokens, each to ``experts_per_token`` experts; the
+    busiest expert's capacity factor more)."""
+    m, a = w.arch.moe, w.arch
+    if m is None:
+        return 0.0
+    dt = FP8_ACTIVATION_DTYPE if w.dtype == "fp8" else w.dtype
+    return (w.seq_len / tensor * m.experts_per_token * m.capacity_factor * a.hidden_size
+            * BYTES_PER_DTYPE[dt] * a.moe_layers / a.layers)
 
 
 @dataclass
@@ -194,6 +211,11 @@ class Layouts:
     microbatch: np.ndarray
     virtual: np.ndarray
     nodes: np.ndarray
+    expert: np.ndarray | None = None  # None: 1 everywhere (no expert parallelism)
+
+    def __post_init__(self) -> None:
+        if self.expert is None:
+            self.expert = np.ones_like(self.tensor)
 
     @classmethod
     def of(cls, layouts: list[Layout], nodes: int | list[int]) -> Layouts:
@@ -201,15 +223,18 @@ class Layouts:
         col = lambda f: np.array([f(x) for x in layouts], dtype=np.int64)  # noqa: E731
         return cls(col(lambda x: x.tensor), col(lambda x: x.pipeline), col(lambda x: x.data),
                    col(lambda x: x.zero), col(lambda x: RECOMPUTE.index(x.recompute)),
-                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64))
+                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64),
+                   col(lambda x: x.expert))
 
     def __len__(self) -> int:
         return len(self.tensor)
 
     def layout(self, i: int) -> Layout:
         """The ``i``-th layout as a :class:`Layout`."""
+        assert self.expert is not None
         return Layout(int(self.tensor[i]), int(self.pipeline[i]), int(self.data[i]), int(self.zero[i]),
-                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]))
+                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]),
+                      int(self.expert[i]))
 
 
 @dataclass
@@ -249,15 +274,20 @@ def model_flops_per_sequence(w: Workload) -> float:
     (no recomputation; causal attention counted whole)."""
     ks = embedding_kernels(w.arch, w.seq_len, w.dtype) + head_kernels(
         w.arch, w.seq_len, 1, w.dtype, "training", w.task, w.num_labels)
-    layer = layer_kernels(w.arch, w.seq_len, 1, w.dtype, 0, 1, w.fused_attention)
+    layer = mean_layer_kernels(w.arch, w.seq_len, w.dtype, 1, w.fused_attention)
     mm = lambda kk: sum(k.flops for k in kk if k.kind in ("matmul", "attention"))  # noqa: E731
     return 3.0 * (mm(ks) + w.arch.layers * mm(layer))
 
 
-def stage_params(w: Workload, pipeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parameters of the first and of the last pipeline stage (the heaviest two)."""
+def stage_params(w: Workload, pipeline: np.ndarray, expert: Any = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Parameters one rank of the first and of the last pipeline stage holds before tensor
+    parallelism (the heaviest two); expert parallelism splits the routed experts ``expert`` ways."""
     a = w.arch
-    mid = a.layers / pipeline * a.layer_params
+    if a.moe is None:
+        mid = a.layers / pipeline * a.layer_params
+    else:
+        sharded_away = a.routed_expert_params * (1 - 1 / np.asarray(expert, dtype=float))
+        mid = (a.layers_params - sharded_away) / pipeline
     head = a.norm_params + a.head_params(w.task, w.num_labels) + (
         a.lm_head_params if a.kind == "decoder" else 0)
     tied_copy = np.where((pipeline > 1) & a.tied_embeddings & (a.kind == "decoder"),
@@ -313,6 +343,8 @@ class Cases:
     network: Any
     sharded_network: Any
     memory_eff: Any
+    e: Any = 1  # expert-parallel degree
+    a2a: Any = 0.0  # bytes per sample one rank sends in one all-to-all (mean layer)
 
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
@@ -330,9 +362,11 @@ def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attenti
 def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     """The fields of :class:`Cases` that depend on neither the efficiencies nor the kernel times:
     the layouts, what each saves per layer, the workload's and the cluster's figures."""
-    per_t = {int(t): stage_kernels(w, int(t)) for t in np.unique(L.tensor)}
-    col = lambda f: np.array([f(per_t[int(t)]) for t in L.tensor], dtype=float)  # noqa: E731
-    p_first, p_last = stage_params(w, L.pipeline)
+    assert L.expert is not None
+    te = list(zip(L.tensor.tolist(), L.expert.tolist(), strict=True))
+    per_t = {k: stage_kernels(w, *k) for k in set(te)}
+    col = lambda f: np.array([f(per_t[k]) for k in te], dtype=float)  # noqa: E731
+    p_first, p_last = stage_params(w, L.pipeline, L.expert)
     wb, gb, ob = STATE_BYTES[w.dtype]
     return dict(
         t=L.tensor, p=L.pipeline, d=L.data, z=L.zero, rc=L.recompute, b=L.microbatch, v=L.virtual,
@@ -342,15 +376,18 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
         flops_per_seq=model_flops_per_sequence(w), wb=wb, gb=gb, ob=ob, ranks_per_node=cl.ranks_per_node,
         peak_tflops=cl.peak_tflops, memory_gb_per_s=cl.memory_gb_per_s, memory_gib=cl.memory_gib,
         intra_gb_per_s=cl.intra_gb_per_s, inter_gb_per_s=cl.inter_gb_per_s,
-        intra_latency_s=cl.intra_latency_s, inter_latency_s=cl.inter_latency_s)
+        intra_latency_s=cl.intra_latency_s, inter_latency_s=cl.inter_latency_s, e=L.expert,
+        a2a=col(lambda k: k.a2a_bytes))
 
 
 def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResult:
     """Step time, memory per rank and MFU of every layout in ``L`` (numpy arrays)."""
-    keys = np.stack([L.tensor, L.microbatch], axis=1)
+    assert L.expert is not None
+    keys = np.stack([L.tensor, L.microbatch, L.expert], axis=1)
     uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    times = np.array([[float(getattr(stage_kernels(w, int(t)), name).time_s(np.array([b]), cl, eff)[0])
-                       for name in STAGE_SETS] for t, b in uniq])[inv.reshape(-1)]
+    times = np.array([[float(getattr(stage_kernels(w, int(t), int(e)), name)
+                             .time_s(np.array([b]), cl, eff)[0])
+                       for name in STAGE_SETS] for t, b, e in uniq])[inv.reshape(-1)]
     s = dict(zip(STAGE_SETS, times.T, strict=True))
     return combine(Cases(**case_constants(w, cl, L), f=s["layer_fwd"], g=s["layer_bwd"], att=s["attn_fwd"],
                          emb=s["embed_fwd"] + s["embed_bwd"], head=s["head_fwd"] + s["head_bwd"],
@@ -370,7 +407,12 @@ def combine(c: Cases) -> StepResult:
     tp_layer = TP_COLLECTIVES_PER_PASS * (2 + (rc == 2)) * one
     tp_head = 2 * one  # gather before the head, scatter of its gradient
 
-    mid = layers_per_stage * (f + g + recompute_s + tp_layer)
+    # Expert-parallel all-to-alls per layer and micro-batch: dispatch and combine in each pass.
+    ep_group_per_node = np.maximum(1, np.minimum(c.e, c.ranks_per_node // t))
+    a2a_one = all_to_all_s(b * c.a2a, c.e, ep_group_per_node, c.intra_gb_per_s * net, c.intra_latency_s,
+                           c.inter_gb_per_s / c.ranks_per_node * net, c.inter_latency_s)
+    ep_layer = np.where(c.e > 1, 2 * (2 + (rc == 2)) * a2a_one, 0.0)
+    mid = layers_per_stage * (f + g + recompute_s + tp_layer + ep_layer)
     first = mid + np.where(p == 1, c.emb + c.head + tp_head, c.emb)
     last = mid + np.where(p == 1, c.emb + c.head + tp_head, c.head + tp_head)
     slot = np.maximum(first, last)
@@ -404,7 +446,8 @@ def combine(c: Cases) -> StepResult:
 
     step_s = pipe_s + dp_exposed + opt_s
     tp_s = slots * (layers_per_stage * tp_layer + tp_head)
-    comm_s = tp_s + slots * p2p + dp_exposed
+    ep_s = slots * layers_per_stage * ep_layer
+    comm_s = tp_s + slots * p2p + dp_exposed + ep_s
 
     # Memory per rank.
     in_flight = np.minimum(p, m)
@@ -421,4 +464,5 @@ def combine(c: Cases) -> StepResult:
     return StepResult(step_s=step_s, compute_s=step_s - comm_s, comm_exposed_s=comm_s, bubble_s=bubble_s,
                       memory_gib=need, fits=need <= c.memory_gib, mfu=mfu, sequences_per_s=seq_per_s,
                       parts={"tp_comm_s": tp_s, "pp_comm_s": slots * p2p, "dp_comm_exposed_s": dp_exposed,
-                             "optimizer_s": opt_s, "microbatches": m + 0 * step_s})
+                             "optimizer_s": opt_s, "microbatches": m + 0 * step_s}
+                      | ({"ep_comm_s": ep_s} if np.any(np.asarray(c.e) > 1) else {}))

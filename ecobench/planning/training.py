@@ -67,7 +67,7 @@ def given_layout(spec: ParallelismSpec | None, tr: TrainingSpec, arch: Architect
         return Layout(1, 1, ranks, 0, "none", micro)
     t, p = spec.tensor, spec.pipeline
     data = spec.data if spec.data is not None else max(1, ranks // (t * p))
-    return Layout(t, p, data, spec.zero, spec.recompute, spec.microbatch or micro)
+    return Layout(t, p, data, spec.zero, spec.recompute, spec.microbatch or micro, expert=spec.expert)
 
 
 def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout: Layout,
@@ -144,14 +144,15 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         mask &= L.recompute == ("none", "selective", "full").index(sp.recompute)
         if sp.microbatch is not None:
             mask &= L.microbatch == sp.microbatch
+        mask &= L.expert == sp.expert
         L = Layouts(*(getattr(L, f)[mask] for f in ("tensor", "pipeline", "data", "zero", "recompute",
-                                                     "microbatch", "virtual", "nodes")))
+                                                     "microbatch", "virtual", "nodes", "expert")))
     elif cfg.parallelism is None:
         micro = cfg.batch_size or tr.microbatch(phases[0].workload.arch.kind == "decoder")
         mask = ((L.tensor == 1) & (L.pipeline == 1) & (L.zero == 0) & (L.recompute == 0)
-                & (L.microbatch == micro))
+                & (L.microbatch == micro) & (L.expert == 1))
         L = Layouts(*(getattr(L, f)[mask] for f in ("tensor", "pipeline", "data", "zero", "recompute",
-                                                     "microbatch", "virtual", "nodes")))
+                                                     "microbatch", "virtual", "nodes", "expert")))
     if not len(L):
         raise InputError(f"no valid layout of up to {tr.max_instances}x {inst.name} for "
                          "this model and global batch").in_config("instances")

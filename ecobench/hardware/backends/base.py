@@ -162,7 +162,8 @@ class Capabilities:
     model error); ``measures_host``: measures this host (``instance_type: local``);
     ``sizes_clusters``: finds the fewest instances for a training deadline; ``cheap``: cheap to ask
     again (a load profile tries other batch sizes); ``own_step_model``: times training layouts with
-    its own step model (``step_evaluator(instance)``), which ``parallelism: auto`` searches with."""
+    its own step model (``step_evaluator(instance)``), which ``parallelism: auto`` searches with;
+    ``experts``: models mixture-of-experts layers and latent attention (``workloads/moe.py``)."""
 
     modes: frozenset[str] = frozenset({"inference", "training"})
     sweepable: bool = True
@@ -171,6 +172,7 @@ class Capabilities:
     sizes_clusters: bool = False
     cheap: bool = False
     own_step_model: bool = False
+    experts: bool = True
 
     def throughput_errors(self, mode: str) -> str | None:
         """The error pool of this backend's throughput in a workload ``mode`` (None: measured)."""

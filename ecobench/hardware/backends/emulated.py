@@ -99,7 +99,7 @@ class EmulatedBackend:
     """NeuronCore engine model with fitted overheads (see the module docstring)."""
 
     name = "emulated"
-    capabilities = Capabilities(error_model="emulated", own_step_model=True)
+    capabilities = Capabilities(error_model="emulated", own_step_model=True, experts=False)
 
     @staticmethod
     def params(dev: NeuronDeviceSpec) -> EngineParams:
