@@ -18,9 +18,14 @@ The model, per rank of the slowest pipeline stage:
   network across instances, overlapping the last micro-batch's backward pass. ZeRO-3 gathers the
   parameters before every micro-batch's forward and backward and scatters the gradients after it,
   overlapping that micro-batch's compute. Overlap is imperfect: see :func:`exposed`.
-* **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step.
+* **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step; with
+  offload, the host runs it instead (``offload.py``).
+* **Context parallelism** (``context.py``): ``c`` ranks split each sequence, dividing a rank's
+  compute, activations and tensor/pipeline traffic by ``c``; the attention exchanges keys and values
+  (ring) or heads (all-to-all); gradients and ZeRO shards span data x context ranks.
 
-Memory per rank: weights, gradients and optimizer state by precision and ZeRO stage, the saved
+Memory per rank: weights, gradients and optimizer state by precision, optimizer, master weights,
+ZeRO stage and offload (``memory.py``), the saved
 activations of the micro-batches in flight (1F1B keeps ``min(p, m)`` on the first stage; recompute
 keeps less), the fp32 logits on the last stage, and a fixed workspace.
 """
@@ -34,7 +39,10 @@ from typing import Any
 import numpy as np
 
 from ecobench.parallel.collectives import all_gather_s, hierarchical_all_reduce_s, send_s
+from ecobench.parallel.context import CONTEXT_COMMS, context_layer_comm_s
 from ecobench.parallel.layout import RECOMPUTE, Layout
+from ecobench.parallel.memory import optimizer_step_bytes, state_bytes
+from ecobench.parallel.offload import OFFLOADS, offload_step_s
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.kernels import Kernel
@@ -49,10 +57,7 @@ from ecobench.workloads.transformer import (
 # Device memory a rank cannot give to the model: runtime context, collective buffers, allocator
 # fragmentation (an assumption: PyTorch's CUDA context alone takes 0.3-0.5 GiB).
 WORKSPACE_GIB = 1.0
-# Training state per parameter, bytes: weights, gradients, optimizer (mixed precision keeps fp32
-# master weights and two fp32 Adam moments; fp32 training keeps only the moments beside its weights).
-STATE_BYTES = {"fp32": (4, 4, 8), "tf32": (4, 4, 8), "bf16": (2, 2, 12), "fp16": (2, 2, 12),
-               "fp8": (2, 2, 12)}
+# Training state per parameter, bytes (weights, gradients, optimizer): ``memory.state_bytes``.
 TP_COLLECTIVES_PER_PASS = 4  # sequence parallel: 2 all-gathers + 2 reduce-scatters per layer and pass
 
 
@@ -71,6 +76,10 @@ class Cluster:
     activations_on_chip: bool = False
     peak_16bit_tflops: float | None = None  # FP8 jobs: the BF16 peak their attention runs at
     max_zero_stage: int = 3  # the highest ZeRO stage the platform's training libraries offer
+    host_link_gb_per_s: float = float("nan")  # per rank, to host memory (offload; NaN: no figure)
+    host_optimizer_gb_per_s: float = float("nan")  # per rank: its share of the host's DRAM for the step
+    nvme_gb_per_s: float = float("nan")  # per rank: its share of the instance's NVMe drives
+    memory_headroom_pct: float = 0.0  # share of the device's memory ``memory_gib`` already leaves free
 
 
 # FP8 training runs the weight matmuls in FP8 and keeps attention, elementwise work and the
@@ -104,6 +113,8 @@ class Workload:
     task: Task = "pretrain"
     num_labels: int = 2
     fused_attention: bool | None = None  # None: flash attention for decoders, unfused for encoders
+    optimizer: str = "adam"  # adam, adam_8bit or sgd (memory.py)
+    master_weights: bool = True  # fp32 copy of the weights beside 16-bit ones
 
 
 @dataclass(frozen=True)
@@ -160,6 +171,8 @@ class StageKernels:
     head_bwd: KernelArrays
     layer_saved_selective: float  # per sample
     layer_input_bytes: float  # per sample, on one rank (sequence parallel)
+    kv_bytes: float = 0.0  # per sample: one layer's keys and values on one tensor-parallel rank
+    qkvo_bytes: float = 0.0  # per sample: its queries, keys, values and attention output
 
 
 @functools.lru_cache(maxsize=512)
@@ -173,13 +186,15 @@ def stage_kernels(w: Workload, tensor: int) -> StageKernels:
     emb = embedding_kernels(a, s, dt, tensor)
     head = head_kernels(a, s, 1, dt, "training", w.task, w.num_labels, tensor)
     qkv_out = s * (a.heads + 2 * a.kv) * a.head_dim / tensor * BYTES_PER_DTYPE[dt]
+    kv_rank = max(1, a.kv // tensor) * s * a.head_dim * BYTES_PER_DTYPE[dt]
     saved = KernelArrays.of(layer).saved_bytes
     return StageKernels(
         KernelArrays.of(layer), KernelArrays.of([backward_of(k) for k in layer]), KernelArrays.of(attn),
         KernelArrays.of(emb), KernelArrays.of([backward_of(k) for k in emb]),
         KernelArrays.of(head), KernelArrays.of([backward_of(k) for k in head]),
         saved - KernelArrays.of(attn).saved_bytes + qkv_out,
-        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt])
+        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt], 2 * kv_rank,
+        2 * kv_rank + 2 * s * a.heads // tensor * a.head_dim * BYTES_PER_DTYPE[dt])
 
 
 @dataclass
@@ -194,6 +209,21 @@ class Layouts:
     microbatch: np.ndarray
     virtual: np.ndarray
     nodes: np.ndarray
+    context: np.ndarray | None = None  # None: 1 for every layout
+    context_comm: np.ndarray | None = None  # index into CONTEXT_COMMS; None: ring
+    offload: np.ndarray | None = None  # index into OFFLOADS; None: none
+
+    def __post_init__(self) -> None:
+        n = len(self.tensor)
+        if self.context is None:
+            self.context = np.ones(n, dtype=np.int64)
+        if self.context_comm is None:
+            self.context_comm = np.zeros(n, dtype=np.int64)
+        if self.offload is None:
+            self.offload = np.zeros(n, dtype=np.int64)
+
+    FIELDS = ("tensor", "pipeline", "data", "zero", "recompute", "microbatch", "virtual", "nodes",
+              "context", "context_comm", "offload")
 
     @classmethod
     def of(cls, layouts: list[Layout], nodes: int | list[int]) -> Layouts:
@@ -201,15 +231,24 @@ class Layouts:
         col = lambda f: np.array([f(x) for x in layouts], dtype=np.int64)  # noqa: E731
         return cls(col(lambda x: x.tensor), col(lambda x: x.pipeline), col(lambda x: x.data),
                    col(lambda x: x.zero), col(lambda x: RECOMPUTE.index(x.recompute)),
-                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64))
+                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64),
+                   col(lambda x: x.context), col(lambda x: CONTEXT_COMMS.index(x.context_comm)),
+                   col(lambda x: OFFLOADS.index(x.offload)))
+
+    def select(self, mask: np.ndarray) -> Layouts:
+        """The layouts where ``mask`` holds."""
+        return Layouts(*(getattr(self, f)[mask] for f in self.FIELDS))
 
     def __len__(self) -> int:
         return len(self.tensor)
 
     def layout(self, i: int) -> Layout:
         """The ``i``-th layout as a :class:`Layout`."""
+        assert self.context is not None and self.context_comm is not None and self.offload is not None
         return Layout(int(self.tensor[i]), int(self.pipeline[i]), int(self.data[i]), int(self.zero[i]),
-                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]))
+                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]),
+                      int(self.context[i]), CONTEXT_COMMS[int(self.context_comm[i])],
+                      OFFLOADS[int(self.offload[i])])
 
 
 @dataclass
@@ -313,6 +352,15 @@ class Cases:
     network: Any
     sharded_network: Any
     memory_eff: Any
+    cp: Any = 1  # context-parallel degree
+    cp_comm: Any = 0  # index into CONTEXT_COMMS
+    kv_bytes: Any = 0.0
+    qkvo_bytes: Any = 0.0
+    off: Any = 0  # index into OFFLOADS
+    ob_default: Any = 12  # the optimizer-state bytes of Adam with master weights in this precision
+    host_link_gb_per_s: Any = float("nan")
+    host_optimizer_gb_per_s: Any = float("nan")
+    nvme_gb_per_s: Any = float("nan")
 
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
@@ -333,8 +381,17 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     per_t = {int(t): stage_kernels(w, int(t)) for t in np.unique(L.tensor)}
     col = lambda f: np.array([f(per_t[int(t)]) for t in L.tensor], dtype=float)  # noqa: E731
     p_first, p_last = stage_params(w, L.pipeline)
-    wb, gb, ob = STATE_BYTES[w.dtype]
-    return dict(
+    wb, gb, ob = state_bytes(w.dtype, w.optimizer, w.master_weights)
+    extra = {}
+    if w.optimizer != "adam" or not w.master_weights:
+        extra["ob_default"] = state_bytes(w.dtype)[2]
+    if L.context is not None and (L.context > 1).any():
+        extra.update(cp=L.context, cp_comm=L.context_comm, kv_bytes=col(lambda k: k.kv_bytes),
+                     qkvo_bytes=col(lambda k: k.qkvo_bytes))
+    if L.offload is not None and (L.offload > 0).any():
+        extra.update(off=L.offload, host_link_gb_per_s=cl.host_link_gb_per_s,
+                     host_optimizer_gb_per_s=cl.host_optimizer_gb_per_s, nvme_gb_per_s=cl.nvme_gb_per_s)
+    return extra | dict(
         t=L.tensor, p=L.pipeline, d=L.data, z=L.zero, rc=L.recompute, b=L.microbatch, v=L.virtual,
         saved_none=col(lambda k: k.layer_fwd.saved_bytes), saved_sel=col(lambda k: k.layer_saved_selective),
         layer_in=col(lambda k: k.layer_input_bytes), head_saved=col(lambda k: k.head_fwd.saved_bytes),
@@ -359,26 +416,36 @@ def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResul
 
 def combine(c: Cases) -> StepResult:
     """The closed-form step (see the module docstring) for every case."""
-    t, p, d, z, b, v, rc = c.t, c.p, c.d, c.z, c.b, c.v, c.rc
-    f, g = c.f, c.g
+    t, p, d, z, b, v, rc, cp = c.t, c.p, c.d, c.z, c.b, c.v, c.rc, c.cp
+    # Context parallelism: each of ``cp`` ranks computes and stores 1/cp of every sequence.
+    f, g, att, emb, head = c.f / cp, c.g / cp, c.att / cp, c.emb / cp, c.head / cp
+    layer_in = c.layer_in / cp
+    dc = d * cp  # ranks holding the same parameters: gradients and ZeRO shards span them
     layers_per_stage = c.layers / p
-    recompute_s = np.select([rc == 0, rc == 1], [0.0, c.att], default=f)
+    recompute_s = np.select([rc == 0, rc == 1], [0.0, att], default=f)
 
     # Tensor-parallel collectives per layer and micro-batch (activations of the whole layer).
     net = c.network
-    one = all_gather_s(b * c.layer_in * t, t, c.intra_gb_per_s * net, c.intra_latency_s)
+    one = all_gather_s(b * layer_in * t, t, c.intra_gb_per_s * net, c.intra_latency_s)
     tp_layer = TP_COLLECTIVES_PER_PASS * (2 + (rc == 2)) * one
     tp_head = 2 * one  # gather before the head, scatter of its gradient
+    cp_layer: Any = 0.0
+    if np.any(np.asarray(cp) > 1):  # keys and values (ring) or heads (all-to-all) on the context group
+        inside = t * cp <= c.ranks_per_node
+        cp_link = np.where(inside, c.intra_gb_per_s, c.inter_gb_per_s / c.ranks_per_node) * net
+        cp_lat = np.where(inside, c.intra_latency_s, c.inter_latency_s)
+        cp_layer = context_layer_comm_s(c.cp_comm, cp, b, c.kv_bytes, c.qkvo_bytes, att, cp_link, cp_lat,
+                                        exposed, 1 + (rc == 2))
 
-    mid = layers_per_stage * (f + g + recompute_s + tp_layer)
-    first = mid + np.where(p == 1, c.emb + c.head + tp_head, c.emb)
-    last = mid + np.where(p == 1, c.emb + c.head + tp_head, c.head + tp_head)
+    mid = layers_per_stage * (f + g + recompute_s + tp_layer + cp_layer)
+    first = mid + np.where(p == 1, emb + head + tp_head, emb)
+    last = mid + np.where(p == 1, emb + head + tp_head, head + tp_head)
     slot = np.maximum(first, last)
     # Stage boundary: the sequence-parallel activation shard, once each way per micro-batch.
-    cross = t * d >= c.ranks_per_node
+    cross = t * dc >= c.ranks_per_node
     link = np.where(cross, c.inter_gb_per_s / c.ranks_per_node, c.intra_gb_per_s) * net
     lat = np.where(cross, c.inter_latency_s, c.intra_latency_s)
-    p2p = np.where(p > 1, 2 * send_s(b * c.layer_in, link, lat), 0.0)
+    p2p = np.where(p > 1, 2 * send_s(b * layer_in, link, lat), 0.0)
     m = c.global_batch / (d * b)
     slots = m + (p - 1) / v
     pipe_s = slots * (slot + p2p)
@@ -386,39 +453,48 @@ def combine(c: Cases) -> StepResult:
 
     # Data parallelism (and ZeRO), on the heaviest stage's parameters.
     params = np.maximum(c.p_first, c.p_last) / t
-    per_node = np.maximum(1, np.minimum(d, c.ranks_per_node // t))
+    per_node = np.maximum(1, np.minimum(dc, c.ranks_per_node // t))
     inter_per_rank = c.inter_gb_per_s / c.ranks_per_node * net
-    grads_s = hierarchical_all_reduce_s(params * c.gb, d, per_node, c.intra_gb_per_s * net, c.intra_latency_s,
-                                        inter_per_rank, c.inter_latency_s)
+    grads_s = hierarchical_all_reduce_s(params * c.gb, dc, per_node, c.intra_gb_per_s * net,
+                                        c.intra_latency_s, inter_per_rank, c.inter_latency_s)
     last_bwd = layers_per_stage * g
     dp_exposed = np.where(z < 3, exposed(grads_s, last_bwd), 0.0)
     zn = c.sharded_network
-    gather_s = hierarchical_all_reduce_s(params * c.wb, d, per_node, c.intra_gb_per_s * net * zn,
+    gather_s = hierarchical_all_reduce_s(params * c.wb, dc, per_node, c.intra_gb_per_s * net * zn,
                                          c.intra_latency_s, inter_per_rank * zn, c.inter_latency_s) / 2
     z3 = exposed(gather_s, layers_per_stage * f) + exposed(2 * gather_s, last_bwd)
     dp_exposed = dp_exposed + np.where(z == 3, m * z3, 0.0)
 
-    # Optimizer step: the rank's shard of the optimizer state, streamed once.
-    shard = np.where(z >= 1, params / d, params)
-    opt_s = shard * optimizer_kernel(1.0).bytes / (c.memory_eff * c.memory_gb_per_s * 1e9)
+    # Optimizer step: the rank's shard of the optimizer state, streamed once (on the host, offloaded).
+    shard = np.where(z >= 1, params / dc, params)
+    step_bytes = optimizer_kernel(1.0).bytes + optimizer_step_bytes(c.ob) - optimizer_step_bytes(c.ob_default)
+    opt_s = shard * step_bytes / (c.memory_eff * c.memory_gb_per_s * 1e9)
+    off = c.off
+    if np.any(np.asarray(off) > 0):
+        host_s = offload_step_s(off, shard, c.gb, c.wb, c.ob, step_bytes, c.host_link_gb_per_s,
+                                c.host_optimizer_gb_per_s, c.nvme_gb_per_s, last_bwd, exposed)
+        opt_s = np.where(off > 0, host_s, opt_s)
 
     step_s = pipe_s + dp_exposed + opt_s
     tp_s = slots * (layers_per_stage * tp_layer + tp_head)
-    comm_s = tp_s + slots * p2p + dp_exposed
+    cp_s = slots * layers_per_stage * cp_layer
+    comm_s = tp_s + cp_s + slots * p2p + dp_exposed
 
     # Memory per rank.
     in_flight = np.minimum(p, m)
     saved = np.select([rc == 0, rc == 1], [c.saved_none, c.saved_sel], default=c.layer_in)
     full = np.where(rc == 2, c.saved_none, 0.0)  # the layer being recomputed
-    act_first = b * (saved * layers_per_stage * in_flight + full)
-    act_last = b * (saved * layers_per_stage + c.head_saved + full)
-    state = lambda prm: prm / t * (c.wb / np.where(z == 3, d, 1) + c.gb / np.where(z >= 2, d, 1)  # noqa: E731
-                                   + c.ob / np.where(z >= 1, d, 1))
+    act_first = b * (saved * layers_per_stage * in_flight + full) / cp
+    act_last = b * (saved * layers_per_stage + c.head_saved + full) / cp
+    ob_device = np.where(off > 0, 0.0, c.ob)  # offloaded optimizer state lives on the host
+    state = lambda prm: prm / t * (c.wb / np.where(z == 3, dc, 1) + c.gb / np.where(z >= 2, dc, 1)  # noqa: E731
+                                   + ob_device / np.where(z >= 1, dc, 1))
     need = np.maximum(state(c.p_first) + act_first, state(c.p_last) + act_last) / GIB + WORKSPACE_GIB
 
     seq_per_s = c.global_batch / step_s
-    mfu = c.flops_per_seq * seq_per_s / (t * p * d * c.peak_tflops * 1e12)
+    mfu = c.flops_per_seq * seq_per_s / (t * cp * p * d * c.peak_tflops * 1e12)
     return StepResult(step_s=step_s, compute_s=step_s - comm_s, comm_exposed_s=comm_s, bubble_s=bubble_s,
                       memory_gib=need, fits=need <= c.memory_gib, mfu=mfu, sequences_per_s=seq_per_s,
-                      parts={"tp_comm_s": tp_s, "pp_comm_s": slots * p2p, "dp_comm_exposed_s": dp_exposed,
+                      parts={"tp_comm_s": tp_s, "cp_comm_s": cp_s + 0 * step_s, "pp_comm_s": slots * p2p,
+                             "dp_comm_exposed_s": dp_exposed,
                              "optimizer_s": opt_s, "microbatches": m + 0 * step_s})
