@@ -31,9 +31,9 @@ from ecobench.io.textsafe import terminal
 from ecobench.process import Terminated, sigterm_raises, silence_stdout
 from ecobench.version import __version__
 
-SUMMARY_LAYOUT = ["config_id", "tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage",
-                  "recompute", "microbatch", "memory_per_device_gib", "mfu", "comm_overhead_pct",
-                  "layout_choice"]
+SUMMARY_LAYOUT = ["config_id", "tensor_parallel", "context_parallel", "pipeline_parallel", "data_parallel",
+                  "zero_stage", "offload", "recompute", "microbatch", "memory_per_device_gib", "mfu",
+                  "comm_overhead_pct", "layout_choice"]
 
 
 def _progress(msg: str) -> None:

@@ -7,12 +7,12 @@ cluster's ranks; data x micro-batch divides every phase's global batch. Micro-ba
 two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins.
 
 Context parallelism (ring) is searched at powers of two that divide every phase's sequence and leave
-each rank at least :data:`MIN_CONTEXT_CHUNK` tokens of the shortest phase (Llama 3 405B's
+each rank at least :data:`MIN_CONTEXT_CHUNK` tokens of the longest phase (Llama 3 405B's
 131k-token stage ran context 16 over 8,192-token chunks; shorter chunks leave the ring's key/value
-exchange uncovered by attention compute), so phases under 16,384 tokens search no context
-parallelism; a configuration's ``parallelism.context`` sets any degree. Offload is slower than the
-same layout without it, so it is searched only for the layouts that do not fit without it
-(:func:`with_offload`), on instances with host figures.
+exchange uncovered by attention compute), so scenarios whose phases are all under 16,384 tokens
+search no context parallelism; a configuration's ``parallelism.context`` sets any degree. Offload
+is slower than the same layout without it, so it is searched only for the layouts that do not fit
+without it (:func:`with_offload`), on instances with host figures.
 """
 
 from __future__ import annotations
@@ -70,9 +70,9 @@ def context_options(phases: list[Phase], context: int | None = None) -> list[int
     if context is not None:
         return [context]
     seqs = [ph.workload.seq_len for ph in phases]
-    g, shortest = int(np.gcd.reduce(seqs)), min(seqs)
+    g, longest = int(np.gcd.reduce(seqs)), max(seqs)
     return [c for c in (2**k for k in range(6)) if c <= MAX_CONTEXT and g % c == 0
-            and (c == 1 or shortest // c >= MIN_CONTEXT_CHUNK)]
+            and (c == 1 or longest // c >= MIN_CONTEXT_CHUNK)]
 
 
 def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | None,

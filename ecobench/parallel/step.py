@@ -378,8 +378,15 @@ def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attenti
 def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     """The fields of :class:`Cases` that depend on neither the efficiencies nor the kernel times:
     the layouts, what each saves per layer, the workload's and the cluster's figures."""
-    per_t = {int(t): stage_kernels(w, int(t)) for t in np.unique(L.tensor)}
-    col = lambda f: np.array([f(per_t[int(t)]) for t in L.tensor], dtype=float)  # noqa: E731
+    ts = [int(t) for t in np.unique(L.tensor)]
+    per_t = {t: stage_kernels(w, t) for t in ts}
+
+    def col(f: Any) -> np.ndarray:  # a figure of each layout's tensor degree, looked up in a table
+        table = np.zeros(max(ts, default=0) + 1)
+        for t in ts:
+            table[t] = f(per_t[t])
+        return table[L.tensor]
+
     p_first, p_last = stage_params(w, L.pipeline)
     wb, gb, ob = state_bytes(w.dtype, w.optimizer, w.master_weights)
     extra = {}
@@ -404,10 +411,13 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
 
 def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResult:
     """Step time, memory per rank and MFU of every layout in ``L`` (numpy arrays)."""
-    keys = np.stack([L.tensor, L.microbatch], axis=1)
-    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    times = np.array([[float(getattr(stage_kernels(w, int(t)), name).time_s(np.array([b]), cl, eff)[0])
-                       for name in STAGE_SETS] for t, b in uniq])[inv.reshape(-1)]
+    width = int(L.microbatch.max(initial=0)) + 1
+    uniq, inv = np.unique(L.tensor * width + L.microbatch, return_inverse=True)
+    def stage_times(k: int) -> list[float]:
+        sk = stage_kernels(w, int(k // width))
+        return [float(getattr(sk, name).time_s(np.array([k % width]), cl, eff)[0]) for name in STAGE_SETS]
+
+    times = np.array([stage_times(k) for k in uniq]).reshape(-1, len(STAGE_SETS))[inv.reshape(-1)]
     s = dict(zip(STAGE_SETS, times.T, strict=True))
     return combine(Cases(**case_constants(w, cl, L), f=s["layer_fwd"], g=s["layer_bwd"], att=s["attn_fwd"],
                          emb=s["embed_fwd"] + s["embed_bwd"], head=s["head_fwd"] + s["head_bwd"],
