@@ -42,7 +42,7 @@ class PublishedRecipe:
 
     def describe(self) -> str:
         cp = f" CP{self.context}" if self.context > 1 else ""
-        return f"{self.point_id}: TP{self.tensor}{cp} PP{self.pipeline}, {self.params / 1e9:.0f}B"
+        return f"{self.point_id}: TP{self.tensor}{cp} PP{self.pipeline}, {self.params / 1e9:.3g}B"
 
 
 @functools.cache
