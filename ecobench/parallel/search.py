@@ -189,7 +189,8 @@ def fixes_that_fit(phases: list[Phase], cl: Cluster, layout: Layout, nodes: int,
         if c > layout.context and ranks % tcp == 0:
             trials.append((f"context >= {c}", _with(layout, context=c, data=ranks // tcp)))
     if np.isfinite(cl.host_link_gb_per_s) and layout.offload == "none":
-        trials.append(("offload: cpu", _with(layout, offload="cpu", zero=max(1, layout.zero))))
+        label = "offload: cpu" + ("" if layout.zero else " with zero: 1")
+        trials.append((label, _with(layout, offload="cpu", zero=max(1, layout.zero))))
     for rc in RECOMPUTE[RECOMPUTE.index(layout.recompute) + 1:]:
         trials.append((f"recompute: {rc}", _with(layout, recompute=rc)))
     for m in reversed([d for d in divisors(layout.microbatch) if d < layout.microbatch]):

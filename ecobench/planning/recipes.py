@@ -93,7 +93,7 @@ def prefer_published(ev: Evaluated, best: int, arch: Architecture, mask: np.ndar
     r = recipes[int(np.argmin(dists[:, order[0]]))]
     if d > LIKE_DISTANCE:
         return pick, (f"; unlike any published recipe for this size (nearest {r.describe()}, "
-                      f"{d:.0f} factors of two away)")
+                      f"{d:.1f} factors of two away)")
     slower = ev.total_s[pick] / ev.total_s[best] - 1
     if pick != best and not math.isclose(slower, 0.0, abs_tol=1e-12):
         return pick, f"; nearest a published recipe ({r.describe()}), {slower:.1%} slower than the fastest"

@@ -138,3 +138,27 @@ def test_workload_reads_an_inline_architecture(tmp_path, capsys):
     f.write_text("architecture: {kind: decoder, layers: 2}\n")
     assert main(["workload", "--arch", str(f)]) == 2
     assert "missing hidden_size" in capsys.readouterr().err
+
+
+def test_a_layout_that_does_not_fit_names_the_headroom_and_its_fixes(tmp_path, capsys):
+    s = _scenario([_cfg(parallelism={"tensor": 1, "pipeline": 1, "zero": 1, "recompute": "full"},
+                        memory_headroom_pct=50)], model="llama2-13b", phases=((4096, 1.0),))
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "which has 40.0 GiB per device (80.0 less 50% headroom); it fits with" in err
+
+
+def test_a_deadline_with_a_stated_context_degree_keeps_it(tmp_path):
+    s = _scenario([{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16",
+                    "parallelism": {"tensor": 8, "context": 4, "zero": 1, "recompute": "full"}}],
+                  phases=((32768, 1.0),), deadline_h=100.0)
+    s["workload"]["model"] = None
+    s["workload"]["architecture"] = {"kind": "decoder", "layers": 32, "hidden_size": 4096, "heads": 32,
+                                     "kv_heads": 8, "intermediate_size": 14336, "ffn": "swiglu",
+                                     "tied_embeddings": False, "vocab_size": 128256,
+                                     "max_position_embeddings": 131072}
+    del s["workload"]["model"]
+    assert _run(tmp_path, s) == 0
+    df = _rows(tmp_path)
+    assert df.context_parallel["a"] == 4 and df.tensor_parallel["a"] == 8
+    assert df.duration_h["a"] <= 100.0

@@ -152,3 +152,14 @@ def test_fp8_runs_weight_matmuls_at_the_fp8_peak():
     assert cl.peak_tflops == pytest.approx(2 * cl.peak_16bit_tflops, rel=1e-3)
     assert fp8 < bf16  # matmuls at twice the peak; attention and the rest stay at BF16
     assert fp8 > bf16 / 2
+
+
+def test_fixes_offer_offload_when_it_is_enough():
+    from ecobench.parallel.search import Phase, fixes_that_fit
+
+    lay = Layout(1, 1, 32, 1, "full", 1)
+    cl, eff = _setup()
+    r = evaluate(W, cl, Layouts.of([lay, dataclasses.replace(lay, offload="cpu")], 4), eff)
+    tight = dataclasses.replace(cl, memory_gib=float(r.memory_gib.mean()))  # between the two needs
+    fixes = fixes_that_fit([Phase(W, 1.0)], tight, lay, 4, eff)
+    assert "offload: cpu" in fixes
