@@ -357,7 +357,7 @@ class Cases:
     kv_bytes: Any = 0.0
     qkvo_bytes: Any = 0.0
     off: Any = 0  # index into OFFLOADS
-    ob_default: Any = 12  # the optimizer-state bytes of Adam with master weights in this precision
+    ob_default: Any = 12  # the optimizer-state bytes of Adam (with master weights) in this precision
     host_link_gb_per_s: Any = float("nan")
     host_optimizer_gb_per_s: Any = float("nan")
     nvme_gb_per_s: Any = float("nan")
@@ -389,9 +389,7 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
 
     p_first, p_last = stage_params(w, L.pipeline)
     wb, gb, ob = state_bytes(w.dtype, w.optimizer, w.master_weights)
-    extra = {}
-    if w.optimizer != "adam" or not w.master_weights:
-        extra["ob_default"] = state_bytes(w.dtype)[2]
+    extra: dict[str, Any] = {"ob_default": state_bytes(w.dtype)[2]}
     if L.context is not None and (L.context > 1).any():
         extra.update(cp=L.context, cp_comm=L.context_comm, kv_bytes=col(lambda k: k.kv_bytes),
                      qkvo_bytes=col(lambda k: k.qkvo_bytes))

@@ -163,3 +163,14 @@ def test_fixes_offer_offload_when_it_is_enough():
     tight = dataclasses.replace(cl, memory_gib=float(r.memory_gib.mean()))  # between the two needs
     fixes = fixes_that_fit([Phase(W, 1.0)], tight, lay, 4, eff)
     assert "offload: cpu" in fixes
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "bf16"])
+def test_the_default_recipe_streams_32_bytes_per_parameter_in_the_optimizer_step(dtype):
+    w = dataclasses.replace(W, dtype=dtype)
+    lay = Layout(1, 1, 32, 0, "full", 1)
+    cl, eff = _setup(dtype=dtype)
+    r = evaluate(w, cl, Layouts.of([lay], 4), eff)
+    first, last = stage_params(w, np.array([1]))
+    params = float(max(first[0], last[0]))
+    assert r.parts["optimizer_s"][0] == pytest.approx(params * 32 / (eff.memory * cl.memory_gb_per_s * 1e9))
