@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecobench.hardware.catalog import load_catalog
-from ecobench.hardware.published import load_points
 from ecobench.parallel.search import Evaluated
 from ecobench.workloads.architecture import Architecture
 
@@ -48,6 +47,7 @@ class PublishedRecipe:
 @functools.cache
 def published_recipes() -> tuple[PublishedRecipe, ...]:
     """Every published LLM training point's layout, with its model's parameters and vendor."""
+    from ecobench.hardware.published import load_points  # heavy: only when a search asks for it
     pts, cat = load_points(), load_catalog()
     out = []
     for p in pts.points:

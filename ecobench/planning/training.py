@@ -104,11 +104,12 @@ def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout
 
 
 def _has(cl: Cluster) -> str:
-    """What a device offers, e.g. ``72.0 GiB per device (80.0 less 10% headroom)``."""
+    """What a device offers, e.g. ``80.0 GiB per device, 72.0 GiB usable after 10% headroom``."""
     h = cl.memory_headroom_pct
     if not h:
         return f"{cl.memory_gib:.1f} GiB per device"
-    return f"{cl.memory_gib:.1f} GiB per device ({cl.memory_gib / (1 - h / 100):.1f} less {h:g}% headroom)"
+    total = cl.memory_gib / (1 - h / 100)
+    return f"{total:.1f} GiB per device, {cl.memory_gib:.1f} GiB usable after {h:g}% headroom"
 
 
 def planning_cluster(cat: Catalog, inst: Instance, cfg: HardwareConfig) -> Cluster:

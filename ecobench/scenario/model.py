@@ -458,7 +458,8 @@ class Scenario(_Model):
         if self.workload.inference and c.parallelism is not None:
             raise ValueError(f"{what}: 'parallelism' applies to training and serving")
         if not tr:
-            given = [f for f in TRAINING_ONLY if f in c.model_fields_set]
+            given = [f for f in TRAINING_ONLY  # a value other than the default (a dump repeats defaults)
+                     if getattr(c, f) != HardwareConfig.model_fields[f].get_default()]
             if given:
                 raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} "
                                  "to training; remove it")

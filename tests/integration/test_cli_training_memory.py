@@ -145,7 +145,7 @@ def test_a_layout_that_does_not_fit_names_the_headroom_and_its_fixes(tmp_path, c
                         memory_headroom_pct=50)], model="llama2-13b", phases=((4096, 1.0),))
     assert _run(tmp_path, s) == 2
     err = capsys.readouterr().err
-    assert "which has 40.0 GiB per device (80.0 less 50% headroom); it fits with" in err
+    assert "which has 80.0 GiB per device, 40.0 GiB usable after 50% headroom; it fits with" in err
 
 
 def test_a_deadline_with_a_stated_context_degree_keeps_it(tmp_path):
