@@ -371,6 +371,14 @@ class ParallelismSpec(_Model):
                                                              "(default: training.batch_size)")
     expert: b.Degree = Field(1, description="expert-parallel degree (mixture-of-experts): must divide the "
                                             "experts and the data-parallel degree")
+    context: b.Degree = Field(1, description="context-parallel degree: ranks that split each sequence "
+                                             "(must divide every phase's seq_len)")
+    context_comm: Literal["ring", "all_to_all"] = Field(
+        "ring", description="context parallelism's attention traffic: ring (key/value passing, "
+                            "Megatron-Core p2p) or all_to_all (DeepSpeed-Ulysses head exchange)")
+    offload: Literal["none", "cpu", "nvme"] = Field(
+        "none", description="ZeRO offload of the optimizer state: none, cpu (ZeRO-Offload, zero >= 1) "
+                            "or nvme (ZeRO-Infinity, zero 3); its PCIe transfers and host step are timed")
 
     @model_serializer(mode="wrap")
     def _omit_no_experts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -381,6 +389,7 @@ class ParallelismSpec(_Model):
         return out
 
 
+TRAINING_ONLY = ("memory_headroom_pct", "attention_kernel", "optimizer", "master_weights")
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -431,6 +440,21 @@ class HardwareConfig(_Model):
     power_basis: PowerBasis | None = Field(
         None, description="overrides the scenario's power_basis for this configuration: modelled, tdp or "
                           "measured")
+    memory_headroom_pct: b.MemoryHeadroomPct | None = Field(
+        None, description="training: share of device memory a layout must leave free for allocator "
+                          "fragmentation and workspaces, 0-50 (default 10: see parallel/memory.py)")
+    attention_kernel: Literal["flash", "eager"] | None = Field(
+        None, description="training: flash (fused, scores stay on chip) or eager (stores the s x s "
+                          "attention scores); default flash for decoders, eager for encoders")
+    optimizer: Literal["adam", "adam_8bit", "sgd"] = Field(
+        "adam", description="training: adam (two fp32 moments), adam_8bit (two 8-bit moments) or sgd "
+                            "(one fp32 momentum)")
+    master_weights: bool = Field(True, description="training in 16 bits: keep fp32 master weights")
+    network_gbps: b.NetworkGbps | None = Field(
+        None, description="overrides the catalog's network bandwidth per instance (Gbps), for a "
+                          "cluster the catalog does not describe")
+    device_memory_gib: b.DeviceMemoryGib | None = Field(
+        None, description="overrides the catalog's memory per accelerator (GiB)")
 
     @model_validator(mode="after")
     def _power_has_scope(self) -> Self:
@@ -513,6 +537,12 @@ class Scenario(_Model):
                              "latency targets, training runs at full load)")
         if self.workload.inference and c.parallelism is not None:
             raise ValueError(f"{what}: 'parallelism' applies to training and serving")
+        if not tr:
+            given = [f for f in TRAINING_ONLY  # a value other than the default (a dump repeats defaults)
+                     if getattr(c, f) != HardwareConfig.model_fields[f].get_default()]
+            if given:
+                raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} "
+                                 "to training; remove it")
         if self.workload.serving:
             if c.instances is not None:
                 raise ValueError(f"{what}: 'instances' is computed for serving; "
@@ -662,6 +692,8 @@ def _check_names(s: Scenario, source: str) -> None:
                                  "layers or latent attention; allowed: analytic")
             if c.instance_type != LOCAL_INSTANCE:
                 cat.instance(c.instance_type, f"configs[{i}].instance_type")
+                if s.workload.training and c.precision == "fp8":
+                    _check_fp8(cat, c, f"configs[{i}].precision")
             if c.region:
                 cat.region(c.region, f"configs[{i}].region")
             if c.stack is not None:
@@ -706,6 +738,20 @@ def _check_expert(c: HardwareConfig, arch: Architecture, where: str) -> None:
         near = min(ok, key=lambda d: (abs(d - e), d))
         raise InputError(f"{where}: {e} does not divide the {n} experts; allowed: divisors of {n} "
                          f"({', '.join(map(str, ok))}); nearest valid value: {near}")
+
+
+def _check_fp8(cat: Any, c: HardwareConfig, where: str) -> None:
+    """FP8 training needs FP8 matmuls: a chip without a published FP8 peak is refused."""
+    acc = cat.accelerator_of(cat.instance(c.instance_type))
+    if acc is None or acc.peak_tflops.get("fp8"):
+        return
+    with_fp8 = sorted({i.name for i in cat.instances.values()
+                       if (a := cat.accelerator_of(i)) is not None and a.peak_tflops.get("fp8")
+                       and i.spec.intra_link is not None})
+    near = "bf16" if acc.peak_tflops.get("bf16") else "fp16"
+    raise InputError(f"{where}: fp8 training runs its matmuls in FP8, and {acc.name} ({c.instance_type}) has "
+                     f"no FP8 peak; allowed here: {', '.join(d for d, v in acc.peak_tflops.items() if v)} "
+                     f"(nearest valid: {near}), or an instance with FP8: {', '.join(with_fp8)}")
 
 
 def load_scenario(path: str | Path) -> Scenario:

@@ -11,6 +11,8 @@ import numpy as np
 
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.parallel.layout import Layout
+from ecobench.parallel.memory import Recipe
+from ecobench.parallel.step import Workload
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.transformer import Mode
 
@@ -75,6 +77,15 @@ class Job:
     num_labels: int = 2
     stack: str | None = None  # analytic: the software stack whose fitted efficiency applies
     config_id: str | None = None  # the configuration the job is for (a replayed measurement's key)
+    recipe: Recipe | None = None  # training: optimizer, master weights, attention kernel (None: defaults)
+
+    def training_workload(self, global_batch: int | None = None) -> Workload:
+        """The step model's workload of a training job (``global_batch`` where the job has none)."""
+        r = self.recipe or Recipe()
+        gb = self.global_batch_size if self.global_batch_size is not None else global_batch
+        assert gb is not None
+        return Workload(self.arch, self.seq_len, gb, self.dtype, self.task, self.num_labels,
+                        r.fused_attention, r.optimizer, r.master_weights)
 
 
 @dataclass(frozen=True)
