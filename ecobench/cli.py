@@ -31,9 +31,9 @@ from ecobench.io.textsafe import terminal
 from ecobench.process import Terminated, sigterm_raises, silence_stdout
 from ecobench.version import __version__
 
-SUMMARY_LAYOUT = ["config_id", "tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage",
-                  "recompute", "microbatch", "memory_per_device_gib", "mfu", "comm_overhead_pct",
-                  "layout_choice"]
+SUMMARY_LAYOUT = ["config_id", "tensor_parallel", "context_parallel", "pipeline_parallel", "data_parallel",
+                  "zero_stage", "offload", "recompute", "microbatch", "memory_per_device_gib", "mfu",
+                  "comm_overhead_pct", "layout_choice"]
 
 
 def _progress(msg: str) -> None:
@@ -140,7 +140,16 @@ def cmd_workload(args: argparse.Namespace) -> int:
     from ecobench.workloads.summary import format_summary, summary
 
     name = args.model
-    if name in PRESETS:
+    if args.arch is not None or (name is not None and name.endswith((".yaml", ".yml"))):
+        from ecobench.scenario.arch_file import architecture_from_file
+
+        if args.arch is not None and name is not None:
+            raise InputError(f"give a model or --arch, not both (got {name!r} and --arch {args.arch})")
+        arch = architecture_from_file(args.arch or name)
+    elif name is None:
+        raise InputError("give a preset, a local config.json, or --arch FILE (a scenario or an "
+                         "architecture block)")
+    elif name in PRESETS:
         arch = preset(name)
     elif Path(name).is_dir():
         if not (Path(name) / "config.json").is_file():
@@ -564,7 +573,12 @@ def build_parser() -> argparse.ArgumentParser:
              description="The numbers to check first about a model: parameters, FLOPs per token "
                          "(forward; training = forward + backward) and the bytes of weights, "
                          "gradients and optimizer state per precision.")
-    wl.add_argument("model", help="a preset (bert-base, llama3-8b, gpt3-175b, ...) or a local config.json")
+    wl.add_argument("model", nargs="?",
+                    help="a preset (bert-base, llama3-8b, gpt3-175b, ...), a local config.json, or a "
+                         "scenario YAML (its workload's model)")
+    wl.add_argument("--arch", metavar="FILE",
+                    help="a YAML file with an architecture block (layers, hidden_size, heads, ...), the "
+                         "block's fields alone, or a scenario")
     wl.add_argument("--seq-len", type=int,
                     help="sequence length (default: the model's longest, at most 2048)")
     wl.add_argument("--task", choices=["pretrain", "classification"], default="pretrain")

@@ -6,6 +6,7 @@ import dataclasses
 
 from ecobench.errors import BackendError
 from ecobench.hardware.catalog import Accelerator, Catalog, Instance, supported_dtypes
+from ecobench.parallel.offload import host_rates
 from ecobench.parallel.step import Cluster
 from ecobench.units import BITS_PER_BYTE, NETWORK_STEP_LATENCY_US
 
@@ -50,7 +51,9 @@ def instance_cluster(cat: Catalog, inst: Instance, dtype: str) -> Cluster:
                       link.latency_us if link else float("nan"), inst.spec.network_gbps, dtype)
     if inst.spec.accelerator_memory is not None:  # the instance's memory variant of the chip
         cl = dataclasses.replace(cl, memory_gib=inst.spec.accelerator_memory.gib / acc.ranks_per_chip)
-    return cl
+    link_gb, host_gb, nvme_gb = host_rates(inst.name, ranks, acc.ranks_per_chip)
+    return dataclasses.replace(cl, host_link_gb_per_s=link_gb, host_optimizer_gb_per_s=host_gb,
+                               nvme_gb_per_s=nvme_gb)
 
 
 def ranks_per_instance(cat: Catalog, inst: Instance) -> int:

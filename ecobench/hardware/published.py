@@ -16,10 +16,13 @@ from typing import Literal, Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ecobench.io.yamlio import load_packaged
-from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.architecture import Architecture, Mla, MoE
 from ecobench.workloads.presets import preset
 
-PointKind = Literal["llm_train", "encoder_train", "encoder_infer", "llm_serve"]
+PointKind = Literal["llm_train", "encoder_train", "encoder_infer", "llm_serve", "moe_train"]
+# Kinds the efficiency model is never fitted on, only held out against: mixture-of-experts training
+# (every MoE point is predicted by a fit on dense points alone, without its own source).
+UNFITTED_KINDS = frozenset({"moe_train"})
 
 
 class _Row(BaseModel):
@@ -62,6 +65,7 @@ class PointLayout(_Row):
     recompute: Literal["none", "selective", "full"] = "none"
     microbatch: int = 1
     virtual: int = 1
+    expert: int = 1
 
 
 class PublishedPoint(_Row):
@@ -127,7 +131,10 @@ class PublishedPoint(_Row):
     def arch(self) -> Architecture:
         if self.model is not None:
             return preset(self.model)
-        return Architecture(name=self.id, **self.architecture)  # type: ignore[arg-type]
+        a = dict(self.architecture)  # type: ignore[arg-type]
+        moe, mla = a.pop("moe", None), a.pop("mla", None)
+        return Architecture(name=self.id, **a, moe=MoE(**moe) if moe else None,  # type: ignore[arg-type]
+                            mla=Mla(**mla) if mla else None)
 
     @property
     def throughput_per_s(self) -> float:

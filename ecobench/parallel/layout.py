@@ -3,7 +3,9 @@ state is sharded (ZeRO stage), what is recomputed, and the micro-batch each rank
 
 A rank is one GPU, or one NeuronCore as the Neuron documentation counts them (a trn1.32xlarge has
 32). Tensor-parallel groups stay inside one instance (their collectives run on every layer and
-need the instance's link); ``tensor x pipeline x data`` equals ranks per instance x instances.
+need the instance's link); ``tensor x context x pipeline x data`` equals ranks per instance x
+instances. ``context`` ranks split each sequence (``parallel/context.py``); ``offload`` keeps the
+optimizer state in host memory or on NVMe (``parallel/offload.py``).
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ecobench.parallel.context import CONTEXT_COMMS, ContextComm
+from ecobench.parallel.offload import OFFLOADS, Offload
 from ecobench.workloads.architecture import Architecture
 
 Recompute = Literal["none", "selective", "full"]
@@ -29,16 +33,24 @@ class Layout:
     recompute: Recompute = "none"
     microbatch: int = 1
     virtual: int = 1  # interleaved stages per rank (Megatron's virtual pipeline), 1 = plain 1F1B
+    expert: int = 1  # expert-parallel ranks (a mixture-of-experts' experts split among data-parallel ranks)
+    context: int = 1  # ranks that split each sequence (context parallelism)
+    context_comm: ContextComm = "ring"
+    offload: Offload = "none"
 
     @property
     def ranks(self) -> int:
         """Ranks the layout occupies."""
-        return self.tensor * self.pipeline * self.data
+        return self.tensor * self.context * self.pipeline * self.data
 
     def describe(self) -> str:
         """Short human-readable form, e.g. ``TP8 PP4 DP16 ZeRO-1 mb1 recompute selective``."""
         vp = f" VP{self.virtual}" if self.virtual > 1 else ""
-        return (f"TP{self.tensor} PP{self.pipeline}{vp} DP{self.data} ZeRO-{self.zero} "
+        ep = f" EP{self.expert}" if self.expert > 1 else ""
+        cp = (f" CP{self.context}" + (" all-to-all" if self.context_comm == "all_to_all" else "")
+              if self.context > 1 else "")
+        off = f" offload {self.offload}" if self.offload != "none" else ""
+        return (f"TP{self.tensor}{cp} PP{self.pipeline}{vp} DP{self.data}{ep} ZeRO-{self.zero}{off} "
                 f"mb{self.microbatch} recompute {self.recompute}")
 
 
@@ -48,9 +60,9 @@ def microbatches(global_batch: int, layout: Layout) -> int:
 
 
 def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int,
-             global_batch: int, max_zero_stage: int = 3) -> list[str]:
+             global_batch: int, max_zero_stage: int = 3, seq_len: int | None = None) -> list[str]:
     """Why ``layout`` cannot run ``arch`` on ``ranks`` ranks with this global batch (empty: it can)."""
-    out = []
+    out = context_problems(layout, arch, seq_len)
     t, p = layout.tensor, layout.pipeline
     if arch.heads % t:
         out.append(f"tensor {t} must divide the {arch.heads} attention heads")
@@ -61,11 +73,13 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
     if ranks_per_node % t:
         out.append(f"tensor {t} must divide the {ranks_per_node} ranks of one instance "
                    "(tensor-parallel groups stay inside an instance)")
+    out += expert_problems(arch, layout.expert, layout.data, t)
     if arch.layers % (p * layout.virtual):
         out.append(f"pipeline {p}" + (f" x virtual {layout.virtual}" if layout.virtual > 1 else "")
                    + f" must divide the {arch.layers} layers")
     if layout.ranks != ranks:
-        out.append(f"tensor x pipeline x data = {t} x {p} x {layout.data} = {layout.ranks}, "
+        cp = f" x context {layout.context}" if layout.context > 1 else ""
+        out.append(f"tensor{cp} x pipeline x data = {t} x {p} x {layout.data} = {layout.ranks}, "
                    f"but the cluster has {ranks} ranks")
     if global_batch % (layout.data * layout.microbatch):
         out.append(f"global batch {global_batch} sequences is not a multiple of data x microbatch "
@@ -76,6 +90,55 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
         out.append(f"zero {layout.zero}: this platform's training libraries offer ZeRO stages up to "
                    f"{max_zero_stage}")
     return out
+
+
+def expert_problems(arch: Architecture, expert: int, data: int, tensor: int = 1) -> list[str]:
+    """Why ``expert`` expert-parallel ranks cannot split ``arch`` (empty: they can)."""
+    m = arch.moe
+    if m is None:
+        return [f"expert {expert}: {arch.name} has no experts (expert parallelism needs architecture.moe)"] \
+            if expert > 1 else []
+    out = []
+    if m.experts % expert:
+        ok = divisors(m.experts)
+        near = min(ok, key=lambda d: (abs(d - expert), d))
+        out.append(f"expert {expert} must divide the {m.experts} experts (allowed: "
+                   f"{', '.join(map(str, ok))}; nearest: {near})")
+    if data % expert:
+        out.append(f"expert {expert} must divide the data-parallel degree {data} (expert-parallel groups "
+                   "are carved out of the data-parallel ranks)")
+    if m.expert_intermediate_size % tensor:
+        out.append(f"tensor {tensor} must divide the expert feed-forward size {m.expert_intermediate_size}")
+    return out
+
+
+def context_problems(layout: Layout, arch: Architecture, seq_len: int | None) -> list[str]:
+    """Why the layout's context parallelism and offload cannot run (empty: they can)."""
+    out = []
+    c = layout.context
+    if seq_len is not None and c > 1 and seq_len % c:
+        near = nearest_divisor(seq_len, c)
+        out.append(f"context {c} must divide the sequence length {seq_len} (nearest valid: context {near})")
+    if c > 1 and layout.context_comm == "all_to_all":
+        heads = arch.heads // max(1, layout.tensor)
+        if heads % c:
+            out.append(f"context_comm all_to_all splits the {heads} attention heads of a tensor-parallel "
+                       f"rank over context {c}, which must divide them (nearest valid: context "
+                       f"{nearest_divisor(heads, c)}, or context_comm: ring)")
+    if layout.context_comm not in CONTEXT_COMMS:
+        out.append(f"context_comm {layout.context_comm!r} is not one of {', '.join(CONTEXT_COMMS)}")
+    if layout.offload not in OFFLOADS:
+        out.append(f"offload {layout.offload!r} is not one of {', '.join(OFFLOADS)}")
+    elif layout.offload == "cpu" and layout.zero < 1:
+        out.append("offload cpu moves the ZeRO-partitioned optimizer state: it needs zero 1, 2 or 3")
+    elif layout.offload == "nvme" and layout.zero != 3:
+        out.append("offload nvme (ZeRO-Infinity) needs zero 3")
+    return out
+
+
+def nearest_divisor(n: int, k: int) -> int:
+    """The divisor of ``n`` nearest to ``k`` (the smaller on a tie)."""
+    return min(divisors(n), key=lambda d: (abs(d - k), d))
 
 
 def divisors(n: int) -> list[int]:

@@ -2,9 +2,18 @@
 or for every cluster size up to a bound, evaluated at once with the step model.
 
 Valid means: tensor divides the heads, the feed-forward size and the ranks of one instance (and is
-compatible with the key/value heads); pipeline divides the layers; tensor x pipeline x data is the
+compatible with the key/value heads); pipeline divides the layers; expert (mixture-of-experts only)
+divides the experts and the data-parallel degree; tensor x context x pipeline x data is the
 cluster's ranks; data x micro-batch divides every phase's global batch. Micro-batches are powers of
 two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins.
+
+Context parallelism (ring) is searched at powers of two that divide every phase's sequence and leave
+each rank at least :data:`MIN_CONTEXT_CHUNK` tokens of the longest phase (Llama 3 405B's
+131k-token stage ran context 16 over 8,192-token chunks; shorter chunks leave the ring's key/value
+exchange uncovered by attention compute), so scenarios whose phases are all under 16,384 tokens
+search no context parallelism; a configuration's ``parallelism.context`` sets any degree. Offload
+is slower than the same layout without it, so it is searched only for the layouts that do not fit
+without it (:func:`with_offload`), on instances with host figures.
 """
 
 from __future__ import annotations
@@ -15,9 +24,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ecobench.parallel.layout import RECOMPUTE, ZERO_STAGES, Layout, divisors, problems
+from ecobench.parallel.offload import OFFLOADS
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, StepResult, Workload, evaluate
 
 MAX_MICROBATCH = 64
+# Tokens per context-parallel rank, the search's smallest chunk: Llama 3 405B's 131,072-token stage
+# ran context 16, 8,192 tokens a rank (Dubey et al., "The Llama 3 Herd of Models", 2024, §3.3.2).
+MIN_CONTEXT_CHUNK = 8192
+MAX_CONTEXT = 32
 
 
 @dataclass
@@ -49,38 +63,86 @@ def tensor_options(w: Workload, ranks_per_node: int) -> list[int]:
     """Tensor-parallel degrees valid for the model inside one instance."""
     a = w.arch
     return [t for t in divisors(ranks_per_node)
-            if a.heads % t == 0 and a.intermediate_size % t == 0 and (a.kv % t == 0 or t % a.kv == 0)]
+            if a.heads % t == 0 and a.intermediate_size % t == 0 and (a.kv % t == 0 or t % a.kv == 0)
+            and (a.moe is None or a.moe.expert_intermediate_size % t == 0)]
+
+
+def context_options(phases: list[Phase], context: int | None = None) -> list[int]:
+    """Context-parallel degrees the search tries (``context``: only that one)."""
+    if context is not None:
+        return [context]
+    seqs = [ph.workload.seq_len for ph in phases]
+    g, longest = int(np.gcd.reduce(seqs)), max(seqs)
+    return [c for c in (2**k for k in range(6)) if c <= MAX_CONTEXT and g % c == 0
+            and (c == 1 or longest // c >= MIN_CONTEXT_CHUNK)]
 
 
 def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | None,
-                      max_nodes: int = 1, max_zero_stage: int = 3) -> Layouts:
-    """Every valid layout on ``nodes`` instances, or on any count from 1 to ``max_nodes``."""
+                      max_nodes: int = 1, max_zero_stage: int = 3, context: int | None = None) -> Layouts:
+    """Every valid layout on ``nodes`` instances, or on any count from 1 to ``max_nodes`` (context
+    parallelism at :func:`context_options`; no offload: see :func:`with_offload`)."""
     w = phases[0].workload
     batches = [ph.workload.global_batch for ph in phases]
     g = int(np.gcd.reduce(batches))
     rows: list[tuple[int, ...]] = []
-    for t in tensor_options(w, ranks_per_node):
-        for p in divisors(w.arch.layers):
-            if nodes is not None:
-                ranks = nodes * ranks_per_node
-                if ranks % (t * p):
-                    continue
-                datas = [ranks // (t * p)]
-            else:
-                datas = [d for d in divisors(g) if (t * p * d) % ranks_per_node == 0
-                         and (t * p * d) // ranks_per_node <= max_nodes]
-            for d in datas:
-                n = t * p * d // ranks_per_node
-                if n < 1 or g % d:
-                    continue
-                for b in (2**k for k in range(7)):
-                    if b > MAX_MICROBATCH or (g // d) % b:
+    experts = divisors(w.arch.moe.experts) if w.arch.moe is not None else [1]
+    for c in context_options(phases, context):
+        for t in tensor_options(w, ranks_per_node):
+            for p in divisors(w.arch.layers):
+                tcp = t * c * p
+                if nodes is not None:
+                    ranks = nodes * ranks_per_node
+                    if ranks % tcp:
                         continue
-                    for z in ZERO_STAGES[:max_zero_stage + 1] if d > 1 else (0,):
-                        for rc in range(len(RECOMPUTE)):
-                            rows.append((t, p, d, z, rc, b, 1, n))
-    arr = np.array(rows, dtype=np.int64).reshape(-1, 8)
-    return Layouts(*(arr[:, i] for i in range(8)))
+                    datas = [ranks // tcp]
+                else:
+                    datas = [d for d in divisors(g) if (tcp * d) % ranks_per_node == 0
+                             and (tcp * d) // ranks_per_node <= max_nodes]
+                for d in datas:
+                    n = tcp * d // ranks_per_node
+                    if n < 1 or g % d:
+                        continue
+                    for b in (2**k for k in range(7)):
+                        if b > MAX_MICROBATCH or (g // d) % b:
+                            continue
+                        for z in ZERO_STAGES[:max_zero_stage + 1] if d * c > 1 else (0,):
+                            for rc in range(len(RECOMPUTE)):
+                                for e in experts:
+                                    if d % e == 0:
+                                        rows.append((t, p, d, z, rc, b, 1, n, e, c))
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 10)
+    return Layouts(*(arr[:, i] for i in range(10)))
+
+
+def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficiency | StepEvaluator,
+                 offloads: tuple[str, ...] = ("cpu", "nvme")) -> Evaluated:
+    """``ev`` and, for each of its layouts that does not fit, the same layout with its optimizer state
+    offloaded (cpu: ZeRO 1-3; nvme: ZeRO-3), where the instance has host figures."""
+    if not np.isfinite(cl.host_link_gb_per_s):
+        return ev
+    L = ev.layouts
+    extra = []
+    for name in offloads:
+        k = OFFLOADS.index(name)
+        ok = ~ev.fits & ((L.zero == 3) if name == "nvme" else (L.zero >= 1))
+        if ok.any():
+            sub = L.select(ok)
+            sub.offload = np.full(len(sub), k, dtype=np.int64)
+            extra.append(sub)
+    if not extra:
+        return ev
+    more = Layouts(*(np.concatenate([getattr(x, f) for x in extra]) for f in Layouts.FIELDS))
+    ev2 = evaluate_phases(phases, cl, more, eff)
+    both = Layouts(*(np.concatenate([getattr(L, f), getattr(more, f)]) for f in Layouts.FIELDS))
+    results = [StepResult(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in _RESULT_ARRAYS),
+                          {k: np.concatenate([a.parts[k], b.parts[k]]) for k in a.parts})
+               for a, b in zip(ev.results, ev2.results, strict=True)]
+    return Evaluated(both, results, np.concatenate([ev.total_s, ev2.total_s]),
+                     np.concatenate([ev.fits, ev2.fits]))
+
+
+_RESULT_ARRAYS = ("step_s", "compute_s", "comm_exposed_s", "bubble_s", "memory_gib", "fits", "mfu",
+                  "sequences_per_s")
 
 
 # A backend's own step model (the emulated NeuronCore's) in place of the fitted efficiencies.
@@ -103,7 +165,7 @@ def layout_problems(phases: list[Phase], layout: Layout, ranks_per_node: int, no
     out: list[str] = []
     for ph in phases:
         for msg in problems(layout, ph.workload.arch, nodes * ranks_per_node, ranks_per_node,
-                            ph.workload.global_batch, max_zero_stage):
+                            ph.workload.global_batch, max_zero_stage, ph.workload.seq_len):
             if msg not in out:
                 out.append(msg)
     return out
@@ -115,15 +177,25 @@ def fixes_that_fit(phases: list[Phase], cl: Cluster, layout: Layout, nodes: int,
     ranks = nodes * cl.ranks_per_node
     w = phases[0].workload
     trials: list[tuple[str, Layout]] = []
+    c0 = layout.context
     for t in tensor_options(w, cl.ranks_per_node):
-        if t > layout.tensor and ranks % (t * layout.pipeline) == 0:
-            trials.append((f"tensor >= {t}", _with(layout, tensor=t, data=ranks // (t * layout.pipeline))))
+        if t > layout.tensor and ranks % (t * c0 * layout.pipeline) == 0:
+            trials.append((f"tensor >= {t}",
+                           _with(layout, tensor=t, data=ranks // (t * c0 * layout.pipeline))))
     for p in divisors(w.arch.layers):
-        if p > layout.pipeline and ranks % (layout.tensor * p) == 0:
-            trials.append((f"pipeline >= {p}", _with(layout, pipeline=p, data=ranks // (layout.tensor * p))))
+        if p > layout.pipeline and ranks % (layout.tensor * c0 * p) == 0:
+            trials.append((f"pipeline >= {p}",
+                           _with(layout, pipeline=p, data=ranks // (layout.tensor * c0 * p))))
     for z in ZERO_STAGES[:cl.max_zero_stage + 1]:
-        if z > layout.zero and layout.data > 1:
+        if z > layout.zero and layout.data * layout.context > 1:
             trials.append((f"zero: {z}", _with(layout, zero=z)))
+    for c in context_options(phases):
+        tcp = layout.tensor * c * layout.pipeline
+        if c > layout.context and ranks % tcp == 0:
+            trials.append((f"context >= {c}", _with(layout, context=c, data=ranks // tcp)))
+    if np.isfinite(cl.host_link_gb_per_s) and layout.offload == "none":
+        label = "offload: cpu" + ("" if layout.zero else " with zero: 1")
+        trials.append((label, _with(layout, offload="cpu", zero=max(1, layout.zero))))
     for rc in RECOMPUTE[RECOMPUTE.index(layout.recompute) + 1:]:
         trials.append((f"recompute: {rc}", _with(layout, recompute=rc)))
     for m in reversed([d for d in divisors(layout.microbatch) if d < layout.microbatch]):

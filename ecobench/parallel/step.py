@@ -18,9 +18,18 @@ The model, per rank of the slowest pipeline stage:
   network across instances, overlapping the last micro-batch's backward pass. ZeRO-3 gathers the
   parameters before every micro-batch's forward and backward and scatters the gradients after it,
   overlapping that micro-batch's compute. Overlap is imperfect: see :func:`exposed`.
-* **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step.
+* **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step; with
+  offload, the host runs it instead (``offload.py``).
+* **Expert parallelism** (mixture-of-experts, ``workloads/moe.py``): per MoE layer and micro-batch,
+  an all-to-all dispatch and an all-to-all combine of the rank's routed token copies in the forward
+  pass and as many in the backward (and in a recomputed forward), over the expert-parallel group's
+  fabrics (the group spans ``tensor x context x expert`` consecutive ranks), not overlapped with compute.
+* **Context parallelism** (``context.py``): ``c`` ranks split each sequence, dividing a rank's
+  compute, activations and tensor/pipeline/expert traffic by ``c``; the attention exchanges keys and
+  values (ring) or heads (all-to-all); gradients and ZeRO shards span data x context ranks.
 
-Memory per rank: weights, gradients and optimizer state by precision and ZeRO stage, the saved
+Memory per rank: weights, gradients and optimizer state by precision, optimizer, master weights,
+ZeRO stage and offload (``memory.py``), the saved
 activations of the micro-batches in flight (1F1B keeps ``min(p, m)`` on the first stage; recompute
 keeps less), the fp32 logits on the last stage, and a fixed workspace.
 """
@@ -33,26 +42,26 @@ from typing import Any
 
 import numpy as np
 
-from ecobench.parallel.collectives import all_gather_s, hierarchical_all_reduce_s, send_s
+from ecobench.parallel.collectives import all_gather_s, all_to_all_s, hierarchical_all_reduce_s, send_s
+from ecobench.parallel.context import CONTEXT_COMMS, context_layer_comm_s
 from ecobench.parallel.layout import RECOMPUTE, Layout
+from ecobench.parallel.memory import optimizer_step_bytes, state_bytes
+from ecobench.parallel.offload import OFFLOADS, offload_step_s
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.kernels import Kernel
+from ecobench.workloads.moe import mean_layer_kernels
 from ecobench.workloads.transformer import (
     backward_of,
     embedding_kernels,
     head_kernels,
-    layer_kernels,
     optimizer_kernel,
 )
 
 # Device memory a rank cannot give to the model: runtime context, collective buffers, allocator
 # fragmentation (an assumption: PyTorch's CUDA context alone takes 0.3-0.5 GiB).
 WORKSPACE_GIB = 1.0
-# Training state per parameter, bytes: weights, gradients, optimizer (mixed precision keeps fp32
-# master weights and two fp32 Adam moments; fp32 training keeps only the moments beside its weights).
-STATE_BYTES = {"fp32": (4, 4, 8), "tf32": (4, 4, 8), "bf16": (2, 2, 12), "fp16": (2, 2, 12),
-               "fp8": (2, 2, 12)}
+# Training state per parameter, bytes (weights, gradients, optimizer): ``memory.state_bytes``.
 TP_COLLECTIVES_PER_PASS = 4  # sequence parallel: 2 all-gathers + 2 reduce-scatters per layer and pass
 
 
@@ -71,6 +80,10 @@ class Cluster:
     activations_on_chip: bool = False
     peak_16bit_tflops: float | None = None  # FP8 jobs: the BF16 peak their attention runs at
     max_zero_stage: int = 3  # the highest ZeRO stage the platform's training libraries offer
+    host_link_gb_per_s: float = float("nan")  # per rank, to host memory (offload; NaN: no figure)
+    host_optimizer_gb_per_s: float = float("nan")  # per rank: its share of the host's DRAM for the step
+    nvme_gb_per_s: float = float("nan")  # per rank: its share of the instance's NVMe drives
+    memory_headroom_pct: float = 0.0  # share of the device's memory ``memory_gib`` already leaves free
 
 
 # FP8 training runs the weight matmuls in FP8 and keeps attention, elementwise work and the
@@ -104,6 +117,8 @@ class Workload:
     task: Task = "pretrain"
     num_labels: int = 2
     fused_attention: bool | None = None  # None: flash attention for decoders, unfused for encoders
+    optimizer: str = "adam"  # adam, adam_8bit or sgd (memory.py)
+    master_weights: bool = True  # fp32 copy of the weights beside 16-bit ones
 
 
 @dataclass(frozen=True)
@@ -160,26 +175,44 @@ class StageKernels:
     head_bwd: KernelArrays
     layer_saved_selective: float  # per sample
     layer_input_bytes: float  # per sample, on one rank (sequence parallel)
+    a2a_bytes: float = 0.0  # per sample and mean layer: routed token copies one rank dispatches
+    kv_bytes: float = 0.0  # per sample: one layer's keys and values on one tensor-parallel rank
+    qkvo_bytes: float = 0.0  # per sample: its queries, keys, values and attention output
 
 
 @functools.lru_cache(maxsize=512)
-def stage_kernels(w: Workload, tensor: int) -> StageKernels:
-    """The kernel arrays of one tensor-parallel rank (built with batch 1)."""
+def stage_kernels(w: Workload, tensor: int, expert: int = 1) -> StageKernels:
+    """The kernel arrays of one tensor-parallel (and expert-parallel) rank (built with batch 1)."""
     a, s = w.arch, w.seq_len
     dt = FP8_ACTIVATION_DTYPE if w.dtype == "fp8" else w.dtype
-    layer = layer_kernels(a, s, 1, dt, 0, tensor, w.fused_attention)
+    layer = mean_layer_kernels(a, s, dt, tensor, w.fused_attention, expert)
     attn = [k for k in layer if k.kind == "attention" or k.name in ("attention.scores", "attention.softmax",
                                                                         "attention.context")]
     emb = embedding_kernels(a, s, dt, tensor)
     head = head_kernels(a, s, 1, dt, "training", w.task, w.num_labels, tensor)
-    qkv_out = s * (a.heads + 2 * a.kv) * a.head_dim / tensor * BYTES_PER_DTYPE[dt]
+    qkv_out = s * a.qkv_width / tensor * BYTES_PER_DTYPE[dt]
+    kv_rank = max(1, a.kv // tensor) * s * a.head_dim * BYTES_PER_DTYPE[dt]
     saved = KernelArrays.of(layer).saved_bytes
     return StageKernels(
         KernelArrays.of(layer), KernelArrays.of([backward_of(k) for k in layer]), KernelArrays.of(attn),
         KernelArrays.of(emb), KernelArrays.of([backward_of(k) for k in emb]),
         KernelArrays.of(head), KernelArrays.of([backward_of(k) for k in head]),
         saved - KernelArrays.of(attn).saved_bytes + qkv_out,
-        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt])
+        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt], a2a_bytes(w, tensor),
+        kv_bytes=2 * kv_rank,
+        qkvo_bytes=2 * kv_rank + 2 * s * a.heads // tensor * a.head_dim * BYTES_PER_DTYPE[dt])
+
+
+def a2a_bytes(w: Workload, tensor: int) -> float:
+    """Bytes of routed token copies one rank sends in one all-to-all, per sample, averaged over the
+    layers (its sequence-parallel share of the tokens, each to ``experts_per_token`` experts; the
+    busiest expert's capacity factor more)."""
+    m, a = w.arch.moe, w.arch
+    if m is None:
+        return 0.0
+    dt = FP8_ACTIVATION_DTYPE if w.dtype == "fp8" else w.dtype
+    return (w.seq_len / tensor * m.experts_per_token * m.capacity_factor * a.hidden_size
+            * BYTES_PER_DTYPE[dt] * a.moe_layers / a.layers)
 
 
 @dataclass
@@ -194,6 +227,24 @@ class Layouts:
     microbatch: np.ndarray
     virtual: np.ndarray
     nodes: np.ndarray
+    expert: np.ndarray | None = None  # None: 1 everywhere (no expert parallelism)
+    context: np.ndarray | None = None  # None: 1 for every layout
+    context_comm: np.ndarray | None = None  # index into CONTEXT_COMMS; None: ring
+    offload: np.ndarray | None = None  # index into OFFLOADS; None: none
+
+    def __post_init__(self) -> None:
+        n = len(self.tensor)
+        if self.expert is None:
+            self.expert = np.ones(n, dtype=np.int64)
+        if self.context is None:
+            self.context = np.ones(n, dtype=np.int64)
+        if self.context_comm is None:
+            self.context_comm = np.zeros(n, dtype=np.int64)
+        if self.offload is None:
+            self.offload = np.zeros(n, dtype=np.int64)
+
+    FIELDS = ("tensor", "pipeline", "data", "zero", "recompute", "microbatch", "virtual", "nodes",
+              "expert", "context", "context_comm", "offload")
 
     @classmethod
     def of(cls, layouts: list[Layout], nodes: int | list[int]) -> Layouts:
@@ -201,15 +252,27 @@ class Layouts:
         col = lambda f: np.array([f(x) for x in layouts], dtype=np.int64)  # noqa: E731
         return cls(col(lambda x: x.tensor), col(lambda x: x.pipeline), col(lambda x: x.data),
                    col(lambda x: x.zero), col(lambda x: RECOMPUTE.index(x.recompute)),
-                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64))
+                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64),
+                   col(lambda x: x.expert), col(lambda x: x.context),
+                   col(lambda x: CONTEXT_COMMS.index(x.context_comm)),
+                   col(lambda x: OFFLOADS.index(x.offload)))
+
+    def select(self, mask: np.ndarray) -> Layouts:
+        """The layouts where ``mask`` holds."""
+        return Layouts(*(getattr(self, f)[mask] for f in self.FIELDS))
 
     def __len__(self) -> int:
         return len(self.tensor)
 
     def layout(self, i: int) -> Layout:
         """The ``i``-th layout as a :class:`Layout`."""
+        assert (self.expert is not None and self.context is not None and self.context_comm is not None
+                and self.offload is not None)
         return Layout(int(self.tensor[i]), int(self.pipeline[i]), int(self.data[i]), int(self.zero[i]),
-                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]))
+                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]),
+                      expert=int(self.expert[i]), context=int(self.context[i]),
+                      context_comm=CONTEXT_COMMS[int(self.context_comm[i])],
+                      offload=OFFLOADS[int(self.offload[i])])
 
 
 @dataclass
@@ -249,15 +312,20 @@ def model_flops_per_sequence(w: Workload) -> float:
     (no recomputation; causal attention counted whole)."""
     ks = embedding_kernels(w.arch, w.seq_len, w.dtype) + head_kernels(
         w.arch, w.seq_len, 1, w.dtype, "training", w.task, w.num_labels)
-    layer = layer_kernels(w.arch, w.seq_len, 1, w.dtype, 0, 1, w.fused_attention)
+    layer = mean_layer_kernels(w.arch, w.seq_len, w.dtype, 1, w.fused_attention)
     mm = lambda kk: sum(k.flops for k in kk if k.kind in ("matmul", "attention"))  # noqa: E731
     return 3.0 * (mm(ks) + w.arch.layers * mm(layer))
 
 
-def stage_params(w: Workload, pipeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parameters of the first and of the last pipeline stage (the heaviest two)."""
+def stage_params(w: Workload, pipeline: np.ndarray, expert: Any = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Parameters one rank of the first and of the last pipeline stage holds before tensor
+    parallelism (the heaviest two); expert parallelism splits the routed experts ``expert`` ways."""
     a = w.arch
-    mid = a.layers / pipeline * a.layer_params
+    if a.moe is None:
+        mid = a.layers / pipeline * a.layer_params
+    else:
+        sharded_away = a.routed_expert_params * (1 - 1 / np.asarray(expert, dtype=float))
+        mid = (a.layers_params - sharded_away) / pipeline
     head = a.norm_params + a.head_params(w.task, w.num_labels) + (
         a.lm_head_params if a.kind == "decoder" else 0)
     tied_copy = np.where((pipeline > 1) & a.tied_embeddings & (a.kind == "decoder"),
@@ -313,6 +381,17 @@ class Cases:
     network: Any
     sharded_network: Any
     memory_eff: Any
+    e: Any = 1  # expert-parallel degree
+    a2a: Any = 0.0  # bytes per sample one rank sends in one all-to-all (mean layer)
+    cp: Any = 1  # context-parallel degree
+    cp_comm: Any = 0  # index into CONTEXT_COMMS
+    kv_bytes: Any = 0.0
+    qkvo_bytes: Any = 0.0
+    off: Any = 0  # index into OFFLOADS
+    ob_default: Any = 12  # the optimizer-state bytes of Adam (with master weights) in this precision
+    host_link_gb_per_s: Any = float("nan")
+    host_optimizer_gb_per_s: Any = float("nan")
+    nvme_gb_per_s: Any = float("nan")
 
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
@@ -330,11 +409,24 @@ def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attenti
 def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     """The fields of :class:`Cases` that depend on neither the efficiencies nor the kernel times:
     the layouts, what each saves per layer, the workload's and the cluster's figures."""
-    per_t = {int(t): stage_kernels(w, int(t)) for t in np.unique(L.tensor)}
-    col = lambda f: np.array([f(per_t[int(t)]) for t in L.tensor], dtype=float)  # noqa: E731
-    p_first, p_last = stage_params(w, L.pipeline)
-    wb, gb, ob = STATE_BYTES[w.dtype]
-    return dict(
+    assert L.expert is not None
+    width = int(L.expert.max(initial=0)) + 1
+    uniq, inv = np.unique(L.tensor * width + L.expert, return_inverse=True)
+    per_k = [stage_kernels(w, int(k // width), int(k % width)) for k in uniq]
+
+    def col(f: Any) -> np.ndarray:  # a figure of each layout's (tensor, expert) degrees, from a table
+        return np.array([f(sk) for sk in per_k], dtype=float).reshape(-1)[inv.reshape(-1)]
+
+    p_first, p_last = stage_params(w, L.pipeline, L.expert)
+    wb, gb, ob = state_bytes(w.dtype, w.optimizer, w.master_weights)
+    extra: dict[str, Any] = {"ob_default": state_bytes(w.dtype)[2]}
+    if L.context is not None and (L.context > 1).any():
+        extra.update(cp=L.context, cp_comm=L.context_comm, kv_bytes=col(lambda k: k.kv_bytes),
+                     qkvo_bytes=col(lambda k: k.qkvo_bytes))
+    if L.offload is not None and (L.offload > 0).any():
+        extra.update(off=L.offload, host_link_gb_per_s=cl.host_link_gb_per_s,
+                     host_optimizer_gb_per_s=cl.host_optimizer_gb_per_s, nvme_gb_per_s=cl.nvme_gb_per_s)
+    return extra | dict(
         t=L.tensor, p=L.pipeline, d=L.data, z=L.zero, rc=L.recompute, b=L.microbatch, v=L.virtual,
         saved_none=col(lambda k: k.layer_fwd.saved_bytes), saved_sel=col(lambda k: k.layer_saved_selective),
         layer_in=col(lambda k: k.layer_input_bytes), head_saved=col(lambda k: k.head_fwd.saved_bytes),
@@ -342,15 +434,23 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
         flops_per_seq=model_flops_per_sequence(w), wb=wb, gb=gb, ob=ob, ranks_per_node=cl.ranks_per_node,
         peak_tflops=cl.peak_tflops, memory_gb_per_s=cl.memory_gb_per_s, memory_gib=cl.memory_gib,
         intra_gb_per_s=cl.intra_gb_per_s, inter_gb_per_s=cl.inter_gb_per_s,
-        intra_latency_s=cl.intra_latency_s, inter_latency_s=cl.inter_latency_s)
+        intra_latency_s=cl.intra_latency_s, inter_latency_s=cl.inter_latency_s, e=L.expert,
+        a2a=col(lambda k: k.a2a_bytes))
 
 
 def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResult:
     """Step time, memory per rank and MFU of every layout in ``L`` (numpy arrays)."""
-    keys = np.stack([L.tensor, L.microbatch], axis=1)
-    uniq, inv = np.unique(keys, axis=0, return_inverse=True)
-    times = np.array([[float(getattr(stage_kernels(w, int(t)), name).time_s(np.array([b]), cl, eff)[0])
-                       for name in STAGE_SETS] for t, b in uniq])[inv.reshape(-1)]
+    assert L.expert is not None
+    wb = int(L.microbatch.max(initial=0)) + 1
+    we = int(L.expert.max(initial=0)) + 1
+    uniq, inv = np.unique((L.tensor * wb + L.microbatch) * we + L.expert, return_inverse=True)
+
+    def stage_times(k: int) -> list[float]:
+        sk = stage_kernels(w, int(k // (wb * we)), int(k % we))
+        b = (k // we) % wb
+        return [float(getattr(sk, name).time_s(np.array([b]), cl, eff)[0]) for name in STAGE_SETS]
+
+    times = np.array([stage_times(k) for k in uniq]).reshape(-1, len(STAGE_SETS))[inv.reshape(-1)]
     s = dict(zip(STAGE_SETS, times.T, strict=True))
     return combine(Cases(**case_constants(w, cl, L), f=s["layer_fwd"], g=s["layer_bwd"], att=s["attn_fwd"],
                          emb=s["embed_fwd"] + s["embed_bwd"], head=s["head_fwd"] + s["head_bwd"],
@@ -359,26 +459,42 @@ def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResul
 
 def combine(c: Cases) -> StepResult:
     """The closed-form step (see the module docstring) for every case."""
-    t, p, d, z, b, v, rc = c.t, c.p, c.d, c.z, c.b, c.v, c.rc
-    f, g = c.f, c.g
+    t, p, d, z, b, v, rc, cp = c.t, c.p, c.d, c.z, c.b, c.v, c.rc, c.cp
+    # Context parallelism: each of ``cp`` ranks computes and stores 1/cp of every sequence.
+    f, g, att, emb, head = c.f / cp, c.g / cp, c.att / cp, c.emb / cp, c.head / cp
+    layer_in = c.layer_in / cp
+    dc = d * cp  # ranks holding the same parameters: gradients and ZeRO shards span them
     layers_per_stage = c.layers / p
-    recompute_s = np.select([rc == 0, rc == 1], [0.0, c.att], default=f)
+    recompute_s = np.select([rc == 0, rc == 1], [0.0, att], default=f)
 
     # Tensor-parallel collectives per layer and micro-batch (activations of the whole layer).
     net = c.network
-    one = all_gather_s(b * c.layer_in * t, t, c.intra_gb_per_s * net, c.intra_latency_s)
+    one = all_gather_s(b * layer_in * t, t, c.intra_gb_per_s * net, c.intra_latency_s)
     tp_layer = TP_COLLECTIVES_PER_PASS * (2 + (rc == 2)) * one
     tp_head = 2 * one  # gather before the head, scatter of its gradient
+    cp_layer: Any = 0.0
+    if np.any(np.asarray(cp) > 1):  # keys and values (ring) or heads (all-to-all) on the context group
+        inside = t * cp <= c.ranks_per_node
+        cp_link = np.where(inside, c.intra_gb_per_s, c.inter_gb_per_s / c.ranks_per_node) * net
+        cp_lat = np.where(inside, c.intra_latency_s, c.inter_latency_s)
+        cp_layer = context_layer_comm_s(c.cp_comm, cp, b, c.kv_bytes, c.qkvo_bytes, att, cp_link, cp_lat,
+                                        exposed, 1 + (rc == 2))
 
-    mid = layers_per_stage * (f + g + recompute_s + tp_layer)
-    first = mid + np.where(p == 1, c.emb + c.head + tp_head, c.emb)
-    last = mid + np.where(p == 1, c.emb + c.head + tp_head, c.head + tp_head)
+    # Expert-parallel all-to-alls per layer and micro-batch: dispatch and combine in each pass (each
+    # of the context ranks routes its 1/cp of the tokens).
+    ep_group_per_node = np.maximum(1, np.minimum(c.e, c.ranks_per_node // (t * cp)))
+    a2a_one = all_to_all_s(b * c.a2a / cp, c.e, ep_group_per_node, c.intra_gb_per_s * net, c.intra_latency_s,
+                           c.inter_gb_per_s / c.ranks_per_node * net, c.inter_latency_s)
+    ep_layer = np.where(c.e > 1, 2 * (2 + (rc == 2)) * a2a_one, 0.0)
+    mid = layers_per_stage * (f + g + recompute_s + tp_layer + ep_layer + cp_layer)
+    first = mid + np.where(p == 1, emb + head + tp_head, emb)
+    last = mid + np.where(p == 1, emb + head + tp_head, head + tp_head)
     slot = np.maximum(first, last)
     # Stage boundary: the sequence-parallel activation shard, once each way per micro-batch.
-    cross = t * d >= c.ranks_per_node
+    cross = t * dc >= c.ranks_per_node
     link = np.where(cross, c.inter_gb_per_s / c.ranks_per_node, c.intra_gb_per_s) * net
     lat = np.where(cross, c.inter_latency_s, c.intra_latency_s)
-    p2p = np.where(p > 1, 2 * send_s(b * c.layer_in, link, lat), 0.0)
+    p2p = np.where(p > 1, 2 * send_s(b * layer_in, link, lat), 0.0)
     m = c.global_batch / (d * b)
     slots = m + (p - 1) / v
     pipe_s = slots * (slot + p2p)
@@ -386,39 +502,50 @@ def combine(c: Cases) -> StepResult:
 
     # Data parallelism (and ZeRO), on the heaviest stage's parameters.
     params = np.maximum(c.p_first, c.p_last) / t
-    per_node = np.maximum(1, np.minimum(d, c.ranks_per_node // t))
+    per_node = np.maximum(1, np.minimum(dc, c.ranks_per_node // t))
     inter_per_rank = c.inter_gb_per_s / c.ranks_per_node * net
-    grads_s = hierarchical_all_reduce_s(params * c.gb, d, per_node, c.intra_gb_per_s * net, c.intra_latency_s,
-                                        inter_per_rank, c.inter_latency_s)
+    grads_s = hierarchical_all_reduce_s(params * c.gb, dc, per_node, c.intra_gb_per_s * net,
+                                        c.intra_latency_s, inter_per_rank, c.inter_latency_s)
     last_bwd = layers_per_stage * g
     dp_exposed = np.where(z < 3, exposed(grads_s, last_bwd), 0.0)
     zn = c.sharded_network
-    gather_s = hierarchical_all_reduce_s(params * c.wb, d, per_node, c.intra_gb_per_s * net * zn,
+    gather_s = hierarchical_all_reduce_s(params * c.wb, dc, per_node, c.intra_gb_per_s * net * zn,
                                          c.intra_latency_s, inter_per_rank * zn, c.inter_latency_s) / 2
     z3 = exposed(gather_s, layers_per_stage * f) + exposed(2 * gather_s, last_bwd)
     dp_exposed = dp_exposed + np.where(z == 3, m * z3, 0.0)
 
-    # Optimizer step: the rank's shard of the optimizer state, streamed once.
-    shard = np.where(z >= 1, params / d, params)
-    opt_s = shard * optimizer_kernel(1.0).bytes / (c.memory_eff * c.memory_gb_per_s * 1e9)
+    # Optimizer step: the rank's shard of the optimizer state, streamed once (on the host, offloaded).
+    shard = np.where(z >= 1, params / dc, params)
+    step_bytes = optimizer_kernel(1.0).bytes + optimizer_step_bytes(c.ob) - optimizer_step_bytes(c.ob_default)
+    opt_s = shard * step_bytes / (c.memory_eff * c.memory_gb_per_s * 1e9)
+    off = c.off
+    if np.any(np.asarray(off) > 0):
+        host_s = offload_step_s(off, shard, c.gb, c.wb, c.ob, step_bytes, c.host_link_gb_per_s,
+                                c.host_optimizer_gb_per_s, c.nvme_gb_per_s, last_bwd, exposed)
+        opt_s = np.where(off > 0, host_s, opt_s)
 
     step_s = pipe_s + dp_exposed + opt_s
     tp_s = slots * (layers_per_stage * tp_layer + tp_head)
-    comm_s = tp_s + slots * p2p + dp_exposed
+    ep_s = slots * layers_per_stage * ep_layer
+    cp_s = slots * layers_per_stage * cp_layer
+    comm_s = tp_s + cp_s + slots * p2p + dp_exposed + ep_s
 
     # Memory per rank.
     in_flight = np.minimum(p, m)
     saved = np.select([rc == 0, rc == 1], [c.saved_none, c.saved_sel], default=c.layer_in)
     full = np.where(rc == 2, c.saved_none, 0.0)  # the layer being recomputed
-    act_first = b * (saved * layers_per_stage * in_flight + full)
-    act_last = b * (saved * layers_per_stage + c.head_saved + full)
-    state = lambda prm: prm / t * (c.wb / np.where(z == 3, d, 1) + c.gb / np.where(z >= 2, d, 1)  # noqa: E731
-                                   + c.ob / np.where(z >= 1, d, 1))
+    act_first = b * (saved * layers_per_stage * in_flight + full) / cp
+    act_last = b * (saved * layers_per_stage + c.head_saved + full) / cp
+    ob_device = np.where(off > 0, 0.0, c.ob)  # offloaded optimizer state lives on the host
+    state = lambda prm: prm / t * (c.wb / np.where(z == 3, dc, 1) + c.gb / np.where(z >= 2, dc, 1)  # noqa: E731
+                                   + ob_device / np.where(z >= 1, dc, 1))
     need = np.maximum(state(c.p_first) + act_first, state(c.p_last) + act_last) / GIB + WORKSPACE_GIB
 
     seq_per_s = c.global_batch / step_s
-    mfu = c.flops_per_seq * seq_per_s / (t * p * d * c.peak_tflops * 1e12)
+    mfu = c.flops_per_seq * seq_per_s / (t * cp * p * d * c.peak_tflops * 1e12)
     return StepResult(step_s=step_s, compute_s=step_s - comm_s, comm_exposed_s=comm_s, bubble_s=bubble_s,
                       memory_gib=need, fits=need <= c.memory_gib, mfu=mfu, sequences_per_s=seq_per_s,
-                      parts={"tp_comm_s": tp_s, "pp_comm_s": slots * p2p, "dp_comm_exposed_s": dp_exposed,
-                             "optimizer_s": opt_s, "microbatches": m + 0 * step_s})
+                      parts={"tp_comm_s": tp_s, "cp_comm_s": cp_s + 0 * step_s, "pp_comm_s": slots * p2p,
+                             "dp_comm_exposed_s": dp_exposed,
+                             "optimizer_s": opt_s, "microbatches": m + 0 * step_s}
+                      | ({"ep_comm_s": ep_s} if np.any(np.asarray(c.e) > 1) else {}))

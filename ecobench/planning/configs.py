@@ -9,7 +9,7 @@ from typing import Any, Literal, cast
 from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.backends.disagreement import backend_disagreement
-from ecobench.hardware.catalog import Catalog, Instance, local_instance
+from ecobench.hardware.catalog import Catalog, DeviceMemory, Instance, local_instance
 from ecobench.hardware.prices import on_demand_price, priced_regions
 from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.planning.interruption import SpotTerms
@@ -80,6 +80,26 @@ class Cells:
     grid: GridIntensity  # g_per_kwh an array (1, regions); source and year per region in lists
 
 
+def overridden(inst: Instance, cfg: HardwareConfig, index: int = 0) -> Instance:
+    """``inst`` with the configuration's ``network_gbps`` and ``device_memory_gib`` in place of the
+    catalog's (a cluster the catalog does not describe); each override names itself as the source."""
+    spec = inst.spec
+    changes: dict[str, Any] = {}
+    where = f"scenario override configs[{index}]"
+    if cfg.network_gbps is not None:
+        changes["network_gbps"] = cfg.network_gbps
+        changes["network_up_to"] = False
+    if cfg.device_memory_gib is not None:
+        if spec.accelerator is None:
+            raise InputError(f"{inst.name} has no accelerator whose memory to override") \
+                .in_config("device_memory_gib")
+        changes["accelerator_memory"] = DeviceMemory(
+            gib=cfg.device_memory_gib, source=f"{where}.device_memory_gib", as_of="scenario")
+    if not changes:
+        return inst
+    return inst.model_copy(update={"spec": spec.model_copy(update=changes)})
+
+
 def locate(exc: EcobenchError, cfg: HardwareConfig, index: int) -> EcobenchError:
     """``exc`` with the configuration's location in front of its message, where it is about the
     configuration (``EcobenchError.in_config``); once: a located error is left alone."""
@@ -101,7 +121,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     workload's mode (``planning/modes``) gives the jobs, the plan and its columns."""
     region = cfg.region or s.region
     inst = (local_instance(region, cfg.price_usd_per_h) if cfg.instance_type == LOCAL_INSTANCE
-            else catalog.instance(cfg.instance_type))
+            else overridden(catalog.instance(cfg.instance_type), cfg, index))
     acc_override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
     override = (acc_override.idle_w, acc_override.max_w) if acc_override else None
     basis = config_basis(s, cfg)

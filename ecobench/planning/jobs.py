@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from ecobench.errors import BackendError
 from ecobench.hardware.backends.base import SUPPLIED, Backend, Capabilities, Job
 from ecobench.parallel.layout import Layout
+from ecobench.planning.training import recipe_of
 from ecobench.scenario.model import HardwareConfig, Scenario
 from ecobench.workloads.transformer import Mode
 
@@ -23,7 +24,8 @@ def make_job(*, scenario: Scenario, config: HardwareConfig, mode: Mode, seq_len:
                host_cpu_utilization=config.host_cpu_utilization, device=config.device, layers=config.layers,
                measurement=scenario.measurement, layout=layout,
                task=tr.task if tr else "pretrain", num_labels=tr.num_labels if tr else 2,
-               stack=config.stack, config_id=config.id)
+               stack=config.stack, config_id=config.id,
+               recipe=recipe_of(config) if tr else None)
 
 
 def backend_for(config: HardwareConfig, backends: Mapping[str, Backend]) -> Backend:

@@ -13,10 +13,17 @@ size that meets a deadline.
 A layout that does not fit, or a deadline no cluster meets, is bad input: the message names the
 device memory, what the layout needs and the smallest changes that would fit, or the fastest time
 reachable and what limits it.
+
+Device memory is what the catalog (or ``device_memory_gib``) gives less ``memory_headroom_pct``
+(default 10%, ``parallel/memory.py``); the recipe's optimizer, master weights and attention kernel
+set the state and activation bytes. ``auto`` prefers, among layouts within
+:data:`RECIPE_TOLERANCE_PCT` of the fastest, the one closest to a published recipe for a model of
+that size (``planning/recipes.py``), and says when its pick is unlike any.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -25,7 +32,9 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.parallel.layout import Layout
+from ecobench.parallel.layout import Layout, nearest_divisor
+from ecobench.parallel.memory import DEFAULT_MEMORY_HEADROOM_PCT, Recipe, usable_gib
+from ecobench.parallel.offload import HOST
 from ecobench.parallel.search import (
     Evaluated,
     Phase,
@@ -34,8 +43,10 @@ from ecobench.parallel.search import (
     evaluate_phases,
     fixes_that_fit,
     layout_problems,
+    with_offload,
 )
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, Workload
+from ecobench.planning.recipes import prefer_published
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, TrainingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
@@ -52,11 +63,23 @@ class TrainingPlan:
     phase_global_batch: tuple[int, ...] = field(default_factory=tuple)
 
 
-def phases_of(tr: TrainingSpec, arch: Architecture, dtype: str) -> list[Phase]:
+def recipe_of(cfg: HardwareConfig) -> Recipe:
+    """The configuration's optimizer, master weights and attention kernel."""
+    return Recipe(cfg.optimizer, cfg.master_weights, cfg.attention_kernel)
+
+
+def phases_of(tr: TrainingSpec, arch: Architecture, dtype: str, recipe: Recipe | None = None) -> list[Phase]:
     """The scenario's phases as step-model workloads with their sequence counts."""
     decoder = arch.kind == "decoder"
-    return [Phase(Workload(arch, ph.seq_len, tr.global_batch(ph, decoder), dtype, tr.task, tr.num_labels),
+    r = recipe or Recipe()
+    return [Phase(Workload(arch, ph.seq_len, tr.global_batch(ph, decoder), dtype, tr.task, tr.num_labels,
+                           r.fused_attention, r.optimizer, r.master_weights),
                   tr.phase_sequences(ph)) for ph in tr.phases]
+
+
+def headroom_pct(cfg: HardwareConfig) -> float:
+    """The configuration's memory headroom, percent of device memory."""
+    return DEFAULT_MEMORY_HEADROOM_PCT if cfg.memory_headroom_pct is None else cfg.memory_headroom_pct
 
 
 def given_layout(spec: ParallelismSpec | None, tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig,
@@ -65,40 +88,75 @@ def given_layout(spec: ParallelismSpec | None, tr: TrainingSpec, arch: Architect
     micro = cfg.batch_size or tr.microbatch(arch.kind == "decoder")
     if spec is None:
         return Layout(1, 1, ranks, 0, "none", micro)
-    t, p = spec.tensor, spec.pipeline
-    data = spec.data if spec.data is not None else max(1, ranks // (t * p))
-    return Layout(t, p, data, spec.zero, spec.recompute, spec.microbatch or micro)
+    t, p, c = spec.tensor, spec.pipeline, spec.context
+    data = spec.data if spec.data is not None else max(1, ranks // (t * p * c))
+    return Layout(t, p, data, spec.zero, spec.recompute, spec.microbatch or micro, expert=spec.expert,
+                  context=c, context_comm=spec.context_comm, offload=spec.offload)
 
 
 def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout: Layout,
                     fixes: list[str]) -> str:
     fix = ("; it fits with " + ", or ".join(fixes)) if fixes else (
-        "; no single change of tensor, pipeline, zero, recompute or microbatch fits: use more instances, "
-        "a device with more memory, or parallelism: auto")
+        "; no single change of tensor, pipeline, context, zero, offload, recompute or microbatch fits: use "
+        "more instances, a device with more memory, or parallelism: auto")
     return (f"{layout.describe()} needs {need_gib:.1f} GiB per device on {n}x {inst.name}, "
-            f"which has {cl.memory_gib:.1f} GiB per device{fix}")
+            f"which has {_has(cl)}{fix}")
+
+
+def _has(cl: Cluster) -> str:
+    """What a device offers, e.g. ``80.0 GiB per device, 72.0 GiB usable after 10% headroom``."""
+    h = cl.memory_headroom_pct
+    if not h:
+        return f"{cl.memory_gib:.1f} GiB per device"
+    total = cl.memory_gib / (1 - h / 100)
+    return f"{total:.1f} GiB per device, {cl.memory_gib:.1f} GiB usable after {h:g}% headroom"
+
+
+def planning_cluster(cat: Catalog, inst: Instance, cfg: HardwareConfig) -> Cluster:
+    """The instance's cluster figures with the configuration's memory headroom taken off."""
+    cl = instance_cluster(cat, inst, cfg.precision)
+    h = headroom_pct(cfg)
+    return dataclasses.replace(cl, memory_gib=usable_gib(cl.memory_gib, h), memory_headroom_pct=h)
+
+
+def _check_spec(spec: ParallelismSpec, phases: list[Phase], cl: Cluster, inst: Instance) -> None:
+    """A stated context degree that does not divide a phase, or offload without host figures."""
+    c = spec.context
+    for ph in phases:
+        s = ph.workload.seq_len
+        if c > 1 and s % c:
+            raise InputError(f"context {c} must divide every phase's seq_len; the {s}-token phase "
+                             f"is not a multiple of it (nearest valid: context "
+                             f"{nearest_divisor(s, c)})").in_config("parallelism.context")
+    if spec.offload != "none" and not np.isfinite(cl.host_link_gb_per_s):
+        raise InputError(f"offload {spec.offload}: the catalog has no sourced host-link, host-memory and "
+                         f"NVMe figures for {inst.name} (instances with them: "
+                         f"{', '.join(sorted(HOST))}); use offload: none").in_config("parallelism.offload")
 
 
 def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance,
          cat: Catalog, eff: Efficiency | StepEvaluator) -> TrainingPlan:
     """Resolve a configuration's layout (and instance count, for a deadline). Its errors are about
     the configuration's ``parallelism`` or ``instances`` (``EcobenchError.in_config``)."""
-    cl = instance_cluster(cat, inst, cfg.precision)
-    phases = phases_of(tr, arch, cfg.precision)
+    cl = planning_cluster(cat, inst, cfg)
+    phases = phases_of(tr, arch, cfg.precision, recipe_of(cfg))
     gbs = tuple(ph.workload.global_batch for ph in phases)
+    if isinstance(cfg.parallelism, ParallelismSpec):
+        _check_spec(cfg.parallelism, phases, cl, inst)
     if cfg.instances is None:
-        return _for_deadline(tr, cfg, inst, cl, phases, eff, gbs)
+        return _for_deadline(tr, cfg, inst, cl, phases, eff, gbs, _vendor(cat, inst))
     n = cfg.instances
     ranks = n * cl.ranks_per_node
     if cfg.parallelism == "auto":
         L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
-        ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
+        ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else None
         i = ev.best() if ev is not None else None
         if ev is None or i is None:
             raise InputError(_no_fit_message(inst, n, cl, ev)).in_config("parallelism")
-        lay = L.layout(i)
+        i, note = prefer_published(ev, i, arch, ev.fits, _vendor(cat, inst))
+        lay = ev.layouts.layout(i)
         return TrainingPlan(n, lay, f"auto: fastest of {int(ev.fits.sum())} layouts that fit "
-                                    f"({len(L)} valid)", _memory(ev, i), gbs)
+                                    f"({len(ev.layouts)} valid){note}", _memory(ev, i), gbs)
     lay = given_layout(cfg.parallelism if cfg.parallelism != "auto" else None, tr, arch, cfg, ranks)
     where = "parallelism" if cfg.parallelism is not None else "instances"
     bad = layout_problems(phases, lay, cl.ranks_per_node, n, cl.max_zero_stage)
@@ -116,6 +174,11 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
 
 
+def _vendor(cat: Catalog, inst: Instance) -> str:
+    acc = cat.accelerator_of(inst)
+    return acc.vendor if acc else ""
+
+
 def _memory(ev: Evaluated, i: int) -> float:
     return float(max(r.memory_gib[i] for r in ev.results))
 
@@ -126,42 +189,52 @@ def _no_fit_message(inst: Instance, n: int, cl: Cluster, ev: Evaluated | None) -
                 "global batch, the layers and the heads leave no tensor x pipeline x data split")
     least = float(min(np.min(r.memory_gib) for r in ev.results))
     return (f"no layout of {n}x {inst.name} fits: the smallest needs {least:.1f} GiB per device, "
-            f"which has {cl.memory_gib:.1f} GiB; use more instances or a device with more memory")
+            f"which has {_has(cl).removesuffix(' per device')}; use more instances or a device with more "
+            "memory")
 
 
 def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Cluster,
-                  phases: list[Phase], eff: Efficiency | StepEvaluator, gbs: tuple[int, ...]) -> TrainingPlan:
+                  phases: list[Phase], eff: Efficiency | StepEvaluator, gbs: tuple[int, ...],
+                  vendor: str = "") -> TrainingPlan:
     """The fewest instances whose best layout finishes within the deadline."""
     assert tr.deadline_h is not None
     deadline_s = tr.deadline_h * SECONDS_PER_HOUR
     if isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.data is not None:
         raise InputError("with a deadline the data-parallel degree follows the instance count; remove it") \
             .in_config("parallelism.data")
-    L = enumerate_layouts(phases, cl.ranks_per_node, None, tr.max_instances, cl.max_zero_stage)
-    if isinstance(cfg.parallelism, ParallelismSpec):
-        sp = cfg.parallelism
+    sp = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
+    L = enumerate_layouts(phases, cl.ranks_per_node, None, tr.max_instances, cl.max_zero_stage,
+                          context=sp.context if sp else (1 if cfg.parallelism is None else None))
+    if sp is not None:
         mask = (L.tensor == sp.tensor) & (L.pipeline == sp.pipeline) & (L.zero == sp.zero)
         mask &= L.recompute == ("none", "selective", "full").index(sp.recompute)
         if sp.microbatch is not None:
             mask &= L.microbatch == sp.microbatch
-        L = Layouts(*(getattr(L, f)[mask] for f in ("tensor", "pipeline", "data", "zero", "recompute",
-                                                     "microbatch", "virtual", "nodes")))
+        mask &= L.expert == sp.expert
+        L = L.select(mask)
+        L.context_comm = np.full(len(L), ("ring", "all_to_all").index(sp.context_comm), dtype=np.int64)
+        L.offload = np.full(len(L), ("none", "cpu", "nvme").index(sp.offload), dtype=np.int64)
     elif cfg.parallelism is None:
         micro = cfg.batch_size or tr.microbatch(phases[0].workload.arch.kind == "decoder")
         mask = ((L.tensor == 1) & (L.pipeline == 1) & (L.zero == 0) & (L.recompute == 0)
-                & (L.microbatch == micro))
-        L = Layouts(*(getattr(L, f)[mask] for f in ("tensor", "pipeline", "data", "zero", "recompute",
-                                                     "microbatch", "virtual", "nodes")))
+                & (L.microbatch == micro) & (L.expert == 1))
+        L = L.select(mask)
     if not len(L):
         raise InputError(f"no valid layout of up to {tr.max_instances}x {inst.name} for "
                          "this model and global batch").in_config("instances")
     ev = evaluate_phases(phases, cl, L, eff)
+    if cfg.parallelism == "auto":
+        ev = with_offload(ev, phases, cl, eff)
+        L = ev.layouts
     meets = ev.fits & (ev.total_s <= deadline_s)
     if not meets.any():
         raise InputError(_deadline_message(tr, inst, cl, phases, ev)).in_config("instances")
     n = int(L.nodes[meets].min())
     i = ev.best(meets & (L.nodes == n))
     assert i is not None
+    note = ""
+    if cfg.parallelism == "auto":
+        i, note = prefer_published(ev, i, phases[0].workload.arch, meets & (L.nodes == n), vendor)
     lay = L.layout(i)
     below = ev.fits & (L.nodes < n)
     why = ""
@@ -172,7 +245,7 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         gap = f"; no valid layout between {m} and {n}" if n - m > 1 else ""
         why = f"; {m} take {ev.total_s[j] / SECONDS_PER_HOUR:.1f} h{gap}"
     return TrainingPlan(n, lay, f"deadline {tr.deadline_h:g} h: fewest instances that finish in time "
-                                f"({ev.total_s[i] / SECONDS_PER_HOUR:.1f} h{why})", _memory(ev, i), gbs)
+                                f"({ev.total_s[i] / SECONDS_PER_HOUR:.1f} h{why}){note}", _memory(ev, i), gbs)
 
 
 def _deadline_message(tr: TrainingSpec, inst: Instance, cl: Cluster, phases: list[Phase],

@@ -87,6 +87,8 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "pipeline_parallel": ("stages", "training: pipeline-parallel stages"),
     "data_parallel": ("replicas", "training: data-parallel replicas"),
     "zero_stage": ("", "training: ZeRO stage (0 to 3)"),
+    "context_parallel": ("ranks", "training: context-parallel degree (ranks that split each sequence)"),
+    "offload": ("", "training: where the optimizer state lives (none: the device, cpu: host memory, nvme)"),
     "recompute": ("", "training: activation recomputation (none, selective, full)"),
     "microbatch": ("sequences", "training: micro-batch per rank"),
     "memory_per_device_gib": ("GiB", "memory per accelerator rank (weights, state, activations)"),
@@ -172,11 +174,13 @@ _CHANGE_COLUMNS = {f"{short}_change_pct": ("%", f"{col} against the baseline row
 COLUMNS: dict[str, tuple[str, str]] = _COLUMNS | _CHANGE_COLUMNS
 
 _STRING = ("config_id instance_type accelerator backend precision provenance method region grid_source "
-           "price_source headline_scope draw_basis power_basis recompute layout_choice measurement_method "
+           "price_source headline_scope draw_basis power_basis recompute offload layout_choice "
+           "measurement_method "
            "power_method "
            "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
            "backend_disagreement scheduler slo").split()
 _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "
+            "context_parallel "
             "zero_stage microbatch global_batch_size replicas replicas_per_instance max_batch pareto_rank "
             "prefill_replicas decode_replicas "
             "sweep_index").split()

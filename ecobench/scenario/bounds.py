@@ -19,8 +19,15 @@ Why each range (upper bounds leave one to two orders of magnitude over the large
   0.001 h (3.6 s)-87,660 h (10 years); *total sequences* 1-10^15.
 - *max utilisation* 0.01-1: below 1% every instance is 99% idle headroom. *Phase fraction*
   10^-6-1. *Host CPU utilisation* 0.01-1.
+- *experts* 1-65,536 per MoE layer (published: up to 384), a *capacity factor* 1-64 (the busiest
+  expert's load over the mean: 1 is balanced, 64 is every token of 64 experts on one); *head and
+  latent widths* up to the hidden size bound.
 - *instances* 1-100,000 (the largest clusters are about 100k accelerators); a *parallel degree*
-  (tensor, pipeline, data) 1-1,000,000 ranks.
+  (tensor, pipeline, data, expert, context) 1-1,000,000 ranks.
+- *memory headroom* 0-50% of device memory (``parallel/memory.py``: fragmentation measured at 15% on
+  average, up to 33%; beyond half the device is a different device). *network* override
+  0.01-10^6 Gbps per instance (the fastest instances have 3,200-6,400), *device memory* override
+  0.01-100,000 GiB per accelerator (the largest parts hold about 288 GB).
 - *total tokens* 1-10^18 (the largest published runs: about 4x10^13); *global batch tokens*
   1-2^34 (published: up to about 6x10^7); *labels* 2-1,000,000.
 - *latency targets* 0.001 ms-10^7 ms (about 3 hours): a microsecond is below any accelerator's
@@ -82,6 +89,12 @@ BatchSize = Annotated[int, _i(1, 1_048_576)]
 GlobalBatchSize = Annotated[int, _i(1, 16_777_216)]
 Instances = Annotated[int, _i(1, 100_000)]
 Degree = Annotated[int, _i(1, 1_000_000)]
+Experts = Annotated[int, _i(1, 65_536)]  # routed experts per MoE layer (published: up to 384)
+CapacityFactor = Annotated[float, _f(1.0, 64.0)]  # busiest expert's load over the mean
+HeadDim = Annotated[int, _i(1, 131_072)]  # head and latent widths (published: up to about 1,536)
+MemoryHeadroomPct = Annotated[float, _f(0.0, 50.0)]
+NetworkGbps = Annotated[float, _f(0.01, 1e6)]
+DeviceMemoryGib = Annotated[float, _f(0.01, 100_000.0)]
 TotalTokens = Annotated[float, _f(1.0, 1e18)]
 GlobalBatchTokens = Annotated[int, _i(1, 2**34)]
 NumLabels = Annotated[int, _i(2, 1_000_000)]
@@ -182,7 +195,13 @@ RANGES = [
     _row("workload.training.total_tokens", TotalTokens, "tokens"),
     _row("workload.training.global_batch_tokens", GlobalBatchTokens, "tokens"),
     _row("workload.training.num_labels", NumLabels, "labels"),
-    _row("configs[].parallelism.tensor, pipeline, data", Degree, "ranks"),
+    _row("configs[].parallelism.tensor, pipeline, data, expert, context", Degree, "ranks"),
+    _row("workload.architecture.moe.experts, experts_per_token, shared_experts", Experts, "experts"),
+    _row("workload.architecture.moe.capacity_factor", CapacityFactor, "x mean load"),
+    _row("workload.architecture.head_dim, moe.expert_intermediate_size, mla.*", HeadDim),
+    _row("configs[].memory_headroom_pct", MemoryHeadroomPct, "% of device memory"),
+    _row("configs[].network_gbps", NetworkGbps, "Gbps per instance"),
+    _row("configs[].device_memory_gib", DeviceMemoryGib, "GiB per accelerator"),
     _row("workload.inference.max_utilization, configs[].max_utilization", MaxUtilization),
     _row("workload.training.total_sequences", TotalSequences, "sequences"),
     _row("workload.training.phases[].fraction", PhaseFraction),

@@ -8,7 +8,15 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+    model_validator,
+)
 
 from ecobench.errors import EcobenchError, InputError, UnknownNameError
 from ecobench.hardware.catalog import LOCAL_INSTANCE, load_catalog
@@ -24,7 +32,7 @@ from ecobench.units import (
     DEFAULT_RESTART_H,
     DTYPES,
 )
-from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.architecture import Architecture, Mla, MoE
 from ecobench.workloads.hf_config import load_hf_config
 from ecobench.workloads.presets import PRESETS, preset
 
@@ -46,6 +54,48 @@ __all__ = ["SCHEMA_VERSION", "Scenario", "load_scenario", "scenario_from_dict"]
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MoESpec(_Model):
+    """A mixture-of-experts feed-forward (decoders with ``ffn: swiglu``)."""
+
+    experts: b.Experts = Field(description="routed experts per MoE layer")
+    experts_per_token: b.Experts = Field(description="routed experts each token uses (at most experts)")
+    expert_intermediate_size: b.HeadDim = Field(description="feed-forward inner size of one expert")
+    shared_experts: int = Field(0, ge=0, le=65_536, description="experts every token uses, each as wide "
+                                                               "as a routed one (DeepSeek)")
+    first_dense_layers: int = Field(0, ge=0, le=1_000, description="leading layers with a dense "
+                                                                  "feed-forward (DeepSeek's first_k_dense)")
+    layer_freq: int = Field(1, ge=1, le=1_000, description="every n-th layer (after the dense ones) is "
+                                                          "MoE (moe_layer_freq)")
+    capacity_factor: b.CapacityFactor = Field(
+        1.0, description="load imbalance: the busiest expert's tokens over the mean (1.0: balanced, as "
+                         "force-balanced benchmarks run; token-dropping runs: their capacity factor)")
+
+    @model_validator(mode="after")
+    def _k_within(self) -> Self:
+        if self.experts_per_token > self.experts:
+            raise ValueError(f"experts_per_token {self.experts_per_token} is above experts {self.experts}: "
+                             f"allowed 1 to {self.experts}; nearest valid value: {self.experts}")
+        return self
+
+    def build(self) -> MoE:
+        return MoE(self.experts, self.experts_per_token, self.expert_intermediate_size, self.shared_experts,
+                   self.first_dense_layers, self.layer_freq, self.capacity_factor)
+
+
+class MlaSpec(_Model):
+    """Multi-head latent attention (DeepSeek-V2/V3), as its ``transformers`` config names it."""
+
+    kv_lora_rank: b.HeadDim = Field(description="key/value latent width (what the cache keeps)")
+    q_lora_rank: b.HeadDim | None = Field(None, description="query latent width (none: direct queries)")
+    qk_rope_head_dim: b.HeadDim = Field(description="rotary part of each query/key head")
+    qk_nope_head_dim: b.HeadDim = Field(description="non-rotary part of each query/key head")
+    v_head_dim: b.HeadDim = Field(description="width of each value head")
+
+    def build(self) -> Mla:
+        return Mla(self.kv_lora_rank, self.qk_rope_head_dim, self.qk_nope_head_dim, self.v_head_dim,
+                   self.q_lora_rank)
 
 
 class ArchitectureSpec(_Model):
@@ -71,6 +121,12 @@ class ArchitectureSpec(_Model):
     vocab_size: b.VocabSize = Field(30522, description="vocabulary size")
     max_position_embeddings: b.Tokens = Field(512, description="longest sequence")
     layout_2d: bool = Field(False, description="LayoutLM-style 2-D position embeddings")
+    head_dim: b.HeadDim | None = Field(None, description="width of one attention head (default: "
+                                                         "hidden_size / heads)")
+    moe: MoESpec | None = Field(None, description="mixture-of-experts feed-forward (decoders; default: "
+                                                  "dense)")
+    mla: MlaSpec | None = Field(None, description="multi-head latent attention (decoders; default: "
+                                                  "multi-/grouped-query attention)")
 
     @model_validator(mode="after")
     def _complete(self) -> Self:
@@ -85,16 +141,27 @@ class ArchitectureSpec(_Model):
         if missing:
             raise ValueError(f"missing {', '.join(missing)} (or give from_hf_config)")
         assert self.hidden_size is not None and self.heads is not None
-        if self.hidden_size % self.heads:
+        if self.head_dim is None and self.mla is None and self.hidden_size % self.heads:
             raise ValueError(f"heads ({self.heads}) must divide hidden_size ({self.hidden_size})")
         if self.kv_heads is not None and self.heads % self.kv_heads:
             raise ValueError(f"kv_heads ({self.kv_heads}) must divide heads ({self.heads}); "
                              f"divisors of {self.heads}: {', '.join(str(d) for d in _divisors(self.heads))}")
         if self.kind == "encoder" and (self.kv_heads is not None or self.ffn == "swiglu"):
             raise ValueError("kv_heads and ffn: swiglu describe decoders: set kind: decoder")
+        if self.kind == "encoder" and (self.moe is not None or self.mla is not None):
+            raise ValueError("moe and mla describe decoders: set kind: decoder")
+        if self.moe is not None and self.ffn != "swiglu":
+            raise ValueError("moe: ecobench models SwiGLU experts (Mixtral, DeepSeek, Qwen): set ffn: swiglu")
         if self.kind == "decoder" and self.layout_2d:
             raise ValueError("layout_2d is LayoutLM's (an encoder)")
         return self
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_variants(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The resolved scenario leaves out the opt-in parts a dense model does not use, so a dense
+        scenario's results read as they did before they existed."""
+        out: dict[str, Any] = handler(self)
+        return {k: v for k, v in out.items() if not (k in ("head_dim", "moe", "mla") and v is None)}
 
     def build(self, name: str) -> Architecture:
         """The architecture these numbers describe (not for ``from_hf_config``)."""
@@ -103,11 +170,14 @@ class ArchitectureSpec(_Model):
                       intermediate_size=self.intermediate_size, vocab_size=self.vocab_size,
                       max_position_embeddings=self.max_position_embeddings)
         if self.kind == "encoder":
-            return Architecture(**common, layout_2d=self.layout_2d)  # type: ignore[arg-type]
+            return Architecture(**common, layout_2d=self.layout_2d,  # type: ignore[arg-type]
+                                head_dim_override=self.head_dim)
         llama = self.ffn == "swiglu"
         return Architecture(**common, kind="decoder", kv_heads=self.kv_heads, ffn=self.ffn,  # type: ignore[arg-type]
                             tied_embeddings=self.tied_embeddings, norm="rmsnorm" if llama else "layernorm",
-                            position="rotary" if llama else "learned", bias=not llama, type_vocab_size=0)
+                            position="rotary" if llama else "learned", bias=not llama, type_vocab_size=0,
+                            head_dim_override=self.head_dim, moe=self.moe.build() if self.moe else None,
+                            mla=self.mla.build() if self.mla else None)
 
 
 def _divisors(n: int) -> list[int]:
@@ -384,6 +454,24 @@ class ParallelismSpec(_Model):
                             "(each layer from its input)")
     microbatch: b.BatchSize | None = Field(None, description="sequences per rank per micro-batch "
                                                              "(default: training.batch_size)")
+    expert: b.Degree = Field(1, description="expert-parallel degree (mixture-of-experts): must divide the "
+                                            "experts and the data-parallel degree")
+    context: b.Degree = Field(1, description="context-parallel degree: ranks that split each sequence "
+                                             "(must divide every phase's seq_len)")
+    context_comm: Literal["ring", "all_to_all"] = Field(
+        "ring", description="context parallelism's attention traffic: ring (key/value passing, "
+                            "Megatron-Core p2p) or all_to_all (DeepSpeed-Ulysses head exchange)")
+    offload: Literal["none", "cpu", "nvme"] = Field(
+        "none", description="ZeRO offload of the optimizer state: none, cpu (ZeRO-Offload, zero >= 1) "
+                            "or nvme (ZeRO-Infinity, zero 3); its PCIe transfers and host step are timed")
+
+    @model_serializer(mode="wrap")
+    def _omit_no_experts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A layout without expert parallelism reads as it did before the field existed."""
+        out: dict[str, Any] = handler(self)
+        if out.get("expert") == 1:
+            out.pop("expert")
+        return out
 
 
 class SpeculativeSpec(_Model):
@@ -413,6 +501,7 @@ class SpeculativeSpec(_Model):
 Quantization = Literal["fp8", "int8", "int4"]
 QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
 
+TRAINING_ONLY = ("memory_headroom_pct", "attention_kernel", "optimizer", "master_weights")
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -483,6 +572,21 @@ class HardwareConfig(_Model):
     power_basis: PowerBasis | None = Field(
         None, description="overrides the scenario's power_basis for this configuration: modelled, tdp or "
                           "measured")
+    memory_headroom_pct: b.MemoryHeadroomPct | None = Field(
+        None, description="training: share of device memory a layout must leave free for allocator "
+                          "fragmentation and workspaces, 0-50 (default 10: see parallel/memory.py)")
+    attention_kernel: Literal["flash", "eager"] | None = Field(
+        None, description="training: flash (fused, scores stay on chip) or eager (stores the s x s "
+                          "attention scores); default flash for decoders, eager for encoders")
+    optimizer: Literal["adam", "adam_8bit", "sgd"] = Field(
+        "adam", description="training: adam (two fp32 moments), adam_8bit (two 8-bit moments) or sgd "
+                            "(one fp32 momentum)")
+    master_weights: bool = Field(True, description="training in 16 bits: keep fp32 master weights")
+    network_gbps: b.NetworkGbps | None = Field(
+        None, description="overrides the catalog's network bandwidth per instance (Gbps), for a "
+                          "cluster the catalog does not describe")
+    device_memory_gib: b.DeviceMemoryGib | None = Field(
+        None, description="overrides the catalog's memory per accelerator (GiB)")
 
     @model_validator(mode="after")
     def _power_has_scope(self) -> Self:
@@ -569,6 +673,12 @@ class Scenario(_Model):
                              "latency targets, training runs at full load)")
         if self.workload.inference and c.parallelism is not None:
             raise ValueError(f"{what}: 'parallelism' applies to training and serving")
+        if not tr:
+            given = [f for f in TRAINING_ONLY  # a value other than the default (a dump repeats defaults)
+                     if getattr(c, f) != HardwareConfig.model_fields[f].get_default()]
+            if given:
+                raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} "
+                                 "to training; remove it")
         if self.workload.serving:
             if c.instances is not None:
                 raise ValueError(f"{what}: 'instances' is computed for serving; "
@@ -779,8 +889,14 @@ def _check_names(s: Scenario, source: str) -> None:
                 raise UnknownNameError("accelerator", acc, cat.accelerators,
                                        f"overrides.accelerator_power_w.{acc}")
         for i, c in enumerate(s.configs):
+            _check_expert(c, arch, f"configs[{i}].parallelism.expert")
+            if (arch.moe or arch.mla) and not backend_capabilities(c.backend).experts:
+                raise InputError(f"configs[{i}].backend: {c.backend} does not model mixture-of-experts "
+                                 "layers or latent attention; allowed: analytic")
             if c.instance_type != LOCAL_INSTANCE:
                 cat.instance(c.instance_type, f"configs[{i}].instance_type")
+                if s.workload.training and c.precision == "fp8":
+                    _check_fp8(cat, c, f"configs[{i}].precision")
             if c.region:
                 cat.region(c.region, f"configs[{i}].region")
             if c.stack is not None:
@@ -811,6 +927,36 @@ def _check_names(s: Scenario, source: str) -> None:
         raise InputError(f"{source}: {exc}") from None
 
 
+def _check_expert(c: HardwareConfig, arch: Architecture, where: str) -> None:
+    """The expert-parallel degree against the model's experts (exit 2 naming the nearest valid one)."""
+    if not isinstance(c.parallelism, ParallelismSpec) or c.parallelism.expert == 1:
+        return
+    e = c.parallelism.expert
+    if arch.moe is None:
+        raise InputError(f"{where}: {e} expert-parallel ranks, but {arch.name} has no experts; allowed: 1 "
+                         "(or a model with architecture.moe)")
+    n = arch.moe.experts
+    if n % e:
+        ok = [d for d in range(1, n + 1) if n % d == 0]
+        near = min(ok, key=lambda d: (abs(d - e), d))
+        raise InputError(f"{where}: {e} does not divide the {n} experts; allowed: divisors of {n} "
+                         f"({', '.join(map(str, ok))}); nearest valid value: {near}")
+
+
+def _check_fp8(cat: Any, c: HardwareConfig, where: str) -> None:
+    """FP8 training needs FP8 matmuls: a chip without a published FP8 peak is refused."""
+    acc = cat.accelerator_of(cat.instance(c.instance_type))
+    if acc is None or acc.peak_tflops.get("fp8"):
+        return
+    with_fp8 = sorted({i.name for i in cat.instances.values()
+                       if (a := cat.accelerator_of(i)) is not None and a.peak_tflops.get("fp8")
+                       and i.spec.intra_link is not None})
+    near = "bf16" if acc.peak_tflops.get("bf16") else "fp16"
+    raise InputError(f"{where}: fp8 training runs its matmuls in FP8, and {acc.name} ({c.instance_type}) has "
+                     f"no FP8 peak; allowed here: {', '.join(d for d, v in acc.peak_tflops.items() if v)} "
+                     f"(nearest valid: {near}), or an instance with FP8: {', '.join(with_fp8)}")
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario YAML file (regular file, size cap, strict YAML: ecobench.io.yamlio);
     a local config.json it names is read relative to it."""
@@ -822,7 +968,8 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
     rows: list[tuple[str, str, str]] = []
     for name, f in model.model_fields.items():
         text = str(f.annotation)
-        sub = next((m for m in (ArchitectureSpec, InferenceSpec, ServingSpec, TrainingSpec, WorkloadSpec,
+        sub = next((m for m in (ArchitectureSpec, MoESpec, MlaSpec, InferenceSpec, ServingSpec, TrainingSpec,
+                                WorkloadSpec,
                                 Overrides, Pricing, HardwareConfig, Phase, MeasurementSpec, ParallelismSpec,
                                 UncertaintySpec, ProfileSpec, AutoscaleSpec)
                     if m.__name__ in text), None)

@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
-from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.architecture import Architecture, Mla, MoE
 from ecobench.workloads.hf_fields import check_fields
 
 # model_type -> how its config names the numbers (Llama-style decoders, GPT-2-style decoders, BERT-style
 # encoders). Anything else is refused rather than guessed.
-LLAMA_LIKE = {"llama", "mistral", "qwen2", "qwen3"}
+LLAMA_LIKE = {"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "deepseek_v2", "deepseek_v3"}
 GPT2_LIKE = {"gpt2"}
 BERT_LIKE = {"bert", "roberta", "layoutlm", "electra"}
 SUPPORTED = sorted(LLAMA_LIKE | GPT2_LIKE | BERT_LIKE)
@@ -32,6 +32,29 @@ def _given(cfg: dict[str, Any], key: str, default: Any) -> Any:
     """``cfg[key]``, or ``default`` where it is missing or ``null`` (transformers' own reading)."""
     v = cfg.get(key)
     return default if v is None else v
+def _moe_mla(cfg: dict[str, Any], mt: str, where: str) -> tuple[MoE | None, Mla | None]:
+    """The experts and the latent attention of a mixture-of-experts config (Mixtral, Qwen3-MoE,
+    DeepSeek-V2/V3), as those configs name them."""
+    if mt == "mixtral":
+        return MoE(_need(cfg, "num_local_experts", where), _need(cfg, "num_experts_per_tok", where),
+                   _need(cfg, "intermediate_size", where)), None
+    if mt == "qwen3_moe":
+        if cfg.get("mlp_only_layers"):
+            raise InputError(f"{where}: mlp_only_layers {cfg['mlp_only_layers']!r}: ecobench places dense "
+                             "layers first (first_dense_layers); use an inline architecture")
+        return MoE(_need(cfg, "num_experts", where), _need(cfg, "num_experts_per_tok", where),
+                   _need(cfg, "moe_intermediate_size", where),
+                   layer_freq=cfg.get("decoder_sparse_step") or 1), None
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        moe = MoE(_need(cfg, "n_routed_experts", where), _need(cfg, "num_experts_per_tok", where),
+                  _need(cfg, "moe_intermediate_size", where), shared_experts=cfg.get("n_shared_experts") or 0,
+                  first_dense_layers=cfg.get("first_k_dense_replace") or 0,
+                  layer_freq=cfg.get("moe_layer_freq") or 1)
+        mla = Mla(_need(cfg, "kv_lora_rank", where), _need(cfg, "qk_rope_head_dim", where),
+                  _need(cfg, "qk_nope_head_dim", where), _need(cfg, "v_head_dim", where),
+                  cfg.get("q_lora_rank") or None)
+        return moe, mla
+    return None, None
 
 
 def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architecture:
@@ -46,6 +69,7 @@ def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architec
                 raise InputError(f"{where}: hidden_act {act!r}: a {mt} config with a SwiGLU "
                                  "feed-forward uses 'silu'")
             heads = _need(cfg, "num_attention_heads", where)
+            moe, mla = _moe_mla(cfg, mt, where)
             return Architecture(
                 name, layers=_need(cfg, "num_hidden_layers", where),
                 hidden_size=_need(cfg, "hidden_size", where), heads=heads,
@@ -56,7 +80,8 @@ def architecture_from_hf(cfg: dict[str, Any], name: str, where: str) -> Architec
                 tied_embeddings=bool(_given(cfg, "tie_word_embeddings", False)), norm="rmsnorm",
                 position="rotary", bias=bool(cfg.get("attention_bias", False)), type_vocab_size=0,
                 head_dim_override=_need(cfg, "head_dim", where) if cfg.get("head_dim") is not None else None,
-                qkv_bias=True if mt == "qwen2" else None, qk_norm=mt == "qwen3")
+                qkv_bias=True if mt == "qwen2" else None, qk_norm=mt in ("qwen3", "qwen3_moe"), moe=moe,
+                mla=mla)
         if mt in GPT2_LIKE:
             h = _need(cfg, "n_embd", where)
             return Architecture(

@@ -41,8 +41,16 @@ def summary(arch: Architecture, seq_len: int, task: Task = "pretrain", num_label
         "layers": arch.layers, "hidden_size": arch.hidden_size, "heads": arch.heads, "kv_heads": arch.kv,
         "intermediate_size": arch.intermediate_size, "ffn": arch.ffn, "vocab_size": arch.vocab_size,
         "tied_embeddings": arch.tied_embeddings, "params": params, "params_base_model": arch.params,
+        "params_active": params - (arch.params - arch.active_params),
+        "head_dim": arch.head_dim, "attention": "mla" if arch.mla else ("mha" if arch.kv == arch.heads else
+                                                                        "mqa" if arch.kv == 1 else "gqa"),
+        "moe": None if arch.moe is None else {
+            "experts": arch.moe.experts, "experts_per_token": arch.moe.experts_per_token,
+            "shared_experts": arch.moe.shared_experts,
+            "expert_intermediate_size": arch.moe.expert_intermediate_size, "moe_layers": arch.moe_layers,
+            "capacity_factor": arch.moe.capacity_factor},
         "flops_per_token_forward": fwd, "flops_per_token_training": 3 * fwd,
-        "flops_per_token_6n": 6.0 * params,
+        "flops_per_token_6n": 6.0 * (params - (arch.params - arch.active_params)),  # active parameters
         "bytes_per_precision": per_precision,
     }
 
@@ -55,6 +63,10 @@ def format_summary(s: dict[str, Any]) -> str:
         f"ffn {s['ffn']} {s['intermediate_size']}, vocab {s['vocab_size']}, "
         f"tied embeddings {s['tied_embeddings']}",
         f"  params                     {s['params']:>20,}",
+        *([f"  params active per token    {s['params_active']:>20,}   ({m['experts_per_token']} of "
+           f"{m['experts']} experts + {m['shared_experts']} shared in {m['moe_layers']} MoE layers)"]
+          if (m := s.get("moe")) else []),
+        *([f"  attention                  {'MLA (latent)':>20}"] if s.get("attention") == "mla" else []),
         f"  FLOPs per token, forward   {s['flops_per_token_forward']:>20,.4g}",
         f"  FLOPs per token, training  {s['flops_per_token_training']:>20,.4g}   (forward + backward; 6N = "
         f"{s['flops_per_token_6n']:,.4g})",

@@ -95,32 +95,41 @@ def _fused_attention(arch: Architecture, s: int, heads: int, kv: int, dtype: str
 
 def layer_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str, layer: int,
                   tensor: int = 1, fused_attention: bool | None = None,
-                  weight_dtype: str | None = None, pad: bool = False) -> list[Kernel]:
+                  weight_dtype: str | None = None, pad: bool = False, expert: int = 1) -> list[Kernel]:
     """Kernels of one transformer layer's forward pass, per sample, on one tensor-parallel rank.
     ``fused_attention`` (default: decoders) runs attention as one flash kernel; otherwise the score
-    matrix goes through device memory (how stacks ran before FlashAttention, 2022)."""
+    matrix goes through device memory (how stacks ran before FlashAttention, 2022). Multi-head
+    latent attention and the expert feed-forward of a MoE layer (``expert``: expert-parallel ranks)
+    come from ``workloads/moe.py``."""
     s, h, d = seq_len, arch.hidden_size, arch.head_dim
     heads, kv = tensor_split(arch, tensor, pad)
     inter = -(-arch.intermediate_size // tensor)
     norm_elems = s * h / tensor  # sequence-parallel norms and residual adds
     sp = 1.0 / tensor  # column-parallel inputs are saved sharded along the sequence
-    ks = [_matmul("attention.qkv", "forward", s, h, (heads + 2 * kv) * d, batch_size, dtype, layer,
-                  saved_share=sp, weight_dtype=weight_dtype)]
-    if arch.kind == "decoder" if fused_attention is None else fused_attention:
-        ks.append(_fused_attention(arch, s, heads, kv, dtype, layer))
+    if arch.mla is not None:
+        from ecobench.workloads.moe import mla_kernels
+
+        ks = mla_kernels(arch, s, dtype, layer, tensor)
     else:
-        ks += [
-            _matmul("attention.scores", "forward", s, d, s, batch_size, dtype, layer, False, heads),
-            _elementwise("attention.softmax", heads * s * s, SOFTMAX_FLOPS_PER_ELEMENT, dtype, layer),
-            _matmul("attention.context", "forward", s, s, d, batch_size, dtype, layer, False, heads),
-        ]
-    ks += [
-        _matmul("attention.output", "forward", s, heads * d, h, batch_size, dtype, layer,
-                weight_dtype=weight_dtype),
-        _elementwise("attention.residual_norm", norm_elems, LAYERNORM_FLOPS_PER_ELEMENT + 1, dtype,
-                     layer, reads=2, saved_elements=norm_elems),
-    ]
-    if arch.ffn == "swiglu":
+        ks = [_matmul("attention.qkv", "forward", s, h, (heads + 2 * kv) * d, batch_size, dtype, layer,
+                      saved_share=sp, weight_dtype=weight_dtype)]
+        if arch.kind == "decoder" if fused_attention is None else fused_attention:
+            ks.append(_fused_attention(arch, s, heads, kv, dtype, layer))
+        else:
+            ks += [
+                _matmul("attention.scores", "forward", s, d, s, batch_size, dtype, layer, False, heads),
+                _elementwise("attention.softmax", heads * s * s, SOFTMAX_FLOPS_PER_ELEMENT, dtype, layer),
+                _matmul("attention.context", "forward", s, s, d, batch_size, dtype, layer, False, heads),
+            ]
+        ks.append(_matmul("attention.output", "forward", s, heads * d, h, batch_size, dtype, layer,
+                          weight_dtype=weight_dtype))
+    ks.append(_elementwise("attention.residual_norm", norm_elems, LAYERNORM_FLOPS_PER_ELEMENT + 1, dtype,
+                           layer, reads=2, saved_elements=norm_elems))
+    if arch.moe is not None and arch.moe.is_moe_layer(layer):
+        from ecobench.workloads.moe import moe_ffn_kernels
+
+        ks += moe_ffn_kernels(arch, s, dtype, layer, tensor, expert)
+    elif arch.ffn == "swiglu":
         ks += [
             _matmul("ffn.gate_up", "forward", s, h, 2 * inter, batch_size, dtype, layer, saved_share=sp,
                     weight_dtype=weight_dtype),
@@ -134,8 +143,10 @@ def layer_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str,
             _elementwise("ffn.gelu", s * inter, GELU_FLOPS_PER_ELEMENT, dtype, layer,
                          saved_elements=s * inter),
         ]
+    if arch.moe is None or not arch.moe.is_moe_layer(layer):
+        ks.append(_matmul("ffn.output", "forward", s, inter, h, batch_size, dtype, layer,
+                          weight_dtype=weight_dtype))
     ks += [
-        _matmul("ffn.output", "forward", s, inter, h, batch_size, dtype, layer, weight_dtype=weight_dtype),
         _elementwise("ffn.residual_norm", norm_elems, LAYERNORM_FLOPS_PER_ELEMENT + 1, dtype, layer,
                      reads=2, saved_elements=norm_elems),
     ]
@@ -253,13 +264,25 @@ def matmul_flops_per_token(arch: Architecture, seq_len: int, mode: Mode = "infer
 def kv_cache_bytes_per_token(arch: Architecture, kv_dtype: str, tensor: int = 1) -> float:
     """Bytes of key and value cache one token adds on one tensor-parallel rank (key/value heads
     split across the ranks, replicated when there are fewer of them than ranks)."""
+    if arch.mla is not None:  # the key/value latent and the rotary key, shared by every head and rank
+        return float(arch.layers * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim)
+                     * BYTES_PER_DTYPE[kv_dtype])
     _, kv = tensor_split(arch, tensor, pad=True)
     return float(arch.layers * 2 * kv * arch.head_dim * BYTES_PER_DTYPE[kv_dtype])
 
 
 def _decode_attention(arch: Architecture, context: int, heads: int, kv: int, dtype: str, kv_dtype: str,
                       layer: int) -> Kernel:
-    """One new token's attention over ``context`` cached tokens: every cached key and value is read."""
+    """One new token's attention over ``context`` cached tokens: every cached key and value is read
+    (MLA: the cached latents, with the up-projections absorbed into the query and output)."""
+    if arch.mla is not None:
+        m = arch.mla
+        width = m.kv_lora_rank + m.qk_rope_head_dim
+        flops = 2.0 * heads * context * (width + m.kv_lora_rank)
+        nbytes = context * width * BYTES_PER_DTYPE[kv_dtype] + 2 * heads * width * BYTES_PER_DTYPE[dtype]
+        return Kernel("attention.decode", "attention", "forward", f"{heads}x[1x{width}]@[{width}x{context}]",
+                      flops=flops, bytes=float(nbytes), dtype=dtype, layer=layer,
+                      dims=(heads, 1, width, context))
     d = arch.head_dim
     flops = 4.0 * heads * context * d
     nbytes = 2 * kv * d * context * BYTES_PER_DTYPE[kv_dtype] + 2 * heads * d * BYTES_PER_DTYPE[dtype]

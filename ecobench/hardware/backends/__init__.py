@@ -15,8 +15,8 @@ from ecobench.hardware.backends.base import (
 
 # Registered on first use; the capabilities are the classes' own (EmulatedBackend, ReferenceBackend).
 EMULATED = Capabilities(modes=frozenset({"inference", "training", "serving"}), error_model="emulated",
-                        own_step_model=True, own_serving_model=True)
-REFERENCE = Capabilities(sweepable=False, error_model=None, measures_host=True)
+                        own_step_model=True, own_serving_model=True, experts=False)
+REFERENCE = Capabilities(sweepable=False, error_model=None, measures_host=True, experts=False)
 BACKENDS.setdefault("emulated", LazyBackend("emulated", "ecobench.hardware.backends.emulated", EMULATED))
 BACKENDS.setdefault("reference", LazyBackend("reference", "ecobench.hardware.backends.torch_ref", REFERENCE))
 

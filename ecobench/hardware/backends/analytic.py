@@ -28,7 +28,7 @@ from ecobench.hardware.backends.base import (
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.parallel.step import KernelArrays, Layouts, Workload, evaluate
+from ecobench.parallel.step import KernelArrays, Layouts, evaluate
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.transformer import forward_kernels
@@ -87,7 +87,7 @@ class AnalyticBackend:
                 servers=cl.ranks_per_node))
         if job.layout is None or job.global_batch_size is None:
             raise BackendError("a training job needs a layout and a global batch")
-        w = Workload(job.arch, job.seq_len, job.global_batch_size, job.dtype, job.task, job.num_labels)
+        w = job.training_workload()
         r = evaluate(w, cl, Layouts.of([job.layout], job.instances), eff).row(0)
         per_instance = r["sequences_per_s"] / job.instances
         return self._checked(instance, Performance(

@@ -11,6 +11,8 @@ import numpy as np
 
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.parallel.layout import Layout
+from ecobench.parallel.memory import Recipe
+from ecobench.parallel.step import Workload
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.transformer import Mode
 
@@ -75,6 +77,15 @@ class Job:
     num_labels: int = 2
     stack: str | None = None  # analytic: the software stack whose fitted efficiency applies
     config_id: str | None = None  # the configuration the job is for (a replayed measurement's key)
+    recipe: Recipe | None = None  # training: optimizer, master weights, attention kernel (None: defaults)
+
+    def training_workload(self, global_batch: int | None = None) -> Workload:
+        """The step model's workload of a training job (``global_batch`` where the job has none)."""
+        r = self.recipe or Recipe()
+        gb = self.global_batch_size if self.global_batch_size is not None else global_batch
+        assert gb is not None
+        return Workload(self.arch, self.seq_len, gb, self.dtype, self.task, self.num_labels,
+                        r.fused_attention, r.optimizer, r.master_weights)
 
 
 @dataclass(frozen=True)
@@ -164,7 +175,8 @@ class Capabilities:
     again (a load profile tries other batch sizes); ``own_step_model``: times training layouts with
     its own step model (``step_evaluator(instance)``), which ``parallelism: auto`` searches with;
     ``own_serving_model``: times serving's decode steps and prefills itself
-    (``serving_timer(instance)``, a ``planning.serving.ServeTimer``)."""
+    (``serving_timer(instance)``, a ``planning.serving.ServeTimer``);
+    ``experts``: models mixture-of-experts layers and latent attention (``workloads/moe.py``)."""
 
     modes: frozenset[str] = frozenset({"inference", "training"})
     sweepable: bool = True
@@ -174,6 +186,7 @@ class Capabilities:
     cheap: bool = False
     own_step_model: bool = False
     own_serving_model: bool = False
+    experts: bool = True
 
     def throughput_errors(self, mode: str) -> str | None:
         """The error pool of this backend's throughput in a workload ``mode`` (None: measured)."""

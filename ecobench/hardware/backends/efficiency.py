@@ -225,7 +225,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     assert lay is not None and p.global_batch_size is not None
     ranks = p.nodes * cl.ranks_per_node
     data = lay.data or ranks // (lay.tensor * lay.pipeline)
-    layout = Layout(lay.tensor, lay.pipeline, data, lay.zero, lay.recompute, lay.microbatch, lay.virtual)
+    layout = Layout(lay.tensor, lay.pipeline, data, lay.zero, lay.recompute, lay.microbatch, lay.virtual,
+                    lay.expert)
     w = Workload(arch, p.seq_len, p.global_batch_size, p.precision,
                  fused_attention=None if pts.sources[p.source].fused_attention else False)
     return Prepared(p, acc.vendor, acc_key, stack, (("sequences_per_s", p.throughput_per_s, OBS_SIGMA),), cl,
@@ -292,7 +293,8 @@ class Batch:
                 parts.append((i, 0, p.kernels))
             else:
                 assert p.workload is not None and p.layouts is not None
-                sk = stage_kernels(p.workload, int(p.layouts.tensor[0]))
+                assert p.layouts.expert is not None
+                sk = stage_kernels(p.workload, int(p.layouts.tensor[0]), int(p.layouts.expert[0]))
                 parts += [(i, j, getattr(sk, name)) for j, name in enumerate(self.SETS)]
         cat = lambda f: np.concatenate([f(i, j, k) for i, j, k in parts])  # noqa: E731
         self.k_point = cat(lambda i, j, k: np.full(len(k.flops), i))
@@ -411,9 +413,10 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
     """Leave-one-source-out: each source's points predicted by a fit on every other source (only the
     sources with points of ``kinds``, when given); ``progress`` hears of each source in turn.
     ``residuals.held_out`` reads the stored result instead while its inputs are unchanged."""
-    from ecobench.hardware.published import HoldoutRow, load_points
+    from ecobench.hardware.published import UNFITTED_KINDS, HoldoutRow, load_points
 
     prepared = prepared or prepared_points()
+    fits: dict[tuple[str, ...], Fit] = {}  # sources with only unfitted points share one fit
     pts = load_points()
     group = {k: v.group or k for k, v in pts.sources.items()}
     rows = []
@@ -422,8 +425,9 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
     for i, src in enumerate(sources, 1):
         if progress:
             progress(f"holdout analytic: fit {i}/{len(sources)}, without {src}")
-        train = [p for p in prepared if group[p.point.source] != src]
-        f = fit(train)
+        train = [p for p in prepared if group[p.point.source] != src and p.point.kind not in UNFITTED_KINDS]
+        key = tuple(p.point.id for p in train)
+        f = fits[key] if key in fits else fits.setdefault(key, fit(train))
         for p in prepared:
             if group[p.point.source] == src and (kinds is None or p.point.kind in kinds):
                 eff = f.efficiency(p.vendor, p.point.mode, p.accelerator, p.stack)
@@ -443,8 +447,10 @@ def published_figures(p: PublishedPoint) -> dict[str, float]:
 
 
 def fit_all() -> Fit:
-    """The fit on every packaged point (what the analytic backend uses)."""
-    return fit(list(prepared_points()))
+    """The fit on every packaged point the model is fitted on (what the analytic backend uses)."""
+    from ecobench.hardware.published import UNFITTED_KINDS
+
+    return fit([p for p in prepared_points() if p.point.kind not in UNFITTED_KINDS])
 
 
 def fitted_stacks() -> list[str]:

@@ -41,7 +41,7 @@ from ecobench.hardware.neuron.step import set_kernels
 from ecobench.hardware.neuron.timing import EngineParams, KernelTiming, engine_utilization, time_kernels
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.search import StepEvaluator
-from ecobench.parallel.step import Layouts, Workload
+from ecobench.parallel.step import Layouts
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.transformer import forward_kernels
@@ -102,7 +102,7 @@ class EmulatedBackend:
 
     name = "emulated"
     capabilities = Capabilities(modes=frozenset({"inference", "training", "serving"}), error_model="emulated",
-                                own_step_model=True, own_serving_model=True)
+                                own_step_model=True, own_serving_model=True, experts=False)
 
     @staticmethod
     def params(dev: NeuronDeviceSpec) -> EngineParams:
@@ -166,8 +166,7 @@ class EmulatedBackend:
         dev = device_of(instance)
         cl = instance_cluster(catalog, instance, job.dtype)
         lay = self._layout(job, cl.ranks_per_node * job.instances)
-        w = Workload(job.arch, job.seq_len, job.global_batch_size or lay.data * lay.microbatch, job.dtype,
-                     job.task, job.num_labels)
+        w = job.training_workload(lay.data * lay.microbatch)
         p = self.params(dev)
         out = []
         for kernels, reps, saved in set_kernels(w, lay).values():
@@ -185,7 +184,7 @@ class EmulatedBackend:
         if lay.zero > cl.max_zero_stage:
             raise BackendError(f"{instance.name}: Neuron's training libraries offer ZeRO up to stage "
                                f"{cl.max_zero_stage}, not {lay.zero}")
-        w = Workload(job.arch, job.seq_len, job.global_batch_size, job.dtype, job.task, job.num_labels)
+        w = job.training_workload()
         p = self.params(dev)
         r = step_evaluate(w, cl, Layouts.of([lay], job.instances), dev, p).row(0)
         per_instance = r["sequences_per_s"] / job.instances

@@ -345,7 +345,7 @@ class ReferenceBackend:
     """Runs the model for real and measures it; projects to catalog CPU instances by vCPUs."""
 
     name = "reference"
-    capabilities = Capabilities(sweepable=False, error_model=None, measures_host=True)
+    capabilities = Capabilities(sweepable=False, error_model=None, measures_host=True, experts=False)
 
     def __init__(self, gpu_meter: GpuMeterFactory = zeus_for) -> None:
         """``gpu_meter(device)`` gives the GPU meter of a measurement (None: codecarbon's NVML

@@ -114,7 +114,8 @@ class TrainingMode(ModeBase):
         inst, catalog = self.run.instance, self.run.catalog
         tokens = sum(tr.phase_sequences(ph) * ph.seq_len for ph in tr.phases)
         out: dict[str, Any] = {"tokens": tokens, "tensor_parallel": None, "pipeline_parallel": None,
-                               "data_parallel": None, "zero_stage": None, "recompute": None,
+                               "data_parallel": None, "context_parallel": None, "zero_stage": None,
+                               "offload": None, "recompute": None,
                                "microbatch": None, "memory_per_device_gib": None, "mfu": None,
                                "comm_overhead_pct": None, "layout_choice": None}
         acc = catalog.accelerator_of(inst)
@@ -123,7 +124,8 @@ class TrainingMode(ModeBase):
         if self.tplan is not None:
             lay = self.tplan.layout
             out.update(tensor_parallel=lay.tensor, pipeline_parallel=lay.pipeline, data_parallel=lay.data,
-                       zero_stage=lay.zero, recompute=lay.recompute, microbatch=lay.microbatch,
+                       context_parallel=lay.context, offload=lay.offload, zero_stage=lay.zero,
+                       recompute=lay.recompute, microbatch=lay.microbatch,
                        memory_per_device_gib=self.tplan.memory_per_device_gib,
                        layout_choice=self.tplan.choice)
         flops = sum(model_flops_per_sequence(Workload(arch, ph.seq_len, tr.global_batch(ph, self.decoder),

@@ -1,0 +1,81 @@
+"""What a training recipe keeps in device memory: optimizer state by optimizer and master weights,
+the headroom a practitioner leaves for fragmentation, and the recipe's options as one value.
+
+Bytes per parameter (weights, gradients, optimizer state) when training in 16 bits:
+
+=================  ==============  ==============================================================
+optimizer          state bytes     what it keeps
+=================  ==============  ==============================================================
+adam               12 (8 without   fp32 master weights (4) and two fp32 moments (8): Rajbhandari
+                   master)         et al., "ZeRO", SC20, §3.1 ("K = 12")
+adam_8bit          6 (2 without)   fp32 master weights (4) and two 8-bit block-quantised moments
+                                   (2): Dettmers et al., "8-bit Optimizers via Block-wise
+                                   Quantization", ICLR 2022, §2
+sgd                8 (4 without)   fp32 master weights (4) and one fp32 momentum (4)
+=================  ==============  ==============================================================
+
+``master_weights: false`` drops the fp32 copy (pure 16-bit training). fp32 training has no
+separate master copy: its state is the moments alone. The optimizer step streams the state, the
+master weights and the fp32 gradient once, read and written (32 bytes per parameter for Adam, as
+``transformer.OPTIMIZER_BYTES_PER_PARAM``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Optimizer = Literal["adam", "adam_8bit", "sgd"]
+OPTIMIZERS: tuple[Optimizer, ...] = ("adam", "adam_8bit", "sgd")
+AttentionKernel = Literal["flash", "eager"]
+MASTER_WEIGHT_BYTES = 4  # fp32 copy of every parameter
+FP32_GRADIENT_BYTES = 4  # the optimizer reads an fp32 gradient (mixed precision upcasts it)
+# Optimizer moments per parameter, bytes: Adam's two fp32 moments, 8-bit Adam's two 1-byte
+# block-quantised moments (its per-block scales are under 0.1%: 2,048-element blocks), SGD momentum.
+MOMENT_BYTES: dict[str, int] = {"adam": 8, "adam_8bit": 2, "sgd": 4}
+
+# Memory headroom: the share of device memory a plan leaves free for the caching allocator's
+# fragmentation, collective and cuBLAS workspaces. Default 10%: Guo et al., "GMLake: Efficient and
+# Transparent GPU Memory Defragmentation for Large-scale DNN Training with Virtual Memory Stitching",
+# ASPLOS 2024 (arXiv 2401.08156), measure PyTorch's caching allocator losing 15% on average (up to
+# 33%) of A100-80GB memory to fragmentation over eight LLM fine-tuning setups with recomputation,
+# offload and ZeRO; 10% is the lower end for plain pre-training layouts. Bounds 0-50%.
+DEFAULT_MEMORY_HEADROOM_PCT = 10.0
+MAX_MEMORY_HEADROOM_PCT = 50.0
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The memory choices of a training recipe that are not the layout: optimizer, master weights,
+    attention kernel (None: flash for decoders, unfused for encoders, as today)."""
+
+    optimizer: Optimizer = "adam"
+    master_weights: bool = True
+    attention_kernel: AttentionKernel | None = None
+
+    @property
+    def fused_attention(self) -> bool | None:
+        """The step model's ``Workload.fused_attention`` for this kernel choice."""
+        return None if self.attention_kernel is None else self.attention_kernel == "flash"
+
+
+DEFAULT_RECIPE = Recipe()
+
+
+def state_bytes(dtype: str, optimizer: str = "adam", master_weights: bool = True) -> tuple[int, int, int]:
+    """(weights, gradients, optimizer state) bytes per parameter training in ``dtype``."""
+    if dtype in ("fp32", "tf32"):
+        return 4, 4, MOMENT_BYTES[optimizer]
+    master = MASTER_WEIGHT_BYTES if master_weights else 0
+    return 2, 2, master + MOMENT_BYTES[optimizer]
+
+
+def optimizer_step_bytes(optimizer_state_bytes: float) -> float:
+    """Bytes the optimizer step streams per parameter: its state and the fp32 gradient, read and
+    written (Adam with master weights: 2 x (12 + 4) = 32)."""
+    return 2.0 * (optimizer_state_bytes + FP32_GRADIENT_BYTES)
+
+
+def usable_gib(memory_gib: float, headroom_pct: float) -> float:
+    """Device memory a plan may fill, leaving ``headroom_pct`` free."""
+    return memory_gib * (1.0 - headroom_pct / 100.0)

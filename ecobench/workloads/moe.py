@@ -1,0 +1,138 @@
+"""Kernels of a mixture-of-experts feed-forward and of multi-head latent attention, per sample on one
+rank, and the mean layer of a model whose layers differ (dense and MoE).
+
+Expert parallelism (``expert`` ranks, carved out of the data-parallel ranks as Megatron-Core does)
+gives each rank ``experts / expert`` of the routed experts; tokens are sent to the ranks of their
+experts and back (the all-to-alls are timed in ``parallel/step.py``). With balanced routing a rank's
+experts process as many token-expert pairs as its own tokens choose, ``seq_len x experts_per_token``
+per sample, so the FLOPs per rank are the active experts' only; the weights a rank reads are its
+local experts'. Expert feed-forwards are split over the tensor-parallel ranks as the dense one is.
+The capacity factor (the busiest expert's load over the mean) multiplies the work the slowest rank
+executes and the tokens it exchanges; the model FLOPs (MFU) count the active experts only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ecobench.units import BYTES_PER_DTYPE
+from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.kernels import Kernel
+
+SWIGLU_FLOPS_PER_ELEMENT = 6
+GELU_FLOPS_PER_ELEMENT = 8
+
+
+def _expert_matmul(name: str, m: float, k: int, n: int, copies: float, cf: float, dtype: str,
+                   layer: int | None) -> Kernel:
+    """``copies`` weights of [k x n] (the rank's experts, grouped GEMM) applied to ``m`` token rows in
+    all; the busiest expert's ``cf`` share more rows is what executes."""
+    b = BYTES_PER_DTYPE[dtype]
+    act = (m * k + m * n) * b
+    w = copies * k * n * b
+    flops = 2.0 * m * k * n
+    # dims carry the weight the rank reads (every local expert), as step.py counts weight bytes
+    return Kernel(name, "matmul", "forward", f"{copies:g}x[{k}x{n}] over {m:g} rows", flops=flops,
+                  bytes=float(act * cf + w), dtype=dtype, layer=layer, dims=(1, int(m), k, int(copies * n)),
+                  weights=True, exec_flops=flops * cf, saved_bytes=float(m * k * b * cf))
+
+
+def moe_ffn_kernels(arch: Architecture, seq_len: int, dtype: str, layer: int | None, tensor: int = 1,
+                    expert: int = 1) -> list[Kernel]:
+    """The expert feed-forward of one MoE layer: router, dispatch, routed experts, combine, shared."""
+    m = arch.moe
+    assert m is not None
+    s, h, b = seq_len, arch.hidden_size, BYTES_PER_DTYPE[dtype]
+    f = -(-m.expert_intermediate_size // tensor)
+    cf = m.capacity_factor
+    pairs = s * m.experts_per_token
+    local = m.experts / expert
+    glu = arch.ffn == "swiglu"
+    act_flops = SWIGLU_FLOPS_PER_ELEMENT if glu else GELU_FLOPS_PER_ELEMENT
+    width = 2 * f if glu else f
+    e = m.experts
+    act_fl = float(pairs * f * act_flops)
+    ks = [
+        Kernel("moe.router", "matmul", "forward", f"[{s}x{h}]@[{h}x{e}]", flops=2.0 * s * h * e,
+               bytes=float((s * h + s * e + h * e) * b), dtype=dtype, layer=layer,
+               dims=(1, s, h, e), weights=True, saved_bytes=float(s * h * b / tensor)),
+        # permute the tokens into expert order before the dispatch, and back after the combine
+        Kernel("moe.permute", "elementwise", "forward", f"{pairs}x{h}", flops=0.0,
+               bytes=float(4 * pairs * h * b * cf / tensor), dtype=dtype, layer=layer),
+        _expert_matmul("moe.experts.up", pairs, h, width, local, cf, dtype, layer),
+        Kernel("moe.experts.act", "elementwise", "forward", f"{pairs}x{f}", flops=act_fl,
+               bytes=float(3 * pairs * f * b), dtype=dtype, layer=layer, exec_flops=act_fl * cf,
+               saved_bytes=float(2 * pairs * f * b * cf)),
+        _expert_matmul("moe.experts.down", pairs, f, h, local, cf, dtype, layer),
+    ]
+    if m.shared_experts:
+        fs = -(-m.shared_experts * m.expert_intermediate_size // tensor)
+        ws = 2 * fs if glu else fs
+        ks += [_expert_matmul("moe.shared.up", s, h, ws, 1, 1.0, dtype, layer),
+               Kernel("moe.shared.act", "elementwise", "forward", f"{s}x{fs}",
+                      flops=float(s * fs * act_flops), bytes=float(3 * s * fs * b), dtype=dtype,
+                      layer=layer, saved_bytes=float(2 * s * fs * b)),
+               _expert_matmul("moe.shared.down", s, fs, h, 1, 1.0, dtype, layer)]
+    return ks
+
+
+def mla_kernels(arch: Architecture, seq_len: int, dtype: str, layer: int, tensor: int = 1) -> list[Kernel]:
+    """Multi-head latent attention of one layer on one tensor-parallel rank: the down-projections to
+    the query and key/value latents (every rank computes them), the up-projections of its heads, the
+    fused causal attention (query/key width ``qk_nope + qk_rope``, value width ``v``), the output
+    projection of its heads."""
+    from ecobench.workloads.transformer import CAUSAL_EXECUTED_SHARE, _matmul
+
+    a = arch.mla
+    assert a is not None
+    s, h, b = seq_len, arch.hidden_size, BYTES_PER_DTYPE[dtype]
+    n = arch.heads // tensor
+    dqk, dv = a.qk_head_dim, a.v_head_dim
+    sp = 1.0 / tensor
+    ks = []
+    if a.q_lora_rank:
+        ks += [_matmul("attention.q_down", "forward", s, h, a.q_lora_rank, 1, dtype, layer, saved_share=sp),
+               _matmul("attention.q_up", "forward", s, a.q_lora_rank, n * dqk, 1, dtype, layer)]
+    else:
+        ks.append(_matmul("attention.q", "forward", s, h, n * dqk, 1, dtype, layer, saved_share=sp))
+    ks += [_matmul("attention.kv_down", "forward", s, h, a.kv_lora_rank + a.qk_rope_head_dim, 1, dtype, layer,
+                   saved_share=sp),
+           _matmul("attention.kv_up", "forward", s, a.kv_lora_rank, n * (a.qk_nope_head_dim + dv), 1, dtype,
+                   layer)]
+    flops = 2.0 * n * s * s * (dqk + dv)
+    qkvo = (2 * n * dqk + 2 * n * dv) * s * b
+    ks.append(Kernel("attention.core", "attention", "forward", f"{n}x[{s}x{dqk}]@[{dqk}x{s}]", flops=flops,
+                     bytes=float(qkvo), dtype=dtype, layer=layer, dims=(n, s, dqk, s),
+                     exec_flops=flops * CAUSAL_EXECUTED_SHARE, saved_bytes=float(qkvo + n * s * 4)))
+    ks.append(_matmul("attention.output", "forward", s, n * dv, h, 1, dtype, layer))
+    return ks
+
+
+def scaled(k: Kernel, share: float) -> Kernel:
+    """A kernel standing for ``share`` of a layer's kernel (the mean of layers that differ)."""
+    dims = None if k.dims is None else (k.dims[0], k.dims[1], k.dims[2], k.dims[3] * share)
+    return replace(k, flops=k.flops * share, bytes=k.bytes * share,
+                   exec_flops=None if k.exec_flops is None else k.exec_flops * share,
+                   saved_bytes=k.saved_bytes * share, dims=dims)  # type: ignore[arg-type]
+
+
+def mean_layer_kernels(arch: Architecture, seq_len: int, dtype: str, tensor: int = 1,
+                       fused_attention: bool | None = None, expert: int = 1) -> list[Kernel]:
+    """One layer's kernels; where layers differ (dense and MoE), the mean layer: each kind's kernels
+    at its share of the layers, so ``layers x`` these is the whole model's work."""
+    from ecobench.workloads.transformer import layer_kernels
+
+    if arch.moe is None:
+        return layer_kernels(arch, seq_len, 1, dtype, 0, tensor, fused_attention)
+    n_moe = arch.moe_layers
+    kinds = []
+    first_moe = next(i for i in range(arch.layers) if arch.moe.is_moe_layer(i))
+    kinds.append((n_moe / arch.layers, first_moe))
+    if n_moe < arch.layers:
+        first_dense = next(i for i in range(arch.layers) if not arch.moe.is_moe_layer(i))
+        kinds.append((1 - n_moe / arch.layers, first_dense))
+    out: list[Kernel] = []
+    for share, i in kinds:
+        ks = layer_kernels(arch, seq_len, 1, dtype, i, tensor, fused_attention, expert=expert)
+        out += [scaled(k, share) for k in ks] if share < 1 else ks
+    return out

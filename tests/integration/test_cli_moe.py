@@ -1,0 +1,99 @@
+"""Mixture-of-experts through the CLI: the shipped scenario runs, bad expert settings exit 2 naming
+the field and the nearest valid value, `ecobench workload` shows total and active parameters."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "ecobench", *args], capture_output=True, text=True,
+                          timeout=300, cwd=cwd or ROOT)
+
+
+def test_mixtral_scenario_runs_with_expert_parallelism(tmp_path):
+    proc = _run("run", str(ROOT / "scenarios/mixtral_train.yaml"), "-q", "--out", str(tmp_path / "run"))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "run/results.json").read_text())
+    rows = {r["config_id"]: r for r in doc["rows"]}
+    assert set(rows) == {"p5_ep8", "p5_auto"}
+    assert 0.05 < rows["p5_ep8"]["mfu"] < 0.8
+    assert doc["scenario"]["configs"][0]["parallelism"]["expert"] == 8
+
+
+def _scenario(tmp_path, arch=None, parallelism=None):
+    s = yaml.safe_load((ROOT / "scenarios/mixtral_train.yaml").read_text())
+    s["configs"] = s["configs"][:1]
+    if parallelism is not None:
+        s["configs"][0]["parallelism"] = parallelism
+    if arch is not None:
+        s["workload"].pop("model")
+        s["workload"]["architecture"] = arch
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(s))
+    return path
+
+
+def test_experts_not_divisible_by_expert_degree_exit_2(tmp_path):
+    proc = _run("run", str(_scenario(tmp_path, parallelism={"pipeline": 4, "expert": 3})))
+    assert proc.returncode == 2, proc.stderr
+    err = proc.stderr
+    assert "configs[0].parallelism.expert" in err and "8 experts" in err
+    assert "divisors of 8 (1, 2, 4, 8)" in err and "nearest valid value: 2" in err
+    assert "Traceback" not in err
+
+
+def test_experts_per_token_above_experts_exit_2(tmp_path):
+    arch = {"kind": "decoder", "layers": 4, "hidden_size": 512, "heads": 8, "kv_heads": 2,
+            "intermediate_size": 1024, "ffn": "swiglu", "vocab_size": 32000, "max_position_embeddings": 4096,
+            "moe": {"experts": 8, "experts_per_token": 9, "expert_intermediate_size": 1024}}
+    proc = _run("run", str(_scenario(tmp_path, arch=arch, parallelism={"expert": 8})))
+    assert proc.returncode == 2, proc.stderr
+    assert "workload.architecture.moe" in proc.stderr
+    assert "experts_per_token 9 is above experts 8" in proc.stderr and "nearest valid value: 8" in proc.stderr
+
+
+def test_expert_parallelism_on_a_dense_model_exit_2(tmp_path):
+    path = _scenario(tmp_path, parallelism={"expert": 2})
+    s = yaml.safe_load(path.read_text())
+    s["workload"]["model"] = "llama2-7b"
+    path.write_text(yaml.safe_dump(s))
+    proc = _run("run", str(path))
+    assert proc.returncode == 2 and "has no experts" in proc.stderr and "allowed: 1" in proc.stderr
+
+
+def test_inline_moe_with_head_dim_and_mla_runs(tmp_path):
+    arch = {"kind": "decoder", "layers": 4, "hidden_size": 1024, "heads": 16, "head_dim": 96,
+            "intermediate_size": 2048, "ffn": "swiglu", "vocab_size": 32000, "max_position_embeddings": 4096,
+            "moe": {"experts": 16, "experts_per_token": 2, "expert_intermediate_size": 512,
+                    "shared_experts": 1, "first_dense_layers": 1, "capacity_factor": 1.25},
+            "mla": {"kv_lora_rank": 256, "q_lora_rank": 384, "qk_rope_head_dim": 32, "qk_nope_head_dim": 64,
+                    "v_head_dim": 64}}
+    proc = _run("run", str(_scenario(tmp_path, arch=arch, parallelism={"expert": 16})), "-q",
+                "--out", str(tmp_path / "run"))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_workload_shows_total_and_active_params():
+    proc = _run("workload", "deepseek-v3", "--seq-len", "4096", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads(proc.stdout)
+    assert abs(s["params"] / 671e9 - 1) < 0.01 and abs(s["params_active"] / 37e9 - 1) < 0.02
+    assert s["attention"] == "mla" and s["moe"]["experts"] == 256
+    text = _run("workload", "mixtral-8x7b", "--seq-len", "4096").stdout
+    assert "params active per token" in text and "2 of 8 experts" in text
+
+
+def test_moe_on_a_backend_without_experts_exit_2(tmp_path):
+    path = _scenario(tmp_path)
+    s = yaml.safe_load(path.read_text())
+    s["configs"][0].update(backend="emulated", instance_type="trn1.32xlarge")
+    s["configs"][0].pop("parallelism")
+    path.write_text(yaml.safe_dump(s))
+    proc = _run("run", str(path))
+    assert proc.returncode == 2 and "configs[0].backend" in proc.stderr and "allowed: analytic" in proc.stderr
