@@ -4,7 +4,9 @@ or for every cluster size up to a bound, evaluated at once with the step model.
 Valid means: tensor divides the heads, the feed-forward size and the ranks of one instance (and is
 compatible with the key/value heads); pipeline divides the layers; tensor x pipeline x data is the
 cluster's ranks; data x micro-batch divides every phase's global batch. Micro-batches are powers of
-two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins.
+two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins. On a cluster whose
+ranks no such split fills, each (tensor, pipeline) takes the largest data degree that fits in the
+ranks and divides the global batch, leaving the other ranks idle. The search runs the 1F1B schedule.
 """
 
 from __future__ import annotations
@@ -53,24 +55,31 @@ def tensor_options(w: Workload, ranks_per_node: int) -> list[int]:
 
 
 def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | None,
-                      max_nodes: int = 1, max_zero_stage: int = 3) -> Layouts:
-    """Every valid layout on ``nodes`` instances, or on any count from 1 to ``max_nodes``."""
+                      max_nodes: int = 1, max_zero_stage: int = 3, pipelines: list[int] | None = None,
+                      idle: bool = False) -> Layouts:
+    """Every valid layout on ``nodes`` instances, or on any count from 1 to ``max_nodes``; pipeline
+    degrees from ``pipelines`` (default: the divisors of the layers). With ``idle`` (and ``nodes``),
+    layouts that leave ranks idle: the largest data degree that fits and divides the global batch."""
     w = phases[0].workload
     batches = [ph.workload.global_batch for ph in phases]
     g = int(np.gcd.reduce(batches))
     rows: list[tuple[int, ...]] = []
     for t in tensor_options(w, ranks_per_node):
-        for p in divisors(w.arch.layers):
+        for p in pipelines or divisors(w.arch.layers):
             if nodes is not None:
                 ranks = nodes * ranks_per_node
-                if ranks % (t * p):
+                if idle:
+                    fit = [d for d in divisors(g) if t * p * d <= ranks]
+                    datas = fit[-1:]
+                elif ranks % (t * p):
                     continue
-                datas = [ranks // (t * p)]
+                else:
+                    datas = [ranks // (t * p)]
             else:
                 datas = [d for d in divisors(g) if (t * p * d) % ranks_per_node == 0
                          and (t * p * d) // ranks_per_node <= max_nodes]
             for d in datas:
-                n = t * p * d // ranks_per_node
+                n = nodes if nodes is not None and idle else t * p * d // ranks_per_node
                 if n < 1 or g % d:
                     continue
                 for b in (2**k for k in range(7)):
@@ -81,6 +90,27 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
                             rows.append((t, p, d, z, rc, b, 1, n))
     arr = np.array(rows, dtype=np.int64).reshape(-1, 8)
     return Layouts(*(arr[:, i] for i in range(8)))
+
+
+def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency | StepEvaluator,
+                   accept: Callable[[Layouts], np.ndarray] | None = None) -> tuple[int | None, int | None]:
+    """The nearest instance counts below and above ``nodes`` (up to twice it) with a layout that
+    fills their ranks, fits device memory and passes ``accept`` (a mask over the layouts)."""
+    L = enumerate_layouts(phases, cl.ranks_per_node, None, 2 * nodes, cl.max_zero_stage)
+    if not len(L):
+        return None, None
+    ok = evaluate_phases(phases, cl, L, eff).fits
+    if accept is not None:
+        ok &= accept(L)
+    counts = np.unique(L.nodes[ok])
+    below, above = counts[counts < nodes], counts[counts > nodes]
+    return (int(below.max()) if len(below) else None, int(above.min()) if len(above) else None)
+
+
+def counts_text(near: tuple[int | None, int | None]) -> str:
+    """``; the nearest instance counts that do: 96 and 128`` (empty when none is known)."""
+    found = [str(n) for n in near if n is not None]
+    return f"; the nearest instance counts that do: {' and '.join(found)}" if found else ""
 
 
 # A backend's own step model (the emulated NeuronCore's) in place of the fitted efficiencies.

@@ -10,19 +10,31 @@ The model, per rank of the slowest pipeline stage:
 * **Tensor parallelism** (sequence parallel): per layer, two all-gathers and two reduce-scatters of
   the layer's activations in the forward pass and as many in the backward (and in a recomputed
   forward), on the instance's device link, not overlapped with compute.
-* **Pipeline**: 1F1B, ``m`` micro-batches: ``(m + (p - 1) / v)`` slots of the slowest stage's
-  micro-batch time plus a send of the boundary activations each way; the bubble is
-  ``(p - 1) / (v m + p - 1)`` of the pipeline time.
+* **Pipeline**: ``m`` micro-batches take ``m + bubble`` slots of the slowest stage's micro-batch
+  time plus a send of the boundary activations each way. The bubble is ``p - 1`` slots for 1F1B
+  (``(p - 1) / (m + p - 1)`` of the pipeline time), ``(p - 1) / v`` for the interleaved schedule with
+  ``v`` virtual stages, and ``(p - 1) (F + B - W) / (F + B + W)`` for zero-bubble ZB-H1 (Qi et al.
+  2023, arXiv 2311.04934, Sec. 3: one third of 1F1B's when the forward, the input-gradient and the
+  weight-gradient passes take as long; the backward is split evenly between B and W). Stages that
+  do not divide the layers hold ``layers // p`` or one more (``layout.stage_layers``); the slowest
+  stage, with the embeddings on the first and the head on the last, sets the slot.
 * **Data parallelism**: gradients reduced once per step (ZeRO 0-2: a reduce-scatter and an
   all-gather, the volume of an all-reduce) over the instance link inside an instance and the instance
-  network across instances, overlapping the last micro-batch's backward pass. ZeRO-3 gathers the
-  parameters before every micro-batch's forward and backward and scatters the gradients after it,
-  overlapping that micro-batch's compute. Overlap is imperfect: see :func:`exposed`.
+  network across instances, overlapping the last micro-batch's backward pass. ZeRO-3 gathers each
+  layer's parameters before its forward, its recomputed forward (full recomputation) and its
+  backward, and reduce-scatters its gradients after it, every micro-batch, overlapping that
+  micro-batch's compute. These per-layer collectives run over the whole data-parallel group as NCCL
+  runs all-gathers and reduce-scatters, on a ring: ``d - 1`` steps each paying the network's step
+  latency, so a large group's small per-layer messages get a fraction of the link bandwidth (at
+  1,536 ranks a ring step of a 175B model's 3.6 GB layer moves 2.4 MB). Overlap is imperfect: see
+  :func:`exposed`.
 * **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step.
 
 Memory per rank: weights, gradients and optimizer state by precision and ZeRO stage, the saved
-activations of the micro-batches in flight (1F1B keeps ``min(p, m)`` on the first stage; recompute
-keeps less), the fp32 logits on the last stage, and a fixed workspace.
+activations of the micro-batches in flight (1F1B and ZB-H1 keep ``min(p, m)`` on the first stage,
+the interleaved schedule ``p + (p - 1) / v`` stages' worth: Megatron-LM's warm-up of ``2 (p - 1) +
+(v - 1) p`` virtual-stage micro-batches plus one; recompute keeps less), the fp32 logits on the last
+stage, and a fixed workspace.
 """
 
 from __future__ import annotations
@@ -34,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from ecobench.parallel.collectives import all_gather_s, hierarchical_all_reduce_s, send_s
-from ecobench.parallel.layout import RECOMPUTE, Layout
+from ecobench.parallel.layout import RECOMPUTE, SCHEDULES, Layout
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.kernels import Kernel
@@ -194,6 +206,9 @@ class Layouts:
     microbatch: np.ndarray
     virtual: np.ndarray
     nodes: np.ndarray
+    schedule: np.ndarray | None = None  # index into SCHEDULES (None: 1F1B, interleaved where virtual > 1)
+
+    FIELDS = ("tensor", "pipeline", "data", "zero", "recompute", "microbatch", "virtual", "nodes", "schedule")
 
     @classmethod
     def of(cls, layouts: list[Layout], nodes: int | list[int]) -> Layouts:
@@ -201,7 +216,17 @@ class Layouts:
         col = lambda f: np.array([f(x) for x in layouts], dtype=np.int64)  # noqa: E731
         return cls(col(lambda x: x.tensor), col(lambda x: x.pipeline), col(lambda x: x.data),
                    col(lambda x: x.zero), col(lambda x: RECOMPUTE.index(x.recompute)),
-                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64))
+                   col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64),
+                   col(lambda x: SCHEDULES.index(x.schedule)))
+
+    def where(self, mask: np.ndarray) -> Layouts:
+        """The layouts selected by ``mask``."""
+        return Layouts(*(None if getattr(self, f) is None else getattr(self, f)[mask] for f in self.FIELDS))
+
+    @property
+    def schedules(self) -> np.ndarray:
+        """Schedule index of every layout (0 where none was given)."""
+        return np.zeros_like(self.tensor) if self.schedule is None else self.schedule
 
     def __len__(self) -> int:
         return len(self.tensor)
@@ -209,7 +234,8 @@ class Layouts:
     def layout(self, i: int) -> Layout:
         """The ``i``-th layout as a :class:`Layout`."""
         return Layout(int(self.tensor[i]), int(self.pipeline[i]), int(self.data[i]), int(self.zero[i]),
-                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]))
+                      RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]),
+                      SCHEDULES[int(self.schedules[i])])
 
 
 @dataclass
@@ -254,17 +280,29 @@ def model_flops_per_sequence(w: Workload) -> float:
     return 3.0 * (mm(ks) + w.arch.layers * mm(layer))
 
 
-def stage_params(w: Workload, pipeline: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parameters of the first and of the last pipeline stage (the heaviest two)."""
+def stage_layer_counts(layers: Any, pipeline: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Layers of the first, the heaviest middle and the last stage (arrays; see
+    :func:`ecobench.parallel.layout.stage_layers`, of which this is the vectorised form)."""
+    p = np.asarray(pipeline)
+    q, r = np.divmod(layers, p)
+    to_mid = np.minimum(r, np.maximum(p - 2, 0))
+    rest = r - to_mid
+    first = q + (rest >= 1)
+    mid = np.where(p > 2, q + (to_mid > 0), first)
+    return first, mid, q + (rest >= 2)
+
+
+def stage_params(w: Workload, pipeline: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parameters of the first, the heaviest middle and the last pipeline stage."""
     a = w.arch
-    mid = a.layers / pipeline * a.layer_params
+    n_first, n_mid, n_last = stage_layer_counts(a.layers, pipeline)
     head = a.norm_params + a.head_params(w.task, w.num_labels) + (
         a.lm_head_params if a.kind == "decoder" else 0)
     tied_copy = np.where((pipeline > 1) & a.tied_embeddings & (a.kind == "decoder"),
                          a.vocab_size * a.hidden_size, 0)
-    first = mid + a.embedding_params + np.where(pipeline == 1, head, 0)
-    last = mid + head + tied_copy + np.where(pipeline == 1, a.embedding_params, 0)
-    return first, last
+    first = n_first * a.layer_params + a.embedding_params + np.where(pipeline == 1, head, 0)
+    last = n_last * a.layer_params + head + tied_copy + np.where(pipeline == 1, a.embedding_params, 0)
+    return first, n_mid * a.layer_params, last
 
 
 STAGE_SETS = ("layer_fwd", "layer_bwd", "attn_fwd", "embed_fwd", "embed_bwd", "head_fwd", "head_bwd")
@@ -313,6 +351,8 @@ class Cases:
     network: Any
     sharded_network: Any
     memory_eff: Any
+    sched: Any = 0  # index into SCHEDULES
+    p_mid: Any = 0.0  # parameters of the heaviest middle stage
 
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
@@ -332,14 +372,16 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     the layouts, what each saves per layer, the workload's and the cluster's figures."""
     per_t = {int(t): stage_kernels(w, int(t)) for t in np.unique(L.tensor)}
     col = lambda f: np.array([f(per_t[int(t)]) for t in L.tensor], dtype=float)  # noqa: E731
-    p_first, p_last = stage_params(w, L.pipeline)
+    p_first, p_mid, p_last = stage_params(w, L.pipeline)
     wb, gb, ob = STATE_BYTES[w.dtype]
     return dict(
         t=L.tensor, p=L.pipeline, d=L.data, z=L.zero, rc=L.recompute, b=L.microbatch, v=L.virtual,
+        sched=L.schedules,
         saved_none=col(lambda k: k.layer_fwd.saved_bytes), saved_sel=col(lambda k: k.layer_saved_selective),
         layer_in=col(lambda k: k.layer_input_bytes), head_saved=col(lambda k: k.head_fwd.saved_bytes),
         layers=w.arch.layers, global_batch=w.global_batch, p_first=p_first, p_last=p_last,
-        flops_per_seq=model_flops_per_sequence(w), wb=wb, gb=gb, ob=ob, ranks_per_node=cl.ranks_per_node,
+        p_mid=p_mid, flops_per_seq=model_flops_per_sequence(w), wb=wb, gb=gb, ob=ob,
+        ranks_per_node=cl.ranks_per_node,
         peak_tflops=cl.peak_tflops, memory_gb_per_s=cl.memory_gb_per_s, memory_gib=cl.memory_gib,
         intra_gb_per_s=cl.intra_gb_per_s, inter_gb_per_s=cl.inter_gb_per_s,
         intra_latency_s=cl.intra_latency_s, inter_latency_s=cl.inter_latency_s)
@@ -361,7 +403,8 @@ def combine(c: Cases) -> StepResult:
     """The closed-form step (see the module docstring) for every case."""
     t, p, d, z, b, v, rc = c.t, c.p, c.d, c.z, c.b, c.v, c.rc
     f, g = c.f, c.g
-    layers_per_stage = c.layers / p
+    n_first, n_mid, n_last = stage_layer_counts(c.layers, p)
+    n_max = np.maximum(np.maximum(n_first, n_mid), n_last)
     recompute_s = np.select([rc == 0, rc == 1], [0.0, c.att], default=f)
 
     # Tensor-parallel collectives per layer and micro-batch (activations of the whole layer).
@@ -370,32 +413,40 @@ def combine(c: Cases) -> StepResult:
     tp_layer = TP_COLLECTIVES_PER_PASS * (2 + (rc == 2)) * one
     tp_head = 2 * one  # gather before the head, scatter of its gradient
 
-    mid = layers_per_stage * (f + g + recompute_s + tp_layer)
-    first = mid + np.where(p == 1, c.emb + c.head + tp_head, c.emb)
-    last = mid + np.where(p == 1, c.emb + c.head + tp_head, c.head + tp_head)
-    slot = np.maximum(first, last)
+    per_layer = f + g + recompute_s + tp_layer
+    first = n_first * per_layer + np.where(p == 1, c.emb + c.head + tp_head, c.emb)
+    last = n_last * per_layer + np.where(p == 1, c.emb + c.head + tp_head, c.head + tp_head)
+    slot = np.maximum(np.maximum(first, last), n_mid * per_layer)
     # Stage boundary: the sequence-parallel activation shard, once each way per micro-batch.
     cross = t * d >= c.ranks_per_node
     link = np.where(cross, c.inter_gb_per_s / c.ranks_per_node, c.intra_gb_per_s) * net
     lat = np.where(cross, c.inter_latency_s, c.intra_latency_s)
     p2p = np.where(p > 1, 2 * send_s(b * c.layer_in, link, lat), 0.0)
     m = c.global_batch / (d * b)
-    slots = m + (p - 1) / v
+    zb_share = (f + recompute_s) / np.maximum(f + g + recompute_s, 1e-30)  # (F + B - W) / (F + B + W)
+    bubble_slots = np.where(c.sched == SCHEDULES.index("zero-bubble"), (p - 1) * zb_share, (p - 1) / v)
+    slots = m + bubble_slots
     pipe_s = slots * (slot + p2p)
-    bubble_s = (p - 1) / v * (slot + p2p)
+    bubble_s = bubble_slots * (slot + p2p)
 
     # Data parallelism (and ZeRO), on the heaviest stage's parameters.
-    params = np.maximum(c.p_first, c.p_last) / t
+    params = np.maximum(np.maximum(c.p_first, c.p_last), c.p_mid) / t
     per_node = np.maximum(1, np.minimum(d, c.ranks_per_node // t))
     inter_per_rank = c.inter_gb_per_s / c.ranks_per_node * net
     grads_s = hierarchical_all_reduce_s(params * c.gb, d, per_node, c.intra_gb_per_s * net, c.intra_latency_s,
                                         inter_per_rank, c.inter_latency_s)
-    last_bwd = layers_per_stage * g
+    last_bwd = n_max * g
     dp_exposed = np.where(z < 3, exposed(grads_s, last_bwd), 0.0)
     zn = c.sharded_network
     gather_s = hierarchical_all_reduce_s(params * c.wb, d, per_node, c.intra_gb_per_s * net * zn,
                                          c.intra_latency_s, inter_per_rank * zn, c.inter_latency_s) / 2
-    z3 = exposed(gather_s, layers_per_stage * f) + exposed(2 * gather_s, last_bwd)
+    # Per-layer ring collectives: d - 1 steps, each at the latency of the fabric the group spans.
+    spans = d > per_node
+    ring_lat = np.maximum(d - 1, 0) * np.where(spans, c.inter_latency_s, c.intra_latency_s)
+    collectives_fwd = n_max * (1 + (rc == 2))  # gathers before the forward (and the recomputed forward)
+    collectives_bwd = n_max * 2  # gather before the backward, reduce-scatter after
+    z3 = (exposed(gather_s * (1 + (rc == 2)) + collectives_fwd * ring_lat, n_max * (f + (rc == 2) * f))
+          + exposed(2 * gather_s + collectives_bwd * ring_lat, last_bwd))
     dp_exposed = dp_exposed + np.where(z == 3, m * z3, 0.0)
 
     # Optimizer step: the rank's shard of the optimizer state, streamed once.
@@ -403,18 +454,20 @@ def combine(c: Cases) -> StepResult:
     opt_s = shard * optimizer_kernel(1.0).bytes / (c.memory_eff * c.memory_gb_per_s * 1e9)
 
     step_s = pipe_s + dp_exposed + opt_s
-    tp_s = slots * (layers_per_stage * tp_layer + tp_head)
+    tp_s = slots * (n_max * tp_layer + tp_head)
     comm_s = tp_s + slots * p2p + dp_exposed
 
-    # Memory per rank.
-    in_flight = np.minimum(p, m)
+    # Memory per rank: the first stage holds the most micro-batches in flight.
+    in_flight = np.minimum(np.where(v > 1, p + (p - 1) / v, p), m)
     saved = np.select([rc == 0, rc == 1], [c.saved_none, c.saved_sel], default=c.layer_in)
     full = np.where(rc == 2, c.saved_none, 0.0)  # the layer being recomputed
-    act_first = b * (saved * layers_per_stage * in_flight + full)
-    act_last = b * (saved * layers_per_stage + c.head_saved + full)
+    act_first = b * (saved * n_first * in_flight + full)
+    act_mid = b * (saved * n_mid * in_flight + full)
+    act_last = b * (saved * n_last + c.head_saved + full)
     state = lambda prm: prm / t * (c.wb / np.where(z == 3, d, 1) + c.gb / np.where(z >= 2, d, 1)  # noqa: E731
                                    + c.ob / np.where(z >= 1, d, 1))
-    need = np.maximum(state(c.p_first) + act_first, state(c.p_last) + act_last) / GIB + WORKSPACE_GIB
+    need = np.maximum(np.maximum(state(c.p_first) + act_first, state(c.p_last) + act_last),
+                      state(c.p_mid) + act_mid) / GIB + WORKSPACE_GIB
 
     seq_per_s = c.global_batch / step_s
     mfu = c.flops_per_seq * seq_per_s / (t * p * d * c.peak_tflops * 1e12)

@@ -26,6 +26,7 @@ class Activity:
     memory: float
     stall: float
     source: str = ""
+    active: float = 1.0  # share of the accelerators that work; the rest (idle ranks) draw idle power
 
     def scaled(self, achieved: Any) -> Any:
         """Shares when ``achieved`` times the modelled throughput is reached. The kernels take the
@@ -41,7 +42,7 @@ class Activity:
     def share(self, d_compute: Any, d_memory: Any, d_stall: Any, achieved: Any = 1.0) -> Any:
         """Time-weighted dynamic share (0-1) of the idle-to-maximum range."""
         c, m, s = self.scaled(achieved)
-        return np.clip(c * d_compute + m * d_memory + s * d_stall, 0.0, 1.0)
+        return self.active * np.clip(c * d_compute + m * d_memory + s * d_stall, 0.0, 1.0)
 
 
 COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")
