@@ -94,9 +94,9 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
 
 def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency | StepEvaluator,
                    accept: Callable[[Layouts], np.ndarray] | None = None) -> tuple[int | None, int | None]:
-    """The nearest instance counts below and above ``nodes`` (up to twice it) with a layout that
-    fills their ranks, fits device memory and passes ``accept`` (a mask over the layouts)."""
-    L = enumerate_layouts(phases, cl.ranks_per_node, None, 2 * nodes, cl.max_zero_stage)
+    """The nearest instance counts below and above ``nodes`` (up to twice it, or 64) with a layout
+    that fills their ranks, fits device memory and passes ``accept`` (a mask over the layouts)."""
+    L = enumerate_layouts(phases, cl.ranks_per_node, None, max(2 * nodes, 64), cl.max_zero_stage)
     if not len(L):
         return None, None
     ok = evaluate_phases(phases, cl, L, eff).fits

@@ -21,13 +21,15 @@ The model, per rank of the slowest pipeline stage:
 * **Data parallelism**: gradients reduced once per step (ZeRO 0-2: a reduce-scatter and an
   all-gather, the volume of an all-reduce) over the instance link inside an instance and the instance
   network across instances, overlapping the last micro-batch's backward pass. ZeRO-3 gathers each
-  layer's parameters before its forward, its recomputed forward (full recomputation) and its
-  backward, and reduce-scatters its gradients after it, every micro-batch, overlapping that
-  micro-batch's compute. These per-layer collectives run over the whole data-parallel group as NCCL
-  runs all-gathers and reduce-scatters, on a ring: ``d - 1`` steps each paying the network's step
+  layer's parameters before its forward and before its backward (its recomputed forward runs on the
+  latter), and reduce-scatters its gradients after it, every micro-batch, overlapping that
+  micro-batch's compute (the backward's collectives overlap the recomputation too). These per-layer
+  collectives run over the whole data-parallel group as NCCL runs all-gathers and reduce-scatters,
+  on a ring: ``d - 1`` steps each paying the network's step
   latency, so a large group's small per-layer messages get a fraction of the link bandwidth (at
-  1,536 ranks a ring step of a 175B model's 3.6 GB layer moves 2.4 MB). Overlap is imperfect: see
-  :func:`exposed`.
+  1,536 ranks a ring step of a 175B model's 3.6 GB layer moves 2.4 MB). A stack that gathers each
+  parameter tensor on its own (DeepSpeed's ZeRO-3 of 2021: ``Efficiency.zero3_per_tensor``) pays
+  that latency once per tensor (:func:`layer_tensors`). Overlap is imperfect: see :func:`exposed`.
 * **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step.
 
 Memory per rank: weights, gradients and optimizer state by precision and ZeRO stage, the saved
@@ -102,6 +104,7 @@ class Efficiency:
     source: str = ""
     attention: float = 1.0  # attention-core kernels reach this share of ``compute``
     sharded_network: float = 1.0  # ZeRO-3 parameter gathers reach this share of ``network``
+    zero3_per_tensor: bool = False  # ZeRO-3 gathers each parameter tensor of a layer on its own
     collective_latency_s: float | None = None  # serving: seconds per all-reduce step (None: the link's)
 
 
@@ -280,6 +283,16 @@ def model_flops_per_sequence(w: Workload) -> float:
     return 3.0 * (mm(ks) + w.arch.layers * mm(layer))
 
 
+def layer_tensors(a: Architecture) -> int:
+    """Parameter tensors of one layer as a framework holds them: the fused query/key/value, output
+    and feed-forward weights (gate and up fused), their biases, and the two norms' scales (and
+    shifts, for LayerNorm)."""
+    linears = 4
+    biases = linears if a.bias else (1 if a.qkv_bias else 0)
+    norms = 2 * (2 if a.norm == "layernorm" else 1) + (2 if a.qk_norm else 0)
+    return linears + biases + norms
+
+
 def stage_layer_counts(layers: Any, pipeline: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Layers of the first, the heaviest middle and the last stage (arrays; see
     :func:`ecobench.parallel.layout.stage_layers`, of which this is the vectorised form)."""
@@ -352,6 +365,8 @@ class Cases:
     sharded_network: Any
     memory_eff: Any
     sched: Any = 0  # index into SCHEDULES
+    layer_tensors: Any = 1  # parameter tensors of one layer
+    per_tensor: Any = False  # ZeRO-3 gathers each tensor on its own (else one collective per layer)
     p_mid: Any = 0.0  # parameters of the heaviest middle stage
 
 
@@ -376,7 +391,7 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     wb, gb, ob = STATE_BYTES[w.dtype]
     return dict(
         t=L.tensor, p=L.pipeline, d=L.data, z=L.zero, rc=L.recompute, b=L.microbatch, v=L.virtual,
-        sched=L.schedules,
+        sched=L.schedules, layer_tensors=layer_tensors(w.arch),
         saved_none=col(lambda k: k.layer_fwd.saved_bytes), saved_sel=col(lambda k: k.layer_saved_selective),
         layer_in=col(lambda k: k.layer_input_bytes), head_saved=col(lambda k: k.head_fwd.saved_bytes),
         layers=w.arch.layers, global_batch=w.global_batch, p_first=p_first, p_last=p_last,
@@ -396,7 +411,8 @@ def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResul
     s = dict(zip(STAGE_SETS, times.T, strict=True))
     return combine(Cases(**case_constants(w, cl, L), f=s["layer_fwd"], g=s["layer_bwd"], att=s["attn_fwd"],
                          emb=s["embed_fwd"] + s["embed_bwd"], head=s["head_fwd"] + s["head_bwd"],
-                         network=eff.network, sharded_network=eff.sharded_network, memory_eff=eff.memory))
+                         network=eff.network, sharded_network=eff.sharded_network, memory_eff=eff.memory,
+                         per_tensor=eff.zero3_per_tensor))
 
 
 def combine(c: Cases) -> StepResult:
@@ -442,11 +458,13 @@ def combine(c: Cases) -> StepResult:
                                          c.intra_latency_s, inter_per_rank * zn, c.inter_latency_s) / 2
     # Per-layer ring collectives: d - 1 steps, each at the latency of the fabric the group spans.
     spans = d > per_node
-    ring_lat = np.maximum(d - 1, 0) * np.where(spans, c.inter_latency_s, c.intra_latency_s)
-    collectives_fwd = n_max * (1 + (rc == 2))  # gathers before the forward (and the recomputed forward)
-    collectives_bwd = n_max * 2  # gather before the backward, reduce-scatter after
-    z3 = (exposed(gather_s * (1 + (rc == 2)) + collectives_fwd * ring_lat, n_max * (f + (rc == 2) * f))
-          + exposed(2 * gather_s + collectives_bwd * ring_lat, last_bwd))
+    ring_lat = np.maximum(d - 1, 0) * np.where(spans, c.inter_latency_s, c.intra_latency_s) \
+        * np.where(c.per_tensor, c.layer_tensors, 1)
+    # Forward: one gather per layer. Backward: a gather and a reduce-scatter per layer, overlapping the
+    # layer's backward and its recomputed forward (which runs on the parameters gathered for the
+    # backward: FSDP and DeepSpeed unshard a checkpointed layer once for both).
+    z3 = (exposed(gather_s + n_max * ring_lat, n_max * f)
+          + exposed(2 * gather_s + 2 * n_max * ring_lat, n_max * (g + recompute_s)))
     dp_exposed = dp_exposed + np.where(z == 3, m * z3, 0.0)
 
     # Optimizer step: the rank's shard of the optimizer state, streamed once.
