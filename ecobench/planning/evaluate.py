@@ -34,8 +34,10 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: {row['backend_disagreement']}")
         if row.get("meets_deadline") is False:
             out.append(f"{row['config_id']}: {row['instances']:g} instances take {row['duration_h']:.3g} h, "
-                       f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): leave out "
-                       "instances to have ecobench find the fewest that finish in time")
+                       f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): "
+                       + ("no cluster up to training.max_instances meets it; this is the fastest reachable"
+                          if str(row.get("layout_choice") or "").startswith("training.deadline_h") else
+                          "leave out instances to have ecobench find the fewest that finish in time"))
         if row.get("cpu_power_fallback") is True:
             out.append(f"{row['config_id']}: this host exposes no CPU energy counter (RAPL), so codecarbon "
                        "modelled the CPU's power from its TDP (x load) instead of measuring it "
