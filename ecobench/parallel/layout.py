@@ -19,6 +19,11 @@ from ecobench.workloads.architecture import Architecture
 
 Recompute = Literal["none", "selective", "full"]
 RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
+Schedule = Literal["1f1b", "interleaved", "zero-bubble"]
+# Pipeline schedules: 1F1B (Narayanan et al., PipeDream-Flush, 2021), Megatron's interleaved 1F1B with
+# virtual stages (Narayanan et al., SC'21, arXiv 2104.04473, Sec. 2.2.2) and ZB-H1 (Qi et al., "Zero
+# Bubble Pipeline Parallelism", ICLR 2024, arXiv 2311.04934, Sec. 3).
+SCHEDULES: tuple[Schedule, ...] = ("1f1b", "interleaved", "zero-bubble")
 ZERO_STAGES = (0, 1, 2, 3)
 
 
@@ -33,6 +38,7 @@ class Layout:
     recompute: Recompute = "none"
     microbatch: int = 1
     virtual: int = 1  # interleaved stages per rank (Megatron's virtual pipeline), 1 = plain 1F1B
+    schedule: Schedule = "1f1b"  # virtual > 1 runs interleaved whatever this says (published points)
     expert: int = 1  # expert-parallel ranks (a mixture-of-experts' experts split among data-parallel ranks)
     context: int = 1  # ranks that split each sequence (context parallelism)
     context_comm: ContextComm = "ring"
@@ -46,6 +52,7 @@ class Layout:
     def describe(self) -> str:
         """Short human-readable form, e.g. ``TP8 PP4 DP16 ZeRO-1 mb1 recompute selective``."""
         vp = f" VP{self.virtual}" if self.virtual > 1 else ""
+        vp += " zero-bubble" if self.schedule == "zero-bubble" else ""
         ep = f" EP{self.expert}" if self.expert > 1 else ""
         cp = (f" CP{self.context}" + (" all-to-all" if self.context_comm == "all_to_all" else "")
               if self.context > 1 else "")
@@ -74,10 +81,15 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
         out.append(f"tensor {t} must divide the {ranks_per_node} ranks of one instance "
                    "(tensor-parallel groups stay inside an instance)")
     out += expert_problems(arch, layout.expert, layout.data, t)
-    if arch.layers % (p * layout.virtual):
-        out.append(f"pipeline {p}" + (f" x virtual {layout.virtual}" if layout.virtual > 1 else "")
-                   + f" must divide the {arch.layers} layers")
-    if layout.ranks != ranks:
+    if p > arch.layers:
+        out.append(f"pipeline {p} is more stages than the {arch.layers} layers")
+    elif layout.virtual > 1 and arch.layers % (p * layout.virtual):
+        ok = [v for v in divisors(arch.layers // p) if v > 1] if arch.layers % p == 0 else []
+        out.append(f"pipeline {p} x virtual_stages {layout.virtual} must divide the {arch.layers} layers "
+                   "(each virtual stage holds the same layers)"
+                   + (f"; virtual_stages that do: {', '.join(map(str, ok))}" if ok else
+                      "; no virtual_stages > 1 does at this pipeline degree"))
+    if layout.ranks > ranks:
         cp = f" x context {layout.context}" if layout.context > 1 else ""
         out.append(f"tensor{cp} x pipeline x data = {t} x {p} x {layout.data} = {layout.ranks}, "
                    f"but the cluster has {ranks} ranks")
@@ -139,6 +151,21 @@ def context_problems(layout: Layout, arch: Architecture, seq_len: int | None) ->
 def nearest_divisor(n: int, k: int) -> int:
     """The divisor of ``n`` nearest to ``k`` (the smaller on a tie)."""
     return min(divisors(n), key=lambda d: (abs(d - k), d))
+
+
+def stage_layers(layers: int, pipeline: int) -> tuple[int, int, int]:
+    """Layers of the first, a middle and the last stage when ``pipeline`` stages share ``layers``.
+
+    Stages hold ``layers // pipeline`` layers, and the remainder goes one layer each to the middle
+    stages first (the first and last stages also carry the embeddings and the head), then to the
+    first, then to the last. With one stage, or a degree that divides the layers, every stage holds
+    the same. The middle figure is the heaviest middle stage (equal to the first with two stages).
+    """
+    q, r = divmod(layers, pipeline)
+    to_mid = min(r, max(pipeline - 2, 0))
+    rest = r - to_mid
+    mid = q + (1 if to_mid else 0) if pipeline > 2 else q + (rest >= 1)
+    return q + (rest >= 1), mid, q + (rest >= 2)
 
 
 def divisors(n: int) -> list[int]:

@@ -5,7 +5,9 @@ Valid means: tensor divides the heads, the feed-forward size and the ranks of on
 compatible with the key/value heads); pipeline divides the layers; expert (mixture-of-experts only)
 divides the experts and the data-parallel degree; tensor x context x pipeline x data is the
 cluster's ranks; data x micro-batch divides every phase's global batch. Micro-batches are powers of
-two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins.
+two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins. On a cluster whose
+ranks no such split fills, each (tensor, context, pipeline) takes the largest data degree that fits in
+the ranks and divides the global batch, leaving the other ranks idle. The search runs the 1F1B schedule.
 
 Context parallelism (ring) is searched at powers of two that divide every phase's sequence and leave
 each rank at least :data:`MIN_CONTEXT_CHUNK` tokens of the longest phase (Llama 3 405B's
@@ -78,9 +80,12 @@ def context_options(phases: list[Phase], context: int | None = None) -> list[int
 
 
 def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | None,
-                      max_nodes: int = 1, max_zero_stage: int = 3, context: int | None = None) -> Layouts:
+                      max_nodes: int = 1, max_zero_stage: int = 3, context: int | None = None,
+                      pipelines: list[int] | None = None, idle: bool = False) -> Layouts:
     """Every valid layout on ``nodes`` instances, or on any count from 1 to ``max_nodes`` (context
-    parallelism at :func:`context_options`; no offload: see :func:`with_offload`)."""
+    parallelism at :func:`context_options`; no offload: see :func:`with_offload`); pipeline degrees
+    from ``pipelines`` (default: the divisors of the layers). With ``idle`` (and ``nodes``), layouts
+    that leave ranks idle: the largest data degree that fits and divides the global batch."""
     w = phases[0].workload
     batches = [ph.workload.global_batch for ph in phases]
     g = int(np.gcd.reduce(batches))
@@ -88,18 +93,22 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
     experts = divisors(w.arch.moe.experts) if w.arch.moe is not None else [1]
     for c in context_options(phases, context):
         for t in tensor_options(w, ranks_per_node):
-            for p in divisors(w.arch.layers):
+            for p in pipelines or divisors(w.arch.layers):
                 tcp = t * c * p
                 if nodes is not None:
                     ranks = nodes * ranks_per_node
-                    if ranks % tcp:
+                    if idle:
+                        fit = [d for d in divisors(g) if tcp * d <= ranks]
+                        datas = fit[-1:]
+                    elif ranks % tcp:
                         continue
-                    datas = [ranks // tcp]
+                    else:
+                        datas = [ranks // tcp]
                 else:
                     datas = [d for d in divisors(g) if (tcp * d) % ranks_per_node == 0
                              and (tcp * d) // ranks_per_node <= max_nodes]
                 for d in datas:
-                    n = tcp * d // ranks_per_node
+                    n = nodes if nodes is not None and idle else tcp * d // ranks_per_node
                     if n < 1 or g % d:
                         continue
                     for b in (2**k for k in range(7)):
@@ -111,7 +120,9 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
                                     if d % e == 0:
                                         rows.append((t, p, d, z, rc, b, 1, n, e, c))
     arr = np.array(rows, dtype=np.int64).reshape(-1, 10)
-    return Layouts(*(arr[:, i] for i in range(10)))
+    cols = dict(zip(("tensor", "pipeline", "data", "zero", "recompute", "microbatch", "virtual", "nodes",
+                     "expert", "context"), arr.T, strict=True))
+    return Layouts(**cols)
 
 
 def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficiency | StepEvaluator,
@@ -143,6 +154,33 @@ def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficienc
 
 _RESULT_ARRAYS = ("step_s", "compute_s", "comm_exposed_s", "bubble_s", "memory_gib", "fits", "mfu",
                   "sequences_per_s")
+
+
+def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency | StepEvaluator,
+                   accept: Callable[[Layouts], np.ndarray] | None = None,
+                   offload: bool = False) -> tuple[int | None, int | None]:
+    """The nearest instance counts below and above ``nodes`` (up to twice it, or 64) with a layout
+    that fills their ranks, fits device memory and passes ``accept`` (a mask over the layouts); with
+    ``offload``, a layout that fits only with its optimizer state offloaded counts (as ``auto`` plans)."""
+    L = enumerate_layouts(phases, cl.ranks_per_node, None, max(2 * nodes, 64), cl.max_zero_stage)
+    if not len(L):
+        return None, None
+    ev = evaluate_phases(phases, cl, L, eff)
+    if offload:
+        ev = with_offload(ev, phases, cl, eff)
+        L = ev.layouts
+    ok = ev.fits
+    if accept is not None:
+        ok &= accept(L)
+    counts = np.unique(L.nodes[ok])
+    below, above = counts[counts < nodes], counts[counts > nodes]
+    return (int(below.max()) if len(below) else None, int(above.min()) if len(above) else None)
+
+
+def counts_text(near: tuple[int | None, int | None]) -> str:
+    """``; the nearest instance counts that do: 96 and 128`` (empty when none is known)."""
+    found = [str(n) for n in near if n is not None]
+    return f"; the nearest instance counts that do: {' and '.join(found)}" if found else ""
 
 
 # A backend's own step model (the emulated NeuronCore's) in place of the fitted efficiencies.

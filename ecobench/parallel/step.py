@@ -10,14 +10,26 @@ The model, per rank of the slowest pipeline stage:
 * **Tensor parallelism** (sequence parallel): per layer, two all-gathers and two reduce-scatters of
   the layer's activations in the forward pass and as many in the backward (and in a recomputed
   forward), on the instance's device link, not overlapped with compute.
-* **Pipeline**: 1F1B, ``m`` micro-batches: ``(m + (p - 1) / v)`` slots of the slowest stage's
-  micro-batch time plus a send of the boundary activations each way; the bubble is
-  ``(p - 1) / (v m + p - 1)`` of the pipeline time.
+* **Pipeline**: ``m`` micro-batches take ``m + bubble`` slots of the slowest stage's micro-batch
+  time plus a send of the boundary activations each way. The bubble is ``p - 1`` slots for 1F1B
+  (``(p - 1) / (m + p - 1)`` of the pipeline time), ``(p - 1) / v`` for the interleaved schedule with
+  ``v`` virtual stages, and ``(p - 1) (F + B - W) / (F + B + W)`` for zero-bubble ZB-H1 (Qi et al.
+  2023, arXiv 2311.04934, Sec. 3: one third of 1F1B's when the forward, the input-gradient and the
+  weight-gradient passes take as long; the backward is split evenly between B and W). Stages that
+  do not divide the layers hold ``layers // p`` or one more (``layout.stage_layers``); the slowest
+  stage, with the embeddings on the first and the head on the last, sets the slot.
 * **Data parallelism**: gradients reduced once per step (ZeRO 0-2: a reduce-scatter and an
   all-gather, the volume of an all-reduce) over the instance link inside an instance and the instance
-  network across instances, overlapping the last micro-batch's backward pass. ZeRO-3 gathers the
-  parameters before every micro-batch's forward and backward and scatters the gradients after it,
-  overlapping that micro-batch's compute. Overlap is imperfect: see :func:`exposed`.
+  network across instances, overlapping the last micro-batch's backward pass. ZeRO-3 gathers each
+  layer's parameters before its forward and before its backward (its recomputed forward runs on the
+  latter), and reduce-scatters its gradients after it, every micro-batch, overlapping that
+  micro-batch's compute (the backward's collectives overlap the recomputation too). These per-layer
+  collectives run over the whole data-parallel group as NCCL runs all-gathers and reduce-scatters,
+  on a ring: ``d - 1`` steps each paying the network's step
+  latency, so a large group's small per-layer messages get a fraction of the link bandwidth (at
+  1,536 ranks a ring step of a 175B model's 3.6 GB layer moves 2.4 MB). A stack that gathers each
+  parameter tensor on its own (DeepSpeed's ZeRO-3 of 2021: ``Efficiency.zero3_per_tensor``) pays
+  that latency once per tensor (:func:`layer_tensors`). Overlap is imperfect: see :func:`exposed`.
 * **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step; with
   offload, the host runs it instead (``offload.py``).
 * **Expert parallelism** (mixture-of-experts, ``workloads/moe.py``): per MoE layer and micro-batch,
@@ -29,9 +41,10 @@ The model, per rank of the slowest pipeline stage:
   values (ring) or heads (all-to-all); gradients and ZeRO shards span data x context ranks.
 
 Memory per rank: weights, gradients and optimizer state by precision, optimizer, master weights,
-ZeRO stage and offload (``memory.py``), the saved
-activations of the micro-batches in flight (1F1B keeps ``min(p, m)`` on the first stage; recompute
-keeps less), the fp32 logits on the last stage, and a fixed workspace.
+ZeRO stage and offload (``memory.py``), the saved activations of the micro-batches in flight (1F1B
+and ZB-H1 keep ``min(p, m)`` on the first stage, the interleaved schedule ``p + (p - 1) / v`` stages'
+worth: Megatron-LM's warm-up of ``2 (p - 1) + (v - 1) p`` virtual-stage micro-batches plus one;
+recompute keeps less), the fp32 logits on the last stage, and a fixed workspace.
 """
 
 from __future__ import annotations
@@ -44,7 +57,7 @@ import numpy as np
 
 from ecobench.parallel.collectives import all_gather_s, all_to_all_s, hierarchical_all_reduce_s, send_s
 from ecobench.parallel.context import CONTEXT_COMMS, context_layer_comm_s
-from ecobench.parallel.layout import RECOMPUTE, Layout
+from ecobench.parallel.layout import RECOMPUTE, SCHEDULES, Layout
 from ecobench.parallel.memory import optimizer_step_bytes, state_bytes
 from ecobench.parallel.offload import OFFLOADS, offload_step_s
 from ecobench.units import BYTES_PER_DTYPE, GIB
@@ -103,6 +116,7 @@ class Efficiency:
     source: str = ""
     attention: float = 1.0  # attention-core kernels reach this share of ``compute``
     sharded_network: float = 1.0  # ZeRO-3 parameter gathers reach this share of ``network``
+    zero3_per_tensor: bool = False  # ZeRO-3 gathers each parameter tensor of a layer on its own
     collective_latency_s: float | None = None  # serving: seconds per all-reduce step (None: the link's)
 
 
@@ -231,6 +245,7 @@ class Layouts:
     context: np.ndarray | None = None  # None: 1 for every layout
     context_comm: np.ndarray | None = None  # index into CONTEXT_COMMS; None: ring
     offload: np.ndarray | None = None  # index into OFFLOADS; None: none
+    schedule: np.ndarray | None = None  # index into SCHEDULES (None: 1F1B, interleaved where virtual > 1)
 
     def __post_init__(self) -> None:
         n = len(self.tensor)
@@ -242,9 +257,11 @@ class Layouts:
             self.context_comm = np.zeros(n, dtype=np.int64)
         if self.offload is None:
             self.offload = np.zeros(n, dtype=np.int64)
+        if self.schedule is None:
+            self.schedule = np.zeros(n, dtype=np.int64)
 
     FIELDS = ("tensor", "pipeline", "data", "zero", "recompute", "microbatch", "virtual", "nodes",
-              "expert", "context", "context_comm", "offload")
+              "expert", "context", "context_comm", "offload", "schedule")
 
     @classmethod
     def of(cls, layouts: list[Layout], nodes: int | list[int]) -> Layouts:
@@ -255,11 +272,19 @@ class Layouts:
                    col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64),
                    col(lambda x: x.expert), col(lambda x: x.context),
                    col(lambda x: CONTEXT_COMMS.index(x.context_comm)),
-                   col(lambda x: OFFLOADS.index(x.offload)))
+                   col(lambda x: OFFLOADS.index(x.offload)), col(lambda x: SCHEDULES.index(x.schedule)))
 
     def select(self, mask: np.ndarray) -> Layouts:
         """The layouts where ``mask`` holds."""
         return Layouts(*(getattr(self, f)[mask] for f in self.FIELDS))
+
+    where = select
+
+    @property
+    def schedules(self) -> np.ndarray:
+        """Schedule index of every layout (0, 1F1B, where none was given)."""
+        assert self.schedule is not None
+        return self.schedule
 
     def __len__(self) -> int:
         return len(self.tensor)
@@ -270,8 +295,8 @@ class Layouts:
                 and self.offload is not None)
         return Layout(int(self.tensor[i]), int(self.pipeline[i]), int(self.data[i]), int(self.zero[i]),
                       RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]),
-                      expert=int(self.expert[i]), context=int(self.context[i]),
-                      context_comm=CONTEXT_COMMS[int(self.context_comm[i])],
+                      SCHEDULES[int(self.schedules[i])], expert=int(self.expert[i]),
+                      context=int(self.context[i]), context_comm=CONTEXT_COMMS[int(self.context_comm[i])],
                       offload=OFFLOADS[int(self.offload[i])])
 
 
@@ -317,22 +342,47 @@ def model_flops_per_sequence(w: Workload) -> float:
     return 3.0 * (mm(ks) + w.arch.layers * mm(layer))
 
 
-def stage_params(w: Workload, pipeline: np.ndarray, expert: Any = 1) -> tuple[np.ndarray, np.ndarray]:
-    """Parameters one rank of the first and of the last pipeline stage holds before tensor
-    parallelism (the heaviest two); expert parallelism splits the routed experts ``expert`` ways."""
+def layer_tensors(a: Architecture) -> int:
+    """Parameter tensors of one layer as a framework holds them: the fused query/key/value, output
+    and feed-forward weights (gate and up fused), their biases, and the two norms' scales (and
+    shifts, for LayerNorm)."""
+    linears = 4
+    biases = linears if a.bias else (1 if a.qkv_bias else 0)
+    norms = 2 * (2 if a.norm == "layernorm" else 1) + (2 if a.qk_norm else 0)
+    return linears + biases + norms
+
+
+def stage_layer_counts(layers: Any, pipeline: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Layers of the first, the heaviest middle and the last stage (arrays; see
+    :func:`ecobench.parallel.layout.stage_layers`, of which this is the vectorised form)."""
+    p = np.asarray(pipeline)
+    q, r = np.divmod(layers, p)
+    to_mid = np.minimum(r, np.maximum(p - 2, 0))
+    rest = r - to_mid
+    first = q + (rest >= 1)
+    mid = np.where(p > 2, q + (to_mid > 0), first)
+    return first, mid, q + (rest >= 2)
+
+
+def stage_params(w: Workload, pipeline: np.ndarray,
+                 expert: Any = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Parameters one rank of the first, the heaviest middle and the last pipeline stage holds before
+    tensor parallelism; expert parallelism splits the routed experts ``expert`` ways (a MoE layer
+    counted at the mean over the layers)."""
     a = w.arch
+    n_first, n_mid, n_last = stage_layer_counts(a.layers, pipeline)
     if a.moe is None:
-        mid = a.layers / pipeline * a.layer_params
+        per_layer: Any = a.layer_params
     else:
         sharded_away = a.routed_expert_params * (1 - 1 / np.asarray(expert, dtype=float))
-        mid = (a.layers_params - sharded_away) / pipeline
+        per_layer = (a.layers_params - sharded_away) / a.layers
     head = a.norm_params + a.head_params(w.task, w.num_labels) + (
         a.lm_head_params if a.kind == "decoder" else 0)
     tied_copy = np.where((pipeline > 1) & a.tied_embeddings & (a.kind == "decoder"),
                          a.vocab_size * a.hidden_size, 0)
-    first = mid + a.embedding_params + np.where(pipeline == 1, head, 0)
-    last = mid + head + tied_copy + np.where(pipeline == 1, a.embedding_params, 0)
-    return first, last
+    first = n_first * per_layer + a.embedding_params + np.where(pipeline == 1, head, 0)
+    last = n_last * per_layer + head + tied_copy + np.where(pipeline == 1, a.embedding_params, 0)
+    return first, n_mid * per_layer, last
 
 
 STAGE_SETS = ("layer_fwd", "layer_bwd", "attn_fwd", "embed_fwd", "embed_bwd", "head_fwd", "head_bwd")
@@ -392,6 +442,10 @@ class Cases:
     host_link_gb_per_s: Any = float("nan")
     host_optimizer_gb_per_s: Any = float("nan")
     nvme_gb_per_s: Any = float("nan")
+    sched: Any = 0  # index into SCHEDULES
+    layer_tensors: Any = 1  # parameter tensors of one layer
+    per_tensor: Any = False  # ZeRO-3 gathers each tensor on its own (else one collective per layer)
+    p_mid: Any = 0.0  # parameters of the heaviest middle stage
 
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
@@ -417,7 +471,7 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     def col(f: Any) -> np.ndarray:  # a figure of each layout's (tensor, expert) degrees, from a table
         return np.array([f(sk) for sk in per_k], dtype=float).reshape(-1)[inv.reshape(-1)]
 
-    p_first, p_last = stage_params(w, L.pipeline, L.expert)
+    p_first, p_mid, p_last = stage_params(w, L.pipeline, L.expert)
     wb, gb, ob = state_bytes(w.dtype, w.optimizer, w.master_weights)
     extra: dict[str, Any] = {"ob_default": state_bytes(w.dtype)[2]}
     if L.context is not None and (L.context > 1).any():
@@ -428,10 +482,12 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
                      host_optimizer_gb_per_s=cl.host_optimizer_gb_per_s, nvme_gb_per_s=cl.nvme_gb_per_s)
     return extra | dict(
         t=L.tensor, p=L.pipeline, d=L.data, z=L.zero, rc=L.recompute, b=L.microbatch, v=L.virtual,
+        sched=L.schedules, layer_tensors=layer_tensors(w.arch),
         saved_none=col(lambda k: k.layer_fwd.saved_bytes), saved_sel=col(lambda k: k.layer_saved_selective),
         layer_in=col(lambda k: k.layer_input_bytes), head_saved=col(lambda k: k.head_fwd.saved_bytes),
         layers=w.arch.layers, global_batch=w.global_batch, p_first=p_first, p_last=p_last,
-        flops_per_seq=model_flops_per_sequence(w), wb=wb, gb=gb, ob=ob, ranks_per_node=cl.ranks_per_node,
+        p_mid=p_mid, flops_per_seq=model_flops_per_sequence(w), wb=wb, gb=gb, ob=ob,
+        ranks_per_node=cl.ranks_per_node,
         peak_tflops=cl.peak_tflops, memory_gb_per_s=cl.memory_gb_per_s, memory_gib=cl.memory_gib,
         intra_gb_per_s=cl.intra_gb_per_s, inter_gb_per_s=cl.inter_gb_per_s,
         intra_latency_s=cl.intra_latency_s, inter_latency_s=cl.inter_latency_s, e=L.expert,
@@ -441,20 +497,21 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
 def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResult:
     """Step time, memory per rank and MFU of every layout in ``L`` (numpy arrays)."""
     assert L.expert is not None
-    wb = int(L.microbatch.max(initial=0)) + 1
+    wm = int(L.microbatch.max(initial=0)) + 1
     we = int(L.expert.max(initial=0)) + 1
-    uniq, inv = np.unique((L.tensor * wb + L.microbatch) * we + L.expert, return_inverse=True)
+    uniq, inv = np.unique((L.tensor * wm + L.microbatch) * we + L.expert, return_inverse=True)
 
     def stage_times(k: int) -> list[float]:
-        sk = stage_kernels(w, int(k // (wb * we)), int(k % we))
-        b = (k // we) % wb
+        sk = stage_kernels(w, int(k // (wm * we)), int(k % we))
+        b = (k // we) % wm
         return [float(getattr(sk, name).time_s(np.array([b]), cl, eff)[0]) for name in STAGE_SETS]
 
     times = np.array([stage_times(k) for k in uniq]).reshape(-1, len(STAGE_SETS))[inv.reshape(-1)]
     s = dict(zip(STAGE_SETS, times.T, strict=True))
     return combine(Cases(**case_constants(w, cl, L), f=s["layer_fwd"], g=s["layer_bwd"], att=s["attn_fwd"],
                          emb=s["embed_fwd"] + s["embed_bwd"], head=s["head_fwd"] + s["head_bwd"],
-                         network=eff.network, sharded_network=eff.sharded_network, memory_eff=eff.memory))
+                         network=eff.network, sharded_network=eff.sharded_network, memory_eff=eff.memory,
+                         per_tensor=eff.zero3_per_tensor))
 
 
 def combine(c: Cases) -> StepResult:
@@ -464,7 +521,8 @@ def combine(c: Cases) -> StepResult:
     f, g, att, emb, head = c.f / cp, c.g / cp, c.att / cp, c.emb / cp, c.head / cp
     layer_in = c.layer_in / cp
     dc = d * cp  # ranks holding the same parameters: gradients and ZeRO shards span them
-    layers_per_stage = c.layers / p
+    n_first, n_mid, n_last = stage_layer_counts(c.layers, p)
+    n_max = np.maximum(np.maximum(n_first, n_mid), n_last)
     recompute_s = np.select([rc == 0, rc == 1], [0.0, att], default=f)
 
     # Tensor-parallel collectives per layer and micro-batch (activations of the whole layer).
@@ -486,32 +544,43 @@ def combine(c: Cases) -> StepResult:
     a2a_one = all_to_all_s(b * c.a2a / cp, c.e, ep_group_per_node, c.intra_gb_per_s * net, c.intra_latency_s,
                            c.inter_gb_per_s / c.ranks_per_node * net, c.inter_latency_s)
     ep_layer = np.where(c.e > 1, 2 * (2 + (rc == 2)) * a2a_one, 0.0)
-    mid = layers_per_stage * (f + g + recompute_s + tp_layer + ep_layer + cp_layer)
-    first = mid + np.where(p == 1, emb + head + tp_head, emb)
-    last = mid + np.where(p == 1, emb + head + tp_head, head + tp_head)
-    slot = np.maximum(first, last)
+    per_layer = f + g + recompute_s + tp_layer + ep_layer + cp_layer
+    first = n_first * per_layer + np.where(p == 1, emb + head + tp_head, emb)
+    last = n_last * per_layer + np.where(p == 1, emb + head + tp_head, head + tp_head)
+    slot = np.maximum(np.maximum(first, last), n_mid * per_layer)
     # Stage boundary: the sequence-parallel activation shard, once each way per micro-batch.
     cross = t * dc >= c.ranks_per_node
     link = np.where(cross, c.inter_gb_per_s / c.ranks_per_node, c.intra_gb_per_s) * net
     lat = np.where(cross, c.inter_latency_s, c.intra_latency_s)
     p2p = np.where(p > 1, 2 * send_s(b * layer_in, link, lat), 0.0)
     m = c.global_batch / (d * b)
-    slots = m + (p - 1) / v
+    zb_share = (f + recompute_s) / np.maximum(f + g + recompute_s, 1e-30)  # (F + B - W) / (F + B + W)
+    bubble_slots = np.where(c.sched == SCHEDULES.index("zero-bubble"), (p - 1) * zb_share, (p - 1) / v)
+    slots = m + bubble_slots
     pipe_s = slots * (slot + p2p)
-    bubble_s = (p - 1) / v * (slot + p2p)
+    bubble_s = bubble_slots * (slot + p2p)
 
     # Data parallelism (and ZeRO), on the heaviest stage's parameters.
-    params = np.maximum(c.p_first, c.p_last) / t
+    params = np.maximum(np.maximum(c.p_first, c.p_last), c.p_mid) / t
     per_node = np.maximum(1, np.minimum(dc, c.ranks_per_node // t))
     inter_per_rank = c.inter_gb_per_s / c.ranks_per_node * net
     grads_s = hierarchical_all_reduce_s(params * c.gb, dc, per_node, c.intra_gb_per_s * net,
                                         c.intra_latency_s, inter_per_rank, c.inter_latency_s)
-    last_bwd = layers_per_stage * g
+    last_bwd = n_max * g
     dp_exposed = np.where(z < 3, exposed(grads_s, last_bwd), 0.0)
     zn = c.sharded_network
     gather_s = hierarchical_all_reduce_s(params * c.wb, dc, per_node, c.intra_gb_per_s * net * zn,
                                          c.intra_latency_s, inter_per_rank * zn, c.inter_latency_s) / 2
-    z3 = exposed(gather_s, layers_per_stage * f) + exposed(2 * gather_s, last_bwd)
+    # Per-layer ring collectives: dc - 1 steps (data x context ranks), each at the latency of the
+    # fabric the group spans.
+    spans = dc > per_node
+    ring_lat = np.maximum(dc - 1, 0) * np.where(spans, c.inter_latency_s, c.intra_latency_s) \
+        * np.where(c.per_tensor, c.layer_tensors, 1)
+    # Forward: one gather per layer. Backward: a gather and a reduce-scatter per layer, overlapping the
+    # layer's backward and its recomputed forward (which runs on the parameters gathered for the
+    # backward: FSDP and DeepSpeed unshard a checkpointed layer once for both).
+    z3 = (exposed(gather_s + n_max * ring_lat, n_max * f)
+          + exposed(2 * gather_s + 2 * n_max * ring_lat, n_max * (g + recompute_s)))
     dp_exposed = dp_exposed + np.where(z == 3, m * z3, 0.0)
 
     # Optimizer step: the rank's shard of the optimizer state, streamed once (on the host, offloaded).
@@ -525,21 +594,23 @@ def combine(c: Cases) -> StepResult:
         opt_s = np.where(off > 0, host_s, opt_s)
 
     step_s = pipe_s + dp_exposed + opt_s
-    tp_s = slots * (layers_per_stage * tp_layer + tp_head)
-    ep_s = slots * layers_per_stage * ep_layer
-    cp_s = slots * layers_per_stage * cp_layer
+    tp_s = slots * (n_max * tp_layer + tp_head)
+    ep_s = slots * n_max * ep_layer
+    cp_s = slots * n_max * cp_layer
     comm_s = tp_s + cp_s + slots * p2p + dp_exposed + ep_s
 
-    # Memory per rank.
-    in_flight = np.minimum(p, m)
+    # Memory per rank: the first stage holds the most micro-batches in flight.
+    in_flight = np.minimum(np.where(v > 1, p + (p - 1) / v, p), m)
     saved = np.select([rc == 0, rc == 1], [c.saved_none, c.saved_sel], default=c.layer_in)
     full = np.where(rc == 2, c.saved_none, 0.0)  # the layer being recomputed
-    act_first = b * (saved * layers_per_stage * in_flight + full) / cp
-    act_last = b * (saved * layers_per_stage + c.head_saved + full) / cp
+    act_first = b * (saved * n_first * in_flight + full) / cp
+    act_mid = b * (saved * n_mid * in_flight + full) / cp
+    act_last = b * (saved * n_last + c.head_saved + full) / cp
     ob_device = np.where(off > 0, 0.0, c.ob)  # offloaded optimizer state lives on the host
     state = lambda prm: prm / t * (c.wb / np.where(z == 3, dc, 1) + c.gb / np.where(z >= 2, dc, 1)  # noqa: E731
                                    + ob_device / np.where(z >= 1, dc, 1))
-    need = np.maximum(state(c.p_first) + act_first, state(c.p_last) + act_last) / GIB + WORKSPACE_GIB
+    need = np.maximum(np.maximum(state(c.p_first) + act_first, state(c.p_last) + act_last),
+                      state(c.p_mid) + act_mid) / GIB + WORKSPACE_GIB
 
     seq_per_s = c.global_batch / step_s
     mfu = c.flops_per_seq * seq_per_s / (t * cp * p * d * c.peak_tflops * 1e12)

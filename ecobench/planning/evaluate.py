@@ -35,8 +35,10 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: {row['backend_disagreement']}")
         if row.get("meets_deadline") is False:
             out.append(f"{row['config_id']}: {row['instances']:g} instances take {row['duration_h']:.3g} h, "
-                       f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): leave out "
-                       "instances to have ecobench find the fewest that finish in time")
+                       f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): "
+                       + ("no cluster up to training.max_instances meets it; this is the fastest reachable"
+                          if str(row.get("layout_choice") or "").startswith("training.deadline_h") else
+                          "leave out instances to have ecobench find the fewest that finish in time"))
         mfu = row.get("mfu")
         if isinstance(mfu, float | int) and not isinstance(mfu, bool) and mfu > 1.0:
             supplied = row.get("provenance") == "supplied" or row.get("measured_throughput_per_s") is not None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,17 +33,19 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.parallel.layout import Layout, nearest_divisor
+from ecobench.parallel.layout import SCHEDULES, Layout, nearest_divisor
 from ecobench.parallel.memory import DEFAULT_MEMORY_HEADROOM_PCT, Recipe, usable_gib
 from ecobench.parallel.offload import HOST
 from ecobench.parallel.search import (
     Evaluated,
     Phase,
     StepEvaluator,
+    counts_text,
     enumerate_layouts,
     evaluate_phases,
     fixes_that_fit,
     layout_problems,
+    nearest_counts,
     with_offload,
 )
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, Workload
@@ -86,12 +89,24 @@ def given_layout(spec: ParallelismSpec | None, tr: TrainingSpec, arch: Architect
                  ranks: int) -> Layout:
     """The layout a configuration states (or the data-parallel default)."""
     micro = cfg.batch_size or tr.microbatch(arch.kind == "decoder")
+    gbs = [tr.global_batch(ph, arch.kind == "decoder") for ph in tr.phases]
     if spec is None:
-        return Layout(1, 1, ranks, 0, "none", micro)
+        return Layout(1, 1, data_degree(ranks, gbs, micro), 0, "none", micro)
     t, p, c = spec.tensor, spec.pipeline, spec.context
-    data = spec.data if spec.data is not None else max(1, ranks // (t * p * c))
-    return Layout(t, p, data, spec.zero, spec.recompute, spec.microbatch or micro, expert=spec.expert,
-                  context=c, context_comm=spec.context_comm, offload=spec.offload)
+    mb = spec.microbatch or micro
+    data = spec.data if spec.data is not None else data_degree(ranks // (t * p * c), gbs, mb)
+    return Layout(t, p, data, spec.zero, spec.recompute, mb, spec.virtual_stages, spec.schedule,
+                  expert=spec.expert, context=c, context_comm=spec.context_comm, offload=spec.offload)
+
+
+def data_degree(most: int, global_batches: list[int], micro: int) -> int:
+    """The data-parallel degree over at most ``most`` replicas: all of them when every global batch
+    is a multiple of ``most x micro``, else the largest degree that keeps it so (the other ranks stay
+    idle); ``most`` itself when none does (the layout's check then says why)."""
+    if most < 1 or all(g % (most * micro) == 0 for g in global_batches):
+        return max(1, most)
+    ok = [d for d in range(most, 0, -1) if all(g % (d * micro) == 0 for g in global_batches)]
+    return ok[0] if ok else most
 
 
 def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout: Layout,
@@ -151,25 +166,36 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
         L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
         ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else None
         i = ev.best() if ev is not None else None
+        idle = ""
+        if ev is None or i is None:  # no layout fills the ranks and fits: leave some ranks idle
+            L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage, idle=True)
+            ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else ev
+            i = ev.best() if ev is not None and len(L) else None
+            idle = "; no layout fills every rank, so some stay idle"
         if ev is None or i is None:
-            raise InputError(_no_fit_message(inst, n, cl, ev)).in_config("parallelism")
+            near = nearest_counts(phases, cl, n, eff, offload=True)
+            raise InputError(_no_fit_message(inst, n, cl, ev) + counts_text(near)).in_config("parallelism")
         i, note = prefer_published(ev, i, arch, ev.fits, _vendor(cat, inst))
         lay = ev.layouts.layout(i)
         return TrainingPlan(n, lay, f"auto: fastest of {int(ev.fits.sum())} layouts that fit "
-                                    f"({len(ev.layouts)} valid){note}", _memory(ev, i), gbs)
+                                    f"({len(ev.layouts)} valid){note}{idle}", _memory(ev, i), gbs)
     lay = given_layout(cfg.parallelism if cfg.parallelism != "auto" else None, tr, arch, cfg, ranks)
     where = "parallelism" if cfg.parallelism is not None else "instances"
     bad = layout_problems(phases, lay, cl.ranks_per_node, n, cl.max_zero_stage)
     if bad:
+        near = nearest_counts(phases, cl, n, eff, _same_shape(lay)) if any(
+            "ranks" in b or "global batch" in b for b in bad) else (None, None)
         raise InputError(f"{lay.describe()} cannot run on {n}x {inst.name} "
-                         f"({ranks} ranks): " + "; ".join(bad)).in_config(where)
+                         f"({ranks} ranks): " + "; ".join(bad) + counts_text(near)).in_config(where)
     ev = evaluate_phases(phases, cl, Layouts.of([lay], n), eff)
     if not np.isfinite(ev.total_s[0]):
         raise InputError(f"the catalog has no device-link figure for {inst.name}, which this "
                          "layout's collectives need").in_config(where)
     if not ev.fits[0]:
         fixes = fixes_that_fit(phases, cl, lay, n, eff)
-        raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes)).in_config(where)
+        near = nearest_counts(phases, cl, n, eff, _same_shape(lay))
+        raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes)
+                         + counts_text(near).replace("do:", "fit this tensor and pipeline:")).in_config(where)
     choice = "given" if cfg.parallelism is not None else "data parallel (default)"
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
 
@@ -177,6 +203,11 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
 def _vendor(cat: Catalog, inst: Instance) -> str:
     acc = cat.accelerator_of(inst)
     return acc.vendor if acc else ""
+
+
+def _same_shape(lay: Layout) -> Callable[[Layouts], np.ndarray]:
+    """Candidates with ``lay``'s tensor and pipeline degrees."""
+    return lambda L: (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline)
 
 
 def _memory(ev: Evaluated, i: int) -> float:
@@ -204,14 +235,23 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
             .in_config("parallelism.data")
     sp = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
     L = enumerate_layouts(phases, cl.ranks_per_node, None, tr.max_instances, cl.max_zero_stage,
-                          context=sp.context if sp else (1 if cfg.parallelism is None else None))
+                          context=sp.context if sp else (1 if cfg.parallelism is None else None),
+                          pipelines=[sp.pipeline] if sp is not None else None)
     if sp is not None:
+        arch = phases[0].workload.arch
+        bad = [b for b in layout_problems(phases, Layout(sp.tensor, sp.pipeline, 1, 0, sp.recompute, 1,
+                                                         sp.virtual_stages, sp.schedule),
+                                          cl.ranks_per_node, 1 << 30, cl.max_zero_stage) if "layers" in b]
+        if bad:
+            raise InputError(f"{arch.layers} layers: " + "; ".join(bad)).in_config("parallelism")
         mask = (L.tensor == sp.tensor) & (L.pipeline == sp.pipeline) & (L.zero == sp.zero)
         mask &= L.recompute == ("none", "selective", "full").index(sp.recompute)
         if sp.microbatch is not None:
             mask &= L.microbatch == sp.microbatch
         mask &= L.expert == sp.expert
         L = L.select(mask)
+        L.virtual[:] = sp.virtual_stages
+        L.schedule = np.full(len(L), SCHEDULES.index(sp.schedule), dtype=np.int64)
         L.context_comm = np.full(len(L), ("ring", "all_to_all").index(sp.context_comm), dtype=np.int64)
         L.offload = np.full(len(L), ("none", "cpu", "nvme").index(sp.offload), dtype=np.int64)
     elif cfg.parallelism is None:
@@ -228,7 +268,12 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         L = ev.layouts
     meets = ev.fits & (ev.total_s <= deadline_s)
     if not meets.any():
-        raise InputError(_deadline_message(tr, inst, cl, phases, ev)).in_config("instances")
+        i = ev.best()
+        if i is None:  # nothing fits memory: no time to report
+            raise InputError(_deadline_message(tr, inst, cl, phases, ev)).in_config("instances")
+        # The fastest reachable, as a row that does not meet the deadline (meets_deadline false).
+        return TrainingPlan(int(L.nodes[i]), L.layout(i), _deadline_message(tr, inst, cl, phases, ev),
+                            _memory(ev, i), gbs)
     n = int(L.nodes[meets].min())
     i = ev.best(meets & (L.nodes == n))
     assert i is not None

@@ -95,6 +95,9 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "mfu": ("fraction", "model FLOPs utilisation: model FLOPs over the cluster's peak, time-weighted"),
     "comm_overhead_pct": ("%", "training: share of the step spent in exposed communication"),
     "layout_choice": ("", "why this layout (or serving plan) was chosen"),
+    "pipeline_schedule": ("", "training: pipeline schedule (1f1b, interleaved, zero-bubble)"),
+    "idle_devices": ("ranks", "training: ranks (GPUs or NeuronCores) the layout leaves idle; they draw idle "
+                              "power"),
     # serving
     "requests": ("count", "serving: requests over the horizon"),
     "output_tokens": ("count", "serving: output tokens over the horizon"),
@@ -175,13 +178,15 @@ COLUMNS: dict[str, tuple[str, str]] = _COLUMNS | _CHANGE_COLUMNS
 
 _STRING = ("config_id instance_type accelerator backend precision provenance method region grid_source "
            "price_source headline_scope draw_basis power_basis recompute offload layout_choice "
+           "pipeline_schedule "
            "measurement_method "
            "power_method "
            "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
            "backend_disagreement scheduler slo").split()
 _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "
             "context_parallel "
-            "zero_stage microbatch global_batch_size replicas replicas_per_instance max_batch pareto_rank "
+            "zero_stage idle_devices microbatch global_batch_size "
+            "replicas replicas_per_instance max_batch pareto_rank "
             "prefill_replicas decode_replicas "
             "sweep_index").split()
 # JSON Schema type of each column that is not a number; every column may also be null (no figure).

@@ -441,12 +441,21 @@ class MeasurementSpec(_Model):
     gemm_s: b.GemmS = Field(1.0, description="GEMM peak microbenchmark time (0: skip)")
 
 
+Schedule = Literal["1f1b", "interleaved", "zero-bubble"]  # as parallel.layout.SCHEDULES
+
+
 class ParallelismSpec(_Model):
     """How a training job is split over ranks (GPUs, or NeuronCores)."""
 
     tensor: b.Degree = Field(1, description="tensor-parallel degree (inside one instance)")
-    pipeline: b.Degree = Field(1, description="pipeline stages (must divide the layers)")
-    data: b.Degree | None = Field(None, description="data-parallel degree (default: the remaining ranks)")
+    pipeline: b.Degree = Field(1, description="pipeline stages (at most the layers; stages that do not "
+                                              "divide them hold one layer more or less)")
+    data: b.Degree | None = Field(None, description="data-parallel degree (default: the ranks left over; "
+                                                    "ranks beyond tensor x pipeline x data stay idle)")
+    schedule: Schedule = Field("1f1b", description="pipeline schedule: 1f1b, interleaved (with "
+                                                   "virtual_stages) or zero-bubble (ZB-H1)")
+    virtual_stages: b.Degree = Field(1, description="interleaved schedule: model chunks per pipeline rank "
+                                                    "(pipeline x virtual_stages must divide the layers)")
     zero: Literal[0, 1, 2, 3] = Field(0, description="ZeRO stage: 1 shards optimizer state, 2 also "
                                                      "gradients, 3 also parameters")
     recompute: Literal["none", "selective", "full"] = Field(
@@ -472,6 +481,18 @@ class ParallelismSpec(_Model):
         if out.get("expert") == 1:
             out.pop("expert")
         return out
+
+    @model_validator(mode="after")
+    def _schedule(self) -> Self:
+        if self.virtual_stages > 1 and self.schedule != "interleaved":
+            raise ValueError(f"virtual_stages {self.virtual_stages} needs schedule: interleaved (got "
+                             f"{self.schedule}); allowed: virtual_stages 1 with 1f1b or zero-bubble")
+        if self.schedule == "interleaved" and self.virtual_stages < 2:
+            raise ValueError("schedule: interleaved needs virtual_stages >= 2 (nearest valid: 2); "
+                             "with 1 virtual stage it is 1f1b")
+        if self.schedule != "1f1b" and self.pipeline < 2:
+            raise ValueError(f"schedule: {self.schedule} needs pipeline >= 2 (nearest valid: 2)")
+        return self
 
 
 class SpeculativeSpec(_Model):

@@ -57,12 +57,15 @@ def test_gpt3_on_one_t4_is_refused_with_the_memory_message(tmp_path, capsys):
 @pytest.mark.parametrize("changes,expect", [
     ({"workload.model": "llama2-7"}, "did you mean 'llama2-7b'"),
     ({"configs.0.parallelism": {"tensor": 3}}, "tensor 3 must divide the 32 attention heads"),
-    ({"configs.0.parallelism": {"pipeline": 5}}, "pipeline 5 must divide the 32 layers"),
+    ({"configs.0.parallelism": {"pipeline": 40}}, "pipeline 40 is more stages than the 32 layers"),
     ({"configs.0.parallelism": {"tensor": 16}}, "tensor 16 must divide the 8 ranks of one instance"),
-    ({"configs.0.parallelism": {"tensor": 2, "data": 7}}, "but the cluster has 128 ranks"),
+    ({"configs.0.parallelism": {"tensor": 2, "data": 128}}, "but the cluster has 128 ranks"),
     ({"configs.0.parallelism": "manual"}, "configs[0].parallelism"),
-    ({"workload.training.deadline_h": 5, "configs.0.instances": None, "configs.1.instances": None},
-     "deadline_h 5 cannot be met"),
+    ({"configs.0.parallelism": {"pipeline": 4, "virtual_stages": 2}}, "needs schedule: interleaved"),
+    ({"configs.0.parallelism": {"pipeline": 4, "schedule": "interleaved", "virtual_stages": 3}},
+     "pipeline 4 x virtual_stages 3 must divide the 32 layers (each virtual stage holds the same layers); "
+     "virtual_stages that do: 2, 4, 8"),
+    ({"configs.0.parallelism": {"pipeline": 4, "schedule": "interleaved"}}, "virtual_stages >= 2"),
     ({"workload.training.total_sequences": 5}, "exactly one of total_tokens or total_sequences"),
 ])
 def test_bad_llm_inputs_are_exit_2(tmp_path, capsys, changes, expect):

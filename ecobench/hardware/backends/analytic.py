@@ -9,6 +9,7 @@ The efficiencies are those of the accelerator's vendor in that mode (``efficienc
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -90,6 +91,12 @@ class AnalyticBackend:
         w = job.training_workload()
         r = evaluate(w, cl, Layouts.of([job.layout], job.instances), eff).row(0)
         per_instance = r["sequences_per_s"] / job.instances
+        act = training_activity(r, w, job.layout.tensor, job.layout.microbatch, cl, eff)
+        total_ranks = job.instances * cl.ranks_per_node
+        if job.layout.ranks < total_ranks:  # idle ranks draw idle power
+            act = dataclasses.replace(act, active=job.layout.ranks / total_ranks,
+                                      source=f"{act.source}; {total_ranks - job.layout.ranks} of "
+                                             f"{total_ranks} ranks idle")
         return self._checked(instance, Performance(
             throughput_per_instance_per_s=per_instance,
             utilization=Utilization(1.0, cpu, cpu, min(1.0, r["dp_comm_exposed_s"] / r["step_s"])),
@@ -99,7 +106,7 @@ class AnalyticBackend:
                     f"{r['comm_exposed_s'] / r['step_s']:.0%}, bubble {r['bubble_s'] / r['step_s']:.0%}; "
                     f"{fitted}"),
             network_bytes_per_sample=job.seq_len * TRAINING_DATA_BYTES_PER_TOKEN,
-            activity=training_activity(r, w, job.layout.tensor, job.layout.microbatch, cl, eff), step=r))
+            activity=act, step=r))
 
     @staticmethod
     def _checked(instance: Instance, perf: Performance) -> Performance:
@@ -129,4 +136,5 @@ def activity_of(perf: Performance, job: Job, inst: Instance, catalog: Catalog) -
     achieved = perf.throughput_per_instance_per_s / model.throughput_per_instance_per_s
     c, m, s, y = base.scaled(achieved)
     return Activity(float(c), float(m), float(s),
-                    f"{base.source}; {perf.provenance} throughput is {achieved:.0%} of the model's", float(y))
+                    f"{base.source}; {perf.provenance} throughput is {achieved:.0%} of the model's", float(y),
+                    active=base.active)

@@ -31,6 +31,7 @@ class Activity:
     stall: float
     source: str = ""
     sync: float = 0.0
+    active: float = 1.0  # share of the accelerators that work; the rest (idle ranks) draw idle power
 
     def scaled(self, achieved: Any) -> Any:
         """Shares (compute, memory, stall, sync) when ``achieved`` times the modelled throughput is
@@ -50,7 +51,7 @@ class Activity:
     def share(self, d_compute: Any, d_memory: Any, d_stall: Any, d_sync: Any, achieved: Any = 1.0) -> Any:
         """Time-weighted dynamic share (0-1) of the idle-to-maximum range."""
         c, m, s, y = self.scaled(achieved)
-        return np.clip(c * d_compute + m * d_memory + s * d_stall + y * d_sync, 0.0, 1.0)
+        return self.active * np.clip(c * d_compute + m * d_memory + s * d_stall + y * d_sync, 0.0, 1.0)
 
 
 COMPUTE_ONLY = Activity(1.0, 0.0, 0.0, "no kernel model for this job: taken as compute-bound")

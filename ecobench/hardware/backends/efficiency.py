@@ -95,6 +95,12 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "memory": (0.02, 1.0), "overhead": (1e-8, 1e-3), "network": (0.02, 1.0),
 }
 FIT_FILE = "data/efficiency_fit.json"
+# Stacks whose ZeRO-3 all-gathers each parameter tensor on its own (12 collectives per GPT layer, not
+# one): DeepSpeed's ZeRO-3 until mid-2021, "all_gathers for one parameter ... most of the all_gather
+# operations are very small" (DeepSpeed issue #1069, 2021-06-21); batched by PR #1188 (2021-06-25,
+# _allgather_params_coalesced), after the SC'21 paper's runs (2021-04). PyTorch FSDP gathers one flat
+# parameter per wrapped layer.
+ZERO3_PER_TENSOR_STACKS = frozenset({"deepspeed-zero3"})
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,7 @@ class Fit:
                           network=get(network_key(mode), "network"),
                           attention=get(f"attention.{vendor}.{mode}", "attention"),
                           sharded_network=get(f"zero3.{stack}", "zero3") if stack else 1.0,
+                          zero3_per_tensor=stack in ZERO3_PER_TENSOR_STACKS,
                           collective_latency_s=get(f"collective.{stack}", "collective")
                           if mode == "serving" else None,
                           source=f"efficiency fitted on {len(self.points)} published points: {label}")
@@ -226,7 +233,7 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     ranks = p.nodes * cl.ranks_per_node
     data = lay.data or ranks // (lay.tensor * lay.pipeline)
     layout = Layout(lay.tensor, lay.pipeline, data, lay.zero, lay.recompute, lay.microbatch, lay.virtual,
-                    lay.expert)
+                    expert=lay.expert)
     w = Workload(arch, p.seq_len, p.global_batch_size, p.precision,
                  fused_attention=None if pts.sources[p.source].fused_attention else False)
     return Prepared(p, acc.vendor, acc_key, stack, (("sequences_per_s", p.throughput_per_s, OBS_SIGMA),), cl,
@@ -316,6 +323,7 @@ class Batch:
         self.infer = np.flatnonzero([p.kernels is not None for p in prepared])
         self.ranks_x_micro = np.array([p.ranks for p in prepared]) * micro
         self.train = np.flatnonzero([p.layouts is not None for p in prepared])
+        self.per_tensor = np.array([prepared[i].stack in ZERO3_PER_TENSOR_STACKS for i in self.train])
         consts = [case_constants(p.workload, p.cluster, p.layouts) for p in prepared
                   if p.workload is not None and p.layouts is not None]
         self.static = {k: np.concatenate([np.atleast_1d(c[k]) for c in consts]) if consts else np.zeros(0)
@@ -354,6 +362,7 @@ class Batch:
             zn = np.where(self.i_zero3[tr] >= 0, x[np.maximum(self.i_zero3[tr], 0)], 1.0)
             res = combine(Cases(**self.static, f=s[:, 0], g=s[:, 1], att=s[:, 2], emb=s[:, 3] + s[:, 4],
                                 head=s[:, 5] + s[:, 6], network=x[self.i_network[tr]], sharded_network=zn,
+                                per_tensor=self.per_tensor,
                                 memory_eff=memory[tr]))
             seqs[tr] = res.sequences_per_s
         if len(self.serve):

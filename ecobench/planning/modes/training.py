@@ -117,7 +117,8 @@ class TrainingMode(ModeBase):
                                "data_parallel": None, "context_parallel": None, "zero_stage": None,
                                "offload": None, "recompute": None,
                                "microbatch": None, "memory_per_device_gib": None, "mfu": None,
-                               "comm_overhead_pct": None, "layout_choice": None}
+                               "comm_overhead_pct": None, "layout_choice": None, "pipeline_schedule": None,
+                               "idle_devices": None}
         acc = catalog.accelerator_of(inst)
         if acc is None:
             return out
@@ -127,7 +128,8 @@ class TrainingMode(ModeBase):
                        context_parallel=lay.context, offload=lay.offload, zero_stage=lay.zero,
                        recompute=lay.recompute, microbatch=lay.microbatch,
                        memory_per_device_gib=self.tplan.memory_per_device_gib,
-                       layout_choice=self.tplan.choice)
+                       layout_choice=self.tplan.choice, pipeline_schedule=lay.schedule,
+                       idle_devices=self.tplan.instances * ranks_per_instance(catalog, inst) - lay.ranks)
         flops = sum(model_flops_per_sequence(Workload(arch, ph.seq_len, tr.global_batch(ph, self.decoder),
                                                       cfg.precision, tr.task, tr.num_labels))
                     * tr.phase_sequences(ph) for ph in tr.phases)

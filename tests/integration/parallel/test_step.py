@@ -82,8 +82,9 @@ def test_exposed_overlap_limits():
 def test_layout_problems_name_what_is_wrong():
     arch = PRESETS["llama2-7b"]  # 32 layers, 32 heads
     assert problems(Layout(1, 1, 128, 0, "none", 1), arch, 128, 8, 1024) == []
-    msgs = " ".join(problems(Layout(3, 5, 2, 4, "none", 3), arch, 128, 8, 1000))
-    for part in ("tensor 3 must divide the 32 attention heads", "pipeline 5", "= 30, but the cluster has 128",
+    msgs = " ".join(problems(Layout(3, 40, 2, 4, "none", 3), arch, 128, 8, 1000))
+    for part in ("tensor 3 must divide the 32 attention heads",
+                 "pipeline 40 is more stages than the 32 layers", "= 240, but the cluster has 128",
                  "not a multiple of data x microbatch", "zero 4"):
         assert part in msgs, part
     neuron = problems(Layout(1, 1, 128, 3, "none", 1), arch, 128, 32, 1024, max_zero_stage=1)

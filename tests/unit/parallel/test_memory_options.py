@@ -49,7 +49,7 @@ def test_optimizer_state_moves_memory_by_its_bytes_per_parameter():
     lay = Layout(1, 1, 32, 0, "full", 1)
     base = _run(W, [lay]).memory_gib[0]
     eight = _run(dataclasses.replace(W, optimizer="adam_8bit"), [lay]).memory_gib[0]
-    first, last = stage_params(W, np.array([1]))
+    first, _, last = stage_params(W, np.array([1]))
     params = float(max(first[0], last[0]))
     assert base - eight == pytest.approx(params * (12 - 6) / GIB, rel=1e-6)
 
@@ -78,7 +78,7 @@ def test_headroom_takes_its_share_of_device_memory():
 def test_offload_moves_the_optimizer_state_to_the_host_and_costs_pcie_time():
     lay = Layout(1, 1, 32, 1, "full", 1)
     r = _run(W, [lay, dataclasses.replace(lay, offload="cpu")])
-    first, last = stage_params(W, np.array([1]))
+    first, _, last = stage_params(W, np.array([1]))
     shard = float(max(first[0], last[0])) / 32
     assert r.memory_gib[0] - r.memory_gib[1] == pytest.approx(shard * 12 / GIB, rel=1e-6)
     link, host, _ = host_rates("p5.48xlarge", 8)
@@ -117,7 +117,7 @@ def test_context_parallelism_divides_activations_and_compute_per_rank():
     assert r.parts["cp_comm_s"][0] == 0 and r.parts["cp_comm_s"][1] > 0
     # The same 32 ranks and ZeRO-1 shards: four context ranks share a sequence, each holding a quarter
     # of its activations.
-    first, last = stage_params(w, np.array([1]))
+    first, _, last = stage_params(w, np.array([1]))
     state = float(max(first[0], last[0])) * (2 + 2 + 12 / 32) / GIB + 1.0  # + the fixed workspace
     act = r.memory_gib[0] - state
     assert r.memory_gib[1] - state == pytest.approx(act / 4, rel=1e-6)
@@ -171,6 +171,6 @@ def test_the_default_recipe_streams_32_bytes_per_parameter_in_the_optimizer_step
     lay = Layout(1, 1, 32, 0, "full", 1)
     cl, eff = _setup(dtype=dtype)
     r = evaluate(w, cl, Layouts.of([lay], 4), eff)
-    first, last = stage_params(w, np.array([1]))
+    first, _, last = stage_params(w, np.array([1]))
     params = float(max(first[0], last[0]))
     assert r.parts["optimizer_s"][0] == pytest.approx(params * 32 / (eff.memory * cl.memory_gb_per_s * 1e9))

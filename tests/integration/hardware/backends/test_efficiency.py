@@ -37,6 +37,7 @@ def test_batched_prediction_equals_point_by_point():
                            memory=x[E.memory_key(v, mode)], overhead_s=x[f"overhead.{v}.{mode}"],
                            network=x[E.network_key(mode)], attention=x[f"attention.{v}.{mode}"],
                            sharded_network=x.get(f"zero3.{p.stack}", 1.0),
+                           zero3_per_tensor=p.stack in E.ZERO3_PER_TENSOR_STACKS,
                            collective_latency_s=x.get(f"collective.{p.stack}"))
         got[i] = p.predict(eff, x.get(f"request.{v}", 0.0))
     kinds = set()

@@ -1,0 +1,119 @@
+"""Pipeline schedules, uneven stages, any instance count and per-configuration deadlines, through
+the command line."""
+
+import json
+
+import yaml
+
+from ecobench.cli import main
+from tests.conftest import SCENARIOS
+
+
+def _run(tmp_path, scenario):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(scenario))
+    code = main(["run", str(f), "-q", "--results", str(tmp_path / "res")])
+    rows = None
+    if code == 0:
+        (results,) = (tmp_path / "res").rglob("results.json")
+        rows = json.loads(results.read_text())["rows"]
+    return code, rows
+
+
+def _scenario(name):
+    return yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text())
+
+
+def test_published_cluster_sizes_run_with_idle_ranks(tmp_path):
+    """The seeds' 600 p3dn, 200 p4d and 130 trn1n: BERT-Large's 65,536-sequence batch leaves ranks
+    idle, reported and drawing idle power."""
+    s = _scenario("bert_large_pretrain")
+    s["configs"] = [
+        {"id": "p3dn", "instance_type": "p3dn.24xlarge", "precision": "fp16", "instances": 600},
+        {"id": "p4d", "instance_type": "p4d.24xlarge", "precision": "fp16", "instances": 200},
+        {"id": "trn1n", "instance_type": "trn1n.32xlarge", "precision": "bf16", "instances": 130},
+        {"id": "p4d16", "instance_type": "p4d.24xlarge", "precision": "fp16", "instances": 16},
+    ]
+    s["baseline"] = "p4d16"
+    code, rows = _run(tmp_path, s)
+    assert code == 0
+    by = {r["config_id"]: r for r in rows}
+    assert by["p4d16"]["idle_devices"] == 0
+    for cid, ranks in (("p3dn", 4800), ("p4d", 1600), ("trn1n", 4160)):
+        r = by[cid]
+        used = r["data_parallel"] * r["tensor_parallel"] * r["pipeline_parallel"]
+        assert r["idle_devices"] == ranks - used > 0
+        assert 65536 % (r["data_parallel"] * r["microbatch"]) == 0
+    # Idle ranks draw idle power: per instance, 200 p4d (1,024 of 1,600 GPUs busy) draw less than 16.
+    assert by["p4d"]["power_w"] < by["p4d16"]["power_w"]
+
+
+def test_bloom_pipeline_12_over_70_layers_runs(tmp_path):
+    """BLOOM-176B as published: 48 nodes of 8 A100s, tensor 4 x pipeline 12 x data 8 over 70 layers."""
+    s = {"schema_version": 2, "name": "bloom",
+         "workload": {"architecture": {"kind": "decoder", "layers": 70, "hidden_size": 14336, "heads": 112,
+                                       "intermediate_size": 57344, "vocab_size": 250880, "ffn": "gelu",
+                                       "max_position_embeddings": 2048},
+                      "training": {"total_tokens": 1.0e9, "phases": [{"seq_len": 2048, "fraction": 1.0}],
+                                   "global_batch_size": 2048}},
+         "configs": [{"id": "bloom", "instance_type": "p4d.24xlarge", "precision": "bf16", "instances": 48,
+                      "parallelism": {"tensor": 4, "pipeline": 12, "zero": 1, "recompute": "full",
+                                      "microbatch": 2}},
+                     {"id": "zb", "instance_type": "p4d.24xlarge", "precision": "bf16", "instances": 48,
+                      "parallelism": {"tensor": 4, "pipeline": 12, "zero": 1, "recompute": "full",
+                                      "microbatch": 2, "schedule": "zero-bubble"}},
+                     {"id": "vp", "instance_type": "p4d.24xlarge", "precision": "bf16", "instances": 48,
+                      "parallelism": {"tensor": 4, "pipeline": 10, "zero": 1, "recompute": "full",
+                                      "microbatch": 2, "schedule": "interleaved", "virtual_stages": 7}}],
+         "baseline": "bloom"}
+    code, rows = _run(tmp_path, s)
+    assert code == 0
+    by = {r["config_id"]: r for r in rows}
+    assert by["bloom"]["pipeline_parallel"] == 12 and by["bloom"]["data_parallel"] == 8
+    assert by["bloom"]["idle_devices"] == 0 and by["bloom"]["pipeline_schedule"] == "1f1b"
+    assert by["zb"]["pipeline_schedule"] == "zero-bubble"
+    assert by["zb"]["duration_h"] < by["bloom"]["duration_h"]
+    assert by["vp"]["pipeline_schedule"] == "interleaved" and by["vp"]["idle_devices"] == 64
+
+
+def test_deadline_is_per_configuration(tmp_path, capsys):
+    """A configuration that cannot meet the deadline is a row at its fastest reachable size; the
+    other configuration's answer is kept."""
+    s = _scenario("llama2_7b_pretrain")
+    s["workload"]["training"]["deadline_h"] = 400
+    s["workload"]["training"]["max_instances"] = 64
+    for c in s["configs"]:
+        del c["instances"]
+    s["configs"].append({"id": "p3dn", "instance_type": "p3dn.24xlarge", "precision": "fp16",
+                         "parallelism": "auto"})
+    code, rows = _run(tmp_path, s)
+    assert code == 0, capsys.readouterr().err
+    by = {r["config_id"]: r for r in rows}
+    assert by["p4d"]["meets_deadline"] is True and by["p4d"]["duration_h"] <= 400
+    slow = by["p3dn"]
+    assert slow["meets_deadline"] is False and slow["duration_h"] > 400 and slow["instances"] == 64
+    assert "cannot be met" in slow["layout_choice"] and "fastest reachable" in slow["layout_choice"]
+    assert "fastest reachable" in capsys.readouterr().err
+
+
+def test_nothing_fits_names_the_nearest_counts(tmp_path, capsys):
+    s = _scenario("llama2_7b_pretrain")
+    # 175B: even ZeRO-3 with the optimizer state offloaded to the host (which auto tries) needs more
+    # than one p4d's memory.
+    s["workload"]["model"] = "gpt3-175b"
+    s["workload"]["training"]["phases"] = [{"seq_len": 2048, "fraction": 1.0}]
+    s["configs"] = [{"id": "p4d", "instance_type": "p4d.24xlarge", "precision": "bf16", "instances": 1,
+                     "parallelism": "auto"}]
+    s["baseline"] = "p4d"
+    code, _ = _run(tmp_path, s)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "no layout of 1x p4d.24xlarge fits" in err and "the nearest instance counts that do: " in err
+    nearest = int(err.rsplit("do: ", 1)[1].split()[0])
+    assert nearest > 1
+    # The count it names runs, and the one below it does not.
+    s["configs"][0]["instances"] = nearest
+    assert _run(tmp_path / "a", s)[0] == 0
+    s["configs"][0]["instances"] = nearest - 1
+    assert _run(tmp_path / "b", s)[0] == 2
