@@ -3,8 +3,8 @@
 Until :func:`ecobench.cli.entry` installs its own handling, SIGINT and SIGTERM end the process at
 once with one line (no ``KeyboardInterrupt`` traceback while the modules load)."""
 
+import _signal  # the C module: `signal`'s own import (its enum conversion) is itself a window
 import os
-import signal
 
 
 def _starting(signum: int, frame: object) -> None:
@@ -12,8 +12,8 @@ def _starting(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
 
-signal.signal(signal.SIGINT, _starting)
-signal.signal(signal.SIGTERM, _starting)
+_signal.signal(_signal.SIGINT, _starting)
+_signal.signal(_signal.SIGTERM, _starting)
 
 from ecobench.cli import entry  # noqa: E402 - after the handlers
 

@@ -14,7 +14,7 @@ from ecobench.hardware.neuron.fit import FIT_FILE, write_fit
 
 def main() -> None:
     """Fit and write ``hardware/data/neuron_fit.json``."""
-    target = Path(__file__).resolve().parents[1] / FIT_FILE
+    target = Path(__file__).resolve().parents[1] / "ecobench" / "hardware" / FIT_FILE
     fitted = write_fit(str(target))
     print(f"wrote {target}: {len(fitted.values)} parameters fitted on {len(fitted.points)} points")
 
