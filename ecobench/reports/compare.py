@@ -133,10 +133,14 @@ def meta_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, st
     """Versions, data snapshots, git commit and scenario fields that differ between the runs
     (the scenario's configurations matched on id)."""
     out = [(k, _text(a.get(k)), _text(b.get(k))) for k in META_KEYS if a.get(k) != b.get(k)]
-    ga, gb = a.get("git") or {}, b.get("git") or {}
-    for k in ("commit", "dirty"):
-        if ga.get(k) != gb.get(k):
-            out.append((f"git {k}", _text(ga.get(k)), _text(gb.get(k))))
+    ga, gb = a.get("git"), b.get("git")
+    if isinstance(ga or {}, dict) and isinstance(gb or {}, dict):
+        ga, gb = ga or {}, gb or {}
+        for k in ("commit", "dirty"):
+            if ga.get(k) != gb.get(k):
+                out.append((f"git {k}", _text(ga.get(k)), _text(gb.get(k))))
+    elif ga != gb:  # not the mapping ecobench writes: shown as it is
+        out.append(("git", _text(ga), _text(gb)))
     sa, sb = a.get("scenario"), b.get("scenario")
     if isinstance(sa, dict) and isinstance(sb, dict):
         _diff(sa, sb, "scenario", out)

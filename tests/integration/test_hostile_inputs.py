@@ -280,3 +280,15 @@ def test_null_optional_hf_values_take_their_defaults(tmp_path, capsys, key):
     (tmp_path / "config.json").write_text(json.dumps({**base, key: None}))
     code, err = _cli(capsys, "workload", str(tmp_path / "config.json"))
     assert code == 0, err
+
+
+def test_compare_with_a_git_record_that_is_not_a_mapping_shows_it(tmp_path, capsys, run_dir):
+    """Found by benchmarks/fuzz_inputs.py after the merges: `git: 5` in a results file was exit 3."""
+    doc = json.loads((run_dir / "results.json").read_text())
+    doc["git"] = 5
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "results.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    code, out = _cli(capsys, "compare", str(run_dir), str(other))
+    assert code == 0, out
