@@ -21,20 +21,22 @@ from ecobench.errors import InputError
 from ecobench.hardware.backends import Performance, Utilization
 from ecobench.io import vllm_bench
 from ecobench.planning.serving import STAT_LABEL, latency_stats, slo_verdicts, traffic_of
+from ecobench.planning.traffic import Traffic
 from ecobench.scenario.model import HardwareConfig, ServingSpec
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN, SECONDS_PER_HOUR
 
 LENGTH_MISMATCH = 0.10  # a benchmark whose mean lengths differ more than this from the scenario's is named
 
 
-def _bench_field(metric: str, q: float) -> str:
-    """The `vllm bench serve` field of a statistic: ``median_ttft_ms``, ``p99_tpot_ms`` ..."""
-    return f"{'median' if q == 0.5 else STAT_LABEL[q]}_{metric}_ms"
+def _bench_field(metric: str, label: str) -> str:
+    """The `vllm bench serve` field of a column's statistic (``p50``: ``median_ttft_ms``, ``p99``:
+    ``p99_tpot_ms``, ``mean``: ``mean_ttft_ms``)."""
+    return f"{'median' if label == 'p50' else label}_{metric}_ms"
 
 
 def _check_targets(spec: ServingSpec, b: vllm_bench.ServingBench) -> None:
     for metric, q, limit, name in spec.targets:
-        field = _bench_field(metric, q)
+        field = _bench_field(metric, STAT_LABEL[q])
         got = b.get(field)
         if got is None:
             raise InputError(f"{b.path}: has no {field!r}, which the target {name} needs (vllm bench serve "
@@ -46,9 +48,8 @@ def _check_targets(spec: ServingSpec, b: vllm_bench.ServingBench) -> None:
                              "about other loads)").in_config("measured_serving")
 
 
-def _lengths_note(spec: ServingSpec, b: vllm_bench.ServingBench) -> str:
+def _lengths_note(t: Traffic, b: vllm_bench.ServingBench) -> str:
     notes = []
-    t = traffic_of(spec)
     for name, want, got in (("input", t.input.mean, b.input_tokens),
                             ("output", t.output.mean, b.output_tokens)):
         if got is not None and abs(got - want) > LENGTH_MISMATCH * want:
@@ -67,14 +68,13 @@ def measured_serving_performance(spec: ServingSpec,
     instances = max(1, math.ceil(rate / capacity - 1e-9))
     busy = rate / (instances * capacity)
     cpu = cfg.host_cpu_utilization if cfg.host_cpu_utilization is not None else DEFAULT_HOST_CPU_UTILIZATION
-    stats = latency_stats(spec)
-    figures = {f"{m}_ms_{label}": b.get(f"{'median' if label == 'p50' else label}_{m}_ms")
-               for label, _ in stats for m in ("ttft", "tpot")}
     t = traffic_of(spec)
+    figures = {f"{m}_ms_{label}": b.get(_bench_field(m, label))
+               for label, _ in latency_stats(spec) for m in ("ttft", "tpot")}
     perf = Performance(
         capacity, Utilization(1.0, cpu, cpu, 0.0), "measured",
         method=(f"measured serving: {b.path}, {capacity:.3g} requests/s per instance at median TTFT "
-                f"{b.median_ttft_ms:.3g} ms, TPOT {b.median_tpot_ms:.3g} ms{_lengths_note(spec, b)}"),
+                f"{b.median_ttft_ms:.3g} ms, TPOT {b.median_tpot_ms:.3g} ms{_lengths_note(t, b)}"),
         network_bytes_per_sample=DEFAULT_REQUEST_BYTES_PER_TOKEN * (t.input.mean + t.output.mean))
 
     def latency(speed: Any = 1.0) -> dict[str, Any]:

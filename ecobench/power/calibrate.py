@@ -30,6 +30,7 @@ from ecobench.power.corpus import (
 from ecobench.power.fit import (
     Features,
     PowerFit,
+    chip_figures,
     features,
     features_of,
     fit,
@@ -50,26 +51,21 @@ def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
 
 def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     """Data errors (raised) and warnings (returned) of one point against its chip's idle and maximum."""
-    acc = cat.accelerators.get(p.gpu)
-    if acc is None and p.gpu != "other":
+    if p.gpu not in cat.accelerators and p.gpu != "other":
         raise InputError(f"{where}.gpu: unknown chip {p.gpu!r}; allowed: "
                          f"{', '.join(sorted(cat.accelerators))} or 'other' (evidence only, not fitted, "
                          f"unless chip names one of {', '.join(sorted(corpus_chips()))})")
-    if acc is not None:
-        name, idle_w, max_w = acc.name, acc.power.idle_w, acc.power.max_w
-    elif p.chip is not None:
-        c = corpus_chips()[p.chip]
-        name, idle_w, max_w = c.name, c.idle_w, c.max_w
-    else:
+    chip = chip_figures(p, cat)
+    if chip is None:
         return []
     if p.power_per == "device":
-        lo, hi = idle_w, MAX_OVER_LIMIT * max_w
+        lo, hi = chip.idle_w, MAX_OVER_LIMIT * chip.max_w
         if not lo <= p.power_w <= hi:
             raise InputError(f"{where}.power_w: {p.power_w:g} W per device is outside {lo:g}-{hi:g} W "
-                             f"({name}: idle {idle_w:g} W to 1.2x its {max_w:g} W maximum)")
-    elif p.power_w < p.devices * idle_w:
+                             f"({chip.name}: idle {chip.idle_w:g} W to 1.2x its {chip.max_w:g} W maximum)")
+    elif p.power_w < p.devices * chip.idle_w:
         raise InputError(f"{where}.power_w: {p.power_w:g} W per node is below {p.devices} idle "
-                         f"{name} ({p.devices * idle_w:g} W)")
+                         f"{chip.name} ({p.devices * chip.idle_w:g} W)")
     return []
 
 

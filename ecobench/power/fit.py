@@ -108,14 +108,13 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
             f = VISION_FLOPS_PER_SAMPLE[key]
         return p.samples_per_s * f / dev, 0.0
     # training: 6N FLOPs per token (forward 2N, backward 4N); low-rank adapters 4N (no weight gradients)
-    devices = dev
     tokens = p.tokens_per_s or (p.samples_per_s * p.seq_len if p.samples_per_s and p.seq_len else None)
     if arch is not None and tokens is not None:
         per_token = 4.0 if p.trainable == "lora" else 6.0
-        return per_token * arch.params * tokens / devices, 0.0
+        return per_token * arch.params * tokens / dev, 0.0
     key = _vision_key(p)
     if arch is None and key is not None and p.samples_per_s is not None:  # forward and backward: 3x
-        return 3.0 * VISION_FLOPS_PER_SAMPLE[key] * p.samples_per_s / devices, 0.0
+        return 3.0 * VISION_FLOPS_PER_SAMPLE[key] * p.samples_per_s / dev, 0.0
     return None
 
 
@@ -127,7 +126,7 @@ def _vision_key(p: PowerPoint) -> str | None:
 def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | None:
     """The point's time shares, or None when it cannot be fitted (chip outside the catalog, no
     throughput of the same run, a model without kernels, peak draw, facility scope)."""
-    chip = _chip(p, cat)
+    chip = chip_figures(p, cat)
     if chip is None or p.exclude_reason or p.power_stat != "mean" or corpus.metered(p) == "facility":
         return None
     peak = _peak_tflops(chip, p.precision)
@@ -152,20 +151,24 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
 class ChipFigures:
     """The figures of a chip the fit needs: from the catalog, or from the corpus's own chips."""
 
+    name: str
     peak_tflops: dict[str, float]
     memory_bandwidth_gb_per_s: float
     idle_w: float
     max_w: float
 
 
-def _chip(p: PowerPoint, cat: Catalog) -> ChipFigures | None:
+def chip_figures(p: PowerPoint, cat: Catalog) -> ChipFigures | None:
+    """The point's chip: its catalog accelerator, else its corpus chip (``gpu: other`` with ``chip``),
+    else None (evidence only)."""
     acc = cat.accelerators.get(p.gpu)
     if acc is not None:
-        return ChipFigures(acc.peak_tflops, acc.memory_bandwidth_gb_per_s, acc.power.idle_w, acc.power.max_w)
+        return ChipFigures(acc.name, acc.peak_tflops, acc.memory_bandwidth_gb_per_s, acc.power.idle_w,
+                           acc.power.max_w)
     if p.chip is None:
         return None
     c = corpus_chips()[p.chip]
-    return ChipFigures(c.peak_tflops, c.memory_bandwidth_gb_per_s, c.idle_w, c.max_w)
+    return ChipFigures(c.name, c.peak_tflops, c.memory_bandwidth_gb_per_s, c.idle_w, c.max_w)
 
 
 def _host_w(p: PowerPoint, cat: Catalog) -> float | None:
