@@ -13,12 +13,15 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   request's mean TPOT is ``t_d / (1 - rho)``; its spread comes from the prefill work that arrives
   during its life (compound arrivals, the branching of work arriving during work: variance
   ``R T E[t_p^2] / (1 - rho)^3``), read as a gamma above ``t_d``. A prompt waits for the step in
-  progress (uniform), then in a G/G/1 queue of prefill work (Kingman's mean wait, exact for Poisson
-  arrivals; waiting with probability ``rho_w`` and exponential when it does), then for its own chunks:
-  ``t_p(L) + t_d max(1, L / (C - B))``.
-* ``static`` (fixed batches, TensorRT-LLM's and Neuron's batch sweeps): a batch of ``B`` prompts is
-  prefilled together, then decodes until its longest output ends (the mean of the longest of ``B``
-  outputs); a request waits for the batch in progress (uniform over a cycle). TPOT is the decode step.
+  progress (uniform), then in a GI/G/1 queue of prefill work (:func:`_gg1_wait`: it waits with GI/M/1's
+  delay probability, for a mean that scales GI/M/1's by ``(c_a^2 + c_s^2) / (c_a^2 + 1)``; both exact
+  for Poisson arrivals), then for its own chunks: ``t_p(L) + t_d max(1, L / (C - B))``.
+* ``static`` (fixed batches, TensorRT-LLM's and Neuron's batch sweeps): a batch is the prompts that
+  arrived during the batch before, prefilled together, then decoded until its longest output ends (the
+  order statistics of the output length); batch sizes and cycles vary together (a moment recursion
+  with idle spells when a cycle sees no arrival, :func:`_static_batches`). A request waits out a share
+  of the cycle it arrives in (picked by its length), then its own batch's prefill. TPOT is the decode
+  step at the size of its batch.
 * ``disaggregated`` (DistServe, Splitwise, Dynamo): prefill replicas run prompts one at a time as an
   M/G/1 queue at load ``rho_p``; the prompt's key/value cache goes to a decode replica over the
   instance's network; decode replicas keep ``B`` requests decoding with no prefill between steps.
@@ -50,6 +53,10 @@ QUANTILE_GRID = 16  # concurrencies at which whole quantile curves are solved (i
 SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
+DELAY_BISECTIONS = 32  # halvings of the delay probability's bracket (to 2e-10)
+STATIC_POINTS = (np.arange(16) + 0.5) / 16  # probabilities of the cycle a request arrives in (static)
+STATIC_ROUNDS = 8  # rounds of the static batches' idle chance and variances
+MAX_CYCLE_GAIN = 0.98  # static: the most a batch's excess carries into the next (near saturation)
 PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
 
 
@@ -70,29 +77,34 @@ class Steps:
 class Ttft:
     """TTFT = ``fixed`` + Uniform(0, ``residual``) + [waits with probability ``p``] a gamma wait of
     mean ``wait`` and shape ``shape`` + ``service`` at the input length's quantile points (a row per
-    concurrency)."""
+    concurrency). A ``residual`` given per point too (rows, points) makes TTFT a mixture of equally
+    likely points each with its own ``residual`` and ``service`` (static: the cycle a request arrives in)."""
 
     fixed: np.ndarray
-    residual: np.ndarray
+    residual: np.ndarray  # (concurrencies,) or (concurrencies, points)
     p: np.ndarray
     wait: np.ndarray
     service: np.ndarray  # (concurrencies, points)
     shape: np.ndarray | None = None  # of the wait of those who wait (None: 1, exponential)
 
     def mean(self) -> np.ndarray:
-        return self.fixed + self.residual / 2 + self.p * self.wait + self.service.mean(axis=1)
+        rest = self.residual.mean(axis=1) if self.residual.ndim == 2 else self.residual
+        return self.fixed + rest / 2 + self.p * self.wait + self.service.mean(axis=1)
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
         """P(TTFT <= t) for a ``t`` per concurrency."""
         from scipy.special import gammainc, gammaln
 
         service = self.service
-        if service.shape[1] > 1 and np.all(service[:, :1] == service):  # lengths that do not vary
+        r = self.residual if self.residual.ndim == 2 else self.residual[:, None]
+        if self.residual.ndim == 2:  # a mixture over cycles: every point counts
+            pass
+        elif service.shape[1] > 1 and np.all(service[:, :1] == service):  # lengths that do not vary
             service = service[:, :1]
         elif service.shape[1] > SOLVE_POINTS:  # every few length points: the quantile moves little
             service = service[:, service.shape[1] // SOLVE_POINTS // 2::service.shape[1] // SOLVE_POINTS]
         y = (t - self.fixed)[:, None] - service  # what is left for the waits
-        r, p = self.residual[:, None], self.p[:, None]
+        p = self.p[:, None]
         k = (np.ones_like(self.p) if self.shape is None else self.shape)[:, None]
         theta = np.maximum(self.wait, 1e-30)[:, None] / k
 
@@ -108,7 +120,9 @@ class Ttft:
                 term = np.exp(k * np.log(z) - z - gammaln(k + 1))
             return (1 - p) * x + p * (x * pk - k * theta * (pk - term))
 
-        has_rest = r[:, 0] > 1e-12
+        if not np.any(p):  # no wait but the uniform one: its CDF in closed form
+            return np.where(r > 1e-12, np.clip(y / np.maximum(r, 1e-30), 0.0, 1.0), y >= 0).mean(axis=1)
+        has_rest = np.broadcast_to(r > 1e-12, y.shape)
         if not has_rest.any():
             return f(y).mean(axis=1)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -116,14 +130,15 @@ class Ttft:
             uniform = (both[0] - both[1]) / np.maximum(r, 1e-30)
         if has_rest.all():
             return uniform.mean(axis=1)
-        return np.where(r > 1e-12, uniform, f(y)).mean(axis=1)
+        return np.where(has_rest, uniform, f(y)).mean(axis=1)
 
     def quantile(self, q: float) -> np.ndarray:
         """Solved on a grid of times between bounds, then on a finer grid inside the bracket found."""
         lo = self.fixed + self.service.min(axis=1)
         k = np.ones_like(self.p) if self.shape is None else self.shape
         spread = self.wait * (1 + (3 + math.log(1 / (1 - q))) / np.sqrt(np.minimum(k, 1.0)) * 3)
-        hi = self.fixed + self.residual + self.service.max(axis=1) + spread + 1e-9
+        rest = (self.residual if self.residual.ndim == 2 else self.residual[:, None]) + self.service
+        hi = self.fixed + rest.max(axis=1) + spread + 1e-9
         for _ in range(SOLVE_ROUNDS):
             u = np.linspace(0.0, 1.0, SOLVE_GRID)
             t = lo[:, None] + (hi - lo)[:, None] * u[None, :]  # (rows, grid)
@@ -236,35 +251,47 @@ def _prefill_moments(steps: Steps, traffic: Traffic) -> tuple[float, float, np.n
     return mean, var, steps.token_s * li.mean * li.unit + steps.request_s
 
 
-def _kingman_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
-                  third: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(probability of waiting, mean wait of those who wait, gamma shape of that wait) in a G/G/1
-    queue of work: Kingman's mean (Pollaczek-Khinchine's for Poisson arrivals), the second moment of
-    the M/G/1 wait (``E[W^2] = 2 E[W]^2 + R E[S^3] / (3 (1 - rho))``; ``third``: E[S^3] / E[S]^3)."""
+def _delay_probability(rho: np.ndarray, arrival_cv: float) -> np.ndarray:
+    """Probability that an arrival waits in a GI/G/1 queue at load ``rho``, read as in GI/M/1: the
+    root ``sigma`` in (0, 1) of ``sigma = A*((1 - sigma) / E[S])`` (``A*``: the Laplace transform of the
+    gamma inter-arrival time of CV ``arrival_cv``; ``rho`` for Poisson arrivals), by bisection."""
+    rho = np.clip(np.asarray(rho, dtype=float), 1e-12, 1 - 1e-9)
+    if arrival_cv == 1.0:
+        return rho
+    lo, hi = np.zeros_like(rho), np.ones_like(rho)
+    k = 1.0 / arrival_cv ** 2 if arrival_cv > 0 else math.inf
+    for _ in range(DELAY_BISECTIONS):
+        mid = (lo + hi) / 2
+        s = (1 - mid) / rho  # the transform's argument over the arrival rate
+        a = np.exp(-s) if math.isinf(k) else np.exp(-k * np.log1p(s / k))
+        below = mid < a
+        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
+    return (lo + hi) / 2
+
+
+def _gg1_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
+              third: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(probability of waiting, mean wait of those who wait, gamma shape of that wait) in a GI/G/1
+    queue of work with gamma inter-arrival times: the delay probability ``sigma`` of GI/M/1
+    (:func:`_delay_probability`), the mean wait ``sigma / (1 - sigma) (c_a^2 + c_s^2) / (c_a^2 + 1) E[S]``
+    (exact for GI/M/1 and, with ``sigma = rho``, Pollaczek-Khinchine's for M/G/1), and the shape of the
+    wait of those who wait from the M/G/1 queue of the same delay probability (its second moment
+    ``E[W^2] = 2 E[W]^2 + R E[S^3] / (3 (1 - rho))``; ``third``: E[S^3] / E[S]^3)."""
     rho = np.clip(rate * work_mean, 0.0, 1 - 1e-9)
     cs2 = work_var / np.maximum(work_mean, 1e-30) ** 2
-    mean_wait = rho / (1 - rho) * (arrival_cv ** 2 + cs2) / 2 * work_mean
-    second = 2 * mean_wait ** 2 + rate * third * work_mean ** 3 / (3 * (1 - rho))
-    cond = mean_wait / np.maximum(rho, 1e-12)
-    cv2 = second / np.maximum(rho, 1e-12) / np.maximum(cond, 1e-30) ** 2 - 1
-    if arrival_cv > 1:  # bursty arrivals: at least the exponential tail of heavy traffic
-        cv2 = np.maximum(cv2, 1.0)
-    return rho, cond, 1 / np.clip(cv2, 0.05, 20.0)
+    ca2 = arrival_cv ** 2
+    sigma = _delay_probability(rho, arrival_cv)
+    mean_wait = sigma / (1 - sigma) * (ca2 + cs2) / (ca2 + 1) * work_mean
+    m_wait = sigma / (1 - sigma) * (1 + cs2) / 2 * work_mean  # the M/G/1 queue at load sigma
+    second = 2 * m_wait ** 2 + sigma * third * work_mean ** 2 / (3 * (1 - sigma))
+    cond = m_wait / np.maximum(sigma, 1e-12)
+    cv2 = second / np.maximum(sigma, 1e-12) / np.maximum(cond, 1e-30) ** 2 - 1
+    return sigma, mean_wait / np.maximum(sigma, 1e-12), 1 / np.clip(cv2, 0.05, 20.0)
 
 
 def _third(traffic: Traffic) -> float:
     """E[L^3] / E[L]^3 of the input length (the prefill work's third moment)."""
     return float(np.mean(traffic.input.unit ** 3))
-
-
-def _batch_spread(steps: Steps) -> tuple[np.ndarray, np.ndarray]:
-    """(decode step a request sees, SD of the mean step over its life) at each time-average
-    concurrency ``B``: a request sees ``B`` others plus itself (Poisson arrivals), and the average of
-    a Poisson-like occupancy over a life has variance about ``2/3 B``."""
-    b, t_d = steps.batch.astype(float), steps.decode_s
-    slope = np.gradient(t_d, b) if len(b) > 1 else np.zeros_like(b)
-    seen = np.interp(b + 1, b, t_d, right=t_d[-1] + slope[-1] * (b[-1] + 1 - b[-1]) if len(b) else 0.0)
-    return seen, slope * np.sqrt(2.0 / 3.0 * b)
 
 
 def per_concurrency(batch: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -341,7 +368,7 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         service = tp_points[None, :] + t_d[:, None] * np.maximum(1.0, lengths[None, :] / room[:, None])
         feasible = budget > b
         residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
-    p, wait, shape = _kingman_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
+    p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
     feasible = feasible & (rate * work_mean < 1)
     ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
     return Operating("continuous", b, t_d, rate, rho, ttft, _request_tpot(steps, traffic, rate, rho, tp_mean,
@@ -351,36 +378,86 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
 
 def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
            ttft_ok: Callable[[Ttft], np.ndarray] | None = None) -> Operating:
-    """Fixed batches: prefilled together, decoded until the longest output ends. At a rate that
-    forms batches of ``B`` on average, a batch is the requests that arrived during the previous cycle
-    (about Poisson: SD ``sqrt(B)``), so cycles vary; a request arrives in a cycle picked by its length
-    and waits out its rest (mean ``E[C^2] / 2 E[C]``, second moment ``E[C^3] / 3 E[C]``, read as a
-    gamma), then its own batch's prefill."""
+    """Fixed batches: prefilled together, decoded until the longest output ends (the longest of ``B``
+    outputs, :func:`longest_output`); row ``B`` runs at ``R = B / c(B)``, ``c(B)`` the mean cycle of a
+    batch of ``B`` (prefill and decode), its variance ``V_c(B)`` (the prompts' lengths, the longest
+    output's). Batch sizes, cycles and idle spells at that rate: :func:`_static_batches`. A request
+    arrives in a cycle picked by its length (a gamma of one more shape than the cycle's), or ends an
+    idle spell (then no wait); it waits out a uniform share of that cycle, then its own batch's prefill:
+    the prompts that arrived during that cycle and its own. TPOT is the decode step at the size of the
+    request's batch (picked by its size too)."""
+    from scipy.special import gammaincinv
+
     b, t_d = steps.batch.astype(float), steps.decode_s
+    li, ca2 = traffic.input, traffic.arrival_cv ** 2
     tp_mean, _, _ = _prefill_moments(steps, traffic)
-    longest = expected_longest(traffic, b)
-    prefill = b * steps.token_s * traffic.input.mean + steps.request_s
+    longest, longest_var = longest_output(traffic, b)
+    prefill = b * steps.token_s * li.mean + steps.request_s
     cycle = prefill + np.maximum(longest - 1, 0.0) * t_d
     rate = b / cycle
-    slope = np.gradient(cycle, b) if len(b) > 1 else cycle / b
-    var = slope ** 2 * b
-    mean_rest = (cycle ** 2 + var) / (2 * cycle)
-    second = (cycle ** 3 + 3 * cycle * var) / (3 * cycle)
-    shape = 1 / np.clip(second / mean_rest ** 2 - 1, 0.05, 20.0)
+    cond_var = b * (steps.token_s * li.mean * li.cv) ** 2 + longest_var * t_d ** 2
+    mean_b, idle, batch_var, _, k, theta = _static_batches(b, cycle, cond_var, ca2)
+    idle_share = idle / mean_b  # of requests: the one that ends an idle spell starts its batch at once
+    u = np.clip((STATIC_POINTS[None, :] - idle_share[:, None]) / np.maximum(1 - idle_share[:, None], 1e-12),
+                0.0, 1.0)
+    seen_cycle = np.where(u > 0, theta[:, None] * gammaincinv(k[:, None] + 1, np.maximum(u, 1e-12)), 0.0)
     zeros = np.zeros_like(b)
-    own = prefill + steps.token_s * traffic.input.mean  # a request's batch is one larger on average
-    ttft = Ttft(own, zeros, np.ones_like(b), mean_rest, np.zeros((len(b), 1)), shape)
-    seen, sd_b = _batch_spread(steps)
-    sd_batch = sd_b * math.sqrt(1.5)  # a request decodes at its batch's size all its life: variance B
-    return Operating("static", b, t_d, rate, prefill / cycle, ttft, Tpot(seen, zeros, zeros, sd_batch),
+    own = steps.request_s + steps.token_s * li.mean  # a request's own prompt; the others' arrive with it
+    others = rate[:, None] * steps.token_s * li.mean * seen_cycle  # prompts that arrived during the cycle
+    ttft = Ttft(np.full_like(b, own), seen_cycle, zeros, zeros, others)
+    seen = mean_b + batch_var / mean_b  # the batch a request is in, picked by its size
+    seen_sd = np.sqrt(batch_var + (batch_var / mean_b) ** 2)
+    step_slope = np.gradient(t_d, b) if len(b) > 1 else np.zeros_like(b)
+    tpot = Tpot(np.interp(seen, b, t_d, right=t_d[-1] + step_slope[-1] * (seen[-1] - b[-1])), zeros, zeros,
+                np.interp(seen, b, step_slope) * seen_sd)
+    prefill_share = rate / mean_b * (mean_b * steps.token_s * li.mean + steps.request_s)
+    return Operating("static", b, t_d, rate, prefill_share, ttft, tpot,
                      np.ones_like(b, dtype=bool), prefill_s=tp_mean)
 
 
-def expected_longest(traffic: Traffic, batch: np.ndarray) -> np.ndarray:
-    """Mean of the longest output among ``batch`` requests (the output's quantile at B / (B + 1))."""
-    if traffic.output.cv == 0:
-        return np.full_like(batch, traffic.output.mean, dtype=float)
-    return traffic.output.quantile(batch / (batch + 1.0))
+def _static_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2: float
+                    ) -> tuple[np.ndarray, ...]:
+    """(mean batch, chance a cycle sees no arrival, batch variance, mean cycle, its gamma shape and
+    scale) of static batches at the rate ``R = b / c(b)`` of each row (``c``: the mean cycle of a batch
+    of ``b``, ``V_c`` its variance given the batch). The next batch is the arrivals during a cycle (a
+    count of mean ``R C`` and variance ``c_a^2 R C + R^2 Var(C)``), or one request after an idle spell
+    when none came (chance ``P0 = E[exp(-R C kappa)]``, ``kappa = ln(c_a^2) / (c_a^2 - 1)``, 1 for
+    Poisson arrivals: a negative binomial count with the renewal stream's variance). So the mean batch
+    is ``B = R c(B) + P0`` (``b`` when no cycle goes without an arrival), a cycle's variance
+    ``V_c + c'^2 Var(B)`` (read as a gamma), and the batch's ``(c_a^2 R c + R^2 V_c) / (1 - g^2) +
+    P0 (1 - P0) - 2 R c P0`` with ``g = R c'`` the share of a batch's excess that carries to the next.
+    Solved in rounds from ``B = b``."""
+    kappa = 1.0 if abs(ca2 - 1) < 1e-9 else (math.inf if ca2 == 0 else math.log(ca2) / (ca2 - 1))
+    rate = b / cycle
+    grad = np.gradient(cycle, b) if len(b) > 1 else cycle / b
+    mean_b, batch_var = b.copy(), b.copy()
+    for _ in range(STATIC_ROUNDS):
+        c = np.interp(mean_b, b, cycle, right=cycle[-1]) + grad[-1] * np.maximum(mean_b - b[-1], 0.0)
+        slope, v_c = np.interp(mean_b, b, grad), np.interp(mean_b, b, cond_var)
+        cycle_var = np.maximum(v_c + slope ** 2 * batch_var, 1e-12 * c ** 2)
+        k, theta = np.minimum(c ** 2 / cycle_var, 1e6), cycle_var / c
+        idle = np.zeros_like(b) if math.isinf(kappa) else (1 + rate * theta * kappa) ** -k
+        m = rate * c
+        gain = np.clip(rate * slope, 0.0, MAX_CYCLE_GAIN)
+        batch_var = (ca2 * m + rate ** 2 * v_c) / (1 - gain ** 2)
+        batch_var = np.maximum(batch_var + idle * (1 - idle) - 2 * m * idle, 1e-9)
+        mean_b = m + idle
+    return mean_b, idle, batch_var, c, k, theta
+
+
+def longest_output(traffic: Traffic, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of the longest output among ``batch`` requests: the largest of ``B`` draws
+    falls in the output's probability bin ``(u_j, u_j+1]`` with chance ``u_j+1^B - u_j^B`` (bins that
+    narrow toward the tail, :attr:`Lengths.bins`; a CSV's lengths through their empirical quantiles)."""
+    out = traffic.output
+    batch = np.asarray(batch, dtype=float)
+    if out.cv == 0:
+        return np.full_like(batch, out.mean), np.zeros_like(batch)
+    edges, x = out.bins
+    cdf = edges[None, :] ** np.maximum(batch, 1.0)[:, None]
+    w = np.diff(cdf, axis=1)
+    mean = w @ x
+    return mean, np.maximum(w @ (x * x) - mean ** 2, 0.0)
 
 
 def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
@@ -421,7 +498,7 @@ def prefill_pool_ttft(steps: Steps, traffic: Traffic, loads: np.ndarray) -> Ttft
     tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
     kv = steps.kv_token_s * traffic.input.mean * traffic.input.unit
     loads = np.asarray(loads, dtype=float)
-    p, wait, shape = _kingman_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
+    p, wait, shape = _gg1_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
                                    traffic.arrival_cv, _third(traffic))
     zeros = np.zeros_like(loads)
     return Ttft(zeros, zeros, p, wait, np.broadcast_to(tp_points + kv, (len(loads), len(kv))), shape)

@@ -20,6 +20,7 @@ from ecobench.errors import InputError
 
 POINTS = 64  # quantile points a length distribution is read through
 UNIT_QUANTILES = (np.arange(POINTS) + 0.5) / POINTS
+TAIL_BINS, TAIL_LEAST = 40, 1e-7  # tail bins of a length (the longest of a batch) and how far they go
 FAMILIES = ("gamma", "lognormal")
 MAX_CV = 10.0  # the schema's bound on a coefficient of variation
 MAX_CSV_ROWS = 1_000_000
@@ -45,6 +46,15 @@ class Lengths:
     def unit(self) -> np.ndarray:
         """``POINTS`` equally likely values of length / mean."""
         return unit_quantiles(self, UNIT_QUANTILES)
+
+    @functools.cached_property
+    def bins(self) -> tuple[np.ndarray, np.ndarray]:
+        """(edges, tokens): probability bins, ``POINTS`` even ones then ``TAIL_BINS`` that narrow
+        geometrically to ``1 - TAIL_LEAST`` and one last, and the length at each bin's middle
+        probability (the largest of many draws lands in the narrow ones)."""
+        tail = 1 - np.geomspace(1 / POINTS, TAIL_LEAST, TAIL_BINS)
+        edges = np.unique(np.concatenate([np.linspace(0.0, 1.0, POINTS + 1), tail]))
+        return edges, self.quantile((edges[:-1] + edges[1:]) / 2)
 
     @property
     def second_moment_ratio(self) -> float:

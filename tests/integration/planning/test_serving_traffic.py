@@ -33,16 +33,18 @@ def _run(tmp_path, capsys, **kw):
 
 def test_each_scheduler_plans_and_says_which_statistic_each_column_holds(tmp_path, capsys):
     cfg = {"instance_type": "p5.48xlarge", "precision": "bf16"}
-    code, err, rows = _run(tmp_path, capsys, serving={"p99_ttft_ms": 5000, "p95_tpot_ms": 60,
+    # a static batch's whole decode is the TTFT tail of the requests that arrive during it: 15 s leaves
+    # room for exponential-like outputs of mean 256 (about 9 s at batch 1)
+    code, err, rows = _run(tmp_path, capsys, serving={"p99_ttft_ms": 15000, "p95_tpot_ms": 60,
                                                       "input_tokens_cv": 1.0, "output_tokens_cv": 1.0},
                            configs=[{"id": "c", **cfg}, {"id": "s", **cfg, "scheduler": "static"},
                                     {"id": "d", **cfg, "scheduler": "disaggregated"}])
     assert code == 0, err
     for cid, row in rows.items():
         assert row["scheduler"] == {"c": "continuous", "s": "static", "d": "disaggregated"}[cid]
-        assert row["ttft_ms_p50"] <= row["ttft_ms_p99"] <= 5000
+        assert row["ttft_ms_p50"] <= row["ttft_ms_p99"] <= 15000
         assert row["tpot_ms_p50"] <= row["tpot_ms_p95"] <= 60
-        assert "p99_ttft_ms 5000:" in row["slo"] and "meets" in row["slo"] and "misses" not in row["slo"]
+        assert "p99_ttft_ms 15000:" in row["slo"] and "meets" in row["slo"] and "misses" not in row["slo"]
         assert "ttft_ms" not in row and "tpot_p99_ms" not in row
     assert rows["d"]["prefill_replicas"] >= 1 and rows["d"]["decode_replicas"] >= 1
     assert rows["d"]["replicas"] == rows["d"]["prefill_replicas"] + rows["d"]["decode_replicas"]

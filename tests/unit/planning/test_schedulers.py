@@ -53,22 +53,39 @@ def test_queue_model_agrees_with_the_simulation_at_60_pct_load(scheduler, budget
     _check(_compare(scheduler, budget, TRAFFIC["fixed"], 0.6, n=8000))
 
 
-# Where the closed forms do not yet hold the targets (measured 2026-11-25): bursty arrivals (TTFT
-# medians 10-35% low: a bursty stream finds the prefill queue busy more often than its load), and
-# static batches whose outputs vary (the longest of a batch sets its cycle: TTFT 20-49% low at 30-90%
-# load) or at 90% load (TTFT median 10-11% low).
-KNOWN_GAPS = {("bursty", "continuous"), ("bursty", "disaggregated"), ("bursty", "static"),
-              ("spread", "static")}
+# The simulation's own quantiles scatter from run to run where the queue relaxes slowly: bursty arrivals
+# at 90% load give p99 TTFTs 20% apart between seeds at 100,000 requests (measured 2026-11-26), so
+# those run 400,000.
+def _requests(traffic, load):
+    return 400_000 if traffic == "bursty" and load == 0.9 else 100_000
+
+
+# Where the closed forms do not hold the targets (measured 2026-11-26 against these runs, and a second
+# seed where noted):
+# * the delay probability of bursty arrivals: read as GI/M/1's (exact for exponential prefills), it is
+#   a few points low for prefills of one length (0.500 against 0.527 for a GI/D/1 queue at load 0.3 and
+#   arrival CV 1.5), and a median whose quantile sits near the chance of not waiting moves with it;
+# * the slot limit: at 90% load a bursty stream fills all 256 slots now and then, and the closed form has
+#   no wait for a free slot (nor, above it, the larger concurrency that bursts bring to TPOT).
+KNOWN_GAPS = {
+    ("bursty", "continuous", 2048, 0.3): "TTFT p50 -14% (-17%): the delay probability of bursty arrivals",
+    ("bursty", "continuous", 2048, 0.6): "TTFT p50 -10% (-11%): the delay probability of bursty arrivals",
+    ("bursty", "continuous", None, 0.6): "TTFT p50 -13% (-14%): the delay probability of bursty arrivals",
+    ("bursty", "disaggregated", None, 0.3): "TTFT p50 -13% (-17%): the delay probability of bursty arrivals",
+    ("bursty", "continuous", 2048, 0.9): "TTFT p99 -53%, TPOT p50 -15%: bursts fill the 256 slots",
+    ("bursty", "continuous", None, 0.9): "TTFT p99 -80%, TPOT p50 -16%: bursts fill the 256 slots",
+}
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("scheduler,budget", CASES)
 @pytest.mark.parametrize("traffic", list(TRAFFIC))
 @pytest.mark.parametrize("load", [0.3, 0.6, 0.9])
-def test_queue_model_agrees_with_the_simulation_at_every_load(scheduler, budget, traffic, load):
-    if (traffic, scheduler) in KNOWN_GAPS or (scheduler == "static" and load == 0.9):
-        pytest.xfail("a known gap of the closed form (see KNOWN_GAPS)")
-    _check(_compare(scheduler, budget, TRAFFIC[traffic], load))
+def test_queue_model_agrees_with_the_simulation_at_every_load(scheduler, budget, traffic, load, request):
+    gap = KNOWN_GAPS.get((traffic, scheduler, budget, load))
+    if gap:
+        request.applymarker(pytest.mark.xfail(reason=f"a known gap of the closed form: {gap}", strict=False))
+    _check(_compare(scheduler, budget, TRAFFIC[traffic], load, n=_requests(traffic, load)))
 
 
 def test_chunked_prefill_bounds_tpot_tails_a_whole_prefill_does_not_lengthen():
@@ -100,6 +117,8 @@ def test_static_tpot_is_the_decode_step_and_disaggregated_needs_no_prefill_betwe
     dis = SCHEDULERS["disaggregated"](steps, TRAFFIC["fixed"], budget=None,
                                       ttft_ok=lambda d: 1e3 * d.quantile(0.99) <= 500)
     cont = SCHEDULERS["continuous"](steps, TRAFFIC["fixed"], budget=8192, ttft_ok=None)
-    assert st.latency_ms("tpot", "mean")[31] == pytest.approx(1e3 * (a + b * 33), rel=0.01)
+    # the batch a request is in, picked by its size: B + Var(B) / B, where Var(B) is at least the
+    # Poisson B and more as a long cycle's larger next batch carries on
+    assert 1e3 * (a + b * 33) <= st.latency_ms("tpot", "mean")[31] <= 1e3 * (a + b * 36)
     assert dis.latency_ms("tpot", 0.5)[31] < cont.latency_ms("tpot", 0.5)[31]
     assert 0 < dis.prefill_load < 1 and np.all(dis.latency_ms("ttft", 0.99) <= 500 + 1e-6)
