@@ -6,9 +6,18 @@ together, encoder inference points together, serving points together: their deco
 inverse of the time per output token, sets a replica's capacity), are fitted by a Student-t (maximum
 likelihood: heavy tails, as a few set-ups are far off); a prediction's 90% band is where the truth
 lies if its error is drawn from that fit. For a held-out point the fit leaves out the point's own
-source, so its band is out of sample too. The errors are stored in ``data/holdout_residuals.json``
-(written by ``python tools/refit.py``; a slow test checks it equals a fresh holdout), so
-runs never refit.
+source, so its band is out of sample too.
+
+The training and inference pools (:data:`SOURCE_WEIGHTED_MODES`) are set by the sources, not the
+points: a source's errors share its software, cluster and way of measuring, so a new set-up is
+off by a new source's offset, which a fit weighting every point draws mostly from the three largest
+sources (held out, 81% of those points fell inside such a band). Their 90% band is the symmetric
+``exp(±q)``, ``q`` the split-conformal quantile of the pool's |log errors| with every source
+weighted equally (:func:`source_weighted_halfwidth`; "CDF pooling", Dunn, Wasserman & Ramdas,
+JASA 2023, arXiv:1809.07441), and the Monte Carlo draws a Student-t scaled to that band.
+
+The errors are stored in ``data/holdout_residuals.json`` (written by ``python tools/refit.py``; a
+slow test checks it equals a fresh holdout), so runs never refit.
 
 The held-out predictions themselves (every figure of every point, of the analytic model and of the
 emulated NeuronCore) are stored in ``data/holdout_predictions.json`` with a digest of what they
@@ -35,6 +44,9 @@ if TYPE_CHECKING:
 RESIDUALS_FILE = "data/holdout_residuals.json"
 PREDICTIONS_FILE = "data/holdout_predictions.json"
 QUANTILES = (0.05, 0.95)
+BAND_LEVEL = QUANTILES[1] - QUANTILES[0]  # the share of true values a band is built to hold
+# Pools whose band is the source-weighted conformal quantile (the others keep their Student-t fit).
+SOURCE_WEIGHTED_MODES = ("training", "inference")
 # What the held-out fits depend on, relative to the ecobench package: the published points, the
 # catalog they are prepared with, and the modules both models' fits import (a module added to them
 # belongs here). The versions of numpy and scipy are left out: they move a fit within the
@@ -93,6 +105,44 @@ def fit_errors(errors: Any) -> ErrorFit:
     return ErrorFit(float(df), float(loc), float(scale), len(e))
 
 
+def source_weighted_halfwidth(errors: Any, groups: Any, level: float = BAND_LEVEL) -> float:
+    """Half-width ``q`` of the band ``[-q, q]`` of log errors meant to hold ``level`` of a new
+    group's errors: the quantile of |error| with each group (a source) weighing the same, each of its
+    points 1 / its size (the pooled CDF of Dunn, Wasserman & Ramdas, JASA 2023), at the
+    split-conformal level ``level x (S + 1) / S`` for S groups; the largest |error| where that
+    exceeds 1 (fewer than 9 groups at 90%: the pool cannot tell a tighter band)."""
+    e = np.abs(np.asarray(errors, dtype=float))
+    g = np.asarray(groups)
+    if e.size == 0 or e.shape != g.shape:
+        raise ValueError("source_weighted_halfwidth needs one group per error and at least one error")
+    names, index, sizes = np.unique(g, return_inverse=True, return_counts=True)
+    target = min(1.0, level * (len(names) + 1) / len(names))
+    order = np.argsort(e, kind="stable")
+    cum = np.cumsum(1.0 / sizes[index[order]]) / len(names)
+    at = int(np.searchsorted(cum, target - 1e-12))
+    return float(e[order][min(at, e.size - 1)])
+
+
+def scaled_fit(errors: Any, groups: Any, level: float = BAND_LEVEL) -> ErrorFit:
+    """A centred Student-t whose central ``level`` interval is the source-weighted band
+    ``[-q, q]`` (:func:`source_weighted_halfwidth`), its degrees of freedom the pool's
+    maximum-likelihood fit's (the tails the Monte Carlo draws beyond the band)."""
+    from scipy import stats
+
+    q = source_weighted_halfwidth(errors, groups, level)
+    df = fit_errors(errors).df
+    return ErrorFit(df, 0.0, q / float(stats.t.ppf(0.5 + level / 2, df)), len(np.asarray(errors)))
+
+
+def pool_fit(mode: str, rows: list[dict[str, Any]]) -> ErrorFit:
+    """The fit of a pool's stored errors (``rows``: id, kind, source, log_error): source-weighted
+    for :data:`SOURCE_WEIGHTED_MODES`, else maximum-likelihood."""
+    errs = [e["log_error"] for e in rows]
+    if mode in SOURCE_WEIGHTED_MODES:
+        return scaled_fit(errs, [e["source"] for e in rows])
+    return fit_errors(errs)
+
+
 def holdout_errors(rows: list[HoldoutRow] | None = None) -> list[dict[str, Any]]:
     """Every published point's out-of-sample log error, with its kind and the source held out (of
     ``rows``, the analytic model's held-out predictions; a fresh holdout when not given)."""
@@ -128,10 +178,10 @@ def emulated_errors(rows: list[HoldoutRow] | None = None) -> list[dict[str, Any]
 
 
 def fits_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """The Student-t fit of every pool, as stored (runs read it: no scipy on the run path)."""
+    """Every pool's fit (:func:`pool_fit`), as stored (runs read it: no scipy on the run path)."""
     out = {}
     for mode in ("training", "inference", "serving", "serving_ttft", "emulated"):
-        f = fit_errors([e["log_error"] for e in rows if mode_of(e["kind"]) == mode])
+        f = pool_fit(mode, [e for e in rows if mode_of(e["kind"]) == mode])
         out[mode] = {"df": f.df, "loc": f.loc, "scale": f.scale, "n": f.n}
     return out
 
@@ -167,8 +217,8 @@ def error_fit(mode: str) -> ErrorFit:
 @functools.cache
 def fit_without(mode: str, source: str) -> ErrorFit:
     """The fit of a mode's stored errors, leaving one source out."""
-    return fit_errors([e["log_error"] for e in stored_errors()
-                       if mode_of(e["kind"]) == mode and e["source"] != source])
+    return pool_fit(mode, [e for e in stored_errors()
+                           if mode_of(e["kind"]) == mode and e["source"] != source])
 
 
 def holdout_band(point_id: str, emulated: bool = False, ttft: bool = False) -> tuple[float, float]:
