@@ -18,6 +18,7 @@ from ecobench.hardware.backends.residuals import (
     write_residuals,
 )
 from ecobench.hardware.neuron import fit as nfit
+from ecobench.hardware.neuron import serving as nserving
 
 
 def _progress(msg: str) -> None:
@@ -26,15 +27,16 @@ def _progress(msg: str) -> None:
 
 def main() -> None:
     """Fit and write ``data/efficiency_fit.json``; hold every source out (analytic model and emulated
-    NeuronCore) and write the errors to ``data/holdout_residuals.json`` (the throughput bands) and
+    NeuronCore) and write the errors to ``data/holdout_residuals.json`` (the throughput bands, and the
+    serving figures' conditional bands of ``serve_bands.py``) and
     the predictions, with the digest of their inputs, to ``data/holdout_predictions.json`` (what
     ``validate --mode holdout`` reads while the inputs are unchanged)."""
     here = Path(__file__).resolve().parents[1] / "ecobench" / "hardware"
     fitted = write_fit(str(here / FIT_FILE))
     print(f"wrote {here / FIT_FILE}: {len(fitted.values)} parameters fitted on {len(fitted.points)} points")
     analytic, emulated = holdout(progress=_progress), nfit.holdout(progress=_progress)
-    rows = write_residuals(str(here / RESIDUALS_FILE), analytic, emulated)
-    print(f"wrote {here / RESIDUALS_FILE}: {len(rows)} out-of-sample errors")
+    rows = write_residuals(str(here / RESIDUALS_FILE), analytic, emulated, nserving.holdout())
+    print(f"wrote {here / RESIDUALS_FILE}: {len(rows)} out-of-sample errors and every serving figure's")
     write_predictions(str(here / PREDICTIONS_FILE), analytic, emulated)
     print(f"wrote {here / PREDICTIONS_FILE}: {len(analytic)} + {len(emulated)} held-out predictions")
 

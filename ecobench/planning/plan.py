@@ -273,11 +273,13 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
 
 def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s: float, perf: Performance,
                  ctx: Context, busy: float,
-                 latency: Callable[[Any], dict[str, Any]] | None = None) -> PlanResult:
+                 latency: Callable[[Any], dict[str, Any]] | None = None,
+                 bands: tuple[Any, Any] | None = None) -> PlanResult:
     """Energy, cost and CO2 of ``instances`` serving the request rate for the horizon, per output
     token at every scope; the accelerators work ``busy`` of the time (replica slots in use, idle time
     excluded). ``latency`` (TTFT and TPOT at a speed multiplier, ``planning/serving.latency_at``) goes
-    to the Monte Carlo, which bands them."""
+    to the Monte Carlo, which bands them; ``bands``: the (decode, prefill) ``serve_bands.Band`` of the
+    configuration's regime, which the Monte Carlo's speed draws follow."""
     rate_s = spec.requests_per_h / SECONDS_PER_HOUR
     net = rate_s / instances * perf.network_bytes_per_sample
     overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
@@ -290,7 +292,9 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         case = InferenceCase(rate_s, 1.0, spec.horizon_h, capacity_per_instance_per_s,
                              perf.network_bytes_per_sample, ctx.power.spec(activity(perf), net),
                              busy_per_load=busy / load, output_tokens=spec.output_tokens,
-                             instance_hours_factor=1.0 + overhead, latency=latency)
+                             instance_hours_factor=1.0 + overhead, latency=latency,
+                             decode_band=bands[0] if bands else None,
+                             prefill_band=bands[1] if bands else None)
         mc = McConfig("", ctx.uncertain, case, ctx.pue, None)
     row.update({
         "throughput_per_instance_per_s": capacity_per_instance_per_s,

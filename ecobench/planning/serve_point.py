@@ -5,8 +5,9 @@ A static batch of ``batch`` prompts is prefilled together (TTFT), then decodes `
 together (TPOT per step); tokens per second = batch x output / (TTFT + (output - 1) x TPOT). The step
 times are the analytic serving model's (``parallel/serving.py``) at the stored fit's efficiency, the
 same prediction ``validate --mode holdout`` scores on every ``llm_serve`` point; the 90% bands are
-the held-out errors of the serving pools (TPOT and tokens per second: the decode pool; TTFT: the
-prefill pool), a time's band the inverse of a speed's.
+split-conformal on the held-out errors of the batch's regime (vendor, tensor degree, batch;
+``hardware/backends/serve_bands.py``), the method ``validate`` scores the bands of the published
+points with (there without each point's own source).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     """The static batch's TTFT, TPOT and tokens per second (``tensor``: default the smallest degree
     whose weights and the batch's caches fit)."""
     from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
-    from ecobench.hardware.backends.residuals import error_fit
+    from ecobench.hardware.backends.serve_bands import SERVING_FIGURES, Regime, serving_band
     from ecobench.workloads.presets import preset
 
     for name, value in (("--precision", precision), ("--weight-precision", weight_precision),
@@ -99,14 +100,14 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])
     ttft_s = float(prefill_s(w, cl, eff, float(batch))) + fit.request_overhead_s(acc.vendor)
     figs = serving_figures(tpot_s, ttft_s, batch, output_tokens)
-    decode, prefill = error_fit("serving"), error_fit("serving_ttft")
+    regime = Regime("analytic", acc.vendor, t, float(batch))
     out = {}
-    for name, pool in (("ttft_ms", prefill), ("tpot_ms", decode), ("output_tokens_per_s", decode)):
+    for name in SERVING_FIGURES:
         v = float(figs[name])
-        lo, hi = pool.band(1.0)
-        out[name] = (v, v / hi, v / lo) if name.endswith("_ms") else (v, v * lo, v * hi)
+        out[name] = (v, *serving_band(name, regime).around(v))
     return ServePoint(model, instance_type, precision, t, batch, input_tokens, output_tokens, out,
-                      f"{eff.source}; bands: held-out errors of the serving pools")
+                      f"{eff.source}; 90% bands: held-out errors of "
+                      + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in SERVING_FIGURES))
 
 
 def format_point(p: ServePoint) -> str:

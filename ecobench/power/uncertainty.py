@@ -83,6 +83,10 @@ class InferenceCase:
     latency: Callable[[Any], dict[str, Any]] | None = None
     # a p99 latency target: instances it needs at a throughput multiplier (planning/plan.latency_sizing)
     sizing: Callable[[Any], Any] | None = None
+    # serving: the regime's conditional bands of the decode speed and of the prefill (serve_bands.Band:
+    # the ones serve-point and validate give); None: the workload mode's Student-t pool
+    decode_band: Any = None
+    prefill_band: Any = None
 
 
 @dataclass(frozen=True)
@@ -161,9 +165,11 @@ def _params(c: McConfig, d: Draws) -> DrawParams:
         chip_max_w=chip, host_scale=pm.host_scale.draw(d.normal("host_scale")))
 
 
-def _throughput_multiplier(s: UncertainSetup, d: Draws) -> np.ndarray:
+def _throughput_multiplier(s: UncertainSetup, d: Draws, band: Any = None) -> np.ndarray:
     if s.throughput_mode is None:
         return np.ones(d.n)
+    if band is not None:  # a serving regime's band: log-normal draws with its edges at 5% and 95%
+        return np.asarray(band.multipliers(d.normal(f"throughput:{s.throughput_key}")))
     from ecobench.hardware.backends.residuals import error_fit
 
     fit = error_fit(s.throughput_mode)
@@ -180,7 +186,7 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
     """Every banded figure of one configuration, one value per draw."""
     s = c.setup
     p = _params(c, d)
-    m = _throughput_multiplier(s, d)
+    m = _throughput_multiplier(s, d, getattr(c.case, "decode_band", None))
     grid = split_lognormal(s.grid_g_per_kwh, s.grid_low, s.grid_high, d.normal(f"grid:{s.grid_key}")) \
         if s.grid_key else np.full(d.n, s.grid_g_per_kwh)
     case = c.case
@@ -199,6 +205,9 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
         out |= {"throughput_per_instance_per_s": t, "instances": n}
         if case.latency is not None:
             out |= case.latency(m)
+            if case.prefill_band is not None and s.throughput_mode is not None:  # TTFT: the prefill's own
+                speed_p = case.prefill_band.multipliers(d.normal(f"prefill:{s.throughput_key}"))
+                out["ttft_ms_p50"] = out["ttft_ms_p50"] * m / speed_p
     else:
         n = np.full(d.n, float(case.instances))
         seconds = np.zeros(d.n)

@@ -80,6 +80,7 @@ class Summary:
     within_target: bool
     coverage_pct: float | None = None  # share of published values inside their 90% band
     median_band_width_pct: float | None = None  # (high - low) / ecobench's value, median
+    median_band_ratio: float | None = None  # high / low, median (issue 22's serving target: <= 1.8)
 
 
 def _data(name: str) -> Any:
@@ -198,11 +199,18 @@ def neuron_serving_checks(progress: Progress | None = None) -> list[Check]:
 
     if progress:
         progress("holdout neuron serving: emulated decode steps and prefills, correction without each source")
+    from ecobench.hardware.backends.serve_bands import point_band
+
     median_t, worst_t = NEURON_SERVE_TARGETS
-    return [Check(f"{NEURON_SERVE_KIND}_{r.point.id.removeprefix('neuron_')}", r.figure, "holdout",
-                  r.published, r.predicted, r.error_pct, None, f"±{worst_t:g}%", abs(r.error_pct) <= worst_t,
-                  f"{NEURON_SERVE_KIND}_{(r.point.instance_type or '').split('.')[0]}", r.source)
-            for r in holdout()]
+    out = []
+    for r in holdout():
+        lo, hi = point_band(r.point.id, r.figure, "emulated").around(r.predicted)  # without its source
+        out.append(Check(f"{NEURON_SERVE_KIND}_{r.point.id.removeprefix('neuron_')}", r.figure, "holdout",
+                         r.published, r.predicted, r.error_pct, None, f"±{worst_t:g}%",
+                         abs(r.error_pct) <= worst_t,
+                         f"{NEURON_SERVE_KIND}_{(r.point.instance_type or '').split('.')[0]}", r.source,
+                         low=lo, high=hi))
+    return out
 
 
 def power_checks(progress: Progress | None = None) -> list[Check]:
@@ -242,6 +250,7 @@ def holdout_checks(progress: Progress | None = None) -> list[Check]:
     from collections import Counter
 
     from ecobench.hardware.backends.residuals import fit_without, held_out, holdout_band
+    from ecobench.hardware.backends.serve_bands import point_band
 
     rows = held_out("analytic", progress)
     if progress:
@@ -257,10 +266,11 @@ def holdout_checks(progress: Progress | None = None) -> list[Check]:
         pred = r.predicted * scale
         if r.point.kind == "moe_train":  # not in the stored pools: the training pool's, without its source
             lo, hi = fit_without("training", r.source).band(1.0)
+        elif r.point.kind == "llm_serve":  # its regime's errors from the other sources (serve_bands.py)
+            f = point_band(r.point.id, figure).factor
+            lo, hi = 1.0 / f, f
         else:
-            lo, hi = holdout_band(r.point.id, ttft=figure == "ttft_ms")
-        if figure in ("tpot_ms", "ttft_ms"):  # the band is on a speed: a time's is its inverse
-            lo, hi = 1.0 / hi, 1.0 / lo
+            lo, hi = holdout_band(r.point.id)
         out.append(Check(f"{r.point.kind}_{r.point.id}", figure, "holdout", r.published * scale, pred,
                          r.error_pct, None, f"±{worst:g}%", abs(r.error_pct) <= worst, r.point.kind, r.source,
                          low=pred * lo, high=pred * hi))
@@ -289,7 +299,7 @@ def summarize(checks: list[Check]) -> list[Summary]:
         cov, width = band_stats(rows)
         out.append(Summary(kind, figure, len(rows), med, max(errs), worst.experiment,
                            _target(med, max(errs), median_t, worst_t),
-                           med <= median_t and max(errs) <= worst_t, cov, width))
+                           med <= median_t and max(errs) <= worst_t, cov, width, band_ratio(rows)))
     held = [c for c in checks if c.mode == "holdout"]
     serve = [c for c in held if (c.kind or "").startswith(NEURON_SERVE_KIND)]
     out += _overall("all", [c for c in held if c.kind not in POWER_KINDS and c not in serve])
@@ -309,9 +319,10 @@ def neuron_serving_summary(rows: list[Check]) -> list[Summary]:
         errs = [abs(c.error_pct) for c in sel]
         worst = max(sel, key=lambda c: abs(c.error_pct))
         med = statistics.median(errs)
+        cov, width = band_stats(sel)
         out.append(Summary(kind, figure, len(sel), med, max(errs), worst.experiment,
                            _target(med, max(errs), median_t, worst_t),
-                           med <= median_t and max(errs) <= worst_t))
+                           med <= median_t and max(errs) <= worst_t, cov, width, band_ratio(sel)))
     return out
 
 
@@ -326,7 +337,7 @@ def _overall(label: str, rows: list[Check]) -> list[Summary]:
         worst = max(rows, key=lambda c: abs(c.error_pct))
         out.append(Summary(label, "all", len(rows), statistics.median(errs), max(errs), worst.experiment,
                            f"coverage ≥ {COVERAGE_TARGET_PCT:g}% of published values inside the 90% band",
-                           cov is not None and cov >= COVERAGE_TARGET_PCT, cov, width))
+                           cov is not None and cov >= COVERAGE_TARGET_PCT, cov, width, band_ratio(rows)))
     return out
 
 
@@ -344,6 +355,14 @@ def band_stats(rows: list[Check]) -> tuple[float | None, float | None]:
     width = statistics.median(100.0 * (c.high - c.low) / abs(c.ecobench) for c in banded  # type: ignore[operator]
                               if c.ecobench)
     return cov, width
+
+
+def band_ratio(rows: list[Check]) -> float | None:
+    """Median high / low of the rows that carry a band (None without one)."""
+    import statistics
+
+    ratios = [c.high / c.low for c in rows if c.in_band is not None and c.low]  # type: ignore[operator]
+    return statistics.median(ratios) if ratios else None
 
 
 NEURON_TARGET_PCT = 25.0
@@ -398,7 +417,8 @@ def neuron_summary(checks: list[Check]) -> list[Summary]:
     cov, width = band_stats(rows)
     return [Summary(NEURON_KIND, "throughput", len(rows), med, max(errs), worst.experiment,
                     f"median ≤ {NEURON_MEDIAN_TARGET_PCT:g}%, worst ≤ {NEURON_TARGET_PCT:g}%",
-                    med <= NEURON_MEDIAN_TARGET_PCT and max(errs) <= NEURON_TARGET_PCT, cov, width)]
+                    med <= NEURON_MEDIAN_TARGET_PCT and max(errs) <= NEURON_TARGET_PCT, cov, width,
+                    band_ratio(rows))]
 
 
 def as_json(checks: list[Check]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from typing import Any
 from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Job, Performance, Utilization
 from ecobench.hardware.backends.efficiency import current_fit
+from ecobench.hardware.backends.serve_bands import Regime, serving_band
 from ecobench.planning import serving_options
 from ecobench.planning.jobs import backend_for, capabilities
 from ecobench.planning.measured_serving import measured_serving_performance
@@ -78,7 +79,9 @@ def serving_performance(run: ConfigRun,
     assert sp.operating is not None
     latency = functools.partial(latency_at, sp.operating, spec.requests_per_h / SECONDS_PER_HOUR,
                                 sp.capacity_per_replica_per_s)
-    return perf, {"instances": sp.instances, "busy": sp.busy, "latency": latency,
+    regime = Regime("emulated" if timer is not None else "analytic", acc.vendor, sp.tensor, sp.batch)
+    bands = (serving_band("output_tokens_per_s", regime), serving_band("ttft_ms", regime))
+    return perf, {"instances": sp.instances, "busy": sp.busy, "latency": latency, "bands": bands,
                   "tensor_parallel": sp.tensor,
                   "replicas": sp.replicas, "replicas_per_instance": sp.replicas_per_instance,
                   "batch": sp.batch,
@@ -114,7 +117,8 @@ class ServingMode(ModeBase):
         """Energy, cost and CO2 of the instances the serving model sized; a load profile's strategies."""
         p = perfs[0]
         result = plan_serving(self.spec, self.extra.pop("instances"), p.throughput_per_instance_per_s, p,
-                              self.run.ctx, self.extra.pop("busy"), self.extra.pop("latency"))
+                              self.run.ctx, self.extra.pop("busy"), self.extra.pop("latency"),
+                              self.extra.pop("bands", None))
         if self.spec.profile and not self.run.sweep_group:
             result.row |= self.profile_columns()
         return result

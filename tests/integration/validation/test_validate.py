@@ -71,12 +71,15 @@ def test_holdout_rows_carry_out_of_sample_bands_and_coverage_is_reported():
     assert overall.count == len(checks)
     inside = sum(c.in_band for c in checks) / len(checks) * 100
     assert overall.coverage_pct == pytest.approx(inside)
-    assert 0 < overall.median_band_width_pct < 100
+    # Serving's bands, calibrated by regime to cover 90% out of sample (serve_bands.py), are wider than
+    # the Student-t pool's were (median high/low 2.78 for TPOT and tokens/s, 4.58 for TTFT; issue 22's
+    # 1.8 is missed and reported).
+    assert 0 < overall.median_band_width_pct < 150
+    assert overall.coverage_pct >= 90.0
     # The power issue's target, on the throughput points it was set for (training, mixture-of-experts
     # included, and encoder inference): 90% of published values inside their out-of-sample band,
-    # each band from the other sources' errors, every source weighing the same. Serving misses it
-    # (82-87% per figure: six sources, one an unnamed engine far slower than the rest; README says
-    # so), and is reported, not asserted.
+    # each band from the other sources' errors, every source weighing the same. Serving's conditional
+    # bands are checked per figure in test_serving_bands.py.
     throughput = [c for c in checks if c.kind != "llm_serve"]
     covered = sum(c.in_band for c in throughput) / len(throughput)
     assert covered >= 0.90, f"training and encoder bands cover {covered:.1%} of held-out values"
@@ -110,6 +113,15 @@ def test_stored_held_out_errors_equal_a_fresh_holdout():
     # points within its tolerance (a fresh install differed by 6e-6 in one log error), so the stored
     # errors are checked to 1e-4 in log (0.01%), as the stored efficiency fit is (test_efficiency.py).
     assert [e["log_error"] for e in fresh] == pytest.approx([e["log_error"] for e in stored], abs=1e-4)
+    # every serving figure's error with its regime (the conditional bands, serve_bands.py)
+    from ecobench.hardware.backends.serve_bands import serving_errors, stored_serving_errors
+    from ecobench.hardware.neuron import serving as nserving
+
+    fresh_serving, stored_serving = serving_errors(analytic, nserving.holdout()), stored_serving_errors()
+    drop = lambda e: {k: v for k, v in e.items() if k != "log_error"}  # noqa: E731
+    assert [drop(e) for e in fresh_serving] == [drop(e) for e in stored_serving]
+    assert [e["log_error"] for e in fresh_serving] == pytest.approx(
+        [e["log_error"] for e in stored_serving], abs=1e-4)
     from ecobench.hardware.backends.residuals import error_fit, fits_of
 
     for mode, f in fits_of(list(fresh)).items():

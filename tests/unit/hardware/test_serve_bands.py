@@ -1,0 +1,99 @@
+"""The serving figures' conditional bands (hardware/backends/serve_bands.py): split-conformal quantile,
+regime cells, leave-one-source-out, fallback to wider cells."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ecobench.hardware.backends import serve_bands as sb
+from ecobench.hardware.backends.serve_bands import Regime, band_of, conformal_log_factor
+
+
+def _rows(errors, source, figure="tpot_ms", model="analytic", vendor="nvidia", tensor=1, batch=1.0):
+    return [{"id": f"{source}_{i}", "source": source, "figure": figure, "model": model, "vendor": vendor,
+             "tensor": tensor, "batch": batch, "log_error": e} for i, e in enumerate(errors)]
+
+
+def test_conformal_factor_is_the_level_quantile_of_absolute_errors():
+    e = [-0.1 * k for k in range(1, 20)]  # 19 errors: the 18th smallest is the first with 90% below
+    assert conformal_log_factor(e) == pytest.approx(1.8)
+    assert conformal_log_factor(e[:5]) == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        conformal_log_factor([])
+
+
+def test_each_source_weighs_the_same_however_many_errors_it_has():
+    # 90 small errors from one source and 10 large ones from each of two others: the large ones are
+    # two thirds of the weight, so the 90% quantile is large (pooled rows would give the small one)
+    errors = [0.01] * 90 + [0.5] * 10 + [0.6] * 10
+    sources = ["big"] * 90 + ["x"] * 10 + ["y"] * 10
+    assert conformal_log_factor(errors) == pytest.approx(0.5)
+    assert conformal_log_factor(errors, sources) == pytest.approx(0.6)
+
+
+def test_conformal_band_covers_at_least_its_level_of_new_exchangeable_draws():
+    rng = np.random.default_rng(0)
+    hits = []
+    for _ in range(400):
+        cal, new = rng.standard_t(4, 30) * 0.2, rng.standard_t(4) * 0.2
+        hits.append(abs(new) <= conformal_log_factor(cal))
+    assert 0.87 <= np.mean(hits) <= 0.97
+
+
+def test_the_narrowest_cell_with_enough_errors_from_enough_sources_sets_the_band():
+    rows = [r for src in "abe" for r in _rows([0.05] * 10, src, batch=1)] \
+        + [r for src in "cdf" for r in _rows([0.8] * 10, src, batch=64)]
+    small = band_of(rows, "tpot_ms", Regime("analytic", "nvidia", 1, 1))
+    big = band_of(rows, "tpot_ms", Regime("analytic", "nvidia", 1, 64))
+    assert small.factor == pytest.approx(math.exp(0.05)) and small.cell == ("analytic", "nvidia", "1", "1")
+    assert big.factor == pytest.approx(math.exp(0.8)) and big.n == 30
+    # a regime no cell holds: the widest cell that has errors (every nvidia error)
+    other = band_of(rows, "tpot_ms", Regime("analytic", "nvidia", 8, 4))
+    assert other.cell == ("analytic", "nvidia") and other.factor == pytest.approx(math.exp(0.8))
+    # too few sources in the narrow cell: a wider one
+    assert band_of(rows, "tpot_ms", Regime("analytic", "nvidia", 1, 1), exclude_source="a").cell == \
+        ("analytic", "nvidia", "1")
+
+
+def test_a_points_own_source_never_sets_its_band():
+    rows = _rows([0.01] * 30, "own") + [r for src in "xyz" for r in _rows([0.3] * 30, src)]
+    regime = Regime("analytic", "nvidia", 1, 1)
+    assert band_of(rows, "tpot_ms", regime, exclude_source="own").factor == pytest.approx(math.exp(0.3))
+    assert band_of(rows, "tpot_ms", regime, exclude_source="own").n == 90
+    doctored = [r | {"log_error": 5.0} if r["source"] == "own" else r for r in rows]
+    assert band_of(doctored, "tpot_ms", regime, exclude_source="own") == \
+        band_of(rows, "tpot_ms", regime, exclude_source="own")
+
+
+def test_fewer_sources_set_a_cell_only_when_no_cell_has_enough():
+    rows = (_rows([0.1] * 30, "a", vendor="aws", tensor=32) + _rows([0.9] * 30, "n", vendor="nvidia")
+            + _rows([0.9] * 30, "m", vendor="nvidia"))
+    b = band_of(rows, "tpot_ms", Regime("analytic", "aws", 32, 1))
+    assert b.cell == ("analytic",) and b.n == 90  # three sources in the model's cell: it wins
+    b = band_of(rows, "tpot_ms", Regime("analytic", "aws", 32, 1), exclude_source="n")
+    assert b.cell == ("analytic",) and b.n == 60  # two sources: the widest cell that has two
+    b = band_of(rows[:30], "tpot_ms", Regime("analytic", "aws", 32, 1))
+    assert b.cell == ("analytic", "aws", "4+", "1") and b.factor == pytest.approx(math.exp(0.1))
+
+
+def test_decode_figures_share_errors_and_ttft_has_its_own():
+    rows = (_rows([0.1] * 20, "a") + _rows([0.1] * 20, "b", figure="output_tokens_per_s")
+            + _rows([0.1] * 20, "c") + _rows([0.6] * 20, "a", figure="ttft_ms")
+            + _rows([0.6] * 20, "b", figure="ttft_ms"))
+    regime = Regime("analytic", "nvidia", 1, 1)
+    assert band_of(rows, "output_tokens_per_s", regime).n == band_of(rows, "tpot_ms", regime).n == 60
+    assert band_of(rows, "ttft_ms", regime).factor == pytest.approx(math.exp(0.6))
+
+
+def test_monte_carlo_multipliers_put_the_band_edges_at_5_and_95_percent():
+    b = sb.Band(1.5, ("analytic",), 40)
+    m = b.multipliers(np.random.default_rng(1).standard_normal(200_000))
+    assert np.percentile(m, [5, 95]) == pytest.approx([1 / 1.5, 1.5], rel=0.01)
+    assert b.around(10.0) == pytest.approx((10 / 1.5, 15.0))
+
+
+def test_regime_classes():
+    assert Regime("analytic", "nvidia", 4, 17.2).cells()[0] == ("analytic", "nvidia", "4+", "17+")
+    assert Regime("analytic", "nvidia", 2, 1.0).cells()[0] == ("analytic", "nvidia", "2", "1")
+    assert Regime("emulated", "aws", 24, 8).cells()[0] == ("emulated", "aws", "4+", "2-16")
