@@ -1,6 +1,6 @@
 """Maintenance: fit the draw model on the measured-power corpus and print the values for
-ecobench/power/data/power_model.yaml (draw.compute_bound, draw.memory_bound, draw.sync, draw.stall,
-host_scale).
+ecobench/power/data/power_model.yaml (draw.compute_bound, draw.memory_bound, draw.sync, host_scale;
+draw.stall is sourced, not fitted).
 
     python tools/power_refit.py
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 from ecobench.power.fit import corpus_features, fit_with_ranges
 
 YAML_KEYS = {"compute": "draw.compute_bound", "memory": "draw.memory_bound", "sync": "draw.sync",
-             "stall": "draw.stall",
              "host_scale": "host_scale"}
 
 

@@ -214,8 +214,11 @@ def latency_stats(spec: ServingSpec) -> list[tuple[str, str | float]]:
 def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: float,
                      prefill_share: float) -> Activity:
     """What a busy replica's accelerators do: decode steps at ``batch`` for ``1 - prefill_share`` of
-    the time and prefills the rest, each split into compute-bound kernels, memory-bound kernels and
-    stalls (per-kernel overhead, tensor-parallel all-reduces), as the draw model needs."""
+    the time and prefills the rest, each split into compute-bound kernels and memory-bound kernels,
+    as the draw model needs. Per-kernel overhead and tensor-parallel all-reduces count as memory-bound
+    time: the chip is launching and running kernels with its clocks up, as the draw model's fit takes
+    a service's time beyond the roofline (power/fit.py ``split_rest``); stalls (host-side gaps) are
+    only what a slower supplied throughput adds (``Activity.scaled``)."""
     from ecobench.hardware.backends.activity import kernel_regimes_s
 
     decode, prefill = serve_kernels(w)
@@ -225,10 +228,10 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
         tokens = micro * (1 if ks is decode else w.prefill_tokens)
         tp = float(tp_all_reduce_s(w, cl, eff, np.array([tokens]))[0])
         total = c + m + o + tp
-        parts.append([share * x / total for x in (c, m, o + tp)] if total > 0 else [0.0, 0.0, share])
-    c, m, st = (sum(x) for x in zip(*parts, strict=True))
-    return Activity(c, m, st, "serving model: decode steps and prefills (compute-bound, memory-bound, "
-                              "per-kernel overhead and all-reduces)")
+        parts.append([share * x / total for x in (c, m + o + tp)] if total > 0 else [0.0, share])
+    c, m = (sum(x) for x in zip(*parts, strict=True))
+    return Activity(c, m, 0.0, "serving model: decode steps and prefills (compute-bound; memory-bound, "
+                               "per-kernel overhead and all-reduces drawn as memory-bound)")
 
 
 def at_rate(op: Operating, rate: Any, speed: Any = 1.0,

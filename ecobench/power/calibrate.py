@@ -38,6 +38,7 @@ from ecobench.power.fit import (
     holdout,
     refits_without_each_group,
 )
+from ecobench.power.params import power_model
 
 
 def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
@@ -143,8 +144,8 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     refits = refits_without_each_group(ours)
     before, after = fit(list(ours)), fit([*ours, *theirs])
     ranges = fit_with_ranges(ours, refits)
-    # the family's fitted range: from the lowest state draw (stalls) to the highest (compute)
-    lo = min(r["low"] for k, r in ranges.items() if k in before.draws)
+    # the family's range: from the lowest state draw (stalls, sourced) to the highest (compute, fitted)
+    lo = min([r["low"] for k, r in ranges.items() if k in before.draws] + [power_model().draw.stall.low])
     hi = max(r["high"] for k, r in ranges.items() if k in before.draws)
     warnings = []
     for f in theirs:

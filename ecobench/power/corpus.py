@@ -37,6 +37,8 @@ class PowerSource(_Row):
     metered: Metered = Field(description="what the meter covers")
     method: str
     not_stated: str
+    window_idle_s: float = Field(0.0, ge=0, description="seconds of each run's metering window with nothing "
+                                 "running (a script's sleeps around the run): drawn as stalls")
 
 
 class PowerPoint(_Row):

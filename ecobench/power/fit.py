@@ -3,14 +3,19 @@
 A device's mean draw is ``idle + (max - idle) x f``, ``f`` the time-weighted draw of the states it is
 in, the four states of the planner's ``Activity``: compute-bound kernels, memory-bound kernels, sync
 (the rest of a training step: exposed communication, pipeline bubble, its other kernels) and stalls
-(the rest of a service's time: launch gaps, scheduling, host waits). The time shares come from the
+(host-side gaps: the chip has nothing launched and waits on the host). The time shares come from the
 point's own run: the FLOP rate and the bytes streamed that its measured throughput implies, against
 the chip's peaks (reaching ``COMPUTE_CEILING`` of the peak FLOP rate, or ``MEMORY_CEILING`` of the
-memory bandwidth, is a chip busy all the time); the rest of the time is sync or a stall. A node's
+memory bandwidth, is a chip busy all the time). The rest of a training step is sync. The rest of a
+service's (or an inference run's) time is split by :func:`split_rest`: host-side gaps (an engine that
+waits on its CPU scheduler between steps; seconds of the metering window with nothing running) are
+stalls, drawn at the sourced draw of a chip waiting with nothing to do (``power_model.yaml``
+``draw.stall``, not fitted); the rest is kernels slower than the roofline (small-batch decode,
+launch gaps with the clocks up), drawn like memory-bound kernels. A node's
 host side is ecobench's own host model (``power/draw.py``: CPUs by load, memory per GB) for the
 instance type standing for the system, times a fitted scale that stands for what that model leaves
-out (fans, NICs, switches, power-supply losses). The draws (fractions of the idle-to-maximum range)
-and the scale are fitted by bounded linear least squares on
+out (fans, NICs, switches, power-supply losses). The compute, memory and sync draws (fractions of
+the idle-to-maximum range) and the scale are fitted by bounded linear least squares on
 relative errors; node-metered points fit them all at once.
 
 ``holdout`` predicts every point from a fit without its group (one lab or benchmark family) and gives
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,7 +38,8 @@ from ecobench.power.corpus import PowerCorpus, PowerPoint, corpus_chips, load_co
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.transformer import forward_kernels, kv_cache_bytes_per_token, totals
 
-STATES = ("compute", "memory", "sync", "stall")
+STATES = ("compute", "memory", "sync", "stall")  # the order of Features.shares
+FITTED = ("compute", "memory", "sync")  # the stall draw is sourced (power_model.yaml draw.stall)
 HOST = ("host_scale",)
 COMPUTE_CEILING = 0.8  # dense matmuls reach about 80% of the datasheet peak (assumption, see README)
 MEMORY_CEILING = 0.85  # streaming reaches about 85% of the datasheet bandwidth (assumption)
@@ -44,6 +51,37 @@ NODE_STAND_IN = {("h100-sxm", 8): "p5.48xlarge", ("h200", 8): "p5e.48xlarge",
                  ("a100-80gb", 8): "p4de.24xlarge", ("a100-40gb", 8): "p4d.24xlarge",
                  ("l4", 1): "g6.xlarge", ("l40s", 1): "g6e.xlarge"}
 DEFAULT_CONTEXT_TOKENS = 512  # serving points that state no input length: an assumed prompt length
+# Engines whose GPU waits on the host between decode steps for all the time its kernels leave: vLLM
+# before 0.6 behind its OpenAI-compatible HTTP server. vLLM's v0.6.0 release post profiled v0.5.3
+# serving Llama 3 8B on one H100: HTTP API server 33% and scheduling 29% of the execution time, GPU
+# execution 38% ("If CPUs cannot schedule fast enough, GPUs will sit idle to wait for CPUs"):
+# https://blog.vllm.ai/2024/09/05/perf-update.html (2024-09-05). Offline runs (no HTTP server) and
+# engines with a C++ runtime, multi-step or asynchronous scheduling are not taken as host-bound.
+HOST_BOUND_ENGINE = re.compile(r"\bvLLM 0\.[0-5]\.\d+\b.*openai", re.IGNORECASE)
+
+
+def stall_draw() -> float:
+    """The sourced draw of a chip waiting with nothing launched (power_model.yaml ``draw.stall``)."""
+    from ecobench.power.params import power_model
+
+    return power_model().draw.stall.central
+
+
+def split_rest(p: PowerPoint, s_c: float, s_m: float, window_idle_s: float = 0.0
+               ) -> tuple[float, float, float]:
+    """(compute, memory, stall) shares of a service's or inference run's time, given the roofline's
+    compute and memory shares: the time they leave is a stall (host-side gap) for a host-bound engine
+    (``HOST_BOUND_ENGINE``), else kernels slower than the roofline, drawn like memory-bound ones; then
+    ``window_idle_s`` seconds of the metering window with nothing running (a script's sleeps around a
+    serving run of ``batch x output_tokens / output_tokens_per_s`` seconds) are stalls too."""
+    rest = max(0.0, 1.0 - s_c - s_m)
+    host = p.kind == "power_serve" and HOST_BOUND_ENGINE.search(p.engine or "") is not None
+    c, m, st = (s_c, s_m, rest) if host else (s_c, s_m + rest, 0.0)
+    if window_idle_s > 0 and p.batch and p.output_tokens and p.output_tokens_per_s:
+        run_s = p.batch * p.output_tokens / p.output_tokens_per_s
+        q = window_idle_s / (run_s + window_idle_s)
+        c, m, st = c * (1 - q), m * (1 - q), st * (1 - q) + q
+    return c, m, st
 
 
 @dataclass(frozen=True)
@@ -52,7 +90,7 @@ class Features:
 
     point: PowerPoint
     group: str
-    shares: tuple[float, float, float, float]  # STATES
+    shares: tuple[float, float, float, float]  # STATES (stall: host-side gaps, at the sourced draw)
     idle_w: float
     max_w: float
     per_node: bool  # the measured figure is a node's (devices x chip + host), else one device's
@@ -60,13 +98,15 @@ class Features:
     measured_w: float
     host_w: float = 0.0  # ecobench's host model for the node (CPUs and memory), before the fitted scale
 
-    def design_row(self) -> tuple[list[float], float]:
-        """Coefficients of (state draws..., host terms) and the constant: predicted W = row . x + c."""
+    def design_row(self, d_stall: float | None = None) -> tuple[list[float], float]:
+        """Coefficients of (FITTED draws..., host terms) and the constant (idle and the stalls at the
+        sourced ``d_stall``): predicted W = row . x + c."""
         rng = self.max_w - self.idle_w
         n = self.devices if self.per_node else 1
-        row = [n * rng * s for s in self.shares]
+        row = [n * rng * s for s in self.shares[:len(FITTED)]]
         row += [self.host_w if self.per_node else 0.0]
-        return row, n * self.idle_w
+        d = stall_draw() if d_stall is None else d_stall
+        return row, n * (self.idle_w + rng * self.shares[STATES.index("stall")] * d)
 
 
 def _peak_tflops(acc: Any, precision: str | None) -> float | None:
@@ -136,10 +176,13 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
     flops, byts = rates
     s_c = min(1.0, flops / (COMPUTE_CEILING * peak * 1e12))
     s_m = min(1.0 - s_c, byts / (MEMORY_CEILING * chip.memory_bandwidth_gb_per_s * 1e9))
-    rest = max(0.0, 1.0 - s_c - s_m)
     # the rest of a training step is sync (communication, bubble, the step's other kernels); the rest
-    # of a service's time is stall (launch gaps, scheduling, host waits)
-    shares = (s_c, s_m, rest, 0.0) if p.kind == "power_train" else (s_c, s_m, 0.0, rest)
+    # of a service's time is host-side gaps (stalls) or kernels slower than the roofline (split_rest)
+    if p.kind == "power_train":
+        shares = (s_c, s_m, max(0.0, 1.0 - s_c - s_m), 0.0)
+    else:
+        c, m, st = split_rest(p, s_c, s_m, corpus.sources[p.source].window_idle_s)
+        shares = (c, m, 0.0, st)
     per_node = p.power_per == "node"
     host = _host_w(p, cat) if per_node else 0.0
     if host is None:
@@ -186,35 +229,37 @@ def _host_w(p: PowerPoint, cat: Catalog) -> float | None:
 
 @dataclass(frozen=True)
 class PowerFit:
-    draws: dict[str, float]  # STATES -> fraction of the idle-to-maximum range
+    draws: dict[str, float]  # STATES -> fraction of the idle-to-maximum range (stall: the sourced one)
     host: dict[str, float]  # HOST -> W
     points: int
     residual_log_sd: float
 
     def predict_w(self, f: Features) -> float:
-        row, const = f.design_row()
-        x = [self.draws[s] for s in STATES] + [self.host[h] for h in HOST]
+        row, const = f.design_row(self.draws["stall"])
+        x = [self.draws[s] for s in FITTED] + [self.host[h] for h in HOST]
         return float(np.dot(row, x) + const)
 
 
 def fit(feats: list[Features]) -> PowerFit:
-    """Bounded least squares on relative errors: draws in [0, 1], host terms >= 0."""
+    """Bounded least squares on relative errors: FITTED draws in [0, 1], host terms >= 0; the stall
+    draw is the sourced one."""
     from scipy.optimize import lsq_linear
 
-    rows = [f.design_row() for f in feats]
+    d_stall = stall_draw()
+    rows = [f.design_row(d_stall) for f in feats]
     a = np.array([r for r, _ in rows], dtype=float)
     c = np.array([k for _, k in rows], dtype=float)
     y = np.array([f.measured_w for f in feats], dtype=float)
     w = 1.0 / y
     has_node = any(f.per_node for f in feats)
-    lo = [0.0] * len(STATES) + [0.0]
-    hi = [1.0] * len(STATES) + [5.0 if has_node else 1e-9]
+    lo = [0.0] * len(FITTED) + [0.0]
+    hi = [1.0] * len(FITTED) + [5.0 if has_node else 1e-9]
     res = lsq_linear(a * w[:, None], (y - c) * w, bounds=(lo, hi))
     x = res.x
     pred = a @ x + c
     sd = float(np.std(np.log(np.maximum(pred, 1e-9) / y))) if len(y) > 1 else 0.0
-    k = len(STATES)
-    return PowerFit(dict(zip(STATES, map(float, x[:k]), strict=True)),
+    k = len(FITTED)
+    return PowerFit(dict(zip(FITTED, map(float, x[:k]), strict=True)) | {"stall": d_stall},
                     dict(zip(HOST, map(float, x[k:]), strict=True)), len(feats), sd)
 
 
@@ -290,7 +335,7 @@ def fit_with_ranges(feats: tuple[Features, ...] | None = None,
         return m.draws[k] if k in m.draws else m.host[k]
 
     out = {}
-    for k in STATES + HOST:
+    for k in FITTED + HOST:
         vals = [param(m, k) for m in refits.values()] + [param(full, k)]
         out[k] = {"central": param(full, k), "low": min(vals), "high": max(vals)}
     return out
