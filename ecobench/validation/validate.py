@@ -241,7 +241,7 @@ def holdout_checks(progress: Progress | None = None) -> list[Check]:
     while the points and the model are unchanged: ``residuals.held_out``)."""
     from collections import Counter
 
-    from ecobench.hardware.backends.residuals import error_fit, held_out, holdout_band
+    from ecobench.hardware.backends.residuals import held_out, holdout_band
 
     rows = held_out("analytic", progress)
     if progress:
@@ -255,10 +255,7 @@ def holdout_checks(progress: Progress | None = None) -> list[Check]:
         figure = "tokens_per_s" if tokens else r.figure
         worst = HOLDOUT_TARGETS[r.point.kind, figure][1]
         pred = r.predicted * scale
-        if r.point.kind == "moe_train":  # not in the stored pools: the training pool's band
-            lo, hi = error_fit("training").band(1.0)
-        else:
-            lo, hi = holdout_band(r.point.id, ttft=figure == "ttft_ms")
+        lo, hi = holdout_band(r.point.id, ttft=figure == "ttft_ms")
         if figure in ("tpot_ms", "ttft_ms"):  # the band is on a speed: a time's is its inverse
             lo, hi = 1.0 / hi, 1.0 / lo
         out.append(Check(f"{r.point.kind}_{r.point.id}", figure, "holdout", r.published * scale, pred,
