@@ -13,8 +13,9 @@ offload among the axes:
   on the same three types: expert-parallel degrees among the axes.
 
 Each search evaluates the step model for every layout and phase and keeps the fastest fitting
-layout per cluster size. Target: under 2 s for the 405B searches together, and for the 671B ones. The CPU time is printed
-beside the wall time: on a shared machine the wall time includes waiting for a core.
+layout per cluster size. Target: under 2 s for the 405B searches together, and for the 671B ones.
+The CPU time is printed beside the wall time: on a shared machine the wall time includes waiting for
+a core.
 
 Usage: python benchmarks/bench_parallel_search.py [--repeat N]
 """

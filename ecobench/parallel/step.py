@@ -524,9 +524,9 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     if L.context is not None and (L.context > 1).any():
         extra.update(cp=L.context, cp_comm=L.context_comm, kv_bytes=col(lambda k: k.kv_bytes),
                      qkvo_bytes=col(lambda k: k.qkvo_bytes))
-    if w.arch.moe is not None:
-        extra.update(et=L.expert_tensor, topk=w.arch.moe.experts_per_token, ep_dedup=L.expert_dispatch,
-                     ep_overlap=L.expert_overlap)
+    # every case carries the expert fields (the fit's batch concatenates the cases of dense and MoE points)
+    extra.update(et=L.expert_tensor, topk=w.arch.moe.experts_per_token if w.arch.moe else 1,
+                 ep_dedup=L.expert_dispatch, ep_overlap=L.expert_overlap)
     if L.offload is not None and (L.offload > 0).any():
         extra.update(off=L.offload, host_link_gb_per_s=cl.host_link_gb_per_s,
                      host_optimizer_gb_per_s=cl.host_optimizer_gb_per_s, nvme_gb_per_s=cl.nvme_gb_per_s)
