@@ -8,10 +8,14 @@ offload among the axes:
   16M-token batches, on p5.48xlarge, trn2.48xlarge and p4d.24xlarge: every valid (tensor, context,
   pipeline, data, ZeRO, recompute, micro-batch) layout of every size, plus the offloaded variants
   of those that do not fit (p5 and p4d: the instances with host-link figures).
+* DeepSeek-V3 671B (mixture-of-experts: 256 routed experts, 8 per token, MLA) pre-trained on 1T
+  tokens of 4,096-token sequences in 15,360-sequence batches (DeepSeek-V3 report, arXiv 2412.19437),
+  on the same three types: expert-parallel degrees among the axes.
 
 Each search evaluates the step model for every layout and phase and keeps the fastest fitting
-layout per cluster size. Target: under 2 s for the 405B searches together. The CPU time is printed
-beside the wall time: on a shared machine the wall time includes waiting for a core.
+layout per cluster size. Target: under 2 s for the 405B searches together, and for the 671B ones.
+The CPU time is printed beside the wall time: on a shared machine the wall time includes waiting for
+a core.
 
 Usage: python benchmarks/bench_parallel_search.py [--repeat N]
 """
@@ -45,6 +49,8 @@ CASES = {
     "llama3.1-405b": (["p5.48xlarge", "trn2.48xlarge", "p4d.24xlarge"],
                       [Phase(Workload(LLAMA31_405B, s, BATCH_TOKENS // s, "bf16"), 1e12 * f / s)
                        for s, f in ((8192, 0.9), (131072, 0.1))], 2000.0),
+    "deepseek-v3": (["p5.48xlarge", "trn2.48xlarge", "p4d.24xlarge"],
+                    [Phase(Workload(preset("deepseek-v3"), 4096, 15360, "bf16"), 1e12 / 4096)], 2000.0),
 }
 
 

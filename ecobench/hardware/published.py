@@ -66,6 +66,9 @@ class PointLayout(_Row):
     microbatch: int = 1
     virtual: int = 1
     expert: int = 1
+    expert_tensor: int | None = None  # None: tensor (Megatron's default); 1: parallel folding
+    expert_dispatch: Literal["all_to_all", "deduplicated"] = "all_to_all"
+    expert_overlap: bool = False
 
 
 class PublishedPoint(_Row):

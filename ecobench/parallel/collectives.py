@@ -54,14 +54,17 @@ def hierarchical_all_reduce_s(nbytes: Array, peers: Array, peers_per_node: Array
 
 
 def all_to_all_s(nbytes: Array, peers: Array, peers_per_node: Array, intra_gb_per_s: Array,
-                 intra_latency_s: Array, inter_gb_per_s: Array, inter_latency_s: Array) -> Array:
+                 intra_latency_s: Array, inter_gb_per_s: Array, inter_latency_s: Array,
+                 inter_share: Array = 1.0) -> Array:
     """All-to-all of a buffer of ``nbytes`` per member over ``peers`` (expert parallelism's dispatch
     or combine): each member keeps ``1/peers`` and sends the rest, the share bound for members on
     other instances over the instance network (``inter_gb_per_s``: what one member gets of it), the
     rest over the instance link; the two proceed at once (NCCL's pairwise exchange). Latency: one
-    step per peer on each fabric, as the pairwise algorithm sends to each in turn."""
+    step per peer on each fabric, as the pairwise algorithm sends to each in turn. ``inter_share``
+    scales the bytes that cross instances (a deduplicated dispatch sends fewer)."""
     n = np.maximum(peers, 1)
     inside = np.minimum(np.maximum(peers_per_node, 1), n)
     intra = (inside - 1) / n * nbytes / (intra_gb_per_s * 1e9) + (inside - 1) * intra_latency_s
-    inter = (n - inside) / n * nbytes / (inter_gb_per_s * 1e9) + np.ceil(n / inside - 1) * inter_latency_s
+    inter = ((n - inside) / n * nbytes * inter_share / (inter_gb_per_s * 1e9)
+             + np.ceil(n / inside - 1) * inter_latency_s)
     return np.where(n > 1, np.maximum(intra, inter), 0.0)

@@ -25,6 +25,12 @@ Schedule = Literal["1f1b", "interleaved", "zero-bubble"]
 # Bubble Pipeline Parallelism", ICLR 2024, arXiv 2311.04934, Sec. 3).
 SCHEDULES: tuple[Schedule, ...] = ("1f1b", "interleaved", "zero-bubble")
 ZERO_STAGES = (0, 1, 2, 3)
+ExpertDispatch = Literal["all_to_all", "deduplicated"]
+# How routed tokens cross instances: ``all_to_all`` sends every token copy to its expert's rank
+# (NCCL all-to-all, Megatron-Core's ``alltoall`` dispatcher); ``deduplicated`` sends a token once to
+# each instance holding any of its experts and forwards it there over the instance link (DeepSeek-V3,
+# arXiv 2412.19437, Sec. 3.2.2; DeepEP and Megatron-Core's HybridEP ``flex`` dispatchers).
+EXPERT_DISPATCHES: tuple[ExpertDispatch, ...] = ("all_to_all", "deduplicated")
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,9 @@ class Layout:
     context: int = 1  # ranks that split each sequence (context parallelism)
     context_comm: ContextComm = "ring"
     offload: Offload = "none"
+    expert_tensor: int | None = None  # ranks each expert is split over (None: tensor; 1: parallel folding)
+    expert_dispatch: ExpertDispatch = "all_to_all"
+    expert_overlap: bool = False  # all-to-alls overlap another micro-batch's compute (Megatron EP overlap)
 
     @property
     def ranks(self) -> int:
@@ -54,6 +63,10 @@ class Layout:
         vp = f" VP{self.virtual}" if self.virtual > 1 else ""
         vp += " zero-bubble" if self.schedule == "zero-bubble" else ""
         ep = f" EP{self.expert}" if self.expert > 1 else ""
+        if self.expert > 1 and self.expert_tensor is not None and self.expert_tensor != self.tensor:
+            ep += f" ETP{self.expert_tensor}"
+        ep += " dedup" if self.expert > 1 and self.expert_dispatch == "deduplicated" else ""
+        ep += " overlap" if self.expert > 1 and self.expert_overlap else ""
         cp = (f" CP{self.context}" + (" all-to-all" if self.context_comm == "all_to_all" else "")
               if self.context > 1 else "")
         off = f" offload {self.offload}" if self.offload != "none" else ""
@@ -80,7 +93,13 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
     if ranks_per_node % t:
         out.append(f"tensor {t} must divide the {ranks_per_node} ranks of one instance "
                    "(tensor-parallel groups stay inside an instance)")
-    out += expert_problems(arch, layout.expert, layout.data, t)
+    out += expert_problems(arch, layout.expert, layout.data, t if layout.expert_tensor is None
+                           else layout.expert_tensor)
+    if layout.expert_tensor is not None and (layout.expert_tensor < 1 or t % layout.expert_tensor):
+        out.append(f"expert_tensor {layout.expert_tensor} must divide tensor {t} (allowed: "
+                   f"{', '.join(map(str, divisors(t)))})")
+    if layout.expert_dispatch not in EXPERT_DISPATCHES:
+        out.append(f"expert_dispatch {layout.expert_dispatch!r} is not one of {', '.join(EXPERT_DISPATCHES)}")
     if p > arch.layers:
         out.append(f"pipeline {p} is more stages than the {arch.layers} layers")
     elif layout.virtual > 1 and arch.layers % (p * layout.virtual):
@@ -120,7 +139,8 @@ def expert_problems(arch: Architecture, expert: int, data: int, tensor: int = 1)
         out.append(f"expert {expert} must divide the data-parallel degree {data} (expert-parallel groups "
                    "are carved out of the data-parallel ranks)")
     if m.expert_intermediate_size % tensor:
-        out.append(f"tensor {tensor} must divide the expert feed-forward size {m.expert_intermediate_size}")
+        out.append(f"tensor {tensor} (the ranks each expert is split over) must divide the expert "
+                   f"feed-forward size {m.expert_intermediate_size}")
     return out
 
 

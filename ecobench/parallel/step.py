@@ -35,7 +35,15 @@ The model, per rank of the slowest pipeline stage:
 * **Expert parallelism** (mixture-of-experts, ``workloads/moe.py``): per MoE layer and micro-batch,
   an all-to-all dispatch and an all-to-all combine of the rank's routed token copies in the forward
   pass and as many in the backward (and in a recomputed forward), over the expert-parallel group's
-  fabrics (the group spans ``tensor x context x expert`` consecutive ranks), not overlapped with compute.
+  fabrics (the group spans ``expert_tensor x context x expert`` consecutive ranks: with Megatron-Core's
+  parallel folding, ``expert_tensor`` 1, an expert-parallel group of 8 stays in one instance whatever
+  the tensor degree). A ``deduplicated`` dispatch (DeepEP, HybridEP, DeepSeek-V3's) sends a token once
+  to each other instance holding any of its ``k`` experts, ``N (1 - (1 - 1/N)^k)`` of the group's
+  ``N`` instances on average with uniform routing, not ``k`` copies (:func:`dispatch_inter_share`).
+  The all-to-alls are not overlapped with compute, except with ``expert_overlap`` (Megatron-Core's
+  ``overlap_moe_expert_parallel_comm``, which runs one micro-batch's all-to-alls under another's
+  forward or backward; DeepSeek's DualPipe): then what :func:`exposed` leaves of them against the
+  layer's compute.
 * **Context parallelism** (``context.py``): ``c`` ranks split each sequence, dividing a rank's
   compute, activations and tensor/pipeline/expert traffic by ``c``; the attention exchanges keys and
   values (ring) or heads (all-to-all); gradients and ZeRO shards span data x context ranks.
@@ -57,7 +65,7 @@ import numpy as np
 
 from ecobench.parallel.collectives import all_gather_s, all_to_all_s, hierarchical_all_reduce_s, send_s
 from ecobench.parallel.context import CONTEXT_COMMS, context_layer_comm_s
-from ecobench.parallel.layout import RECOMPUTE, SCHEDULES, Layout
+from ecobench.parallel.layout import EXPERT_DISPATCHES, RECOMPUTE, SCHEDULES, Layout
 from ecobench.parallel.memory import optimizer_step_bytes, state_bytes
 from ecobench.parallel.offload import OFFLOADS, offload_step_s
 from ecobench.units import BYTES_PER_DTYPE, GIB
@@ -195,11 +203,14 @@ class StageKernels:
 
 
 @functools.lru_cache(maxsize=512)
-def stage_kernels(w: Workload, tensor: int, expert: int = 1) -> StageKernels:
-    """The kernel arrays of one tensor-parallel (and expert-parallel) rank (built with batch 1)."""
+def stage_kernels(w: Workload, tensor: int, expert: int = 1,
+                  expert_tensor: int | None = None) -> StageKernels:
+    """The kernel arrays of one tensor-parallel (and expert-parallel) rank (built with batch 1);
+    ``expert_tensor``: the ranks each expert is split over (None: ``tensor``)."""
     a, s = w.arch, w.seq_len
     dt = FP8_ACTIVATION_DTYPE if w.dtype == "fp8" else w.dtype
-    layer = mean_layer_kernels(a, s, dt, tensor, w.fused_attention, expert)
+    layer = mean_layer_kernels(a, s, dt, tensor, w.fused_attention, expert,
+                               None if expert_tensor == tensor else expert_tensor)
     attn = [k for k in layer if k.kind == "attention" or k.name in ("attention.scores", "attention.softmax",
                                                                         "attention.context")]
     emb = embedding_kernels(a, s, dt, tensor)
@@ -246,9 +257,18 @@ class Layouts:
     context_comm: np.ndarray | None = None  # index into CONTEXT_COMMS; None: ring
     offload: np.ndarray | None = None  # index into OFFLOADS; None: none
     schedule: np.ndarray | None = None  # index into SCHEDULES (None: 1F1B, interleaved where virtual > 1)
+    expert_tensor: np.ndarray | None = None  # ranks each expert is split over (None: tensor)
+    expert_dispatch: np.ndarray | None = None  # index into EXPERT_DISPATCHES (None: all-to-all)
+    expert_overlap: np.ndarray | None = None  # 1: all-to-alls overlapped with compute (None: 0)
 
     def __post_init__(self) -> None:
         n = len(self.tensor)
+        if self.expert_tensor is None:
+            self.expert_tensor = np.asarray(self.tensor, dtype=np.int64)
+        if self.expert_dispatch is None:
+            self.expert_dispatch = np.zeros(n, dtype=np.int64)
+        if self.expert_overlap is None:
+            self.expert_overlap = np.zeros(n, dtype=np.int64)
         if self.expert is None:
             self.expert = np.ones(n, dtype=np.int64)
         if self.context is None:
@@ -261,7 +281,8 @@ class Layouts:
             self.schedule = np.zeros(n, dtype=np.int64)
 
     FIELDS = ("tensor", "pipeline", "data", "zero", "recompute", "microbatch", "virtual", "nodes",
-              "expert", "context", "context_comm", "offload", "schedule")
+              "expert", "context", "context_comm", "offload", "schedule", "expert_tensor", "expert_dispatch",
+              "expert_overlap")
 
     @classmethod
     def of(cls, layouts: list[Layout], nodes: int | list[int]) -> Layouts:
@@ -272,7 +293,10 @@ class Layouts:
                    col(lambda x: x.microbatch), col(lambda x: x.virtual), np.array(n, dtype=np.int64),
                    col(lambda x: x.expert), col(lambda x: x.context),
                    col(lambda x: CONTEXT_COMMS.index(x.context_comm)),
-                   col(lambda x: OFFLOADS.index(x.offload)), col(lambda x: SCHEDULES.index(x.schedule)))
+                   col(lambda x: OFFLOADS.index(x.offload)), col(lambda x: SCHEDULES.index(x.schedule)),
+                   col(lambda x: x.tensor if x.expert_tensor is None else x.expert_tensor),
+                   col(lambda x: EXPERT_DISPATCHES.index(x.expert_dispatch)),
+                   col(lambda x: int(x.expert_overlap)))
 
     def select(self, mask: np.ndarray) -> Layouts:
         """The layouts where ``mask`` holds."""
@@ -292,12 +316,17 @@ class Layouts:
     def layout(self, i: int) -> Layout:
         """The ``i``-th layout as a :class:`Layout`."""
         assert (self.expert is not None and self.context is not None and self.context_comm is not None
-                and self.offload is not None)
+                and self.offload is not None and self.expert_tensor is not None
+                and self.expert_dispatch is not None and self.expert_overlap is not None)
+        et = int(self.expert_tensor[i])
         return Layout(int(self.tensor[i]), int(self.pipeline[i]), int(self.data[i]), int(self.zero[i]),
                       RECOMPUTE[int(self.recompute[i])], int(self.microbatch[i]), int(self.virtual[i]),
                       SCHEDULES[int(self.schedules[i])], expert=int(self.expert[i]),
                       context=int(self.context[i]), context_comm=CONTEXT_COMMS[int(self.context_comm[i])],
-                      offload=OFFLOADS[int(self.offload[i])])
+                      offload=OFFLOADS[int(self.offload[i])],
+                      expert_tensor=None if et == int(self.tensor[i]) else et,
+                      expert_dispatch=EXPERT_DISPATCHES[int(self.expert_dispatch[i])],
+                      expert_overlap=bool(self.expert_overlap[i]))
 
 
 @dataclass
@@ -342,6 +371,17 @@ def model_flops_per_sequence(w: Workload) -> float:
     return 3.0 * (mm(ks) + w.arch.layers * mm(layer))
 
 
+def dispatch_inter_share(nodes: Any, topk: Any) -> Any:
+    """Of the token copies a rank sends to other instances, the share a deduplicated dispatch sends:
+    a token goes once to each other instance holding any of its ``topk`` experts. With experts spread
+    evenly over ``nodes`` instances and uniform routing, a token's experts lie on
+    ``nodes (1 - (1 - 1/nodes)^topk)`` instances on average, of which ``(nodes - 1) / nodes`` are
+    other ones, against ``topk (nodes - 1) / nodes`` copies sent one by one."""
+    n = np.maximum(np.asarray(nodes, dtype=float), 1.0)
+    k = np.maximum(np.asarray(topk, dtype=float), 1.0)
+    return n * (1.0 - (1.0 - 1.0 / n) ** k) / k
+
+
 def layer_tensors(a: Architecture) -> int:
     """Parameter tensors of one layer as a framework holds them: the fused query/key/value, output
     and feed-forward weights (gate and up fused), their biases, and the two norms' scales (and
@@ -364,18 +404,20 @@ def stage_layer_counts(layers: Any, pipeline: Any) -> tuple[np.ndarray, np.ndarr
     return first, mid, q + (rest >= 2)
 
 
-def stage_params(w: Workload, pipeline: np.ndarray,
-                 expert: Any = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def stage_params(w: Workload, pipeline: np.ndarray, expert: Any = 1,
+                 expert_tensor_ratio: Any = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Parameters one rank of the first, the heaviest middle and the last pipeline stage holds before
     tensor parallelism; expert parallelism splits the routed experts ``expert`` ways (a MoE layer
-    counted at the mean over the layers)."""
+    counted at the mean over the layers), and each expert over ``tensor / expert_tensor_ratio`` ranks
+    (the ratio is ``tensor / expert_tensor``: an expert split over fewer ranks than the tensor
+    degree holds that much more of it on each)."""
     a = w.arch
     n_first, n_mid, n_last = stage_layer_counts(a.layers, pipeline)
     if a.moe is None:
         per_layer: Any = a.layer_params
     else:
-        sharded_away = a.routed_expert_params * (1 - 1 / np.asarray(expert, dtype=float))
-        per_layer = (a.layers_params - sharded_away) / a.layers
+        kept = np.asarray(expert_tensor_ratio, dtype=float) / np.asarray(expert, dtype=float)
+        per_layer = (a.layers_params - a.routed_expert_params * (1 - kept)) / a.layers
     head = a.norm_params + a.head_params(w.task, w.num_labels) + (
         a.lm_head_params if a.kind == "decoder" else 0)
     tied_copy = np.where((pipeline > 1) & a.tied_embeddings & (a.kind == "decoder"),
@@ -446,6 +488,10 @@ class Cases:
     layer_tensors: Any = 1  # parameter tensors of one layer
     per_tensor: Any = False  # ZeRO-3 gathers each tensor on its own (else one collective per layer)
     p_mid: Any = 0.0  # parameters of the heaviest middle stage
+    et: Any = None  # ranks each expert is split over (None: t)
+    topk: Any = 1  # experts each token is routed to
+    ep_dedup: Any = 0  # 1: deduplicated dispatch (a token crosses to each instance once)
+    ep_overlap: Any = 0  # 1: all-to-alls overlapped with another micro-batch's compute
 
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
@@ -463,20 +509,24 @@ def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attenti
 def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
     """The fields of :class:`Cases` that depend on neither the efficiencies nor the kernel times:
     the layouts, what each saves per layer, the workload's and the cluster's figures."""
-    assert L.expert is not None
+    assert L.expert is not None and L.expert_tensor is not None
     width = int(L.expert.max(initial=0)) + 1
-    uniq, inv = np.unique(L.tensor * width + L.expert, return_inverse=True)
-    per_k = [stage_kernels(w, int(k // width), int(k % width)) for k in uniq]
+    we = int(L.expert_tensor.max(initial=0)) + 1
+    uniq, inv = np.unique((L.tensor * width + L.expert) * we + L.expert_tensor, return_inverse=True)
+    per_k = [stage_kernels(w, int(k // (width * we)), int(k // we % width), int(k % we)) for k in uniq]
 
     def col(f: Any) -> np.ndarray:  # a figure of each layout's (tensor, expert) degrees, from a table
         return np.array([f(sk) for sk in per_k], dtype=float).reshape(-1)[inv.reshape(-1)]
 
-    p_first, p_mid, p_last = stage_params(w, L.pipeline, L.expert)
+    p_first, p_mid, p_last = stage_params(w, L.pipeline, L.expert, L.tensor / L.expert_tensor)
     wb, gb, ob = state_bytes(w.dtype, w.optimizer, w.master_weights)
     extra: dict[str, Any] = {"ob_default": state_bytes(w.dtype)[2]}
     if L.context is not None and (L.context > 1).any():
         extra.update(cp=L.context, cp_comm=L.context_comm, kv_bytes=col(lambda k: k.kv_bytes),
                      qkvo_bytes=col(lambda k: k.qkvo_bytes))
+    # every case carries the expert fields (the fit's batch concatenates the cases of dense and MoE points)
+    extra.update(et=L.expert_tensor, topk=w.arch.moe.experts_per_token if w.arch.moe else 1,
+                 ep_dedup=L.expert_dispatch, ep_overlap=L.expert_overlap)
     if L.offload is not None and (L.offload > 0).any():
         extra.update(off=L.offload, host_link_gb_per_s=cl.host_link_gb_per_s,
                      host_optimizer_gb_per_s=cl.host_optimizer_gb_per_s, nvme_gb_per_s=cl.nvme_gb_per_s)
@@ -496,13 +546,16 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
 
 def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResult:
     """Step time, memory per rank and MFU of every layout in ``L`` (numpy arrays)."""
-    assert L.expert is not None
+    assert L.expert is not None and L.expert_tensor is not None
     wm = int(L.microbatch.max(initial=0)) + 1
     we = int(L.expert.max(initial=0)) + 1
-    uniq, inv = np.unique((L.tensor * wm + L.microbatch) * we + L.expert, return_inverse=True)
+    wt = int(L.expert_tensor.max(initial=0)) + 1
+    uniq, inv = np.unique(((L.tensor * wm + L.microbatch) * we + L.expert) * wt + L.expert_tensor,
+                          return_inverse=True)
 
-    def stage_times(k: int) -> list[float]:
-        sk = stage_kernels(w, int(k // (wm * we)), int(k % we))
+    def stage_times(key: int) -> list[float]:
+        k = key // wt
+        sk = stage_kernels(w, int(k // (wm * we)), int(k % we), int(key % wt))
         b = (k // we) % wm
         return [float(getattr(sk, name).time_s(np.array([b]), cl, eff)[0]) for name in STAGE_SETS]
 
@@ -540,10 +593,13 @@ def combine(c: Cases) -> StepResult:
 
     # Expert-parallel all-to-alls per layer and micro-batch: dispatch and combine in each pass (each
     # of the context ranks routes its 1/cp of the tokens).
-    ep_group_per_node = np.maximum(1, np.minimum(c.e, c.ranks_per_node // (t * cp)))
+    et = t if c.et is None else c.et
+    ep_group_per_node = np.maximum(1, np.minimum(c.e, c.ranks_per_node // (et * cp)))
+    inter_share = np.where(c.ep_dedup == 1, dispatch_inter_share(-(-c.e // ep_group_per_node), c.topk), 1.0)
     a2a_one = all_to_all_s(b * c.a2a / cp, c.e, ep_group_per_node, c.intra_gb_per_s * net, c.intra_latency_s,
-                           c.inter_gb_per_s / c.ranks_per_node * net, c.inter_latency_s)
+                           c.inter_gb_per_s / c.ranks_per_node * net, c.inter_latency_s, inter_share)
     ep_layer = np.where(c.e > 1, 2 * (2 + (rc == 2)) * a2a_one, 0.0)
+    ep_layer = np.where(c.ep_overlap == 1, exposed(ep_layer, f + g + recompute_s), ep_layer)
     per_layer = f + g + recompute_s + tp_layer + ep_layer + cp_layer
     first = n_first * per_layer + np.where(p == 1, emb + head + tp_head, emb)
     last = n_last * per_layer + np.where(p == 1, emb + head + tp_head, head + tp_head)

@@ -22,7 +22,7 @@ from ecobench.power.setup import power_setup, uncertain_setup
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 from ecobench.units import CCF_AWS_PUE
 
-ErrorPool = Literal["inference", "training", "serving", "emulated"]
+ErrorPool = Literal["inference", "training", "serving", "emulated", "moe_training"]
 
 
 def pricing_model(s: Scenario, cfg: HardwareConfig) -> str:
@@ -174,7 +174,11 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
 
 
 def _throughput_mode(s: Scenario, cfg: HardwareConfig, backends: Mapping[str, Backend]) -> ErrorPool | None:
-    """Which out-of-sample errors band this configuration's throughput (None: supplied or measured)."""
-    return cast(ErrorPool | None, capabilities(cfg, backends).throughput_errors(s.workload.mode))
+    """Which out-of-sample errors band this configuration's throughput (None: supplied or measured):
+    a mixture-of-experts model's training, the held-out errors of the published MoE runs."""
+    pool = capabilities(cfg, backends).throughput_errors(s.workload.mode)
+    if pool == "training" and s.workload.arch().moe is not None:
+        pool = "moe_training"
+    return cast(ErrorPool | None, pool)
 
 

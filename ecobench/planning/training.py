@@ -33,7 +33,7 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.parallel.layout import SCHEDULES, Layout, nearest_divisor
+from ecobench.parallel.layout import EXPERT_DISPATCHES, SCHEDULES, Layout, nearest_divisor
 from ecobench.parallel.memory import DEFAULT_MEMORY_HEADROOM_PCT, Recipe, usable_gib
 from ecobench.parallel.offload import HOST
 from ecobench.parallel.search import (
@@ -96,7 +96,9 @@ def given_layout(spec: ParallelismSpec | None, tr: TrainingSpec, arch: Architect
     mb = spec.microbatch or micro
     data = spec.data if spec.data is not None else data_degree(ranks // (t * p * c), gbs, mb)
     return Layout(t, p, data, spec.zero, spec.recompute, mb, spec.virtual_stages, spec.schedule,
-                  expert=spec.expert, context=c, context_comm=spec.context_comm, offload=spec.offload)
+                  expert=spec.expert, context=c, context_comm=spec.context_comm, offload=spec.offload,
+                  expert_tensor=spec.expert_tensor, expert_dispatch=spec.expert_dispatch,
+                  expert_overlap=spec.expert_overlap)
 
 
 def data_degree(most: int, global_batches: list[int], micro: int) -> int:
@@ -254,6 +256,10 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         L.schedule = np.full(len(L), SCHEDULES.index(sp.schedule), dtype=np.int64)
         L.context_comm = np.full(len(L), ("ring", "all_to_all").index(sp.context_comm), dtype=np.int64)
         L.offload = np.full(len(L), ("none", "cpu", "nvme").index(sp.offload), dtype=np.int64)
+        L.expert_tensor = L.tensor.copy() if sp.expert_tensor is None else np.full(len(L), sp.expert_tensor,
+                                                                                     dtype=np.int64)
+        L.expert_dispatch = np.full(len(L), EXPERT_DISPATCHES.index(sp.expert_dispatch), dtype=np.int64)
+        L.expert_overlap = np.full(len(L), int(sp.expert_overlap), dtype=np.int64)
     elif cfg.parallelism is None:
         micro = cfg.batch_size or tr.microbatch(phases[0].workload.arch.kind == "decoder")
         mask = ((L.tensor == 1) & (L.pipeline == 1) & (L.zero == 0) & (L.recompute == 0)

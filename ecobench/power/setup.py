@@ -45,7 +45,8 @@ def power_setup(catalog: Catalog, inst: Instance, override: tuple[float, float] 
 
 def uncertain_setup(catalog: Catalog, inst: Instance, power: PowerSetup, grid: GridIntensity, region: str,
                     price_usd_per_h: float,
-                    throughput_mode: Literal["inference", "training", "serving", "emulated"] | None,
+                    throughput_mode: Literal["inference", "training", "serving", "emulated",
+                                             "moe_training"] | None,
                     throughput_key: str, pue_uncertain: bool) -> UncertainSetup:
     """What the Monte Carlo varies for this configuration."""
     acc = catalog.accelerator_of(inst)

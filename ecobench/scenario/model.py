@@ -465,6 +465,19 @@ class ParallelismSpec(_Model):
                                                              "(default: training.batch_size)")
     expert: b.Degree = Field(1, description="expert-parallel degree (mixture-of-experts): must divide the "
                                             "experts and the data-parallel degree")
+    expert_tensor: b.Degree | None = Field(
+        None, description="ranks each expert is split over (must divide tensor; default: tensor). 1: "
+                          "Megatron-Core's parallel folding (expert_tensor_parallel_size 1, as NVIDIA's "
+                          "MoE recipes run): whole experts, and an expert-parallel group of up to 8 "
+                          "stays in one instance")
+    expert_dispatch: Literal["all_to_all", "deduplicated"] = Field(
+        "all_to_all", description="how routed tokens cross instances: all_to_all (every token copy, "
+                                  "Megatron-Core's alltoall dispatcher) or deduplicated (once per "
+                                  "instance, forwarded over the instance link: DeepEP, HybridEP, "
+                                  "DeepSeek-V3)")
+    expert_overlap: bool = Field(False, description="the expert all-to-alls overlap another micro-batch's "
+                                                    "compute (Megatron-Core overlap_moe_expert_parallel_"
+                                                    "comm, DeepSeek's DualPipe)")
     context: b.Degree = Field(1, description="context-parallel degree: ranks that split each sequence "
                                              "(must divide every phase's seq_len)")
     context_comm: Literal["ring", "all_to_all"] = Field(
@@ -478,8 +491,10 @@ class ParallelismSpec(_Model):
     def _omit_no_experts(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         """A layout without expert parallelism reads as it did before the field existed."""
         out: dict[str, Any] = handler(self)
-        if out.get("expert") == 1:
-            out.pop("expert")
+        for field, default in (("expert", 1), ("expert_tensor", None), ("expert_dispatch", "all_to_all"),
+                               ("expert_overlap", False)):
+            if field in out and out[field] == default:
+                out.pop(field)
         return out
 
     @model_validator(mode="after")
@@ -492,6 +507,11 @@ class ParallelismSpec(_Model):
                              "with 1 virtual stage it is 1f1b")
         if self.schedule != "1f1b" and self.pipeline < 2:
             raise ValueError(f"schedule: {self.schedule} needs pipeline >= 2 (nearest valid: 2)")
+        if self.expert_tensor is not None and self.tensor % self.expert_tensor:
+            ok = [d for d in range(1, self.tensor + 1) if self.tensor % d == 0]
+            near = min(ok, key=lambda d: (abs(d - self.expert_tensor), d))  # type: ignore[operator]
+            raise ValueError(f"expert_tensor {self.expert_tensor} must divide tensor {self.tensor}; allowed: "
+                             f"{', '.join(map(str, ok))}; nearest valid value: {near}")
         return self
 
 

@@ -249,7 +249,7 @@ def holdout_checks(progress: Progress | None = None) -> list[Check]:
     while the points and the model are unchanged: ``residuals.held_out``)."""
     from collections import Counter
 
-    from ecobench.hardware.backends.residuals import fit_without, held_out, holdout_band
+    from ecobench.hardware.backends.residuals import held_out, holdout_band
     from ecobench.hardware.backends.serve_bands import point_band
 
     rows = held_out("analytic", progress)
@@ -264,12 +264,10 @@ def holdout_checks(progress: Progress | None = None) -> list[Check]:
         figure = "tokens_per_s" if tokens else r.figure
         worst = HOLDOUT_TARGETS[r.point.kind, figure][1]
         pred = r.predicted * scale
-        if r.point.kind == "moe_train":  # not in the stored pools: the training pool's, without its source
-            lo, hi = fit_without("training", r.source).band(1.0)
-        elif r.point.kind == "llm_serve":  # its regime's errors from the other sources (serve_bands.py)
+        if r.point.kind == "llm_serve":  # its regime's errors from the other sources (serve_bands.py)
             f = point_band(r.point.id, figure).factor
             lo, hi = 1.0 / f, f
-        else:
+        else:  # training (mixture-of-experts its own pool) and encoders: the pool without its source
             lo, hi = holdout_band(r.point.id)
         out.append(Check(f"{r.point.kind}_{r.point.id}", figure, "holdout", r.published * scale, pred,
                          r.error_pct, None, f"±{worst:g}%", abs(r.error_pct) <= worst, r.point.kind, r.source,

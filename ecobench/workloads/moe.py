@@ -6,7 +6,10 @@ gives each rank ``experts / expert`` of the routed experts; tokens are sent to t
 experts and back (the all-to-alls are timed in ``parallel/step.py``). With balanced routing a rank's
 experts process as many token-expert pairs as its own tokens choose, ``seq_len x experts_per_token``
 per sample, so the FLOPs per rank are the active experts' only; the weights a rank reads are its
-local experts'. Expert feed-forwards are split over the tensor-parallel ranks as the dense one is.
+local experts'. Expert feed-forwards are split over ``expert_tensor`` ranks: by default the
+tensor-parallel ranks, as the dense one is; with Megatron-Core's parallel folding
+(``expert_tensor_parallel_size`` 1, as NVIDIA's MoE recipes run) each expert is whole on its rank and
+the rank runs the token copies of its own sequence-parallel share of the tokens (``s / tensor``).
 The capacity factor (the busiest expert's load over the mean) multiplies the work the slowest rank
 executes and the tokens it exchanges; the model FLOPs (MFU) count the active experts only.
 """
@@ -38,20 +41,23 @@ def _expert_matmul(name: str, m: float, k: int, n: int, copies: float, cf: float
 
 
 def moe_ffn_kernels(arch: Architecture, seq_len: int, dtype: str, layer: int | None, tensor: int = 1,
-                    expert: int = 1) -> list[Kernel]:
+                    expert: int = 1, expert_tensor: int | None = None) -> list[Kernel]:
     """The expert feed-forward of one MoE layer: router, dispatch, routed experts, combine, shared."""
     m = arch.moe
     assert m is not None
     s, h, b = seq_len, arch.hidden_size, BYTES_PER_DTYPE[dtype]
-    f = -(-m.expert_intermediate_size // tensor)
+    et = tensor if expert_tensor is None else expert_tensor
+    f = -(-m.expert_intermediate_size // et)
     cf = m.capacity_factor
     pairs = s * m.experts_per_token
+    # token copies one rank's experts run: its tensor group's copies, split over the expert's ranks
+    rows = pairs * et / tensor
     local = m.experts / expert
     glu = arch.ffn == "swiglu"
     act_flops = SWIGLU_FLOPS_PER_ELEMENT if glu else GELU_FLOPS_PER_ELEMENT
     width = 2 * f if glu else f
     e = m.experts
-    act_fl = float(pairs * f * act_flops)
+    act_fl = float(rows * f * act_flops)
     ks = [
         Kernel("moe.router", "matmul", "forward", f"[{s}x{h}]@[{h}x{e}]", flops=2.0 * s * h * e,
                bytes=float((s * h + s * e + h * e) * b), dtype=dtype, layer=layer,
@@ -59,11 +65,11 @@ def moe_ffn_kernels(arch: Architecture, seq_len: int, dtype: str, layer: int | N
         # permute the tokens into expert order before the dispatch, and back after the combine
         Kernel("moe.permute", "elementwise", "forward", f"{pairs}x{h}", flops=0.0,
                bytes=float(4 * pairs * h * b * cf / tensor), dtype=dtype, layer=layer),
-        _expert_matmul("moe.experts.up", pairs, h, width, local, cf, dtype, layer),
-        Kernel("moe.experts.act", "elementwise", "forward", f"{pairs}x{f}", flops=act_fl,
-               bytes=float(3 * pairs * f * b), dtype=dtype, layer=layer, exec_flops=act_fl * cf,
-               saved_bytes=float(2 * pairs * f * b * cf)),
-        _expert_matmul("moe.experts.down", pairs, f, h, local, cf, dtype, layer),
+        _expert_matmul("moe.experts.up", rows, h, width, local, cf, dtype, layer),
+        Kernel("moe.experts.act", "elementwise", "forward", f"{rows:g}x{f}", flops=act_fl,
+               bytes=float(3 * rows * f * b), dtype=dtype, layer=layer, exec_flops=act_fl * cf,
+               saved_bytes=float(2 * rows * f * b * cf)),
+        _expert_matmul("moe.experts.down", rows, f, h, local, cf, dtype, layer),
     ]
     if m.shared_experts:
         fs = -(-m.shared_experts * m.expert_intermediate_size // tensor)
@@ -117,7 +123,8 @@ def scaled(k: Kernel, share: float) -> Kernel:
 
 
 def mean_layer_kernels(arch: Architecture, seq_len: int, dtype: str, tensor: int = 1,
-                       fused_attention: bool | None = None, expert: int = 1) -> list[Kernel]:
+                       fused_attention: bool | None = None, expert: int = 1,
+                       expert_tensor: int | None = None) -> list[Kernel]:
     """One layer's kernels; where layers differ (dense and MoE), the mean layer: each kind's kernels
     at its share of the layers, so ``layers x`` these is the whole model's work."""
     from ecobench.workloads.transformer import layer_kernels
@@ -133,6 +140,7 @@ def mean_layer_kernels(arch: Architecture, seq_len: int, dtype: str, tensor: int
         kinds.append((1 - n_moe / arch.layers, first_dense))
     out: list[Kernel] = []
     for share, i in kinds:
-        ks = layer_kernels(arch, seq_len, 1, dtype, i, tensor, fused_attention, expert=expert)
+        ks = layer_kernels(arch, seq_len, 1, dtype, i, tensor, fused_attention, expert=expert,
+                           expert_tensor=expert_tensor)
         out += [scaled(k, share) for k in ks] if share < 1 else ks
     return out

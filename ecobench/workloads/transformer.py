@@ -95,12 +95,14 @@ def _fused_attention(arch: Architecture, s: int, heads: int, kv: int, dtype: str
 
 def layer_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str, layer: int,
                   tensor: int = 1, fused_attention: bool | None = None,
-                  weight_dtype: str | None = None, pad: bool = False, expert: int = 1) -> list[Kernel]:
+                  weight_dtype: str | None = None, pad: bool = False, expert: int = 1,
+                  expert_tensor: int | None = None) -> list[Kernel]:
     """Kernels of one transformer layer's forward pass, per sample, on one tensor-parallel rank.
     ``fused_attention`` (default: decoders) runs attention as one flash kernel; otherwise the score
     matrix goes through device memory (how stacks ran before FlashAttention, 2022). Multi-head
-    latent attention and the expert feed-forward of a MoE layer (``expert``: expert-parallel ranks)
-    come from ``workloads/moe.py``."""
+    latent attention and the expert feed-forward of a MoE layer (``expert``: expert-parallel ranks,
+    ``expert_tensor``: the ranks each expert is split over, None: ``tensor``) come from
+    ``workloads/moe.py``."""
     s, h, d = seq_len, arch.hidden_size, arch.head_dim
     heads, kv = tensor_split(arch, tensor, pad)
     inter = -(-arch.intermediate_size // tensor)
@@ -128,7 +130,7 @@ def layer_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str,
     if arch.moe is not None and arch.moe.is_moe_layer(layer):
         from ecobench.workloads.moe import moe_ffn_kernels
 
-        ks += moe_ffn_kernels(arch, s, dtype, layer, tensor, expert)
+        ks += moe_ffn_kernels(arch, s, dtype, layer, tensor, expert, expert_tensor)
     elif arch.ffn == "swiglu":
         ks += [
             _matmul("ffn.gate_up", "forward", s, h, 2 * inter, batch_size, dtype, layer, saved_share=sp,

@@ -97,3 +97,26 @@ def test_moe_on_a_backend_without_experts_exit_2(tmp_path):
     path.write_text(yaml.safe_dump(s))
     proc = _run("run", str(path))
     assert proc.returncode == 2 and "configs[0].backend" in proc.stderr and "allowed: analytic" in proc.stderr
+
+
+def test_expert_options_run_and_bad_expert_tensor_exit_2(tmp_path):
+    base = {"tensor": 2, "pipeline": 4, "expert": 8, "zero": 1, "recompute": "selective"}
+    rows = {}
+    for name, extra in (("plain", {}), ("folded", {"expert_tensor": 1, "expert_dispatch": "deduplicated",
+                                                   "expert_overlap": True})):
+        d = tmp_path / name
+        d.mkdir()
+        proc = _run("run", str(_scenario(d, parallelism=base | extra)), "-q", "--out", str(d / "run"))
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads((d / "run/results.json").read_text())
+        rows[name] = doc["rows"][0]
+        if extra:
+            assert doc["scenario"]["configs"][0]["parallelism"]["expert_tensor"] == 1
+        else:  # defaults read as before the fields existed
+            assert "expert_tensor" not in doc["scenario"]["configs"][0]["parallelism"]
+    # the expert group of 8 stays in one instance, its traffic overlapped: a shorter step
+    assert rows["folded"]["duration_h"] < rows["plain"]["duration_h"]
+    proc = _run("run", str(_scenario(tmp_path, parallelism=base | {"expert_tensor": 3})))
+    assert proc.returncode == 2, proc.stderr
+    assert "expert_tensor 3 must divide tensor 2" in proc.stderr and "nearest valid value: 2" in proc.stderr
+    assert "Traceback" not in proc.stderr

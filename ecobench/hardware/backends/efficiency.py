@@ -233,7 +233,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     ranks = p.nodes * cl.ranks_per_node
     data = lay.data or ranks // (lay.tensor * lay.pipeline)
     layout = Layout(lay.tensor, lay.pipeline, data, lay.zero, lay.recompute, lay.microbatch, lay.virtual,
-                    expert=lay.expert)
+                    expert=lay.expert, expert_tensor=lay.expert_tensor, expert_dispatch=lay.expert_dispatch,
+                    expert_overlap=lay.expert_overlap)
     w = Workload(arch, p.seq_len, p.global_batch_size, p.precision,
                  fused_attention=None if pts.sources[p.source].fused_attention else False)
     return Prepared(p, acc.vendor, acc_key, stack, (("sequences_per_s", p.throughput_per_s, OBS_SIGMA),), cl,
@@ -301,7 +302,9 @@ class Batch:
             else:
                 assert p.workload is not None and p.layouts is not None
                 assert p.layouts.expert is not None
-                sk = stage_kernels(p.workload, int(p.layouts.tensor[0]), int(p.layouts.expert[0]))
+                assert p.layouts.expert_tensor is not None
+                sk = stage_kernels(p.workload, int(p.layouts.tensor[0]), int(p.layouts.expert[0]),
+                                   int(p.layouts.expert_tensor[0]))
                 parts += [(i, j, getattr(sk, name)) for j, name in enumerate(self.SETS)]
         cat = lambda f: np.concatenate([f(i, j, k) for i, j, k in parts])  # noqa: E731
         self.k_point = cat(lambda i, j, k: np.full(len(k.flops), i))

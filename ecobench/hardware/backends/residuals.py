@@ -3,7 +3,8 @@
 ``validate --mode holdout`` predicts each published point with a model fitted without its source.
 The log errors, ``log(predicted / published)`` of a throughput, pooled by mode (training points
 together, encoder inference points together, serving points together: their decode speed, the
-inverse of the time per output token, sets a replica's capacity), are fitted by a Student-t (maximum
+inverse of the time per output token, sets a replica's capacity; mixture-of-experts training points,
+which the efficiency model is not fitted on, in a pool of their own), are fitted by a Student-t (maximum
 likelihood: heavy tails, as a few set-ups are far off); a prediction's 90% band is where the truth
 lies if its error is drawn from that fit. For a held-out point the fit leaves out the point's own
 source, so its band is out of sample too.
@@ -46,7 +47,7 @@ PREDICTIONS_FILE = "data/holdout_predictions.json"
 QUANTILES = (0.05, 0.95)
 BAND_LEVEL = QUANTILES[1] - QUANTILES[0]  # the share of true values a band is built to hold
 # Pools whose band is the source-weighted conformal quantile (the others keep their Student-t fit).
-SOURCE_WEIGHTED_MODES = ("training", "inference")
+SOURCE_WEIGHTED_MODES = ("training", "inference", "moe_training")
 # What the held-out fits depend on, relative to the ecobench package: the published points, the
 # catalog they are prepared with, and the modules both models' fits import (a module added to them
 # belongs here). The versions of numpy and scipy are left out: they move a fit within the
@@ -69,6 +70,8 @@ def mode_of(kind: str) -> str:
         return "serving"
     if kind == "llm_serve_ttft":
         return "serving_ttft"
+    if kind == "moe_train":
+        return "moe_training"
     return "inference" if kind.endswith("infer") else "training"
 
 
@@ -153,8 +156,6 @@ def holdout_errors(rows: list[HoldoutRow] | None = None) -> list[dict[str, Any]]
     out = []
     for r in rows:
         kind: str = r.point.kind
-        if kind == "moe_train":
-            continue  # reported by validate, kept out of the stored pools (their bands are the dense ones')
         if kind == "llm_serve" and r.figure == "ttft_ms":
             kind = "llm_serve_ttft"  # the prefill's speed: a pool of its own
         elif kind == "llm_serve" and r.figure != ("tpot_ms" if r.point.id in has_tpot
@@ -180,7 +181,7 @@ def emulated_errors(rows: list[HoldoutRow] | None = None) -> list[dict[str, Any]
 def fits_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Every pool's fit (:func:`pool_fit`), as stored (runs read it: no scipy on the run path)."""
     out = {}
-    for mode in ("training", "inference", "serving", "serving_ttft", "emulated"):
+    for mode in ("training", "inference", "serving", "serving_ttft", "emulated", "moe_training"):
         f = pool_fit(mode, [e for e in rows if mode_of(e["kind"]) == mode])
         out[mode] = {"df": f.df, "loc": f.loc, "scale": f.scale, "n": f.n}
     return out

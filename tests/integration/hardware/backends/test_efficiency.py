@@ -74,6 +74,19 @@ def test_holdout_llm_training_error():
 
 
 @pytest.mark.slow
+def test_holdout_moe_training_error():
+    """Leave-one-source-out over the published mixture-of-experts training points (never fitted on:
+    each predicted by the dense fit without its source): the issue's target is a median |error|
+    within 15% over at least 15 points from at least 3 sources. The worst are two releases of the
+    Megatron-Bridge archive whose Qwen3-30B-A3B figure is 42-51% below the same layout in the
+    releases around them (see README); they are kept and reported, not asserted."""
+    rows = E.holdout(kinds={"moe_train"})
+    errs = sorted(abs(r.error_pct) for r in rows)
+    assert len(rows) >= 15 and len({r.source for r in rows}) >= 3
+    assert statistics.median(errs) <= 15.0
+
+
+@pytest.mark.slow
 def test_holdout_llm_serving_error():
     """Leave-one-source-out over the published serving points: the issue's target is a median
     |error| within 15% for TPOT and for output tokens per second over at least 12 points (TTFT is
