@@ -35,11 +35,16 @@ class PointSource(_Row):
     citation: str
     url: str
     as_of: str
-    stack: str = Field(description="software stack: megatron, nemo, fsdp, neuron, tensorrt, ...")
+    stack: str = Field(description="software stack: megatron, nemo, fsdp, neuron, tensorrt, vllm, ... "
+                                   "(\"unstated\" where the source does not say which engine ran)")
     group: str | None = Field(None, description="held out together with every source of the same group "
                                                 "(one publication); default: the source alone")
     fused_attention: bool = Field(True, description="decoders ran flash attention (false: the stack "
                                                     "predates it and wrote the score matrix to memory)")
+    grouped_kv_reads: bool = Field(True, description="serving: the stack's decode attention reads a "
+                                                      "key/value head once for its group of query heads "
+                                                      "(false: once per query head, as TensorRT-LLM before "
+                                                      "its XQA kernel)")
     note: str | None = None
 
 

@@ -17,6 +17,13 @@ speculative decoding (``speculation``, ``parallel/speculative.py``) replaces a d
 drafted-and-verified step over the tokens it yields; weights quantized to 8 or 4 bits
 (``weight_dtype``) and an 8-bit cache (``kv_dtype``) change the bytes read and held.
 
+Older decode-attention kernels of grouped-query models read each key/value head once for every query
+head of its group (``grouped_kv_reads=False``: TensorRT-LLM before its XQA kernel of 2024-01, "XQA kernel
+provides optimization for MQA and GQA during generation phase ... reducing data loading",
+https://github.com/NVIDIA/TensorRT-LLM/blob/main/docs/source/blogs/XQA-kernel.md): the ``g - 1``
+repeated reads of a group of ``g`` query heads reach memory in the share ``Efficiency.kv_reread``
+(fitted; the rest hit the on-chip cache).
+
 A replica may span instances (a model too large for one): ``pipeline`` stages of ``tensor`` ranks
 each (vLLM's multi-node recipe: tensor parallel inside an instance, pipeline parallel across
 instances, https://docs.vllm.ai/en/latest/serving/distributed_serving.html, read 2026-11-25), or a
@@ -45,7 +52,12 @@ from ecobench.parallel.speculative import Speculation, verification_arrays
 from ecobench.parallel.step import WORKSPACE_GIB, Cluster, Efficiency, KernelArrays
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture
-from ecobench.workloads.transformer import decode_kernels, kv_cache_bytes_per_token, prefill_kernels
+from ecobench.workloads.transformer import (
+    decode_kernels,
+    kv_cache_bytes_per_token,
+    prefill_kernels,
+    tensor_split,
+)
 
 TP_ALL_REDUCES_PER_LAYER = 2  # after attention and after the feed-forward block (Megatron-style)
 
@@ -65,6 +77,7 @@ class ServeWorkload:
     cached_input_tokens: int = 0  # prompt tokens found in the prefix cache: not prefilled
     speculation: Speculation | None = None  # speculative decoding (parallel/speculative.py)
     pipeline: int = 1  # stages a replica is split into (each ``tensor`` ranks), possibly on other instances
+    grouped_kv_reads: bool = True  # decode attention reads a key/value head once for its query group
 
     @property
     def prefill_tokens(self) -> int:
@@ -122,6 +135,16 @@ def stage_transfers_s(w: ServeWorkload, cl: Cluster, tokens: np.ndarray | float)
     return (w.pipeline - 1) * one
 
 
+def kv_reread_bytes(w: ServeWorkload) -> float:
+    """Bytes per sequence and decode step one rank reads again when its decode attention reads each
+    key/value head once per query head of its group (0 with a grouped kernel, MLA or no grouping)."""
+    if w.grouped_kv_reads or w.arch.mla is not None:
+        return 0.0
+    heads, kv = tensor_split(w.arch, w.tensor, pad=True)
+    per_token = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) / w.pipeline
+    return max(heads / kv - 1.0, 0.0) * per_token * w.context
+
+
 def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray) -> np.ndarray:
     """Seconds of one decode step at each batch size (one token for every sequence); with
     speculative decoding, a drafted-and-verified step over the tokens it yields per sequence."""
@@ -131,12 +154,15 @@ def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndar
         whole = decode_step_s(dataclasses.replace(w, pipeline=1), cl, eff, micro)
         return whole + stage_transfers_s(w, cl, micro)
     decode, _ = serve_kernels(w)
-    plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b)
+    plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b) + eff.step_overhead_s
+    if not w.grouped_kv_reads:
+        plain = plain + eff.kv_reread * b * kv_reread_bytes(w) / (eff.memory * cl.memory_gb_per_s * 1e9)
     sp = w.speculation
     if sp is None:
         return plain
     n = sp.tokens + 1
-    verify = verification_arrays(decode, n).time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b * n)
+    verify = (verification_arrays(decode, n).time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b * n)
+              + eff.step_overhead_s)
     if sp.draft_arch is not None:
         draft = ServeWorkload(sp.draft_arch, w.input_tokens, w.output_tokens, w.dtype, w.tensor,
                               w.weight_dtype, w.kv_dtype, w.static_cache)

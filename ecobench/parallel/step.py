@@ -126,6 +126,8 @@ class Efficiency:
     sharded_network: float = 1.0  # ZeRO-3 parameter gathers reach this share of ``network``
     zero3_per_tensor: bool = False  # ZeRO-3 gathers each parameter tensor of a layer on its own
     collective_latency_s: float | None = None  # serving: seconds per all-reduce step (None: the link's)
+    step_overhead_s: float = 0.0  # serving: fixed seconds per decode step (the engine's host work)
+    kv_reread: float = 0.0  # serving: share of an ungrouped decode attention's repeated reads from memory
 
 
 @dataclass(frozen=True)

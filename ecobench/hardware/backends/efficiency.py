@@ -19,6 +19,11 @@ left to fit is how well a stack drives the hardware:
   stacks differ from training stacks);
 * ``collective.<vendor>``: serving's seconds per step of a tensor-parallel all-reduce (decode's
   all-reduces are small, so their latency, not the link bandwidth, sets their time);
+* ``step.<stack>``: serving's fixed seconds per engine step of each stack (the host's work around a
+  step: scheduling, sampling, launches a CUDA graph does not cover), paid by every decode step and by
+  a static batch's prefill step (its TTFT); one never seen takes the prior centre;
+* ``reread.<vendor>``: the share of an ungrouped decode attention's repeated key/value reads that
+  reach memory (``parallel/serving.py``: sources whose stack predates grouped-query kernels);
 * ``network``: share of link bandwidth reached by collectives (``network.serving`` for serving's
   tensor-parallel all-reduces), and ``zero3.<stack>``: the share of
   that which a stack's ZeRO-3 parameter gathers reach (shrunk towards 1; DeepSpeed's ZeRO-3 of 2021
@@ -51,6 +56,7 @@ from ecobench.parallel.serving import (
     TP_ALL_REDUCES_PER_LAYER,
     ServeWorkload,
     decode_step_s,
+    kv_reread_bytes,
     prefill_s,
     serve_kernels,
 )
@@ -85,6 +91,8 @@ PRIORS: dict[str, tuple[float, float]] = {
     "zero3": (1.0, 0.5),
     "request": (5e-3, 1.5),
     "collective": (1e-5, 1.5),
+    "step": (2e-4, 2.0),
+    "reread": (0.5, 1.0),
     "memory": (0.6, 0.5),
     "overhead": (5e-6, 1.5),
     "network": (0.7, 0.3),
@@ -92,6 +100,7 @@ PRIORS: dict[str, tuple[float, float]] = {
 BOUNDS: dict[str, tuple[float, float]] = {
     "compute": (0.02, 1.0), "stack": (0.3, 3.0), "device": (0.3, 3.0), "attention": (0.05, 1.5),
     "zero3": (0.02, 3.0), "request": (1e-5, 0.5), "collective": (1e-7, 1e-3),
+    "step": (1e-6, 0.2), "reread": (0.01, 1.0),
     "memory": (0.02, 1.0), "overhead": (1e-8, 1e-3), "network": (0.02, 1.0),
 }
 FIT_FILE = "data/efficiency_fit.json"
@@ -101,6 +110,7 @@ FIT_FILE = "data/efficiency_fit.json"
 # _allgather_params_coalesced), after the SC'21 paper's runs (2021-04). PyTorch FSDP gathers one flat
 # parameter per wrapped layer.
 ZERO3_PER_TENSOR_STACKS = frozenset({"deepspeed-zero3"})
+UNSTATED_STACK = "unstated"  # a source that does not say which engine it ran: its own factors, never offered
 
 
 @dataclass(frozen=True)
@@ -133,6 +143,8 @@ class Fit:
                           zero3_per_tensor=stack in ZERO3_PER_TENSOR_STACKS,
                           collective_latency_s=get(f"collective.{stack}", "collective")
                           if mode == "serving" else None,
+                          step_overhead_s=get(f"step.{stack}", "step") if mode == "serving" else 0.0,
+                          kv_reread=get(f"reread.{vendor}", "reread") if mode == "serving" else 0.0,
                           source=f"efficiency fitted on {len(self.points)} published points: {label}")
 
 
@@ -166,7 +178,9 @@ class Prepared:
         if self.layouts is not None and int(self.layouts.zero[0]) == 3:
             keys.append(f"zero3.{self.stack}")
         if self.serve is not None:
-            keys += [f"request.{v}", f"collective.{self.stack}"]
+            keys += [f"request.{v}", f"collective.{self.stack}", f"step.{self.stack}"]
+            if kv_reread_bytes(self.serve) > 0:
+                keys.append(f"reread.{v}")
         return keys
 
     def predict(self, eff: Efficiency, request_s: float = 0.0) -> dict[str, float]:
@@ -175,7 +189,7 @@ class Prepared:
         if self.serve is not None:
             b = float(self.point.batch_size or 1)
             tpot = float(decode_step_s(self.serve, self.cluster, eff, np.array([b]))[0])
-            ttft = float(prefill_s(self.serve, self.cluster, eff, b)) + request_s
+            ttft = float(prefill_s(self.serve, self.cluster, eff, b)) + request_s + eff.step_overhead_s
             return serving_figures(tpot, ttft, b, self.serve.output_tokens)
         if self.kernels is not None:
             b = self.point.batch_size or 1
@@ -213,7 +227,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     if p.kind == "llm_serve":
         assert p.tensor and p.input_tokens and p.output_tokens
         sw = ServeWorkload(arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
-                           p.kv_cache_precision, static_cache=acc.static_kv_cache)
+                           p.kv_cache_precision, static_cache=acc.static_kv_cache,
+                           grouped_kv_reads=pts.sources[p.source].grouped_kv_reads)
         # Fitted on TPOT and TTFT; on the throughput only where no TPOT is published (elsewhere it is
         # derived from the same runs, and Neuron's tables disagree with their own TPOT).
         sigma = {"tpot_ms": OBS_SIGMA, "ttft_ms": OBS_SIGMA_TTFT, "output_tokens_per_s": OBS_SIGMA}
@@ -293,6 +308,8 @@ class Batch:
         self.i_zero3 = np.array([idx.get(f"zero3.{p.stack}", -1) for p in prepared])
         self.i_request = np.array([idx.get(f"request.{p.vendor}", -1) for p in prepared])
         self.i_collective = np.array([idx.get(f"collective.{p.stack}", -1) for p in prepared])
+        self.i_step = np.array([idx.get(f"step.{p.stack}", -1) for p in prepared])
+        self.i_reread = np.array([idx.get(f"reread.{p.vendor}", -1) for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
         for i, p in enumerate(prepared):
             if p.serve is not None:
@@ -342,6 +359,9 @@ class Batch:
         self.s_output = np.array([w.output_tokens for w in sw if w], dtype=float)
         self.s_tensor = np.array([w.tensor for w in sw if w], dtype=float)
         self.s_intra = np.array([prepared[i].cluster.intra_gb_per_s for i in self.serve], dtype=float)
+        # An ungrouped decode attention's repeated reads per step, in seconds at full bandwidth.
+        bw = np.array([prepared[i].cluster.memory_gb_per_s * 1e9 for i in self.serve], dtype=float)
+        self.s_reread_s = self.s_batch * np.array([kv_reread_bytes(w) for w in sw if w], dtype=float) / bw
         # What each target reads: (point, figure), in the order of Prepared.targets.
         self.targets = [(i, fig) for i, p in enumerate(prepared) for fig, _, _ in p.targets]
 
@@ -374,8 +394,10 @@ class Batch:
             lat = x[self.i_collective[sv]]
             tp = lambda tokens: self.s_layers * TP_ALL_REDUCES_PER_LAYER * all_reduce_s(  # noqa: E731
                 tokens * self.s_token_bytes, self.s_tensor, net, lat)
-            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_batch))
-            ttft[sv] = 1e3 * (seg[sv, 1] + tp(self.s_batch * self.s_input) + x[self.i_request[sv]])
+            step = x[np.maximum(self.i_step[sv], 0)]
+            reread = np.where(self.i_reread[sv] >= 0, x[np.maximum(self.i_reread[sv], 0)], 0.0)
+            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_batch) + step + reread * self.s_reread_s / memory[sv])
+            ttft[sv] = 1e3 * (seg[sv, 1] + tp(self.s_batch * self.s_input) + x[self.i_request[sv]] + step)
             tokens[sv] = serving_figures(tpot[sv] / 1e3, ttft[sv] / 1e3, self.s_batch,
                                          self.s_output)["output_tokens_per_s"]
         return {"sequences_per_s": seqs, "tpot_ms": tpot, "ttft_ms": ttft, "output_tokens_per_s": tokens}
@@ -466,8 +488,10 @@ def fit_all() -> Fit:
 
 
 def fitted_stacks() -> list[str]:
-    """Software stacks with a fitted factor (what a configuration's ``stack`` may name)."""
-    return sorted(k.removeprefix("stack.") for k in current_fit().values if k.startswith("stack."))
+    """Software stacks with a fitted factor (what a configuration's ``stack`` may name; not the
+    points whose source does not state its engine, ``UNSTATED_STACK``)."""
+    return sorted(k.removeprefix("stack.") for k in current_fit().values
+                  if k.startswith("stack.") and k != f"stack.{UNSTATED_STACK}")
 
 
 @functools.cache
