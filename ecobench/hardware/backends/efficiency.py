@@ -174,7 +174,8 @@ class Prepared:
         serving ``tpot_ms``, ``ttft_ms`` and ``output_tokens_per_s``."""
         if self.serve is not None:
             b = float(self.point.batch_size or 1)
-            tpot = float(decode_step_s(self.serve, self.cluster, eff, np.array([b]))[0])
+            rows = np.array([float(self.point.decode_batch)])  # Neuron: the compiled batch
+            tpot = float(decode_step_s(self.serve, self.cluster, eff, rows)[0])
             ttft = float(prefill_s(self.serve, self.cluster, eff, b)) + request_s
             return serving_figures(tpot, ttft, b, self.serve.output_tokens)
         if self.kernels is not None:
@@ -315,7 +316,10 @@ class Batch:
                           for p in prepared], dtype=float)
         cl = [p.cluster for p in prepared]
         kp = self.k_point
-        self.k_micro = micro[kp]
+        # a serving point's decode kernels run its decode batch (Neuron: the compiled batch)
+        decode = np.array([float(p.point.decode_batch) if p.serve is not None else 0.0 for p in prepared])
+        first_set = self.k_seg % len(self.SETS) == 0
+        self.k_micro = np.where(first_set & (decode[kp] > 0), decode[kp], micro[kp])
         self.k_peak = np.array([c.peak_tflops for c in cl])[kp]
         self.k_peak16 = np.array([c.peak_16bit_tflops or c.peak_tflops for c in cl])[kp]
         self.k_bw = np.array([c.memory_gb_per_s for c in cl])[kp]
@@ -332,6 +336,7 @@ class Batch:
         self.serve = np.array([i for i, _ in sv], dtype=int)
         sw = [p.serve for _, p in sv]
         self.s_batch = micro[self.serve]
+        self.s_decode_batch = decode[self.serve]
         self.s_layers = np.array([w.arch.layers for w in sw if w], dtype=float)
         self.s_token_bytes = np.array([w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype] for w in sw if w],
                                       dtype=float)
@@ -371,7 +376,7 @@ class Batch:
             lat = x[self.i_collective[sv]]
             tp = lambda tokens: self.s_layers * TP_ALL_REDUCES_PER_LAYER * all_reduce_s(  # noqa: E731
                 tokens * self.s_token_bytes, self.s_tensor, net, lat)
-            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_batch))
+            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_decode_batch))
             ttft[sv] = 1e3 * (seg[sv, 1] + tp(self.s_batch * self.s_input) + x[self.i_request[sv]])
             tokens[sv] = serving_figures(tpot[sv] / 1e3, ttft[sv] / 1e3, self.s_batch,
                                          self.s_output)["output_tokens_per_s"]
