@@ -100,6 +100,12 @@ class PublishedPoint(_Row):
     tensor: int | None = Field(None, gt=0)
     input_tokens: int | None = Field(None, gt=0)
     output_tokens: int | None = Field(None, gt=0)
+    context_bucket_tokens: int | None = Field(
+        None, gt=0, description="serving on static shapes (Neuron): the compiled context-encoding bucket a "
+        "prompt is padded to, where the source states its buckets (default: the automatic power-of-two one)")
+    decode_batch_size: int | None = Field(
+        None, gt=0, description="serving on static shapes (Neuron): rows every decode step runs, the batch "
+        "the token-generation graph was compiled for, when it exceeds the sequences in flight (batch_size)")
     weight_precision: str | None = None
     kv_cache_precision: str | None = None
     ttft_ms: float | None = Field(None, gt=0, description="time to first token, median")
@@ -119,6 +125,11 @@ class PublishedPoint(_Row):
             if None in (self.tensor, self.batch_size, self.input_tokens, self.output_tokens):
                 raise ValueError(f"{self.id}: a serving point needs tensor, batch_size, input_tokens and "
                                  "output_tokens")
+            bucket = self.context_bucket_tokens
+            if bucket is not None and bucket < (self.input_tokens or 0):
+                raise ValueError(f"{self.id}: context_bucket_tokens is below input_tokens")
+            if self.decode_batch_size is not None and self.decode_batch_size < (self.batch_size or 1):
+                raise ValueError(f"{self.id}: decode_batch_size is below batch_size")
             if not (self.tpot_ms or self.ttft_ms or self.output_tokens_per_s):
                 raise ValueError(f"{self.id}: a serving point needs tpot_ms, ttft_ms or output_tokens_per_s")
             return self
@@ -130,6 +141,11 @@ class PublishedPoint(_Row):
         elif self.global_batch_size is None or self.layout is None:
             raise ValueError(f"{self.id}: a training point needs global_batch_size and layout")
         return self
+
+    @property
+    def decode_batch(self) -> int:
+        """Rows a decode step runs: the compiled batch on static shapes, else the sequences in flight."""
+        return self.decode_batch_size or self.batch_size or 1
 
     @property
     def mode(self) -> Literal["inference", "training", "serving"]:

@@ -188,7 +188,8 @@ class Prepared:
         serving ``tpot_ms``, ``ttft_ms`` and ``output_tokens_per_s``."""
         if self.serve is not None:
             b = float(self.point.batch_size or 1)
-            tpot = float(decode_step_s(self.serve, self.cluster, eff, np.array([b]))[0])
+            rows = np.array([float(self.point.decode_batch)])  # Neuron: the compiled batch
+            tpot = float(decode_step_s(self.serve, self.cluster, eff, rows)[0])
             ttft = float(prefill_s(self.serve, self.cluster, eff, b)) + request_s + eff.step_overhead_s
             return serving_figures(tpot, ttft, b, self.serve.output_tokens)
         if self.kernels is not None:
@@ -335,7 +336,10 @@ class Batch:
                           for p in prepared], dtype=float)
         cl = [p.cluster for p in prepared]
         kp = self.k_point
-        self.k_micro = micro[kp]
+        # a serving point's decode kernels run its decode batch (Neuron: the compiled batch)
+        decode = np.array([float(p.point.decode_batch) if p.serve is not None else 0.0 for p in prepared])
+        first_set = self.k_seg % len(self.SETS) == 0
+        self.k_micro = np.where(first_set & (decode[kp] > 0), decode[kp], micro[kp])
         self.k_peak = np.array([c.peak_tflops for c in cl])[kp]
         self.k_peak16 = np.array([c.peak_16bit_tflops or c.peak_tflops for c in cl])[kp]
         self.k_bw = np.array([c.memory_gb_per_s for c in cl])[kp]
@@ -352,6 +356,7 @@ class Batch:
         self.serve = np.array([i for i, _ in sv], dtype=int)
         sw = [p.serve for _, p in sv]
         self.s_batch = micro[self.serve]
+        self.s_decode_batch = decode[self.serve]
         self.s_layers = np.array([w.arch.layers for w in sw if w], dtype=float)
         self.s_token_bytes = np.array([w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype] for w in sw if w],
                                       dtype=float)
@@ -396,7 +401,8 @@ class Batch:
                 tokens * self.s_token_bytes, self.s_tensor, net, lat)
             step = x[np.maximum(self.i_step[sv], 0)]
             reread = np.where(self.i_reread[sv] >= 0, x[np.maximum(self.i_reread[sv], 0)], 0.0)
-            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_batch) + step + reread * self.s_reread_s / memory[sv])
+            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_decode_batch) + step
+                              + reread * self.s_reread_s / memory[sv])
             ttft[sv] = 1e3 * (seg[sv, 1] + tp(self.s_batch * self.s_input) + x[self.i_request[sv]] + step)
             tokens[sv] = serving_figures(tpot[sv] / 1e3, ttft[sv] / 1e3, self.s_batch,
                                          self.s_output)["output_tokens_per_s"]

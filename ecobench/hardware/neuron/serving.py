@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -37,20 +37,31 @@ from ecobench.workloads.transformer import decode_kernels, prefill_kernels
 CORRECTION_FILE = "data/neuron_serving_fit.json"
 FIGURES = ("tpot_ms", "ttft_ms")
 BATCH_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+MIN_BUCKET = 128  # NxD Inference's smallest automatic bucket (feature-guide.rst, 'Automatic Bucketing')
+
+
+def collectives(w: ServeWorkload) -> int:
+    """Tensor-parallel all-reduces in one decode step or prefill (none on one core)."""
+    return w.arch.layers * TP_ALL_REDUCES_PER_LAYER if w.tensor > 1 else 0
 
 
 @dataclass(frozen=True)
 class Correction:
     """Per figure (``tpot_ms``: the decode step, ``ttft_ms``: a prefill) a multiplier of the engine
-    model's time and a fixed time (ms) added to it."""
+    model's time, a fixed time (ms) added to it, and a time (ms) per tensor-parallel all-reduce of
+    the step: what each collective costs beyond its transfer (runtime synchronisation of every rank,
+    which the engine model's hop latency leaves out; it shows in decode steps, where the transfers
+    are small)."""
 
     scale: dict[str, float]
     fixed_ms: dict[str, float]
     points: tuple[str, ...] = ()
+    per_collective_ms: dict[str, float] = field(default_factory=dict)
 
-    def apply(self, figure: str, raw_s: Any) -> Any:
-        """The corrected seconds of an uncorrected time."""
-        return self.scale[figure] * np.asarray(raw_s) + 1e-3 * self.fixed_ms[figure]
+    def apply(self, figure: str, raw_s: Any, n_collectives: Any = 0) -> Any:
+        """The corrected seconds of an uncorrected time of a step with ``n_collectives`` all-reduces."""
+        return self.scale[figure] * np.asarray(raw_s) + 1e-3 * (
+            self.fixed_ms[figure] + self.per_collective_ms.get(figure, 0.0) * np.asarray(n_collectives))
 
 
 def _all_reduces_s(w: ServeWorkload, cl: Cluster, tokens: float) -> float:
@@ -70,20 +81,33 @@ def raw_decode_s(w: ServeWorkload, cl: Cluster, dev: NeuronDeviceSpec, batch: in
         _all_reduces_s(w, cl, batch)
 
 
+def context_bucket(tokens: int, max_len: int) -> int:
+    """Tokens a context-encoding (prefill) graph computes for a prompt of ``tokens``: Neuron compiles
+    static shapes, and NxD Inference's automatic buckets are the powers of two from
+    :data:`MIN_BUCKET` up to the compiled maximum context length ``max_len``, which is the last one
+    (feature-guide.rst, 'Automatic Bucketing'); a prompt is padded to the smallest bucket that holds
+    it."""
+    bucket = max(MIN_BUCKET, 1 << max(0, int(tokens) - 1).bit_length())
+    return max(int(tokens), min(bucket, int(max_len)))
+
+
 @functools.lru_cache(maxsize=1024)
-def raw_prefill_s(w: ServeWorkload, cl: Cluster, dev: NeuronDeviceSpec, prompts: int = 1) -> float:
-    """One uncorrected prefill of ``prompts`` prompts on one logical core."""
+def raw_prefill_s(w: ServeWorkload, cl: Cluster, dev: NeuronDeviceSpec, prompts: int = 1,
+                  tokens: int | None = None) -> float:
+    """One uncorrected prefill of ``prompts`` prompts of ``tokens`` each (the padded bucket; default:
+    the prompt's uncached tokens) on one logical core."""
     p = current_fit().params(dev.core.generation)
-    ks = prefill_kernels(w.arch, w.prefill_tokens, prompts, w.dtype, w.tensor, w.weight_dtype)
+    n = tokens or w.prefill_tokens
+    ks = prefill_kernels(w.arch, n, prompts, w.dtype, w.tensor, w.weight_dtype)
     return sum(t.time_s for t in time_kernels(ks, dev, prompts, p, w.arch.norm)) + p.launch_s + \
-        _all_reduces_s(w, cl, prompts * w.prefill_tokens)
+        _all_reduces_s(w, cl, prompts * n)
 
 
 @functools.cache
 def current_correction() -> Correction:
     """The stored multipliers (:func:`fit_correction` on every published Neuron serving point)."""
     d = json.loads(resources.files("ecobench.hardware").joinpath(CORRECTION_FILE).read_text())
-    return Correction(d["scale"], d["fixed_ms"], tuple(d["points"]))
+    return Correction(d["scale"], d["fixed_ms"], tuple(d["points"]), d.get("per_collective_ms", {}))
 
 
 @dataclass(frozen=True)
@@ -99,11 +123,15 @@ class EmulatedServeTimer:
         top = max(2, math.ceil(float(b.max())))
         grid = sorted({g for g in BATCH_GRID if g < top} | {top})
         times = [raw_decode_s(w, cl, self.dev, g) for g in grid]
-        return np.asarray(self.correction.apply("tpot_ms", np.interp(b, grid, times)), dtype=float)
+        step = self.correction.apply("tpot_ms", np.interp(b, grid, times), collectives(w))
+        return np.asarray(step, dtype=float)
 
     def prefill_s(self, w: ServeWorkload, cl: Cluster) -> float:
-        """Seconds to prefill one prompt."""
-        return float(self.correction.apply("ttft_ms", raw_prefill_s(w, cl, self.dev, 1)))
+        """Seconds to prefill one prompt, padded to its context-encoding bucket (the compiled length
+        taken as the request's prompt plus output: the least a replica serving it compiles)."""
+        bucket = context_bucket(w.prefill_tokens, w.max_context)
+        raw = raw_prefill_s(w, cl, self.dev, 1, bucket)
+        return float(self.correction.apply("ttft_ms", raw, collectives(w)))
 
 
 # -- fitting and holding out on the published serving points -----------------------------------------
@@ -114,8 +142,9 @@ class ServePoint:
     """A published Neuron serving point with the engine model's uncorrected figures."""
 
     point: Any  # hardware.published.PublishedPoint
-    source: str
+    source: str  # the source's group (sources of one benchmark campaign are held out together)
     raw: dict[str, float]  # figure -> uncorrected prediction (ms)
+    collectives: int = 0  # tensor-parallel all-reduces of its decode step and of its prefill
 
 
 @functools.cache
@@ -140,31 +169,68 @@ def serve_points() -> tuple[ServePoint, ...]:
         w = ServeWorkload(p.arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                           p.kv_cache_precision, static_cache=cat.accelerators[acc].static_kv_cache)
         b = int(p.batch_size or 1)
-        raw = {"tpot_ms": 1e3 * raw_decode_s(w, cl, DEVICES[acc], b),
-               "ttft_ms": 1e3 * raw_prefill_s(w, cl, DEVICES[acc], b)}
-        out.append(ServePoint(p, p.source, {f: v for f, v in raw.items() if getattr(p, f, None)}))
+        bucket = p.context_bucket_tokens or context_bucket(p.input_tokens, p.seq_len)
+        raw = {"tpot_ms": 1e3 * raw_decode_s(w, cl, DEVICES[acc], p.decode_batch),
+               "ttft_ms": 1e3 * raw_prefill_s(w, cl, DEVICES[acc], b, bucket)}
+        group = pts.sources[p.source].group or p.source
+        figures = {f: v for f, v in raw.items() if getattr(p, f, None)}
+        out.append(ServePoint(p, group, figures, collectives(w)))
     return tuple(out)
 
 
-SCALES = np.geomspace(0.2, 5.0, 241)  # the multipliers searched
-FIXED_MS = np.concatenate([[0.0], np.geomspace(0.01, 200.0, 241)])  # the fixed times searched
+# The search: a coarse grid of (multiplier, fixed time, time per all-reduce), then Powell's method
+# (no derivatives: the absolute deviations are not smooth) from its best cell, within the bounds,
+# polished by iteratively reweighted least squares.
+BOUNDS = ((0.2, 0.0, 0.0), (5.0, 200.0, 0.5))  # multiplier; fixed ms; ms per all-reduce
+COARSE_STEPS, IRLS_ROUNDS, IRLS_FLOOR = 17, 20, 1e-4
+
+
+def _l1_search(raw: np.ndarray, pub_log: np.ndarray, n: np.ndarray) -> tuple[float, float, float]:
+    """(multiplier, fixed ms, ms per all-reduce) minimising sum |log published - log corrected|."""
+    from scipy.optimize import least_squares, minimize
+
+    def cost(x: np.ndarray) -> float:
+        return float(np.abs(pub_log - np.log(x[0] * raw + x[1] + x[2] * n)).sum())
+
+    (lo_a, _, _), (hi_a, hi_b, hi_c) = BOUNDS
+    a, b, c = np.meshgrid(np.geomspace(lo_a, hi_a, COARSE_STEPS),
+                          np.concatenate([[0.0], np.geomspace(1e-2, hi_b, COARSE_STEPS)]),
+                          np.concatenate([[0.0], np.geomspace(1e-3, hi_c, COARSE_STEPS)]),
+                          indexing="ij", sparse=True)
+    grid = np.abs(pub_log - np.log(a[..., None] * raw + b[..., None] + c[..., None] * n)).sum(axis=-1)
+    i, j, k = np.unravel_index(int(np.argmin(grid)), grid.shape)
+    start = np.array([a[i, 0, 0], b[0, j, 0], c[0, 0, k]], dtype=float)
+    res = minimize(cost, start, method="Powell", bounds=list(zip(*BOUNDS, strict=True)),
+                   options={"xtol": 1e-10, "ftol": 1e-12, "maxfev": 20000})
+    best = res.x if cost(res.x) <= cost(start) else start
+    x = np.clip(best, np.array(BOUNDS[0]) + 1e-12, np.array(BOUNDS[1]) - 1e-12)
+    for _ in range(IRLS_ROUNDS):  # polish: |r| = r^2 / |r|, least squares weighted by the last residuals
+        w = 1.0 / np.sqrt(np.maximum(np.abs(pub_log - np.log(x[0] * raw + x[1] + x[2] * n)), IRLS_FLOOR))
+        x = least_squares(lambda p, w=w: w * (pub_log - np.log(p[0] * raw + p[1] + p[2] * n)), x,
+                          bounds=BOUNDS, x_scale=(1.0, 10.0, 0.05), ftol=1e-10, xtol=1e-10).x
+        if cost(x) < cost(best) - 1e-12:
+            best = x.copy()
+        else:
+            break
+    return float(best[0]), float(best[1]), float(best[2])
 
 
 def fit_correction(points: tuple[ServePoint, ...] | list[ServePoint]) -> Correction:
-    """Each figure's multiplier and fixed time: least squares on log(published / corrected) over a
-    grid (both enter every point's time, so the search is exhaustive and cheap)."""
-    scale, fixed = {}, {}
+    """Each figure's multiplier, fixed time and time per all-reduce: least absolute deviations of
+    log(published / corrected), searched on grids (:func:`_l1_search`). Absolute rather than squared
+    deviations: the fit is then a median one, as the target is, and a few published rows far from
+    the rest of their table (Neuron 2.18.0's long prompts of 7-13B models prefill 2-5 times slower
+    than the same table's Llama-3 rows) do not pull every other prediction towards them."""
+    scale, fixed, per = {}, {}, {}
     for f in FIGURES:
-        raw = np.array([s.raw[f] for s in points if f in s.raw])
-        pub = np.array([getattr(s.point, f) for s in points if f in s.raw])
-        if not len(raw):
-            scale[f], fixed[f] = 1.0, 0.0
+        sel = [s for s in points if f in s.raw]
+        if not sel:
+            scale[f], fixed[f], per[f] = 1.0, 0.0, 0.0
             continue
-        pred = SCALES[:, None, None] * raw[None, None, :] + FIXED_MS[None, :, None]
-        cost = (np.log(pub[None, None, :] / pred) ** 2).sum(axis=2)
-        i, j = np.unravel_index(int(np.argmin(cost)), cost.shape)
-        scale[f], fixed[f] = float(SCALES[i]), float(FIXED_MS[j])
-    return Correction(scale, fixed, tuple(s.point.id for s in points))
+        scale[f], fixed[f], per[f] = _l1_search(np.array([s.raw[f] for s in sel]),
+                                                np.log([getattr(s.point, f) for s in sel]),
+                                                np.array([s.collectives for s in sel], dtype=float))
+    return Correction(scale, fixed, tuple(s.point.id for s in points), per)
 
 
 @dataclass(frozen=True)
@@ -190,7 +256,8 @@ def holdout() -> list[HeldOut]:
     for src in sorted({s.source for s in pts}):
         c = fit_correction([s for s in pts if s.source != src])
         for s in (s for s in pts if s.source == src):
-            out += [HeldOut(s.point, src, f, getattr(s.point, f), 1e3 * float(c.apply(f, 1e-3 * v)))
+            out += [HeldOut(s.point, src, f, getattr(s.point, f),
+                            1e3 * float(c.apply(f, 1e-3 * v, s.collectives)))
                     for f, v in s.raw.items()]
     return out
 
@@ -199,8 +266,10 @@ def write_correction(path: str) -> Correction:
     """Fit on every point and write the stored multipliers."""
     c = fit_correction(serve_points())
     with open(path, "w") as fh:
-        json.dump({"scale": c.scale, "fixed_ms": c.fixed_ms, "points": list(c.points),
-                   "how": "least squares on log(published / corrected), ecobench/hardware/neuron/serving.py"},
+        json.dump({"scale": c.scale, "fixed_ms": c.fixed_ms, "per_collective_ms": c.per_collective_ms,
+                   "points": list(c.points),
+                   "how": "least absolute deviations of log(published / corrected), "
+                          "ecobench/hardware/neuron/serving.py"},
                   fh, indent=1)
         fh.write("\n")
     return c

@@ -209,9 +209,10 @@ def test_holdout_lists_neuron_serving_figures_by_source():
     from ecobench.validation.validate import NEURON_SERVE_KIND, neuron_serving_checks, summarize
 
     rows = neuron_serving_checks()
-    assert {r.kind for r in rows} == {f"{NEURON_SERVE_KIND}_inf2", f"{NEURON_SERVE_KIND}_trn1"}
+    assert {r.kind for r in rows} == {f"{NEURON_SERVE_KIND}_{c}" for c in ("inf2", "trn1", "trn2")}
     assert {r.figure for r in rows} == {"tpot_ms", "ttft_ms"} and all(r.source for r in rows)
     assert not any(r.experiment.startswith("neuron_") for r in rows)  # not the emulated throughput rows
     summary = {(s.kind, s.figure): s for s in summarize(rows) if s.kind.startswith(NEURON_SERVE_KIND)}
-    assert summary[f"{NEURON_SERVE_KIND}_inf2", "tpot_ms"].count == 42
+    assert summary[f"{NEURON_SERVE_KIND}_inf2", "tpot_ms"].count == 44
+    assert summary[f"{NEURON_SERVE_KIND}_trn2", "ttft_ms"].count == 5
     assert all(s.kind != "all" or s.count == 0 for s in summarize(rows))  # kept out of the overall row

@@ -37,26 +37,78 @@ def test_decode_step_grows_with_batch_and_shrinks_with_tensor(inf2):
     assert lo < mid < hi
 
 
-def test_correction_applies_scale_and_fixed_time(inf2):
+def test_correction_applies_scale_fixed_and_per_collective_time(inf2):
     cl, dev = inf2
     raw = ns.raw_decode_s(_w(), cl, dev, 4)
     c = ns.Correction({"tpot_ms": 2.0, "ttft_ms": 1.0}, {"tpot_ms": 5.0, "ttft_ms": 0.0})
     timer = ns.EmulatedServeTimer(dev, c)
     assert timer.decode_s(_w(), cl, np.array([4.0]))[0] == pytest.approx(2 * raw + 5e-3)
+    # each of the step's tensor-parallel all-reduces (2 per layer) adds its time; one core has none
+    per = ns.Correction(c.scale, c.fixed_ms, per_collective_ms={"tpot_ms": 0.1})
+    t = ns.EmulatedServeTimer(dev, per).decode_s(_w(), cl, np.array([4.0]))[0]
+    assert ns.collectives(_w()) == 2 * 32 and ns.collectives(_w(tensor=1)) == 0
+    assert t == pytest.approx(2 * raw + 5e-3 + 64 * 0.1e-3)
     # a cached prompt prefix is not prefilled
     assert timer.prefill_s(_w(cached_input_tokens=768), cl) < 0.5 * timer.prefill_s(_w(), cl)
 
 
+def _fake(pts, truth, outliers=()):
+    """The points with the figures a known correction gives (``outliers``: those made 3x slower)."""
+    return [ns.ServePoint(type("P", (), {"id": s.point.id, **{
+        f: 1e3 * float(truth.apply(f, 1e-3 * v, s.collectives)) * (3.0 if s.point.id in outliers else 1.0)
+        for f, v in s.raw.items()}})(), s.source, s.raw, s.collectives) for s in pts]
+
+
 def test_fit_recovers_a_known_correction():
-    pts = ns.serve_points()[:12]
-    truth = ns.Correction({"tpot_ms": 1.5, "ttft_ms": 2.0}, {"tpot_ms": 4.0, "ttft_ms": 20.0})
-    fake = [ns.ServePoint(type("P", (), {"id": s.point.id, **{f: 1e3 * float(truth.apply(f, 1e-3 * v))
-                                                              for f, v in s.raw.items()}})(), s.source, s.raw)
-            for s in pts]
-    got = ns.fit_correction(fake)
+    pts = [s for s in ns.serve_points() if s.point.batch_size == 1][:24]  # 8B to 70B, 128-8192 tokens
+    assert len({s.collectives for s in pts}) > 1
+    truth = ns.Correction({"tpot_ms": 1.5, "ttft_ms": 2.0}, {"tpot_ms": 4.0, "ttft_ms": 20.0},
+                          per_collective_ms={"tpot_ms": 0.05, "ttft_ms": 0.0})
+    got = ns.fit_correction(_fake(pts, truth))
     for f in ns.FIGURES:
         assert got.scale[f] == pytest.approx(truth.scale[f], rel=0.03)
-        assert got.fixed_ms[f] == pytest.approx(truth.fixed_ms[f], rel=0.1)
+        assert got.fixed_ms[f] == pytest.approx(truth.fixed_ms[f], rel=0.1, abs=0.3)
+        assert got.per_collective_ms[f] == pytest.approx(truth.per_collective_ms[f], rel=0.1, abs=0.005)
+
+
+def test_fit_is_a_median_fit_that_a_few_outliers_do_not_move():
+    pts = [s for s in ns.serve_points() if s.point.batch_size == 1][:24]
+    truth = ns.Correction({"tpot_ms": 1.2, "ttft_ms": 1.5}, {"tpot_ms": 2.0, "ttft_ms": 10.0})
+    got = ns.fit_correction(_fake(pts, truth, outliers={s.point.id for s in pts[:4]}))
+    for f in ns.FIGURES:  # 4 of 24 rows 3x slow: a least-squares fit would move the multiplier ~20%
+        assert got.scale[f] == pytest.approx(truth.scale[f], rel=0.05)
+
+
+def test_prefill_is_padded_to_its_context_encoding_bucket(inf2):
+    # NxD Inference's automatic buckets: powers of two from 128 up to the compiled context length
+    assert [ns.context_bucket(n, 4096) for n in (1, 128, 129, 1500, 2048, 3000, 4096)] == \
+        [128, 128, 256, 2048, 2048, 4096, 4096]
+    assert ns.context_bucket(10000, 12800) == 12800 and ns.context_bucket(5000, 4096) == 5000
+    cl, dev = inf2
+    timer = ns.EmulatedServeTimer(dev, ns.current_correction())
+    # 1100 and 2000 prompt tokens run the same 2048-token graph; 2100 runs the 4096 one
+    a, b, c = (timer.prefill_s(ServeWorkload(preset("llama3-8b"), n, 2000, "bf16", 8, static_cache=True), cl)
+               for n in (1100, 2000, 2100))
+    assert a == pytest.approx(b) and c > 1.8 * b
+
+
+def test_a_static_batch_decodes_every_compiled_row():
+    by_id = {s.point.id: s for s in ns.serve_points()}
+    one = by_id["neuron_inf2_optimum_llama_3_1_8b_tp8_b1_in1500_out250_2603"]
+    assert one.point.batch_size == 1 and one.point.decode_batch == 32
+    cat = load_catalog()
+    inst = cat.instance("inf2.48xlarge")
+    w = ServeWorkload(one.point.arch, 1500, 250, "bf16", 8, static_cache=True)
+    cl, dev = instance_cluster(cat, inst, "bf16"), DEVICES[inst.spec.accelerator]
+    assert one.raw["tpot_ms"] == pytest.approx(1e3 * ns.raw_decode_s(w, cl, dev, 32))
+    assert one.raw["tpot_ms"] > 1.5e3 * ns.raw_decode_s(w, cl, dev, 1)
+
+
+def test_sources_of_one_campaign_are_held_out_together():
+    groups = {s.point.id: s.source for s in ns.serve_points()}
+    assert groups["neuron_trn2_optimum_qwen3_32b_tp4_b1_in1500_out250"] == "optimum_neuron_vllm"
+    assert groups["neuron_inf2_optimum_llama_3_1_8b_tp8_b1_in1500_out250_2509"] == "optimum_neuron_vllm"
+    assert groups["neuron_inf2_llama_3_8b_b1_in128_out8064"] == "neuron_inf2_decoder_serving"
 
 
 @pytest.mark.slow
@@ -64,6 +116,7 @@ def test_stored_correction_is_the_fit_on_every_point(tmp_path):
     c = ns.write_correction(str(tmp_path / "fit.json"))
     stored = json.loads(resources.files("ecobench.hardware").joinpath(ns.CORRECTION_FILE).read_text())
     assert stored["scale"] == pytest.approx(c.scale) and stored["fixed_ms"] == pytest.approx(c.fixed_ms)
+    assert stored["per_collective_ms"] == pytest.approx(c.per_collective_ms)
     assert stored["points"] == list(c.points)
 
 
@@ -72,4 +125,26 @@ def test_holdout_keeps_each_source_out_of_its_own_correction():
     rows = ns.holdout()
     assert {r.source for r in rows} == {s.source for s in ns.serve_points()}
     tpot = sorted(abs(r.error_pct) for r in rows if r.figure == "tpot_ms")
-    assert tpot[len(tpot) // 2] < 15.0  # held-out TPOT median (report: 8.5% inf2, 7.4% trn1)
+    assert tpot[len(tpot) // 2] < 15.0  # held-out TPOT median (report: 7.0% inf2, 6.6% trn1, 18.6% trn2)
+    # no point is predicted by a correction fitted on its own source's group
+    for src in {r.source for r in rows}:
+        ids = {r.point.id for r in rows if r.source == src}
+        c = ns.fit_correction([s for s in ns.serve_points() if s.source != src])
+        assert not ids & set(c.points)
+
+
+@pytest.mark.parametrize(("field", "value", "message"),
+                         [("decode_batch_size", 1, "decode_batch_size is below"),
+                          ("context_bucket_tokens", 100, "context_bucket_tokens is below")])
+def test_a_serving_point_refuses_a_compiled_shape_smaller_than_its_requests(field, value, message):
+    from pydantic import ValidationError
+
+    from ecobench.hardware.published import PublishedPoint
+
+    base = {"id": "x", "source": "s", "kind": "llm_serve", "model": "llama3-8b",
+            "instance_type": "inf2.48xlarge", "precision": "bf16", "seq_len": 4096, "tensor": 8,
+            "batch_size": 4, "input_tokens": 1500, "output_tokens": 250, "tpot_ms": 20.0}
+    assert PublishedPoint(**base, decode_batch_size=32, context_bucket_tokens=2048).decode_batch == 32
+    assert PublishedPoint(**base).decode_batch == 4
+    with pytest.raises(ValidationError, match=message):
+        PublishedPoint(**{**base, field: value})
