@@ -59,6 +59,9 @@ def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     chip = chip_figures(p, cat)
     if chip is None:
         return []
+    if p.power_limit_w is not None and not chip.idle_w < p.power_limit_w <= chip.max_w:
+        raise InputError(f"{where}.power_limit_w: {p.power_limit_w:g} W is outside {chip.idle_w:g}-"
+                         f"{chip.max_w:g} W ({chip.name}: above its idle, at most its maximum)")
     if p.power_per == "device":
         lo, hi = chip.idle_w, MAX_OVER_LIMIT * chip.max_w
         if not lo <= p.power_w <= hi:

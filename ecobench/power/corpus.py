@@ -76,6 +76,10 @@ class PowerPoint(_Row):
     power_w: float = Field(gt=0, description="mean draw over the measured window")
     power_per: Literal["device", "node"]
     power_stat: Literal["mean", "median", "peak"] = "mean"
+    power_limit_w: float | None = Field(
+        None, gt=0, description="the device power limit the run set, as its source states it (MLPerf MaxQ "
+        "submissions: nvidia-smi -pl from the submitter's config); the draw model scales idle to this "
+        "limit instead of the chip's maximum")
     tokens_per_s: float | None = Field(None, gt=0)
     output_tokens_per_s: float | None = Field(None, gt=0)
     samples_per_s: float | None = Field(None, gt=0)

@@ -97,16 +97,28 @@ class Features:
     devices: int
     measured_w: float
     host_w: float = 0.0  # ecobench's host model for the node (CPUs and memory), before the fitted scale
+    limit_w: float | None = None  # the device power limit the run set (MLPerf MaxQ), None: the chip's maximum
 
-    def design_row(self, d_stall: float | None = None) -> tuple[list[float], float]:
+    def design_row(self, d_stall: float | None = None, at_limit: bool = False) -> tuple[list[float], float]:
         """Coefficients of (FITTED draws..., host terms) and the constant (idle and the stalls at the
-        sourced ``d_stall``): predicted W = row . x + c."""
+        sourced ``d_stall``): predicted W = row . x + c. ``at_limit``: each device draws its power
+        limit, whatever the draws."""
         rng = self.max_w - self.idle_w
         n = self.devices if self.per_node else 1
-        row = [n * rng * s for s in self.shares[:len(FITTED)]]
+        row = [0.0 if at_limit else n * rng * s for s in self.shares[:len(FITTED)]]
         row += [self.host_w if self.per_node else 0.0]
+        if at_limit and self.limit_w is not None:
+            return row, n * self.limit_w
         d = stall_draw() if d_stall is None else d_stall
         return row, n * (self.idle_w + rng * self.shares[STATES.index("stall")] * d)
+
+    def at_limit(self, draws: dict[str, float]) -> bool:
+        """Whether the device's uncapped draw under ``draws`` reaches its power limit: a power-limited
+        chip draws ``min(limit, idle + (max - idle) x share)`` (the driver lowers its clocks to hold it)."""
+        if self.limit_w is None:
+            return False
+        share = sum(s * draws[k] for s, k in zip(self.shares, STATES, strict=True))
+        return self.idle_w + (self.max_w - self.idle_w) * share >= self.limit_w
 
 
 def _peak_tflops(acc: Any, precision: str | None) -> float | None:
@@ -187,7 +199,9 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
     host = _host_w(p, cat) if per_node else 0.0
     if host is None:
         return None
-    return Features(p, corpus.group(p), shares, chip.idle_w, chip.max_w, per_node, p.devices, p.power_w, host)
+    limit = None if p.power_limit_w is None or p.power_limit_w >= chip.max_w else p.power_limit_w
+    return Features(p, corpus.group(p), shares, chip.idle_w, chip.max_w, per_node, p.devices, p.power_w, host,
+                    limit)
 
 
 @dataclass(frozen=True)
@@ -235,27 +249,37 @@ class PowerFit:
     residual_log_sd: float
 
     def predict_w(self, f: Features) -> float:
-        row, const = f.design_row(self.draws["stall"])
+        row, const = f.design_row(self.draws["stall"], f.at_limit(self.draws))
         x = [self.draws[s] for s in FITTED] + [self.host[h] for h in HOST]
         return float(np.dot(row, x) + const)
 
 
+LIMIT_ITERATIONS = 20  # refits until the set of points held at their power limit stops changing
+
+
 def fit(feats: list[Features]) -> PowerFit:
     """Bounded least squares on relative errors: FITTED draws in [0, 1], host terms >= 0; the stall
-    draw is the sourced one."""
+    draw is the sourced one. A point whose device reaches its stated power limit under the current
+    draws is predicted at the limit; the fit is repeated until that set is stable."""
     from scipy.optimize import lsq_linear
 
     d_stall = stall_draw()
-    rows = [f.design_row(d_stall) for f in feats]
-    a = np.array([r for r, _ in rows], dtype=float)
-    c = np.array([k for _, k in rows], dtype=float)
     y = np.array([f.measured_w for f in feats], dtype=float)
     w = 1.0 / y
     has_node = any(f.per_node for f in feats)
     lo = [0.0] * len(FITTED) + [0.0]
     hi = [1.0] * len(FITTED) + [5.0 if has_node else 1e-9]
-    res = lsq_linear(a * w[:, None], (y - c) * w, bounds=(lo, hi))
-    x = res.x
+    limited = [False] * len(feats)
+    for _ in range(LIMIT_ITERATIONS):
+        rows = [f.design_row(d_stall, at) for f, at in zip(feats, limited, strict=True)]
+        a = np.array([r for r, _ in rows], dtype=float)
+        c = np.array([k for _, k in rows], dtype=float)
+        x = lsq_linear(a * w[:, None], (y - c) * w, bounds=(lo, hi)).x
+        draws = dict(zip(FITTED, map(float, x[:len(FITTED)]), strict=True)) | {"stall": d_stall}
+        now = [f.at_limit(draws) for f in feats]
+        if now == limited:
+            break
+        limited = now
     pred = a @ x + c
     sd = float(np.std(np.log(np.maximum(pred, 1e-9) / y))) if len(y) > 1 else 0.0
     k = len(FITTED)

@@ -160,3 +160,58 @@ def test_training_points_put_the_rest_of_the_step_in_sync_and_lora_counts_4n():
     assert full.shares[1] == 0.0 and full.shares[3] == 0.0  # no memory or stall share: the rest is sync
     assert sum(full.shares) == pytest.approx(1.0)
     assert lora.shares[0] == pytest.approx(full.shares[0] * 4 / 6)
+
+
+def test_maxq_points_load_with_their_stated_power_limit_and_are_fitted_under_it():
+    """MLPerf MaxQ runs whose submitter's config states the GPU power limit are fitted (encoder
+    inference on A100 and H200); each says where the limit comes from; the others stay evidence."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.fit import chip_figures, corpus_features
+
+    c, cat = load_corpus(), load_catalog()
+    limited = [p for p in c.points if p.power_limit_w is not None]
+    assert sum(p.exclude_reason is None for p in limited) >= 30
+    for p in limited:
+        chip = chip_figures(p, cat)
+        assert chip is not None and chip.idle_w < p.power_limit_w <= chip.max_w
+        assert f"power_limit = {p.power_limit_w:g}" in (p.derived or "")
+    feats = {f.point.id: f for f in corpus_features()}
+    infer = [f for f in feats.values() if f.point.kind == "power_infer"]
+    assert len(infer) >= 36 and {f.point.gpu for f in infer} >= {"a100-80gb", "h200"}
+    assert all(feats[p.id].limit_w == p.power_limit_w for p in limited if p.id in feats)
+    assert sum(p.id in feats for p in limited) >= 30
+    # the v1.0/v1.1 file: its points load beside the others, its unfitted ones say why
+    v1 = [p for p in c.points if p.source in ("mlperf_inference_v1_0", "mlperf_inference_v1_1")]
+    assert len(v1) == 14 and all(c.metered(p) == "node" and p.power_per == "node" for p in v1)
+    assert {p.id for p in v1 if p.id in feats} == {p.id for p in v1 if p.exclude_reason is None}
+    assert sum(p.gpu == "t4" for p in v1) == 2
+
+
+def test_a_device_under_a_power_limit_draws_the_lower_of_the_limit_and_its_modelled_draw():
+    truth = {"compute": 0.9, "memory": 0.7, "sync": 0.8, "stall": stall_draw()}
+    grid = [(0.8, 0.1, 0.0, 0.1), (0.2, 0.6, 0.0, 0.2), (0.5, 0.0, 0.5, 0.0), (0.1, 0.1, 0.0, 0.8),
+            (0.3, 0.3, 0.0, 0.4), (0.6, 0.2, 0.0, 0.2)]
+    feats = [_feature(i, "g", s, truth) for i, s in enumerate(grid * 2)]
+    # the same runs under a 400 W limit: the compute-heavy ones (modelled above 400 W) draw 400 W
+    capped = [Features(f.point, "g", f.shares, f.idle_w, f.max_w, False, f.devices, min(f.measured_w, 400.0),
+                       f.host_w, 400.0) for f in feats]
+    assert any(f.measured_w == 400.0 for f in capped) and any(f.measured_w < 400.0 for f in capped)
+    m = fit(feats + capped)
+    for k, v in truth.items():
+        assert m.draws[k] == pytest.approx(v, abs=1e-6)
+    for f in capped:
+        assert m.predict_w(f) == pytest.approx(f.measured_w, rel=1e-6)
+        assert f.at_limit(m.draws) == (f.measured_w == 400.0)
+
+
+def test_a_power_limit_outside_the_chips_range_is_a_data_error():
+    from ecobench.errors import InputError
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.calibrate import check_point
+
+    ok = parse_corpus([{"sources": {"s": SOURCE}, "points": [{**POINT, "power_limit_w": 450.0}]}]).points[0]
+    assert check_point(ok, load_catalog(), "f: points[0]") == []
+    for bad in (900.0, 50.0):  # above the H100's 700 W maximum, below its 79 W idle
+        p = parse_corpus([{"sources": {"s": SOURCE}, "points": [{**POINT, "power_limit_w": bad}]}]).points[0]
+        with pytest.raises(InputError, match=r"points\[0\]\.power_limit_w: .* at most its maximum"):
+            check_point(p, load_catalog(), "f: points[0]")
