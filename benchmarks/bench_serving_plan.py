@@ -1,5 +1,5 @@
 """Time serving plans: a Llama 3 8B chat load (36,000 requests/h; gamma lengths of mean 1,024 in and
-256 out with CV 1 and 1.5, bursty arrivals of CV 1.5; median TTFT 10 s and TPOT 100 ms, p99 TTFT 120 s and
+256 out with CV 1 and 1.5, bursty arrivals of CV 1.5; median TTFT 20 s and TPOT 100 ms, p99 TTFT 120 s and
 TPOT 300 ms: loose enough for static batches on the smallest instances) planned on 100
 configurations: 10 instance types x 5 scheduler settings (continuous with the default chunk budget,
 with 2,048 tokens, unchunked; static; disaggregated, or on Neuron's static caches continuous with
@@ -34,7 +34,7 @@ SCENARIO = {
     "schema_version": 2, "name": "bench_serving",
     "workload": {"model": "llama3-8b", "serving": {
         "requests_per_h": 36000, "input_tokens": 1024, "output_tokens": 256, "input_tokens_cv": 1.0,
-        "output_tokens_cv": 1.5, "arrival_cv": 1.5, "median_ttft_ms": 10000, "median_tpot_ms": 100,
+        "output_tokens_cv": 1.5, "arrival_cv": 1.5, "median_ttft_ms": 20000, "median_tpot_ms": 100,
         "p99_ttft_ms": 120000, "p99_tpot_ms": 300, "horizon_h": 720}},
     "configs": [{"id": i, "instance_type": t, "precision": "bf16", **kw} for i, t, kw in CONFIGS],
     "baseline": "p5_48xlarge_0_bf16",
