@@ -118,12 +118,18 @@ def source_weighted_halfwidth(errors: Any, groups: Any, level: float = BAND_LEVE
     g = np.asarray(groups)
     if e.size == 0 or e.shape != g.shape:
         raise ValueError("source_weighted_halfwidth needs one group per error and at least one error")
-    names, index, sizes = np.unique(g, return_inverse=True, return_counts=True)
-    target = min(1.0, level * (len(names) + 1) / len(names))
-    order = np.argsort(e, kind="stable")
+    s = len(np.unique(g))
+    return group_weighted_quantile(e, g, min(1.0, level * (s + 1) / s))
+
+
+def group_weighted_quantile(abs_errors: np.ndarray, groups: np.ndarray, q: float) -> float:
+    """The smallest of ``abs_errors`` whose cumulative weight reaches ``q``, each group weighing the
+    same (each of its errors 1 / its size): the quantile of the pooled CDF."""
+    names, index, sizes = np.unique(groups, return_inverse=True, return_counts=True)
+    order = np.argsort(abs_errors, kind="stable")
     cum = np.cumsum(1.0 / sizes[index[order]]) / len(names)
-    at = int(np.searchsorted(cum, target - 1e-12))
-    return float(e[order][min(at, e.size - 1)])
+    at = int(np.searchsorted(cum, q - 1e-12))
+    return float(abs_errors[order][min(at, abs_errors.size - 1)])
 
 
 def scaled_fit(errors: Any, groups: Any, level: float = BAND_LEVEL) -> ErrorFit:

@@ -29,6 +29,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ecobench.hardware.backends.residuals import group_weighted_quantile
+
 LEVEL = 0.90  # the band's nominal coverage
 MIN_RESIDUALS = 20  # fewest errors a cell needs before its own quantile is used
 MIN_SOURCES = 3  # ... from at least this many sources (one or two sources' biases are no regime's spread)
@@ -80,15 +82,8 @@ def conformal_log_factor(abs_errors: Iterable[float], sources: Iterable[str] | N
     e = np.abs(np.asarray(list(abs_errors), dtype=float))
     if e.size == 0:
         raise ValueError("no errors to calibrate a band on")
-    src = list(sources) if sources is not None else [str(i) for i in range(e.size)]
-    count: dict[str, int] = {}
-    for k in src:
-        count[k] = count.get(k, 0) + 1
-    w = np.array([1.0 / count[k] for k in src])
-    order = np.argsort(e, kind="stable")
-    share = np.cumsum(w[order]) / w.sum()
-    i = int(np.searchsorted(share, level - 1e-12))
-    return float(e[order][min(i, e.size - 1)])
+    src = np.asarray(list(sources) if sources is not None else range(e.size))
+    return group_weighted_quantile(e, src, level)
 
 
 @dataclass(frozen=True)
