@@ -590,7 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("serve-point", help="TTFT, TPOT and tokens/s of one static batch, with 90%% bands",
              description="What published serving sweeps report: a static batch of --batch prompts prefilled "
                          "together (TTFT), then decoded together (TPOT per step), and output tokens per "
-                         "second, from the analytic serving model with the held-out error as 90%% bands.")
+                         "second, from the analytic serving model with the held-out error as 90% bands.")
     sp.add_argument("model", help="a decoder preset (llama3-8b, llama2-70b, ...)")
     sp.add_argument("--instance-type", required=True, help="catalog instance type (see `ecobench catalog`)")
     sp.add_argument("--precision", default="bf16", help="compute data type (default bf16)")
@@ -617,8 +617,8 @@ def build_parser() -> argparse.ArgumentParser:
     npw = add(
         "neuron-power", help="energy of Neuron devices from the driver's sysfs power utilisation",
         description="Read /sys/devices/virtual/neuron_device/neuronN/stats/power/utilization (status, "
-                    "timestamp, min/max/avg %% of the device's maximum power, updated each minute) now and "
-                    "once a minute for --minutes, and report the energy of the VALID minutes: avg%% x P_max "
+                    "timestamp, min/max/avg % of the device's maximum power, updated each minute) now and "
+                    "once a minute for --minutes, and report the energy of the VALID minutes: avg% x P_max "
                     "x 60 s, with P_max the catalog's evidence range for --chip, or --max-w.")
     npw.add_argument("--sysfs", default="/sys/devices/virtual/neuron_device", help="sysfs tree to read")
     npw.add_argument("--chip", help="catalog chip whose maximum-power range to use (e.g. trainium)")
