@@ -94,7 +94,7 @@ class Ttft:
     def same_rows(self) -> bool:
         """Whether every concurrency has the same distribution (disaggregated: TTFT is the prefill
         pool's)."""
-        fields = (getattr(self, k) for k in self.__dataclass_fields__)
+        fields = (self.residual, self.service, self.p, self.wait, self.fixed, self.shape)  # likeliest first
         return all(v is None or bool(np.all(v == v[:1])) for v in fields)
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
@@ -199,7 +199,7 @@ class _TtftCdf:
         if self.rest == "none":
             return self.f(y).mean(axis=2)
         with np.errstate(over="ignore", invalid="ignore"):
-            both = self.g(np.stack([y, y - np.broadcast_to(r, y.shape)]))
+            both = self.g(np.stack([y, y - r]))
             uniform = (both[0] - both[1]) / np.maximum(r, 1e-30)
         if self.rest == "all":
             return uniform.mean(axis=2)
