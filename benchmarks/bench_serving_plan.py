@@ -14,9 +14,12 @@ Usage: python benchmarks/bench_serving_plan.py [--repeat N]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
+from ecobench.errors import EcobenchError
 from ecobench.planning.evaluate import evaluate
 from ecobench.scenario.model import scenario_from_dict
 
@@ -41,18 +44,32 @@ SCENARIO = {
 }
 
 
-def main() -> None:
+def _repeat(text: str) -> int:
+    """``--repeat``: a whole number of passes, 1-100."""
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"{text!r}: allowed: a whole number 1-100")
+    return int(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Plan the scenario ``--repeat`` times and print its median time; a scenario the planner refuses
+    (a target no configuration meets after a model change): one line and its exit code (2), as the
+    CLI gives."""
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=5)
-    n = ap.parse_args().repeat
-    s = scenario_from_dict(SCENARIO)
-    evaluate(s)  # warm caches (catalog, fit, kernel tables) as a long-running process would
-    times, cpu = [], []
-    for _ in range(n):
-        t0, c0 = time.perf_counter(), time.process_time()
-        df = evaluate(s)
-        times.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+    ap.add_argument("--repeat", type=_repeat, default=5, metavar="N", help="timed passes, 1-100 (default 5)")
+    n = ap.parse_args(argv).repeat
+    try:
+        s = scenario_from_dict(SCENARIO)
+        evaluate(s)  # warm caches (catalog, fit, kernel tables) as a long-running process would
+        times, cpu = [], []
+        for _ in range(n):
+            t0, c0 = time.perf_counter(), time.process_time()
+            df = evaluate(s)
+            times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
+    except EcobenchError as exc:
+        print(f"bench_serving_plan: error: {os.path.relpath(__file__)}: SCENARIO: {exc}", file=sys.stderr)
+        return exc.exit_code
     cols = ["config_id", "scheduler", "instances", "tensor_parallel", "replicas", "batch", "ttft_ms_p99",
             "tpot_ms_p99",
             "energy_j_per_output_token", "cost_usd_per_million_output_tokens"]
@@ -60,7 +77,8 @@ def main() -> None:
     print(f"planned {len(CONFIGS)} serving configurations: median {statistics.median(times):.3f} s "
           f"(min {min(times):.3f}, max {max(times):.3f}, {n} runs); CPU time median "
           f"{statistics.median(cpu):.3f} s (what a loaded machine's wall clock overstates)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -60,14 +60,16 @@ BATCH_EXACT = 32  # every concurrency up to this is a candidate; above, a geomet
 BATCH_GRID_STEPS = 64  # of at most this many concurrencies up to the limit
 
 
+@functools.lru_cache(maxsize=1024)
 def batch_grid(limit: int) -> np.ndarray:
     """Candidate concurrencies: every one up to ``BATCH_EXACT``, then geometrically spaced (about 5% apart
-    at 1024) up to ``limit``, which is always one."""
-    exact = np.arange(1, min(limit, BATCH_EXACT) + 1)
-    if limit <= BATCH_EXACT:
-        return exact.astype(float)
-    geo = np.unique(np.round(np.geomspace(BATCH_EXACT, limit, BATCH_GRID_STEPS)))
-    return np.unique(np.concatenate([exact, geo, [limit]])).astype(float)
+    at 1024) up to ``limit``, which is always one (read-only: shared between plans)."""
+    grid = np.arange(1, min(limit, BATCH_EXACT) + 1).astype(float)
+    if limit > BATCH_EXACT:
+        geo = np.unique(np.round(np.geomspace(BATCH_EXACT, limit, BATCH_GRID_STEPS)))
+        grid = np.unique(np.concatenate([grid, geo, [limit]])).astype(float)
+    grid.flags.writeable = False
+    return grid
 
 
 def traffic_of(spec: ServingSpec) -> Traffic:
@@ -122,8 +124,9 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
 
     def ttft_ok(d: Ttft) -> np.ndarray:
         ok = np.ones(len(d.p), dtype=bool)
-        for q, v in ttft_targets:
-            ok &= 1e3 * d.quantile(q) <= v
+        solved = d.quantiles([q for q, _ in ttft_targets]) if ttft_targets else []  # solved together
+        for (_, v), x in zip(ttft_targets, solved, strict=True):
+            ok &= 1e3 * x <= v
         return ok
 
     return SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
@@ -196,6 +199,8 @@ def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Archite
 
 def _feasible(op: Operating, spec: ServingSpec) -> np.ndarray:
     ok = op.feasible & (op.prefill_share < 1) & (op.rate_per_s > 0)
+    for metric in ("ttft", "tpot"):  # a metric's targeted quantiles solved together
+        op.latencies_ms(metric, [q for m, q, _, _ in spec.targets if m == metric])
     for metric, q, value, _ in spec.targets:
         ok &= op.latency_ms(metric, q) <= value
     return ok
@@ -242,17 +247,30 @@ def at_rate(op: Operating, rate: Any, speed: Any = 1.0,
     times faster: the queue models are homogeneous in time (the rate at each concurrency times
     ``speed``, the loads unchanged, latencies over ``speed``), so the Monte Carlo gets a throughput
     draw's latencies from ``op`` without re-timing the kernels."""
-    r = op.rate_per_s
-    rate_1 = np.asarray(rate, dtype=float) / speed  # the same concurrency at speed 1
-    x = np.where(rate_1 >= r[0], np.interp(rate_1, r, op.batch), 1.0)
-    out = {"batch": x, "prefill_share": np.interp(x, op.batch, op.prefill_share)}
+    out = load_at(op, np.asarray(rate, dtype=float) / speed)  # the same concurrency at speed 1
+    x = out["batch"]
     i = np.searchsorted(op.batch, np.ravel(x))
     near = np.unique(np.clip(np.concatenate([i - 1, i]), 0, len(op.batch) - 1))
-    for label, stat in stats or list(COLUMN_STATS):  # solved at the concurrencies around the rates
+    stats = stats or list(COLUMN_STATS)
+    solved = {metric: op.latencies_at(metric, [stat for _, stat in stats], near)  # around the rates
+              for metric in ("ttft", "tpot")}
+    for i, (label, _) in enumerate(stats):
         for metric in ("ttft", "tpot"):
-            v = np.interp(x, op.batch[near], op.latency_at(metric, stat, near))
-            out[f"{metric}_ms_{label}"] = v / speed
+            out[f"{metric}_ms_{label}"] = np.interp(x, op.batch[near], solved[metric][i]) / speed
     return out
+
+
+def load_at(op: Operating, rate: Any) -> dict[str, Any]:
+    """The replica's concurrency ``batch`` and ``prefill_share`` at the request rate ``rate`` (arrays
+    too): :func:`at_rate` without the latency columns, which cost a quantile solve each."""
+    x = np.where(rate >= op.rate_per_s[0], np.interp(rate, op.rate_per_s, op.batch), 1.0)
+    return {"batch": x, "prefill_share": np.interp(x, op.batch, op.prefill_share)}
+
+
+def latency_columns(op: Operating, rate: float, stats: list[tuple[str, str | float]]) -> dict[str, float]:
+    """The latency columns (``ttft_ms_p50`` ...) of a replica at the request rate ``rate``."""
+    at = at_rate(op, rate, 1.0, stats)
+    return {k: float(v) for k, v in at.items() if k.startswith(("ttft_ms", "tpot_ms"))}
 
 
 def replicas_for(rate_per_s: Any, capacity_per_replica_per_s: Any) -> Any:
@@ -362,14 +380,13 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         per_instance = rpn // (t * pp) if span == 1 else 1 / span
         instances = math.ceil(replicas / per_instance) if span == 1 else replicas * span
         per_replica = rate / replicas
-        at = {k: float(v) for k, v in at_rate(op, per_replica, 1.0, stats).items()}
+        at = {k: float(v) for k, v in load_at(op, per_replica).items()}
         busy = min(1.0, per_replica / float(op.rate_per_s[0]))
         used = replicas / (instances * per_instance)  # replica slots in use (the rest idle)
         act = serving_activity(w, cl, eff, at["batch"], at["prefill_share"])
-        latency = {k: v for k, v in at.items() if k.startswith(("ttft_ms", "tpot_ms"))}
-        candidate = ServingPlan(
-            t, replicas, per_instance, instances, capacity, at["batch"], limit, latency,
-            slo_verdicts(spec, latency), float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
+        candidate = ServingPlan(  # latency columns: the chosen layout's only, below
+            t, replicas, per_instance, instances, capacity, at["batch"], limit, {},
+            "", float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
             at["prefill_share"], "", w,
             used * busy * (act.compute + act.memory), act, used * busy, op, op.scheduler, *pools, pp)
         key = (candidate.instances, round(candidate.accelerator_activity, 6), candidate.tensor)
@@ -390,5 +407,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
     load = best.operating.prefill_load if best.operating is not None else None
     sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")
-    return ServingPlan(**{**best.__dict__,
+    assert best.operating is not None
+    latency = latency_columns(best.operating, rate / best.replicas, stats)
+    return ServingPlan(**{**best.__dict__, "latency": latency, "slo": slo_verdicts(spec, latency),
                           "choice": f"{how}; batch up to {best.max_batch} ({limit_how}); {sched}"})
