@@ -9,9 +9,12 @@ band is ``value / f`` to ``value x f`` where ``log f`` is the 90% quantile of th
 in its regime's cell, each source weighted equally (split-conformal calibration, Vovk et al. 2005,
 Lei et al. 2018, JASA 113:1094, with the source as the exchangeable unit, since a held-out point's
 error is mostly its source's bias). Cells go from the narrowest (model, vendor, tensor class, batch
-class) to the widest (model); the narrowest with at least :data:`MIN_RESIDUALS` errors from
-:data:`MIN_SOURCES` sources is used (else from fewer sources, else every error of the figure). TPOT
-and tokens per second share their errors (both are set by the decode step); TTFT has its own.
+class) to the widest of the vendor (model, vendor); the narrowest with at least :data:`MIN_RESIDUALS`
+errors from :data:`MIN_SOURCES` sources is used, else from fewer sources. Only where the vendor's
+cells hold fewer than :data:`MIN_RESIDUALS` errors does the band pool vendors (the model's cell, else
+every error of the figure): another vendor's errors are another hardware's and stack's, not a wider
+sample of this one's (Neuron's prompts, up to +150%, would set NVIDIA's TTFT band). TPOT and tokens
+per second share their errors (both are set by the decode step); TTFT has its own.
 
 For a published point (``validate --mode holdout``) the errors of the point's own source are left out
 (leave-one-source-out: the band never sees the error it is scored on); for a scenario (``run``,
@@ -42,6 +45,10 @@ FIGURE_POOLS: dict[str, tuple[str, ...]] = {"ttft_ms": ("ttft_ms",),
                                             "tpot_ms": ("tpot_ms", "output_tokens_per_s"),
                                             "output_tokens_per_s": ("tpot_ms", "output_tokens_per_s")}
 SERVING_FIGURES = tuple(FIGURE_POOLS)
+# Depths of Regime.cells() searched together, in turn: the cells of the regime's own vendor (its
+# accelerators and software stacks, from MIN_SOURCES sources down to one), and only where the vendor
+# has too few errors, the model's cell across vendors (NVIDIA's band never takes Neuron's errors).
+FALLBACK_TIERS = ((0, 1, 2), (3,))
 Model = Literal["analytic", "emulated"]
 
 
@@ -122,20 +129,26 @@ def _band_in_cells(keyed: tuple[tuple[tuple[tuple[str, ...], ...], Mapping[str, 
     """:func:`band_of` on rows that carry their cells."""
     every = [(c, r) for c, r in keyed if r["figure"] in FIGURE_POOLS[figure]]
     pool = [(c, r) for c, r in every if r["source"] != exclude_source]
-    chosen: tuple[tuple[str, ...], list[Mapping[str, Any]]] | None = None
-    for min_sources in range(MIN_SOURCES, 0, -1):  # fewer sources only where no cell has more
-        for depth, cell in enumerate(cells):
-            sel = [r for c, r in pool if c[depth] == cell]
-            if len(sel) >= MIN_RESIDUALS and len({r["source"] for r in sel}) >= min_sources:
-                chosen = cell, sel
-                break
-        if chosen is not None:
-            break
+    # the vendor's cells first, from however few sources; the model's across vendors only without them
+    chosen = next(filter(None, (_narrowest(pool, cells, depths) for depths in FALLBACK_TIERS)), None)
     if chosen is None:  # not even the model's cell: every error of the figure
         chosen = ("all",), [r for _, r in (pool or every)]
     cell, sel = chosen
     q = conformal_log_factor([r["log_error"] for r in sel], [r["source"] for r in sel])
     return Band(math.exp(q), cell, len(sel))
+
+
+def _narrowest(pool: list[tuple[tuple[tuple[str, ...], ...], Mapping[str, Any]]],
+               cells: tuple[tuple[str, ...], ...],
+               depths: tuple[int, ...]) -> tuple[tuple[str, ...], list[Mapping[str, Any]]] | None:
+    """The narrowest of ``cells`` at ``depths`` holding :data:`MIN_RESIDUALS` errors of ``pool``
+    from :data:`MIN_SOURCES` sources (fewer sources only where no cell has more), with its errors."""
+    for min_sources in range(MIN_SOURCES, 0, -1):
+        for depth in depths:
+            sel = [r for c, r in pool if c[depth] == cells[depth]]
+            if len(sel) >= MIN_RESIDUALS and len({r["source"] for r in sel}) >= min_sources:
+                return cells[depth], sel
+    return None
 
 
 def stored_serving_errors() -> tuple[dict[str, Any], ...]:

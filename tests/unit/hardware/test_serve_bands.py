@@ -66,15 +66,41 @@ def test_a_points_own_source_never_sets_its_band():
         band_of(rows, "tpot_ms", regime, exclude_source="own")
 
 
-def test_fewer_sources_set_a_cell_only_when_no_cell_has_enough():
+def test_fewer_sources_set_a_cell_only_when_no_cell_of_the_vendor_has_enough():
+    rows = (_rows([0.1] * 30, "a", tensor=1, batch=64) + _rows([0.2] * 30, "b", tensor=1, batch=64)
+            + _rows([0.3] * 30, "c", tensor=8, batch=1))
+    regime = Regime("analytic", "nvidia", 1, 64)
+    b = band_of(rows, "tpot_ms", regime)
+    assert b.cell == ("analytic", "nvidia") and b.n == 90  # three sources in the vendor's cell: it wins
+    b = band_of(rows, "tpot_ms", regime, exclude_source="c")
+    assert b.cell == ("analytic", "nvidia", "1", "17+") and b.n == 60  # two sources: the narrowest with two
+    b = band_of(rows, "tpot_ms", regime, exclude_source="b")
+    assert b.cell == ("analytic", "nvidia") and b.n == 60
+
+
+def test_a_vendor_with_few_sources_is_never_banded_by_another_vendors_errors():
+    # NVIDIA: two sources of small errors; Neuron (aws): three sources of large ones
+    rows = (_rows([0.05] * 30, "n1") + _rows([0.1] * 30, "n2")
+            + [r for src in "xyz" for r in _rows([1.0] * 30, src, vendor="aws", tensor=32)])
+    nvidia = Regime("analytic", "nvidia", 1, 1)
+    b = band_of(rows, "tpot_ms", nvidia)
+    assert b.cell == ("analytic", "nvidia", "1", "1") and b.factor == pytest.approx(math.exp(0.1))
+    # one NVIDIA source left: its errors, not the model's cell with three Neuron sources
+    b = band_of(rows, "tpot_ms", nvidia, exclude_source="n2")
+    assert b.n == 30 and b.factor == pytest.approx(math.exp(0.05))
+    # and Neuron's band is Neuron's
+    assert band_of(rows, "tpot_ms", Regime("analytic", "aws", 32, 1)).factor == pytest.approx(math.exp(1.0))
+
+
+def test_a_vendor_without_enough_errors_takes_the_model_cell_across_vendors():
     rows = (_rows([0.1] * 30, "a", vendor="aws", tensor=32) + _rows([0.9] * 30, "n", vendor="nvidia")
-            + _rows([0.9] * 30, "m", vendor="nvidia"))
-    b = band_of(rows, "tpot_ms", Regime("analytic", "aws", 32, 1))
-    assert b.cell == ("analytic",) and b.n == 90  # three sources in the model's cell: it wins
-    b = band_of(rows, "tpot_ms", Regime("analytic", "aws", 32, 1), exclude_source="n")
-    assert b.cell == ("analytic",) and b.n == 60  # two sources: the widest cell that has two
-    b = band_of(rows[:30], "tpot_ms", Regime("analytic", "aws", 32, 1))
-    assert b.cell == ("analytic", "aws", "4+", "1") and b.factor == pytest.approx(math.exp(0.1))
+            + _rows([0.9] * 5, "m", vendor="google"))
+    b = band_of(rows, "tpot_ms", Regime("analytic", "google", 4, 1))  # five errors: too few for a cell
+    assert b.cell == ("analytic",) and b.n == 65
+    assert band_of(rows, "tpot_ms", Regime("analytic", "amd", 1, 1)).cell == ("analytic",)
+    # the model's cell too has too few: every error of the figure, whichever model
+    emulated = band_of(rows, "tpot_ms", Regime("emulated", "aws", 32, 1))
+    assert emulated.cell == ("all",) and emulated.n == 65
 
 
 def test_decode_figures_share_errors_and_ttft_has_its_own():
