@@ -24,6 +24,7 @@ def test_mixtral_scenario_runs_with_expert_parallelism(tmp_path):
     assert set(rows) == {"p5_ep8", "p5_auto"}
     assert 0.05 < rows["p5_ep8"]["mfu"] < 0.8
     assert doc["scenario"]["configs"][0]["parallelism"]["expert"] == 8
+    assert rows["p5_ep8"]["expert_parallel"] == 8 and rows["p5_auto"]["expert_parallel"] >= 1
 
 
 def _scenario(tmp_path, arch=None, parallelism=None):
