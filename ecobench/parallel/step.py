@@ -29,7 +29,9 @@ The model, per rank of the slowest pipeline stage:
   latency, so a large group's small per-layer messages get a fraction of the link bandwidth (at
   1,536 ranks a ring step of a 175B model's 3.6 GB layer moves 2.4 MB). A stack that gathers each
   parameter tensor on its own (DeepSpeed's ZeRO-3 of 2021: ``Efficiency.zero3_per_tensor``) pays
-  that latency once per tensor (:func:`layer_tensors`). Overlap is imperfect: see :func:`exposed`.
+  that latency once per tensor (:func:`layer_tensors`); one whose gathers synchronise the device
+  (the same DeepSpeed: ``Efficiency.zero3_sync_gathers``) overlaps none of them with compute, only
+  its reduce-scatters. Overlap is imperfect: see :func:`exposed`.
 * **Optimizer**: the rank's (ZeRO-sharded) parameters' optimizer state streamed once per step; with
   offload, the host runs it instead (``offload.py``).
 * **Expert parallelism** (mixture-of-experts, ``workloads/moe.py``): per MoE layer and micro-batch,
@@ -125,6 +127,7 @@ class Efficiency:
     attention: float = 1.0  # attention-core kernels reach this share of ``compute``
     sharded_network: float = 1.0  # ZeRO-3 parameter gathers reach this share of ``network``
     zero3_per_tensor: bool = False  # ZeRO-3 gathers each parameter tensor of a layer on its own
+    zero3_sync_gathers: bool = False  # ZeRO-3's parameter gathers wait for the device: none overlaps compute
     collective_latency_s: float | None = None  # serving: seconds per all-reduce step (None: the link's)
     step_overhead_s: float = 0.0  # serving: fixed seconds per decode step (the engine's host work)
     kv_reread: float = 0.0  # serving: share of an ungrouped decode attention's repeated reads from memory
@@ -489,6 +492,7 @@ class Cases:
     sched: Any = 0  # index into SCHEDULES
     layer_tensors: Any = 1  # parameter tensors of one layer
     per_tensor: Any = False  # ZeRO-3 gathers each tensor on its own (else one collective per layer)
+    sync_gathers: Any = False  # ZeRO-3's parameter gathers do not overlap compute
     p_mid: Any = 0.0  # parameters of the heaviest middle stage
     et: Any = None  # ranks each expert is split over (None: t)
     topk: Any = 1  # experts each token is routed to
@@ -566,7 +570,7 @@ def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResul
     return combine(Cases(**case_constants(w, cl, L), f=s["layer_fwd"], g=s["layer_bwd"], att=s["attn_fwd"],
                          emb=s["embed_fwd"] + s["embed_bwd"], head=s["head_fwd"] + s["head_bwd"],
                          network=eff.network, sharded_network=eff.sharded_network, memory_eff=eff.memory,
-                         per_tensor=eff.zero3_per_tensor))
+                         per_tensor=eff.zero3_per_tensor, sync_gathers=eff.zero3_sync_gathers))
 
 
 def combine(c: Cases) -> StepResult:
@@ -637,8 +641,11 @@ def combine(c: Cases) -> StepResult:
     # Forward: one gather per layer. Backward: a gather and a reduce-scatter per layer, overlapping the
     # layer's backward and its recomputed forward (which runs on the parameters gathered for the
     # backward: FSDP and DeepSpeed unshard a checkpointed layer once for both).
-    z3 = (exposed(gather_s + n_max * ring_lat, n_max * f)
-          + exposed(2 * gather_s + 2 * n_max * ring_lat, n_max * (g + recompute_s)))
+    # A stack whose gathers synchronise the device (DeepSpeed's ZeRO-3 of 2021) overlaps only the
+    # reduce-scatters, which run on their own stream.
+    one_z3 = gather_s + n_max * ring_lat
+    z3 = np.where(c.sync_gathers, 2 * one_z3 + exposed(one_z3, n_max * (g + recompute_s)),
+                  exposed(one_z3, n_max * f) + exposed(2 * one_z3, n_max * (g + recompute_s)))
     dp_exposed = dp_exposed + np.where(z == 3, m * z3, 0.0)
 
     # Optimizer step: the rank's shard of the optimizer state, streamed once (on the host, offloaded).

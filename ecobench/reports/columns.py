@@ -96,6 +96,8 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "comm_overhead_pct": ("%", "training: share of the step spent in exposed communication"),
     "layout_choice": ("", "why this layout (or serving plan) was chosen"),
     "pipeline_schedule": ("", "training: pipeline schedule (1f1b, interleaved, zero-bubble)"),
+    "virtual_stages": ("stages", "training: model chunks per pipeline rank (interleaved; 1 otherwise)"),
+    "expert_parallel": ("ranks", "training: expert-parallel degree (mixture-of-experts; 1 for dense models)"),
     "idle_devices": ("ranks", "training: ranks (GPUs or NeuronCores) the layout leaves idle; they draw idle "
                               "power"),
     # serving
@@ -184,7 +186,7 @@ _STRING = ("config_id instance_type accelerator backend precision provenance met
            "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
            "backend_disagreement scheduler slo").split()
 _INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "
-            "context_parallel "
+            "context_parallel virtual_stages expert_parallel "
             "zero_stage idle_devices microbatch global_batch_size "
             "replicas replicas_per_instance max_batch pareto_rank "
             "prefill_replicas decode_replicas "

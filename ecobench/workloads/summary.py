@@ -42,8 +42,11 @@ def summary(arch: Architecture, seq_len: int, task: Task = "pretrain", num_label
         "intermediate_size": arch.intermediate_size, "ffn": arch.ffn, "vocab_size": arch.vocab_size,
         "tied_embeddings": arch.tied_embeddings, "params": params, "params_base_model": arch.params,
         "params_active": params - (arch.params - arch.active_params),
-        "head_dim": arch.head_dim, "attention": "mla" if arch.mla else ("mha" if arch.kv == arch.heads else
-                                                                        "mqa" if arch.kv == 1 else "gqa"),
+        "head_dim": arch.mla.qk_head_dim if arch.mla else arch.head_dim,
+        "v_head_dim": arch.mla.v_head_dim if arch.mla else arch.head_dim,
+        "kv_lora_rank": arch.mla.kv_lora_rank if arch.mla else None,
+        "attention": "mla" if arch.mla else ("mha" if arch.kv == arch.heads else
+                                             "mqa" if arch.kv == 1 else "gqa"),
         "moe": None if arch.moe is None else {
             "experts": arch.moe.experts, "experts_per_token": arch.moe.experts_per_token,
             "shared_experts": arch.moe.shared_experts,
@@ -57,9 +60,12 @@ def summary(arch: Architecture, seq_len: int, task: Task = "pretrain", num_label
 
 def format_summary(s: dict[str, Any]) -> str:
     """The summary as aligned text."""
+    v = s.get("v_head_dim", s["head_dim"])  # MLA: values narrower than queries and keys
+    heads = f"head_dim {s['head_dim']}" + (f", v {v}" if v != s["head_dim"] else "")
     lines = [
         f"{s['model']} ({s['kind']}, task {s['task']}, {s['seq_len']} tokens)",
-        f"  layers {s['layers']}, hidden {s['hidden_size']}, heads {s['heads']} (kv {s['kv_heads']}), "
+        f"  layers {s['layers']}, hidden {s['hidden_size']}, heads {s['heads']} (kv {s['kv_heads']}, "
+        f"{heads}, {str(s['attention']).upper()}), "
         f"ffn {s['ffn']} {s['intermediate_size']}, vocab {s['vocab_size']}, "
         f"tied embeddings {s['tied_embeddings']}",
         f"  params                     {s['params']:>20,}",

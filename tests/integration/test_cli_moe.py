@@ -24,6 +24,7 @@ def test_mixtral_scenario_runs_with_expert_parallelism(tmp_path):
     assert set(rows) == {"p5_ep8", "p5_auto"}
     assert 0.05 < rows["p5_ep8"]["mfu"] < 0.8
     assert doc["scenario"]["configs"][0]["parallelism"]["expert"] == 8
+    assert rows["p5_ep8"]["expert_parallel"] == 8 and rows["p5_auto"]["expert_parallel"] >= 1
 
 
 def _scenario(tmp_path, arch=None, parallelism=None):
@@ -87,6 +88,19 @@ def test_workload_shows_total_and_active_params():
     assert s["attention"] == "mla" and s["moe"]["experts"] == 256
     text = _run("workload", "mixtral-8x7b", "--seq-len", "4096").stdout
     assert "params active per token" in text and "2 of 8 experts" in text
+    assert "(kv 8, head_dim 128, GQA)" in text
+    # MLA: query/key heads of 128 + 64 (no rope + rope) and value heads of 128, not hidden / heads (56)
+    assert (s["head_dim"], s["v_head_dim"], s["kv_lora_rank"]) == (192, 128, 512)
+    assert "head_dim 192, v 128, MLA" in _run("workload", "deepseek-v3").stdout
+
+
+def test_workload_head_dim_independent_of_hidden_over_heads(tmp_path):
+    arch = {"kind": "decoder", "layers": 2, "hidden_size": 1024, "heads": 16, "kv_heads": 1, "head_dim": 96,
+            "intermediate_size": 2048, "ffn": "swiglu", "vocab_size": 1000, "max_position_embeddings": 2048}
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(arch))
+    proc = _run("workload", "--arch", str(tmp_path / "a.yaml"))
+    assert proc.returncode == 0, proc.stderr
+    assert "(kv 1, head_dim 96, MQA)" in proc.stdout
 
 
 def test_moe_on_a_backend_without_experts_exit_2(tmp_path):

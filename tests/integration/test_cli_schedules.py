@@ -75,6 +75,8 @@ def test_bloom_pipeline_12_over_70_layers_runs(tmp_path):
     assert by["zb"]["pipeline_schedule"] == "zero-bubble"
     assert by["zb"]["duration_h"] < by["bloom"]["duration_h"]
     assert by["vp"]["pipeline_schedule"] == "interleaved" and by["vp"]["idle_devices"] == 64
+    assert by["vp"]["virtual_stages"] == 7 and by["bloom"]["virtual_stages"] == 1
+    assert by["bloom"]["expert_parallel"] == 1
 
 
 def test_deadline_is_per_configuration(tmp_path, capsys):

@@ -110,6 +110,12 @@ FIT_FILE = "data/efficiency_fit.json"
 # _allgather_params_coalesced), after the SC'21 paper's runs (2021-04). PyTorch FSDP gathers one flat
 # parameter per wrapped layer.
 ZERO3_PER_TENSOR_STACKS = frozenset({"deepspeed-zero3"})
+# Stacks whose ZeRO-3 parameter gathers do not overlap compute: DeepSpeed's ZeRO-3 from its release
+# (PR #834, 2021-03-08) to PR #1188 (merged 2021-10-31) called torch.cuda.synchronize() before each
+# parameter's all-gather (partition_parameters.py, _allgather_param); PR #1188's message: "the async
+# version is not async at all, because each all_gather calls torch.cuda.synchronize()". Its gradient
+# reduce-scatters ran asynchronously on a reduction stream (stage3.py, average_tensor).
+ZERO3_SYNC_GATHER_STACKS = frozenset({"deepspeed-zero3"})
 UNSTATED_STACK = "unstated"  # a source that does not say which engine it ran: its own factors, never offered
 
 
@@ -141,6 +147,7 @@ class Fit:
                           attention=get(f"attention.{vendor}.{mode}", "attention"),
                           sharded_network=get(f"zero3.{stack}", "zero3") if stack else 1.0,
                           zero3_per_tensor=stack in ZERO3_PER_TENSOR_STACKS,
+                          zero3_sync_gathers=stack in ZERO3_SYNC_GATHER_STACKS,
                           collective_latency_s=get(f"collective.{stack}", "collective")
                           if mode == "serving" else None,
                           step_overhead_s=get(f"step.{stack}", "step") if mode == "serving" else 0.0,
@@ -348,6 +355,7 @@ class Batch:
         self.ranks_x_micro = np.array([p.ranks for p in prepared]) * micro
         self.train = np.flatnonzero([p.layouts is not None for p in prepared])
         self.per_tensor = np.array([prepared[i].stack in ZERO3_PER_TENSOR_STACKS for i in self.train])
+        self.sync_gathers = np.array([prepared[i].stack in ZERO3_SYNC_GATHER_STACKS for i in self.train])
         consts = [case_constants(p.workload, p.cluster, p.layouts) for p in prepared
                   if p.workload is not None and p.layouts is not None]
         self.static = {k: np.concatenate([np.atleast_1d(c[k]) for c in consts]) if consts else np.zeros(0)
@@ -390,7 +398,7 @@ class Batch:
             zn = np.where(self.i_zero3[tr] >= 0, x[np.maximum(self.i_zero3[tr], 0)], 1.0)
             res = combine(Cases(**self.static, f=s[:, 0], g=s[:, 1], att=s[:, 2], emb=s[:, 3] + s[:, 4],
                                 head=s[:, 5] + s[:, 6], network=x[self.i_network[tr]], sharded_network=zn,
-                                per_tensor=self.per_tensor,
+                                per_tensor=self.per_tensor, sync_gathers=self.sync_gathers,
                                 memory_eff=memory[tr]))
             seqs[tr] = res.sequences_per_s
         if len(self.serve):

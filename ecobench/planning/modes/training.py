@@ -118,7 +118,7 @@ class TrainingMode(ModeBase):
                                "offload": None, "recompute": None,
                                "microbatch": None, "memory_per_device_gib": None, "mfu": None,
                                "comm_overhead_pct": None, "layout_choice": None, "pipeline_schedule": None,
-                               "idle_devices": None}
+                               "virtual_stages": None, "expert_parallel": None, "idle_devices": None}
         acc = catalog.accelerator_of(inst)
         if acc is None:
             return out
@@ -129,6 +129,7 @@ class TrainingMode(ModeBase):
                        recompute=lay.recompute, microbatch=lay.microbatch,
                        memory_per_device_gib=self.tplan.memory_per_device_gib,
                        layout_choice=self.tplan.choice, pipeline_schedule=lay.schedule,
+                       virtual_stages=lay.virtual, expert_parallel=lay.expert,
                        idle_devices=self.tplan.instances * ranks_per_instance(catalog, inst) - lay.ranks)
         flops = sum(model_flops_per_sequence(Workload(arch, ph.seq_len, tr.global_batch(ph, self.decoder),
                                                       cfg.precision, tr.task, tr.num_labels))

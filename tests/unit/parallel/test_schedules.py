@@ -120,3 +120,27 @@ def test_zero3_backward_collectives_overlap_the_recomputation():
     lay = [Layout(1, 1, 384, 3, "none", 1), Layout(1, 1, 384, 3, "full", 1)]
     r = evaluate(w, CL, Layouts.of(lay, 48), EFF)
     assert r.parts["dp_comm_exposed_s"][1] < r.parts["dp_comm_exposed_s"][0]
+
+
+
+def test_zero3_synchronised_gathers_are_exposed_and_reduce_scatters_still_overlap():
+    """A stack whose parameter gathers synchronise the device (DeepSpeed's ZeRO-3 of 2021) exposes
+    both gathers of every layer in full; its reduce-scatters still hide behind the backward. With
+    compute made negligible every collective is exposed: three per layer (gather, gather,
+    reduce-scatter), the upper bound; the synchronised stack exposes at least two of them."""
+    import dataclasses
+
+    w = _gpt3()
+    lay = Layouts.of([Layout(1, 1, 384, 3, "full", 4)], 48)
+    eff = dataclasses.replace(EFF, zero3_per_tensor=True)
+    sync = dataclasses.replace(eff, zero3_sync_gathers=True)
+    instant = dataclasses.replace(CL, peak_tflops=1e12, memory_gb_per_s=1e12)
+    three = evaluate(w, instant, lay, sync).parts["dp_comm_exposed_s"][0]
+    assert three == pytest.approx(evaluate(w, instant, lay, eff).parts["dp_comm_exposed_s"][0], rel=1e-3)
+    overlapped = evaluate(w, CL, lay, eff)
+    synced = evaluate(w, CL, lay, sync)
+    exposed = synced.parts["dp_comm_exposed_s"][0]
+    assert 2 / 3 * three < exposed < three
+    assert exposed > overlapped.parts["dp_comm_exposed_s"][0]
+    assert synced.step_s[0] - exposed == pytest.approx(overlapped.step_s[0]
+                                                       - overlapped.parts["dp_comm_exposed_s"][0], rel=1e-9)

@@ -38,6 +38,7 @@ def test_batched_prediction_equals_point_by_point():
                            network=x[E.network_key(mode)], attention=x[f"attention.{v}.{mode}"],
                            sharded_network=x.get(f"zero3.{p.stack}", 1.0),
                            zero3_per_tensor=p.stack in E.ZERO3_PER_TENSOR_STACKS,
+                           zero3_sync_gathers=p.stack in E.ZERO3_SYNC_GATHER_STACKS,
                            collective_latency_s=x.get(f"collective.{p.stack}"),
                            step_overhead_s=x[f"step.{p.stack}"] if p.serve is not None else 0.0,
                            kv_reread=x.get(f"reread.{v}", 0.0))
