@@ -45,7 +45,24 @@ class PointSource(_Row):
                                                       "key/value head once for its group of query heads "
                                                       "(false: once per query head, as TensorRT-LLM before "
                                                       "its XQA kernel)")
+    all_reduce: Literal["nccl", "custom"] | None = Field(
+        None, description="serving: the tensor-parallel all-reduce the runs used: NCCL's, or a custom "
+                          "kernel reading its peers' buffers over NVLink (TensorRT-LLM's "
+                          "use_custom_all_reduce, vLLM's custom all-reduce); its latency is fitted per "
+                          "implementation across stacks; default: the stack's own (collective.<stack>)")
+    grouped_kv_group_sizes: tuple[int, ...] | None = Field(
+        None, description="serving: the query heads per key/value head the grouped decode kernel serves; "
+                          "a model with another group size reads once per query head (TensorRT-LLM's XQA "
+                          "kernel: 8 or 1); default: every size")
     note: str | None = None
+
+    def grouped_reads_for(self, heads: int, kv_heads: int) -> bool:
+        """Whether decode attention of a model with ``heads`` query and ``kv_heads`` key/value heads
+        reads each key/value head once for its group on this source's stack."""
+        if not self.grouped_kv_reads:
+            return False
+        sizes = self.grouped_kv_group_sizes
+        return sizes is None or heads // kv_heads in sizes
 
 
 class System(_Row):
@@ -57,6 +74,9 @@ class System(_Row):
     network_gbps: float = Field(gt=0, description="per node")
     memory_gib: float | None = Field(None, gt=0, description="device memory, where the system's parts "
                                                              "differ from the catalog accelerator")
+    peer_link: bool = Field(True, description="a device link (NVLink) over which a custom all-reduce "
+                                              "reads its peers' buffers; false on PCIe-only boards, "
+                                              "where the engines all-reduce through NCCL")
     source: str
     as_of: str
     note: str | None = None

@@ -17,8 +17,9 @@ left to fit is how well a stack drives the hardware:
 * ``memory.<vendor>``: share of memory bandwidth reached by memory-bound kernels;
 * ``overhead.<vendor>.<mode>``: fixed seconds per kernel (launch, synchronisation; inference
   stacks differ from training stacks);
-* ``collective.<vendor>``: serving's seconds per step of a tensor-parallel all-reduce (decode's
-  all-reduces are small, so their latency, not the link bandwidth, sets their time);
+* ``collective.<implementation>`` (``nccl``, ``custom``; else ``collective.<stack>``): serving's seconds
+  per step of a tensor-parallel all-reduce (decode's all-reduces are small, so their latency, not the
+  link bandwidth, sets their time), fitted per implementation across the stacks that run it;
 * ``step.<stack>``: serving's fixed seconds per engine step of each stack (the host's work around a
   step: scheduling, sampling, launches a CUDA graph does not cover), paid by every decode step and by
   a static batch's prefill step (its TTFT); one never seen takes the prior centre;
@@ -117,6 +118,12 @@ ZERO3_PER_TENSOR_STACKS = frozenset({"deepspeed-zero3"})
 # reduce-scatters ran asynchronously on a reduction stream (stage3.py, average_tensor).
 ZERO3_SYNC_GATHER_STACKS = frozenset({"deepspeed-zero3"})
 UNSTATED_STACK = "unstated"  # a source that does not say which engine it ran: its own factors, never offered
+# The tensor-parallel all-reduce a stack runs today where a configuration does not say (its latency is
+# fitted per implementation, ``collective.<implementation>``): vLLM's custom all-reduce is on by default
+# since PR #4040 (2024-04-12, "custom allreduce should be enabled by default"; kernels of PR #2192);
+# TensorRT-LLM's PluginConfig defaults use_custom_all_reduce to True (tensorrt_llm/plugin/plugin.py,
+# 2024 versions read 2026-11-26). Other stacks keep their own latency (collective.<stack>).
+STACK_ALL_REDUCE = {"vllm": "custom", "tensorrt-llm": "custom"}
 
 
 @dataclass(frozen=True)
@@ -131,10 +138,11 @@ class Fit:
         return self.values.get(f"request.{vendor}", PRIORS["request"][0])
 
     def efficiency(self, vendor: str, mode: str, accelerator: str | None = None,
-                   stack: str | None = None) -> Efficiency:
+                   stack: str | None = None, all_reduce: str | None = None) -> Efficiency:
         """The efficiency of ``accelerator`` (a ``vendor`` part) in ``mode`` on ``stack`` (None: the
-        vendor's typical stack). Parameters the fit never saw take their prior centre (1 for the
-        accelerator and stack factors)."""
+        vendor's typical stack), its tensor-parallel all-reduces by ``all_reduce`` (None: what the stack
+        runs by default, :data:`STACK_ALL_REDUCE`). Parameters the fit never saw take their prior centre
+        (1 for the accelerator and stack factors)."""
         v = self.values
         get = lambda name, kind: v.get(name, PRIORS[kind][0])  # noqa: E731
         device = v.get(device_key(accelerator, mode), get(f"device.{accelerator}", "device"))
@@ -148,7 +156,7 @@ class Fit:
                           sharded_network=get(f"zero3.{stack}", "zero3") if stack else 1.0,
                           zero3_per_tensor=stack in ZERO3_PER_TENSOR_STACKS,
                           zero3_sync_gathers=stack in ZERO3_SYNC_GATHER_STACKS,
-                          collective_latency_s=get(f"collective.{stack}", "collective")
+                          collective_latency_s=get(collective_key(stack, all_reduce), "collective")
                           if mode == "serving" else None,
                           step_overhead_s=get(f"step.{stack}", "step") if mode == "serving" else 0.0,
                           kv_reread=get(f"reread.{vendor}", "reread") if mode == "serving" else 0.0,
@@ -170,6 +178,7 @@ class Prepared:
     kernels: KernelArrays | None = None
     ranks: int = 1
     serve: ServeWorkload | None = None
+    all_reduce: str | None = None  # serving: the tensor-parallel all-reduce (None: the stack's own)
 
     @property
     def published(self) -> float:
@@ -185,7 +194,7 @@ class Prepared:
         if self.layouts is not None and int(self.layouts.zero[0]) == 3:
             keys.append(f"zero3.{self.stack}")
         if self.serve is not None:
-            keys += [f"request.{v}", f"collective.{self.stack}", f"step.{self.stack}"]
+            keys += [f"request.{v}", collective_key(self.stack, self.all_reduce), f"step.{self.stack}"]
             if kv_reread_bytes(self.serve) > 0:
                 keys.append(f"reread.{v}")
         return keys
@@ -218,6 +227,7 @@ def serving_figures(tpot_s: Any, ttft_s: Any, batch: Any, output_tokens: Any) ->
 def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     """Resolve a point's model, cluster and layout."""
     stack = p.stack or pts.sources[p.source].stack
+    all_reduce = pts.sources[p.source].all_reduce
     if p.system is not None:
         sysm = pts.systems[p.system]
         acc_key = sysm.accelerator
@@ -226,6 +236,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
                           sysm.network_gbps, p.precision)
         if sysm.memory_gib is not None:
             cl = dataclasses.replace(cl, memory_gib=sysm.memory_gib)
+        if all_reduce == "custom" and not sysm.peer_link:
+            all_reduce = "nccl"  # no peer reads over PCIe: the engines fall back to NCCL
     else:
         inst = cat.instance(p.instance_type or "")
         acc_key = inst.spec.accelerator or ""
@@ -236,7 +248,7 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
         assert p.tensor and p.input_tokens and p.output_tokens
         sw = ServeWorkload(arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                            p.kv_cache_precision, static_cache=acc.static_kv_cache,
-                           grouped_kv_reads=pts.sources[p.source].grouped_kv_reads)
+                           grouped_kv_reads=pts.sources[p.source].grouped_reads_for(arch.heads, arch.kv))
         # Fitted on TPOT and TTFT; on the throughput only where no TPOT is published (elsewhere it is
         # derived from the same runs, and Neuron's tables disagree with their own TPOT).
         sigma = {"tpot_ms": OBS_SIGMA, "ttft_ms": OBS_SIGMA_TTFT, "output_tokens_per_s": OBS_SIGMA}
@@ -244,7 +256,7 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
         if "tpot_ms" in figs:
             figs.pop("output_tokens_per_s", None)
         targets = tuple((fig, v, sigma[fig]) for fig, v in figs.items())
-        return Prepared(p, acc.vendor, acc_key, stack, targets, cl, serve=sw)
+        return Prepared(p, acc.vendor, acc_key, stack, targets, cl, serve=sw, all_reduce=all_reduce)
     if p.kind == "encoder_infer":
         chips = p.accelerators or (cat.instance(p.instance_type).spec.accelerator_count
                                    if p.instance_type else 1)
@@ -271,6 +283,13 @@ def device_key(accelerator: str | None, mode: str) -> str:
     """The accelerator factor's parameter: serving has its own (decode and prefill of a serving stack
     feed an accelerator unlike training or encoder inference do), the other modes share one."""
     return f"device.{accelerator}.serving" if mode == "serving" else f"device.{accelerator}"
+
+
+def collective_key(stack: str | None, all_reduce: str | None = None) -> str:
+    """The all-reduce latency's parameter: per implementation (``nccl``, ``custom``) where it is known
+    (given, or the stack's default in :data:`STACK_ALL_REDUCE`), else per stack."""
+    impl = all_reduce or STACK_ALL_REDUCE.get(stack or "")
+    return f"collective.{impl or stack}"
 
 
 def memory_key(vendor: str, mode: str) -> str:
@@ -315,7 +334,7 @@ class Batch:
         self.i_network = col(lambda p: network_key(p.point.mode))
         self.i_zero3 = np.array([idx.get(f"zero3.{p.stack}", -1) for p in prepared])
         self.i_request = np.array([idx.get(f"request.{p.vendor}", -1) for p in prepared])
-        self.i_collective = np.array([idx.get(f"collective.{p.stack}", -1) for p in prepared])
+        self.i_collective = np.array([idx.get(collective_key(p.stack, p.all_reduce), -1) for p in prepared])
         self.i_step = np.array([idx.get(f"step.{p.stack}", -1) for p in prepared])
         self.i_reread = np.array([idx.get(f"reread.{p.vendor}", -1) for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
@@ -478,7 +497,7 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
         f = fits[key] if key in fits else fits.setdefault(key, fit(train))
         for p in prepared:
             if group[p.point.source] == src and (kinds is None or p.point.kind in kinds):
-                eff = f.efficiency(p.vendor, p.point.mode, p.accelerator, p.stack)
+                eff = f.efficiency(p.vendor, p.point.mode, p.accelerator, p.stack, p.all_reduce)
                 got = p.predict(eff, f.request_overhead_s(p.vendor))
                 for fig, value in published_figures(p.point).items():
                     rows.append(HoldoutRow(p.point, src, value, got[fig], len(train), fig))

@@ -6,7 +6,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ecobench.hardware.backends.efficiency import PRIORS, UNSTATED_STACK, Fit, current_fit, fitted_stacks
+from ecobench.hardware.backends.efficiency import (
+    PRIORS,
+    UNSTATED_STACK,
+    Fit,
+    collective_key,
+    current_fit,
+    fitted_stacks,
+    prepared_points,
+)
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.parallel.serving import ServeWorkload, decode_step_s, kv_reread_bytes, prefill_s
@@ -77,3 +85,30 @@ def test_stored_fit_has_a_step_cost_per_serving_stack_and_offers_no_unstated_sta
         assert lo < values[f"step.{stack}"] < hi, stack
     assert UNSTATED_STACK not in fitted_stacks()
     assert {"tensorrt-llm", "vllm", "transformers-neuronx"} <= set(fitted_stacks())
+
+
+def test_all_reduce_latency_is_fitted_per_implementation_across_stacks():
+    """A source that states its all-reduce shares that implementation's latency with every stack that
+    runs it; vLLM and TensorRT-LLM default to their custom all-reduce; other stacks keep their own."""
+    fit = Fit({"collective.custom": 4e-6, "collective.nccl": 2e-5, "collective.transformers-neuronx": 3e-6},
+              ())
+    latency = lambda *args: fit.efficiency(*args).collective_latency_s  # noqa: E731
+    assert latency("nvidia", "serving", "h100-sxm", "vllm") == 4e-6
+    assert latency("nvidia", "serving", "h100-sxm", "tensorrt-llm", "nccl") == 2e-5
+    assert latency("aws", "serving", "inferentia2", "transformers-neuronx") == 3e-6
+    assert collective_key(UNSTATED_STACK) == f"collective.{UNSTATED_STACK}"
+    assert collective_key(UNSTATED_STACK, "nccl") == "collective.nccl"
+
+
+def test_published_points_take_the_all_reduce_and_grouping_of_their_runs():
+    """The DLI sweep ran TensorRT-LLM's custom all-reduce on NVLink boards and NCCL on PCIe L40S; its
+    XQA kernel serves groups of 8 query heads (Llama-2-70B) but not Mistral-7B's groups of 4."""
+    by_id = {p.point.id: p for p in prepared_points()}
+    assert by_id["dli_trt090_llama270b_h100sxm_fp8_tp4_b1_isl128_osl128"].all_reduce == "custom"
+    assert by_id["dli_trt090_llama270b_l40s_fp8_tp4_b1_isl2048_osl128"].all_reduce == "nccl"
+    assert by_id["trtllm_v05_llama270b_h100sxm_tp4_b64_isl128_osl128"].all_reduce == "nccl"
+    llama = by_id["dli_trt090_llama270b_h100sxm_fp8_tp4_b1_isl128_osl128"].serve
+    mistral = by_id["dli_trt090_mistral7b_h100sxm_fp8_tp1_b64_isl128_osl2048"].serve
+    assert llama is not None and mistral is not None
+    assert llama.grouped_kv_reads and kv_reread_bytes(llama) == 0.0
+    assert not mistral.grouped_kv_reads and kv_reread_bytes(mistral) > 0.0

@@ -39,7 +39,7 @@ def test_batched_prediction_equals_point_by_point():
                            sharded_network=x.get(f"zero3.{p.stack}", 1.0),
                            zero3_per_tensor=p.stack in E.ZERO3_PER_TENSOR_STACKS,
                            zero3_sync_gathers=p.stack in E.ZERO3_SYNC_GATHER_STACKS,
-                           collective_latency_s=x.get(f"collective.{p.stack}"),
+                           collective_latency_s=x.get(E.collective_key(p.stack, p.all_reduce)),
                            step_overhead_s=x[f"step.{p.stack}"] if p.serve is not None else 0.0,
                            kv_reread=x.get(f"reread.{v}", 0.0))
         got[i] = p.predict(eff, x.get(f"request.{v}", 0.0))
