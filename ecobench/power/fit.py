@@ -19,7 +19,7 @@ the idle-to-maximum range) and the scale are fitted by bounded linear least squa
 relative errors; node-metered points fit them all at once.
 
 ``holdout`` predicts every point from a fit without its group (one lab or benchmark family) and gives
-each a 90% band from the held-out errors of the other groups.
+each a 90% band from the held-out errors of the other groups, each group weighing the same.
 """
 
 from __future__ import annotations
@@ -329,21 +329,27 @@ def refits_without_each_group(feats: tuple[Features, ...]) -> dict[str, PowerFit
 
 def holdout(feats: tuple[Features, ...] | None = None,
             refits: dict[str, PowerFit] | None = None) -> list[PowerCheck]:
-    """Every point predicted by a fit without its group; its band the 5th and 95th percentiles of
-    the other groups' held-out errors (log of measured over predicted)."""
-    from ecobench.power.uncertainty import PERCENTILES, percentiles
+    """Every point predicted by a fit without its group; its 90% band ``[pred / e^q, pred x e^q]``,
+    ``q`` the source-weighted conformal half-width of the other groups' held-out log errors (log of
+    measured over predicted; each group weighing the same, ``residuals.source_weighted_halfwidth``,
+    the rule of the throughput bands): a new lab's bias is one draw from the groups', not one from
+    their pooled points, so a large group's tight errors do not narrow the band."""
+    from ecobench.hardware.backends.residuals import source_weighted_halfwidth
 
     feats = corpus_features() if feats is None else feats
     refits = refits_without_each_group(feats) if refits is None else refits
     preds = [refits[f.group].predict_w(f) for f in feats]
     log_err = np.log(np.array([f.measured_w for f in feats]) / np.maximum(preds, 1e-9))
     groups = np.array([f.group for f in feats])
+    half: dict[str, float] = {}
+    for g in np.unique(groups):
+        others = groups != g
+        half[str(g)] = source_weighted_halfwidth(log_err[others], groups[others]) if others.any() else 0.0
     out = []
     for f, pr in zip(feats, preds, strict=True):
-        others = log_err[groups != f.group]
-        lo, hi = percentiles(others[None, :], PERCENTILES)[0] if len(others) > 1 else (0.0, 0.0)
+        q = half[f.group]
         out.append(PowerCheck(f.point.id, f.point.kind, f.group, f.point.source, f.point.gpu,
-                              f.point.power_per, f.measured_w, pr, pr * math.exp(lo), pr * math.exp(hi)))
+                              f.point.power_per, f.measured_w, pr, pr * math.exp(-q), pr * math.exp(q)))
     return out
 
 

@@ -123,6 +123,26 @@ def test_holdout_predicts_each_group_from_the_others_only():
     assert all(not math.isnan(r.low_w) and r.low_w <= r.high_w for r in rows)
 
 
+def test_a_held_out_band_weighs_each_other_group_the_same():
+    """A new group's band comes from the other groups' held-out errors, each group weighing the same:
+    one small group that misses by 30% widens every other group's band to cover it, however many
+    points a well-predicted group has (a pooled percentile over points would not)."""
+    truth = {"compute": 0.9, "memory": 0.7, "sync": 0.8, "stall": stall_draw()}
+    grid = [(0.8, 0.1, 0.0, 0.1), (0.2, 0.6, 0.0, 0.2), (0.5, 0.0, 0.5, 0.0), (0.1, 0.1, 0.0, 0.8)]
+    big = [_feature(i, "a", s, truth) for i, s in enumerate(grid * 10)]  # 40 points, predicted exactly
+    odd = [_feature(i, "b", s, truth) for i, s in enumerate(grid[:2])]
+    odd = [Features(f.point, "b", f.shares, f.idle_w, f.max_w, False, f.devices, f.measured_w * 1.3, f.host_w)
+           for f in odd]
+    new = [_feature(i, "c", s, truth) for i, s in enumerate(grid)]
+    rows = holdout(tuple(big + odd + new))
+    # b's points are 2 of 46, under the 5% a pooled percentile leaves out; weighed as one group of
+    # two they set the band of c
+    c = [r for r in rows if r.group == "c"]
+    assert all(r.high_w / r.predicted_w >= 1.29 and r.predicted_w / r.low_w >= 1.29 for r in c)
+    # symmetric in log: the band is [pred / f, pred x f]
+    assert all(r.high_w / r.predicted_w == pytest.approx(r.predicted_w / r.low_w) for r in rows)
+
+
 def test_packaged_power_model_holds_a_fresh_fit():
     """power_model.yaml's draws and host scale are tools/power_refit.py's (rerun it after editing the
     corpus): central to 1e-3, ranges the leave-one-group-out refits."""
