@@ -227,9 +227,14 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     arch = p.arch
     if p.kind == "llm_serve":
         assert p.tensor and p.input_tokens and p.output_tokens
+        bucket = 0
+        if acc.static_kv_cache:  # static shapes: the prompt runs its padded context-encoding bucket
+            from ecobench.hardware.neuron.serving import context_bucket
+            bucket = p.context_bucket_tokens or context_bucket(p.input_tokens, p.seq_len)
         sw = ServeWorkload(arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                            p.kv_cache_precision, static_cache=acc.static_kv_cache,
-                           grouped_kv_reads=pts.sources[p.source].grouped_kv_reads)
+                           grouped_kv_reads=pts.sources[p.source].grouped_kv_reads,
+                           prefill_bucket_tokens=bucket)
         # Fitted on TPOT and TTFT; on the throughput only where no TPOT is published (elsewhere it is
         # derived from the same runs, and Neuron's tables disagree with their own TPOT).
         sigma = {"tpot_ms": OBS_SIGMA, "ttft_ms": OBS_SIGMA_TTFT, "output_tokens_per_s": OBS_SIGMA}
@@ -453,7 +458,7 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
     """Leave-one-source-out: each source's points predicted by a fit on every other source (only the
     sources with points of ``kinds``, when given); ``progress`` hears of each source in turn.
     ``residuals.held_out`` reads the stored result instead while its inputs are unchanged."""
-    from ecobench.hardware.published import UNFITTED_KINDS, HoldoutRow, load_points
+    from ecobench.hardware.published import HoldoutRow, is_fitted, load_points
 
     prepared = prepared or prepared_points()
     fits: dict[tuple[str, ...], Fit] = {}  # sources with only unfitted points share one fit
@@ -465,7 +470,7 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
     for i, src in enumerate(sources, 1):
         if progress:
             progress(f"holdout analytic: fit {i}/{len(sources)}, without {src}")
-        train = [p for p in prepared if group[p.point.source] != src and p.point.kind not in UNFITTED_KINDS]
+        train = [p for p in prepared if group[p.point.source] != src and is_fitted(p.point)]
         key = tuple(p.point.id for p in train)
         f = fits[key] if key in fits else fits.setdefault(key, fit(train))
         for p in prepared:
@@ -488,9 +493,9 @@ def published_figures(p: PublishedPoint) -> dict[str, float]:
 
 def fit_all() -> Fit:
     """The fit on every packaged point the model is fitted on (what the analytic backend uses)."""
-    from ecobench.hardware.published import UNFITTED_KINDS
+    from ecobench.hardware.published import is_fitted
 
-    return fit([p for p in prepared_points() if p.point.kind not in UNFITTED_KINDS])
+    return fit([p for p in prepared_points() if is_fitted(p.point)])
 
 
 def fitted_stacks() -> list[str]:
