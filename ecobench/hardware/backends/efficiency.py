@@ -59,6 +59,7 @@ from ecobench.parallel.serving import (
     kv_reread_bytes,
     prefill_s,
     serve_kernels,
+    tp_ring_gb_per_s,
 )
 from ecobench.parallel.step import (
     STAGE_SETS,
@@ -365,10 +366,10 @@ class Batch:
         self.s_layers = np.array([w.arch.layers for w in sw if w], dtype=float)
         self.s_token_bytes = np.array([w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype] for w in sw if w],
                                       dtype=float)
-        self.s_input = np.array([w.input_tokens for w in sw if w], dtype=float)
+        self.s_input = np.array([w.prefill_compute_tokens for w in sw if w], dtype=float)
         self.s_output = np.array([w.output_tokens for w in sw if w], dtype=float)
         self.s_tensor = np.array([w.tensor for w in sw if w], dtype=float)
-        self.s_intra = np.array([prepared[i].cluster.intra_gb_per_s for i in self.serve], dtype=float)
+        self.s_intra = np.array([tp_ring_gb_per_s(prepared[i].cluster) for i in self.serve], dtype=float)
         # An ungrouped decode attention's repeated reads per step, in seconds at full bandwidth.
         bw = np.array([prepared[i].cluster.memory_gb_per_s * 1e9 for i in self.serve], dtype=float)
         self.s_reread_s = self.s_batch * np.array([kv_reread_bytes(w) for w in sw if w], dtype=float) / bw
