@@ -34,7 +34,7 @@ def make_cluster(acc: Accelerator, ranks_per_node: int, intra_gb_per_s: float, i
         intra_latency_s=intra_latency_us * 1e-6, inter_latency_s=NETWORK_STEP_LATENCY_US * 1e-6,
         activations_on_chip=acc.activations_on_chip,
         peak_16bit_tflops=rank_peak_tflops(acc, "bf16" if acc.peak_tflops.get("bf16") else "fp16")
-        if dtype == "fp8" else None, max_zero_stage=acc.max_zero_stage)
+        if dtype == "fp8" else None, max_zero_stage=acc.max_zero_stage, ranks_per_chip=r)
 
 
 def instance_cluster(cat: Catalog, inst: Instance, dtype: str) -> Cluster:

@@ -78,11 +78,18 @@ class ServeWorkload:
     speculation: Speculation | None = None  # speculative decoding (parallel/speculative.py)
     pipeline: int = 1  # stages a replica is split into (each ``tensor`` ranks), possibly on other instances
     grouped_kv_reads: bool = True  # decode attention reads a key/value head once for its query group
+    prefill_bucket_tokens: int = 0  # static shapes: the context-encoding graph's padded length (0: none)
 
     @property
     def prefill_tokens(self) -> int:
         """Prompt tokens a prefill computes: those not found in the prefix cache (at least one)."""
         return max(1, self.input_tokens - self.cached_input_tokens)
+
+    @property
+    def prefill_compute_tokens(self) -> int:
+        """Tokens the prefill's kernels run over: the prompt's, or the bucket it is padded to where the
+        stack compiles static shapes (Neuron's context-encoding buckets)."""
+        return max(self.prefill_tokens, int(self.prefill_bucket_tokens))
 
     @property
     def context(self) -> int:
@@ -104,21 +111,33 @@ def serve_kernels(w: ServeWorkload) -> tuple[KernelArrays, KernelArrays]:
     """(decode step, prefill) kernel arrays per sequence, built with batch 1."""
     a = w.arch
     decode = decode_kernels(a, w.context, 1, w.dtype, w.tensor, w.weight_dtype, w.kv_dtype)
-    prefill = prefill_kernels(a, w.prefill_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
+    prefill = prefill_kernels(a, w.prefill_compute_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
     return KernelArrays.of(decode), KernelArrays.of(prefill)
+
+
+def tp_ring_gb_per_s(cl: Cluster) -> float:
+    """Link bandwidth (GB/s, one direction) a tensor-parallel ring all-reduce gets per rank: the
+    whole chip's link where several ranks share a chip (NeuronCores). A ring crosses each chip
+    boundary once per step with one rank's chunk (the chip's other ranks pass theirs through its
+    memory), and the Neuron runtime runs "multiple cycles with mutually exclusive wires in parallel
+    for full wire bandwidth" (aws-neuron-sdk neuron-runtime/explore/intranode-collective-comm.rst,
+    'Ring Algorithm'; KangaRing pairs the ranks of a chip likewise), so the chip's link is not
+    divided among its ranks. One rank per chip (GPUs): the rank's link."""
+    return cl.intra_gb_per_s * max(int(cl.ranks_per_chip), 1)
 
 
 def tp_all_reduce_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, tokens: np.ndarray) -> np.ndarray:
     """Tensor-parallel all-reduces of ``tokens`` tokens' activations through every layer (over the
-    instance network too where the tensor degree spans instances)."""
+    instance network too where the tensor degree spans instances), rings at :func:`tp_ring_gb_per_s`."""
     nbytes = tokens * w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype]
     latency = cl.intra_latency_s if eff.collective_latency_s is None else eff.collective_latency_s
+    link = tp_ring_gb_per_s(cl)
     if w.tensor > cl.ranks_per_node:
-        one = hierarchical_all_reduce_s(nbytes, w.tensor, cl.ranks_per_node, cl.intra_gb_per_s * eff.network,
+        one = hierarchical_all_reduce_s(nbytes, w.tensor, cl.ranks_per_node, link * eff.network,
                                         latency, cl.inter_gb_per_s / cl.ranks_per_node * eff.network,
                                         cl.inter_latency_s)
     else:
-        one = all_reduce_s(nbytes, w.tensor, cl.intra_gb_per_s * eff.network, latency)
+        one = all_reduce_s(nbytes, w.tensor, link * eff.network, latency)
     return w.arch.layers * TP_ALL_REDUCES_PER_LAYER * one
 
 
@@ -177,7 +196,7 @@ def prefill_s(w: ServeWorkload, cl: Cluster, eff: Efficiency,
     """Seconds to prefill ``prompts`` prompts together (their first token)."""
     p = np.asarray(prompts, dtype=float)
     _, prefill = serve_kernels(w)
-    tokens = p * w.prefill_tokens
+    tokens = p * w.prefill_compute_tokens
     return prefill.time_s(p, cl, eff) + tp_all_reduce_s(w, cl, eff, tokens) + stage_transfers_s(w, cl, tokens)
 
 

@@ -107,6 +107,7 @@ class Cluster:
     host_optimizer_gb_per_s: float = float("nan")  # per rank: its share of the host's DRAM for the step
     nvme_gb_per_s: float = float("nan")  # per rank: its share of the instance's NVMe drives
     memory_headroom_pct: float = 0.0  # share of the device's memory ``memory_gib`` already leaves free
+    ranks_per_chip: int = 1  # ranks sharing one chip and its links (NeuronCores; 1 for a GPU)
 
 
 # FP8 training runs the weight matmuls in FP8 and keeps attention, elementwise work and the

@@ -60,6 +60,7 @@ from ecobench.parallel.serving import (
     kv_reread_bytes,
     prefill_s,
     serve_kernels,
+    tp_ring_gb_per_s,
 )
 from ecobench.parallel.step import (
     STAGE_SETS,
@@ -246,9 +247,14 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     arch = p.arch
     if p.kind == "llm_serve":
         assert p.tensor and p.input_tokens and p.output_tokens
+        bucket = 0
+        if acc.static_kv_cache:  # static shapes: the prompt runs its padded context-encoding bucket
+            from ecobench.hardware.neuron.serving import context_bucket
+            bucket = p.context_bucket_tokens or context_bucket(p.input_tokens, p.seq_len)
         sw = ServeWorkload(arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                            p.kv_cache_precision, static_cache=acc.static_kv_cache,
-                           grouped_kv_reads=pts.sources[p.source].grouped_reads_for(arch.heads, arch.kv))
+                           grouped_kv_reads=pts.sources[p.source].grouped_reads_for(arch.heads, arch.kv),
+                           prefill_bucket_tokens=bucket)
         # Fitted on TPOT and TTFT; on the throughput only where no TPOT is published (elsewhere it is
         # derived from the same runs, and Neuron's tables disagree with their own TPOT).
         sigma = {"tpot_ms": OBS_SIGMA, "ttft_ms": OBS_SIGMA_TTFT, "output_tokens_per_s": OBS_SIGMA}
@@ -387,10 +393,10 @@ class Batch:
         self.s_layers = np.array([w.arch.layers for w in sw if w], dtype=float)
         self.s_token_bytes = np.array([w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype] for w in sw if w],
                                       dtype=float)
-        self.s_input = np.array([w.input_tokens for w in sw if w], dtype=float)
+        self.s_input = np.array([w.prefill_compute_tokens for w in sw if w], dtype=float)
         self.s_output = np.array([w.output_tokens for w in sw if w], dtype=float)
         self.s_tensor = np.array([w.tensor for w in sw if w], dtype=float)
-        self.s_intra = np.array([prepared[i].cluster.intra_gb_per_s for i in self.serve], dtype=float)
+        self.s_intra = np.array([tp_ring_gb_per_s(prepared[i].cluster) for i in self.serve], dtype=float)
         # An ungrouped decode attention's repeated reads per step, in seconds at full bandwidth.
         bw = np.array([prepared[i].cluster.memory_gb_per_s * 1e9 for i in self.serve], dtype=float)
         self.s_reread_s = self.s_batch * np.array([kv_reread_bytes(w) for w in sw if w], dtype=float) / bw
@@ -480,7 +486,7 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
     """Leave-one-source-out: each source's points predicted by a fit on every other source (only the
     sources with points of ``kinds``, when given); ``progress`` hears of each source in turn.
     ``residuals.held_out`` reads the stored result instead while its inputs are unchanged."""
-    from ecobench.hardware.published import UNFITTED_KINDS, HoldoutRow, load_points
+    from ecobench.hardware.published import HoldoutRow, is_fitted, load_points
 
     prepared = prepared or prepared_points()
     fits: dict[tuple[str, ...], Fit] = {}  # sources with only unfitted points share one fit
@@ -492,7 +498,7 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
     for i, src in enumerate(sources, 1):
         if progress:
             progress(f"holdout analytic: fit {i}/{len(sources)}, without {src}")
-        train = [p for p in prepared if group[p.point.source] != src and p.point.kind not in UNFITTED_KINDS]
+        train = [p for p in prepared if group[p.point.source] != src and is_fitted(p.point)]
         key = tuple(p.point.id for p in train)
         f = fits[key] if key in fits else fits.setdefault(key, fit(train))
         for p in prepared:
@@ -515,9 +521,9 @@ def published_figures(p: PublishedPoint) -> dict[str, float]:
 
 def fit_all() -> Fit:
     """The fit on every packaged point the model is fitted on (what the analytic backend uses)."""
-    from ecobench.hardware.published import UNFITTED_KINDS
+    from ecobench.hardware.published import is_fitted
 
-    return fit([p for p in prepared_points() if p.point.kind not in UNFITTED_KINDS])
+    return fit([p for p in prepared_points() if is_fitted(p.point)])
 
 
 def fitted_stacks() -> list[str]:

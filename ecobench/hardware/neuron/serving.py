@@ -29,7 +29,7 @@ from ecobench.hardware.neuron.arch import NeuronDeviceSpec
 from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.timing import time_kernels
 from ecobench.parallel.collectives import all_reduce_s
-from ecobench.parallel.serving import TP_ALL_REDUCES_PER_LAYER, ServeWorkload
+from ecobench.parallel.serving import TP_ALL_REDUCES_PER_LAYER, ServeWorkload, tp_ring_gb_per_s
 from ecobench.parallel.step import Cluster
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.transformer import decode_kernels, prefill_kernels
@@ -67,7 +67,7 @@ class Correction:
 def _all_reduces_s(w: ServeWorkload, cl: Cluster, tokens: float) -> float:
     nbytes = tokens * w.arch.hidden_size * BYTES_PER_DTYPE[w.dtype]
     share = current_fit().values.get("collective", 0.7)
-    one = all_reduce_s(nbytes, w.tensor, cl.intra_gb_per_s * share, cl.intra_latency_s)
+    one = all_reduce_s(nbytes, w.tensor, tp_ring_gb_per_s(cl) * share, cl.intra_latency_s)
     return float(w.arch.layers * TP_ALL_REDUCES_PER_LAYER * one)
 
 
@@ -149,8 +149,11 @@ class ServePoint:
 
 @functools.cache
 def serve_points() -> tuple[ServePoint, ...]:
-    """Every published ``llm_serve`` point on a Neuron instance, with its uncorrected figures (a
-    static batch prefills together, then decodes together)."""
+    """Every published ``llm_serve`` point on a Neuron instance of a dense model, with its
+    uncorrected figures (a static batch prefills together, then decodes together). Mixture-of-experts
+    models are left to the analytic backend: the engine model times a matmul from its dims, which for
+    an expert layer carry every local expert (``workloads/moe.py``), so it would time the layer as
+    dense."""
     from ecobench.hardware.catalog import load_catalog
     from ecobench.hardware.cluster import instance_cluster
     from ecobench.hardware.neuron.arch import DEVICES
@@ -163,7 +166,7 @@ def serve_points() -> tuple[ServePoint, ...]:
             continue
         inst = cat.instance(p.instance_type)
         acc = inst.spec.accelerator or ""
-        if acc not in DEVICES:
+        if acc not in DEVICES or p.arch.moe is not None:
             continue
         cl = instance_cluster(cat, inst, p.precision)
         w = ServeWorkload(p.arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,

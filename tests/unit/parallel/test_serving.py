@@ -87,3 +87,25 @@ def test_int8_weights_halve_the_weight_read_not_the_activations():
     bf16, int8 = (serve_kernels(_w(weight_dtype=d))[0] for d in (None, "int8"))
     assert int8.weight_bytes.sum() == pytest.approx(bf16.weight_bytes.sum() / 2)
     assert np.all(int8.act_bytes >= 0) and int8.act_bytes.sum() == pytest.approx(bf16.act_bytes.sum())
+
+
+def test_tensor_parallel_rings_get_the_chips_whole_link():
+    """NeuronCores share their chip's NeuronLink: a ring crosses each chip boundary once, so it runs
+    at the chip's link (the catalog's per-rank share times the ranks of a chip); a GPU's own link."""
+    from ecobench.parallel.serving import tp_ring_gb_per_s
+
+    cat = load_catalog()
+    trn2 = instance_cluster(cat, cat.instance("trn2.48xlarge"), "bf16")
+    gpu = instance_cluster(cat, cat.instance("p5.48xlarge"), "bf16")
+    assert trn2.ranks_per_chip == 4 and gpu.ranks_per_chip == 1
+    assert tp_ring_gb_per_s(trn2) == pytest.approx(4 * trn2.intra_gb_per_s)
+    assert tp_ring_gb_per_s(gpu) == pytest.approx(gpu.intra_gb_per_s)
+
+
+def test_static_shape_prefill_runs_its_padded_bucket(h100):
+    cl, eff = h100
+    plain = _w()
+    padded = _w(prefill_bucket_tokens=2048)
+    assert padded.prefill_tokens == plain.prefill_tokens == 1024 and padded.prefill_compute_tokens == 2048
+    assert float(prefill_s(padded, cl, eff)) > 1.5 * float(prefill_s(plain, cl, eff))
+    assert _w(prefill_bucket_tokens=512).prefill_compute_tokens == 1024  # a bucket never truncates

@@ -148,3 +148,16 @@ def test_a_serving_point_refuses_a_compiled_shape_smaller_than_its_requests(fiel
     assert PublishedPoint(**base).decode_batch == 4
     with pytest.raises(ValidationError, match=message):
         PublishedPoint(**{**base, field: value})
+
+
+def test_mixture_of_experts_serving_is_held_out_but_not_fitted():
+    """MoE serving points (Trainium2) are predicted by the analytic backend from the dense points; the
+    emulated NeuronCore, which would time an expert layer as dense, does not take them."""
+    from ecobench.hardware.published import is_fitted, load_points
+
+    moe = [p for p in load_points().points if p.kind == "llm_serve" and p.arch.moe is not None]
+    assert moe and not any(is_fitted(p) for p in moe)
+    emulated = {s.point.id for s in ns.serve_points()}
+    assert emulated and not emulated & {p.id for p in moe}
+    dense = [p for p in load_points().points if p.kind == "llm_serve" and p.id in emulated]
+    assert all(is_fitted(p) for p in dense)
