@@ -164,6 +164,27 @@ def kv_reread_bytes(w: ServeWorkload) -> float:
     return max(heads / kv - 1.0, 0.0) * per_token * w.context
 
 
+def routed_read_share(arch: Architecture, tokens: np.ndarray | float) -> np.ndarray:
+    """Share of a MoE layer's routed experts that a decode step of ``tokens`` tokens reads: each token
+    picks ``k`` of the ``E`` experts, so with balanced (uniform) routing an expert is left unread with
+    probability ``(1 - k / E) ** tokens``; an unread expert's weights stay in memory. One token reads
+    its ``k`` experts only; a large batch reads nearly all of them (every share is 1 for a dense model)."""
+    t = np.asarray(tokens, dtype=float)
+    m = arch.moe
+    if m is None:
+        return np.ones_like(t)
+    return 1.0 - (1.0 - m.experts_per_token / m.experts) ** np.maximum(t, 1.0)
+
+
+def with_routed_reads(ks: KernelArrays, arch: Architecture, tokens: np.ndarray | float) -> KernelArrays:
+    """Decode kernel arrays whose routed-expert weights are read in :func:`routed_read_share` at
+    ``tokens`` tokens a step (the weight bytes gain a leading axis when ``tokens`` is an array)."""
+    if ks.routed is None or arch.moe is None:
+        return ks
+    share = routed_read_share(arch, tokens)[..., None]
+    return dataclasses.replace(ks, weight_bytes=np.where(ks.routed, ks.weight_bytes * share, ks.weight_bytes))
+
+
 def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray) -> np.ndarray:
     """Seconds of one decode step at each batch size (one token for every sequence); with
     speculative decoding, a drafted-and-verified step over the tokens it yields per sequence."""
@@ -172,7 +193,8 @@ def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndar
         micro = b / w.pipeline
         whole = decode_step_s(dataclasses.replace(w, pipeline=1), cl, eff, micro)
         return whole + stage_transfers_s(w, cl, micro)
-    decode, _ = serve_kernels(w)
+    kernels, _ = serve_kernels(w)
+    decode = with_routed_reads(kernels, w.arch, b)
     plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b) + eff.step_overhead_s
     if not w.grouped_kv_reads:
         plain = plain + eff.kv_reread * b * kv_reread_bytes(w) / (eff.memory * cl.memory_gb_per_s * 1e9)
@@ -180,7 +202,8 @@ def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndar
     if sp is None:
         return plain
     n = sp.tokens + 1
-    verify = (verification_arrays(decode, n).time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b * n)
+    verify = (verification_arrays(with_routed_reads(kernels, w.arch, b * n), n).time_s(b, cl, eff)
+              + tp_all_reduce_s(w, cl, eff, b * n)
               + eff.step_overhead_s)
     if sp.draft_arch is not None:
         draft = ServeWorkload(sp.draft_arch, w.input_tokens, w.output_tokens, w.dtype, w.tensor,

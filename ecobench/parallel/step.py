@@ -149,6 +149,9 @@ class Workload:
     master_weights: bool = True  # fp32 copy of the weights beside 16-bit ones
 
 
+ROUTED_EXPERT_KERNELS = ("moe.experts.up", "moe.experts.down")  # workloads/moe.py
+
+
 @dataclass(frozen=True)
 class KernelArrays:
     """A kernel list as arrays: executed FLOPs, activation bytes and weight bytes, per sample, and
@@ -160,17 +163,20 @@ class KernelArrays:
     saved_bytes: float
     weight_matmul: np.ndarray
     attention: np.ndarray
+    routed: np.ndarray | None = None  # the routed experts' matmuls of MoE layers (None: no MoE layer)
 
     @classmethod
     def of(cls, kernels: list[Kernel]) -> KernelArrays:
         """Arrays of kernels built with batch 1 (their bytes are activations plus weights)."""
         w = np.array([_weight_bytes(k) for k in kernels], dtype=float)
         b = np.array([k.bytes for k in kernels], dtype=float)
+        routed = np.array([k.name.startswith(ROUTED_EXPERT_KERNELS) for k in kernels], dtype=bool)
         return cls(np.array([k.executed_flops for k in kernels], dtype=float), b - w, w,
                    float(sum(k.saved_bytes for k in kernels)),
                    np.array([k.kind == "matmul" and k.weights for k in kernels], dtype=bool),
                    np.array([k.kind == "attention" or (k.kind == "matmul" and not k.weights)
-                             for k in kernels], dtype=bool))
+                             for k in kernels], dtype=bool),
+                   routed if routed.any() else None)
 
     def time_s(self, micro: np.ndarray, cl: Cluster, eff: Efficiency) -> np.ndarray:
         """Seconds for ``micro`` samples (array) through these kernels on one rank."""

@@ -40,6 +40,7 @@ from ecobench.parallel.serving import (
     serve_kernels,
     tp_all_reduce_s,
     weights_gib_per_rank,
+    with_routed_reads,
 )
 from ecobench.parallel.step import Cluster, Efficiency
 from ecobench.planning import serving_options
@@ -226,7 +227,8 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
     only what a slower supplied throughput adds (``Activity.scaled``)."""
     from ecobench.hardware.backends.activity import kernel_regimes_s
 
-    decode, prefill = serve_kernels(w)
+    kernels, prefill = serve_kernels(w)
+    decode = with_routed_reads(kernels, w.arch, batch)
     parts = []
     for ks, micro, share in ((decode, batch, 1.0 - prefill_share), (prefill, 1.0, prefill_share)):
         c, m, o = kernel_regimes_s(ks, micro, cl, eff)

@@ -61,6 +61,7 @@ from ecobench.parallel.serving import (
     prefill_s,
     serve_kernels,
     tp_ring_gb_per_s,
+    with_routed_reads,
 )
 from ecobench.parallel.step import (
     STAGE_SETS,
@@ -345,8 +346,10 @@ class Batch:
         self.i_reread = np.array([idx.get(f"reread.{p.vendor}", -1) for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
         for i, p in enumerate(prepared):
-            if p.serve is not None:
-                parts += list(zip((i, i), (0, 1), serve_kernels(p.serve), strict=True))
+            if p.serve is not None:  # the decode step at its batch reads a share of the routed experts
+                dec, pre = serve_kernels(p.serve)
+                dec = with_routed_reads(dec, p.serve.arch, float(p.point.decode_batch))
+                parts += [(i, 0, dec), (i, 1, pre)]
             elif p.kernels is not None:
                 parts.append((i, 0, p.kernels))
             else:

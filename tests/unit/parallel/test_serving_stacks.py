@@ -112,3 +112,21 @@ def test_published_points_take_the_all_reduce_and_grouping_of_their_runs():
     assert llama is not None and mistral is not None
     assert llama.grouped_kv_reads and kv_reread_bytes(llama) == 0.0
     assert not mistral.grouped_kv_reads and kv_reread_bytes(mistral) > 0.0
+
+
+def test_a_moe_decode_step_reads_only_the_experts_its_tokens_route_to() -> None:
+    from ecobench.parallel.serving import routed_read_share, serve_kernels, with_routed_reads
+
+    mixtral = preset("mixtral-8x7b")  # 2 of 8 experts per token
+    assert routed_read_share(mixtral, 1.0) == pytest.approx(2 / 8)
+    assert routed_read_share(mixtral, 2.0) == pytest.approx(1 - (6 / 8) ** 2)
+    assert routed_read_share(mixtral, 256.0) == pytest.approx(1.0, abs=1e-12)
+    assert routed_read_share(preset("llama3-8b"), 1.0) == 1.0  # dense: every weight, every step
+    w = ServeWorkload(mixtral, 128, 128, "bf16", tensor=2)
+    decode, _ = serve_kernels(w)
+    assert decode.routed is not None and decode.routed.sum() == 2 * mixtral.layers  # up and down per layer
+    one = with_routed_reads(decode, mixtral, 1.0)
+    routed = decode.weight_bytes[decode.routed].sum()
+    assert one.weight_bytes.sum() == pytest.approx(decode.weight_bytes.sum() - 0.75 * routed)
+    many = with_routed_reads(decode, mixtral, np.array([1.0, 64.0]))
+    assert many.weight_bytes.shape == (2, len(decode.weight_bytes))
