@@ -23,8 +23,9 @@ Usage: python benchmarks/bench_parallel_search.py [--repeat N]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
-import time
+import sys
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from ecobench.parallel.search import Phase, enumerate_layouts, evaluate_phases, 
 from ecobench.parallel.step import Workload
 from ecobench.workloads import preset
 from ecobench.workloads.architecture import Architecture
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import timed_passes  # noqa: E402
 
 MAX_INSTANCES = 2048
 LLAMA31_405B = Architecture("llama3.1-405b", layers=126, hidden_size=16384, heads=128,
@@ -85,13 +89,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     n = ap.parse_args().repeat
     for model in CASES:
-        search(model)  # warm caches (catalog, fit, kernel tables) as a long-running process would
-        times, cpu = [], []
-        for _ in range(n):
-            t0, c0 = time.perf_counter(), time.process_time()
-            res = search(model)
-            times.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
+        res, times, cpu = timed_passes(lambda: search(model), n)  # noqa: B023 (called inside the loop)
         deadline = CASES[model][2]
         for name, (layouts, sizes, fewest, lay) in res.items():
             print(f"{model:<14} {name:<15} {layouts:>8,} layouts, {sizes:>4} sizes fit, "

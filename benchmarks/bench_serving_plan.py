@@ -17,11 +17,13 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 from ecobench.errors import EcobenchError
 from ecobench.planning.evaluate import evaluate
 from ecobench.scenario.model import scenario_from_dict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import timed_passes  # noqa: E402
 
 INSTANCES = ["inf2.xlarge", "inf2.8xlarge", "inf2.24xlarge", "inf2.48xlarge", "trn1.32xlarge", "g6e.xlarge",
              "g6e.12xlarge", "g6.12xlarge", "p4de.24xlarge", "p5.48xlarge"]
@@ -60,13 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     n = ap.parse_args(argv).repeat
     try:
         s = scenario_from_dict(SCENARIO)
-        evaluate(s)  # warm caches (catalog, fit, kernel tables) as a long-running process would
-        times, cpu = [], []
-        for _ in range(n):
-            t0, c0 = time.perf_counter(), time.process_time()
-            df = evaluate(s)
-            times.append(time.perf_counter() - t0)
-            cpu.append(time.process_time() - c0)
+        df, times, cpu = timed_passes(lambda: evaluate(s), n)
     except EcobenchError as exc:
         print(f"bench_serving_plan: error: {os.path.relpath(__file__)}: SCENARIO: {exc}", file=sys.stderr)
         return exc.exit_code
