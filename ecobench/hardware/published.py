@@ -27,8 +27,8 @@ UNFITTED_KINDS = frozenset({"moe_train"})
 
 def is_fitted(p: "PublishedPoint") -> bool:
     """Whether the efficiency model is fitted on ``p`` (else only held out against): not the
-    :data:`UNFITTED_KINDS`, nor the serving of a mixture-of-experts model (its stacks run the experts
-    in ways the serving step does not model, e.g. NxD Inference's blockwise prefill: such points are
+    :data:`UNFITTED_KINDS`, nor the serving of a mixture-of-experts model (the serving step reads
+    every local expert's weights, as one Neuron MoE stack does and another does not: such points are
     predicted from the dense ones, like MoE training)."""
     return p.kind not in UNFITTED_KINDS and not (p.kind == "llm_serve" and p.arch.moe is not None)
 
