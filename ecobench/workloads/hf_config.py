@@ -122,7 +122,7 @@ def load_hf_config(path: Path, where: str) -> Architecture:
 def to_transformers_config(arch: Architecture, transformers: Any, layers: int | None = None) -> Any:
     """The ``transformers`` config that builds ``arch`` (optionally with fewer layers), for the
     reference backend and the tests that count FLOPs and parameters against PyTorch."""
-    n = layers or arch.layers
+    n = arch.layers if layers is None else layers
     if arch.kind == "decoder" and arch.ffn == "swiglu" and (arch.qk_norm or arch.qkv_bias):
         cls = transformers.Qwen3Config if arch.qk_norm else transformers.Qwen2Config
         return cls(vocab_size=arch.vocab_size, hidden_size=arch.hidden_size,

@@ -341,6 +341,24 @@ def flops_per_sample(arch: Architecture, job: Job) -> float:
                                 job.num_labels))[0]
 
 
+def extrapolate_depth(rates_part: list[float], rates_base: list[float], layers: int,
+                      full_layers: int) -> tuple[list[float], str]:
+    """Full-depth rates from windows at ``layers`` and at no layers: the layers are identical, so a
+    sample takes ``t0 + full_layers * (t_part - t0) / layers``, where ``t0`` (embeddings, head,
+    dispatch) is paid once whatever the depth. Scaling the whole time by FLOPs instead charges that
+    part, which runs far below the matmuls' rate, once per layer."""
+    t0 = statistics.median(1.0 / r for r in rates_base)
+    per_layer = [(1.0 / r - t0) / layers for r in rates_part]
+    if min(per_layer) <= 0:
+        raise BackendError(f"the {layers}-layer windows ran no slower than the model without layers "
+                           f"({min(rates_part):,.2f}/s vs {max(rates_base):,.2f}/s): the host is too noisy "
+                           "to time one layer; measure more layers (configs[].layers) or longer windows")
+    full = [1.0 / (t0 + full_layers * t) for t in per_layer]
+    share = t0 / (t0 + full_layers * statistics.median(per_layer))
+    return full, (f"extrapolated to {full_layers} layers from a run without layers "
+                  f"(what is not a layer: {share:.0%} of the full-depth time)")
+
+
 class ReferenceBackend:
     """Runs the model for real and measures it; projects to catalog CPU instances by vCPUs."""
 
@@ -370,10 +388,14 @@ class ReferenceBackend:
         w = measure(step, per_step, spec, f"{job.arch.name} {job.mode} {job.seq_len} tok ({depth}, {device})",
                     tracked, "projection: power from the catalog model" if projected else "", gpu, gpu_note)
         flops = flops_per_sample(job.arch, job)
-        # time ratio full depth / measured depth, by the workload model's FLOPs
-        scale = (flops / flops_per_sample(dataclasses.replace(job.arch, layers=job.layers), job)
-                 if job.layers and job.layers < job.arch.layers else 1.0)
-        rates_full = [r / scale for r in w.rates_per_s]
+        rates_full, extrapolation = w.rates_per_s, ""
+        if job.layers and job.layers < job.arch.layers:
+            no_layers = dataclasses.replace(job, layers=0)
+            base_step, _ = make_step(no_layers, device)
+            base = measure(base_step, per_step, spec, f"{job.arch.name} {job.mode} (no layers, {device})",
+                           False)
+            rates_full, extrapolation = extrapolate_depth(w.rates_per_s, base.rates_per_s, job.layers,
+                                                          job.arch.layers)
         mean, lo, hi = ci95(rates_full)
         gemm = gemm_peak_tflops(device, job.dtype, spec.gemm_s) if spec.gemm_s > 0 else None
         mfu = (mean * flops / 1e12 / gemm) if gemm else None  # on the host, before any projection
@@ -393,7 +415,7 @@ class ReferenceBackend:
         cv = cv_pct(rates_full)
         warnings = tuple(quality_warnings(w.other_cpu_pct_before, w.other_cpu_pct_during, cv))
         how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}, {depth}"
-               + (f", extrapolated to full depth x{1 / scale:.3f} by FLOPs" if scale != 1.0 else "")
+               + (f", {extrapolation}" if extrapolation else "")
                + f"; {spec.repetitions} windows >= {spec.min_window_s:g} s; mean {mean:,.2f}/s, "
                f"95% CI {lo:,.2f}-{hi:,.2f}, CV {cv:.1f}%; other processes {w.other_cpu_pct_before:.0f}% "
                f"of the CPU before, {w.other_cpu_pct_during:.0f}% during; energy: {w.method})")

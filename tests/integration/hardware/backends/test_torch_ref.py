@@ -110,7 +110,7 @@ def test_depth_extrapolation_matches_full_depth_within_15pct(one_thread):
                        "device": "cpu", "layers": 1}], arch=arch, measurement=m)
     # alternate the two measurements so that drift in the machine's speed hits both alike
     t_full, t_part, loaded = [], [], []
-    for _ in range(3):
+    for _ in range(5):
         for sc, out in ((full, t_full), (part, t_part)):
             row = evaluate(sc).iloc[0]
             out.append(row.throughput_per_instance_per_s)
@@ -119,6 +119,7 @@ def test_depth_extrapolation_matches_full_depth_within_15pct(one_thread):
         # the measurement itself says it cannot be trusted (item 3); judging it would test the load
         pytest.skip(f"other processes used up to {max(loaded):.0f}% of the host's CPU while measuring")
     ratio = statistics.median(t_part) / statistics.median(t_full)
+    print("RATIO", ratio)
     assert ratio == pytest.approx(1.0, rel=0.15), (t_full, t_part)
 
 
