@@ -126,6 +126,11 @@ UNSTATED_STACK = "unstated"  # a source that does not say which engine it ran: i
 # TensorRT-LLM's PluginConfig defaults use_custom_all_reduce to True (tensorrt_llm/plugin/plugin.py,
 # 2024 versions read 2026-11-26). Other stacks keep their own latency (collective.<stack>).
 STACK_ALL_REDUCE = {"vllm": "custom", "tensorrt-llm": "custom"}
+# NCCL between GPUs without a peer link (PCIe boards: no NVLink, so no custom all-reduce) is its own
+# implementation for the fit: each step of its all-reduce crosses PCIe switches or the host bridge (NCCL's P2P
+# or SHM transport), not NVLink, so its latency per step is not that of NCCL over NVLink; one latency for both
+# let the NVLink runs' latency set the PCIe boards' (the DLI sweep's L40S TP 8 rows came out 82% slow).
+PCIE_ALL_REDUCE = "nccl-pcie"
 
 
 @dataclass(frozen=True)
@@ -238,8 +243,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
                           sysm.network_gbps, p.precision)
         if sysm.memory_gib is not None:
             cl = dataclasses.replace(cl, memory_gib=sysm.memory_gib)
-        if all_reduce == "custom" and not sysm.peer_link:
-            all_reduce = "nccl"  # no peer reads over PCIe: the engines fall back to NCCL
+        if not sysm.peer_link:  # no peer reads over PCIe: the engines fall back to NCCL, over PCIe
+            all_reduce = PCIE_ALL_REDUCE
     else:
         inst = cat.instance(p.instance_type or "")
         acc_key = inst.spec.accelerator or ""

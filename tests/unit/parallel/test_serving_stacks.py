@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ecobench.hardware.backends.efficiency import (
+    PCIE_ALL_REDUCE,
     PRIORS,
     UNSTATED_STACK,
     Fit,
@@ -101,12 +102,16 @@ def test_all_reduce_latency_is_fitted_per_implementation_across_stacks():
 
 
 def test_published_points_take_the_all_reduce_and_grouping_of_their_runs():
-    """The DLI sweep ran TensorRT-LLM's custom all-reduce on NVLink boards and NCCL on PCIe L40S; its
-    XQA kernel serves groups of 8 query heads (Llama-2-70B) but not Mistral-7B's groups of 4."""
+    """The DLI sweep ran TensorRT-LLM's custom all-reduce on NVLink boards and NCCL on PCIe L40S (whose
+    latency is fitted apart from NCCL's over NVLink); its XQA kernel serves groups of 8 query heads
+    (Llama-2-70B) but not Mistral-7B's groups of 4."""
     by_id = {p.point.id: p for p in prepared_points()}
     assert by_id["dli_trt090_llama270b_h100sxm_fp8_tp4_b1_isl128_osl128"].all_reduce == "custom"
-    assert by_id["dli_trt090_llama270b_l40s_fp8_tp4_b1_isl2048_osl128"].all_reduce == "nccl"
-    assert by_id["trtllm_v05_llama270b_h100sxm_tp4_b64_isl128_osl128"].all_reduce == "nccl"
+    pcie = by_id["dli_trt090_llama270b_l40s_fp8_tp4_b1_isl2048_osl128"]
+    nvlink = by_id["trtllm_v05_llama270b_h100sxm_tp4_b64_isl128_osl128"]
+    assert (pcie.all_reduce, nvlink.all_reduce) == (PCIE_ALL_REDUCE, "nccl")
+    assert collective_key(pcie.stack, pcie.all_reduce) in pcie.keys
+    assert collective_key(pcie.stack, pcie.all_reduce) != collective_key(nvlink.stack, nvlink.all_reduce)
     llama = by_id["dli_trt090_llama270b_h100sxm_fp8_tp4_b1_isl128_osl128"].serve
     mistral = by_id["dli_trt090_mistral7b_h100sxm_fp8_tp1_b64_isl128_osl2048"].serve
     assert llama is not None and mistral is not None
