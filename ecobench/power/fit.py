@@ -51,13 +51,16 @@ NODE_STAND_IN = {("h100-sxm", 8): "p5.48xlarge", ("h200", 8): "p5e.48xlarge",
                  ("a100-80gb", 8): "p4de.24xlarge", ("a100-40gb", 8): "p4d.24xlarge",
                  ("l4", 1): "g6.xlarge", ("l40s", 1): "g6e.xlarge"}
 DEFAULT_CONTEXT_TOKENS = 512  # serving points that state no input length: an assumed prompt length
-# Engines whose GPU waits on the host between decode steps for all the time its kernels leave: vLLM
-# before 0.6 behind its OpenAI-compatible HTTP server. vLLM's v0.6.0 release post profiled v0.5.3
-# serving Llama 3 8B on one H100: HTTP API server 33% and scheduling 29% of the execution time, GPU
-# execution 38% ("If CPUs cannot schedule fast enough, GPUs will sit idle to wait for CPUs"):
-# https://blog.vllm.ai/2024/09/05/perf-update.html (2024-09-05). Offline runs (no HTTP server) and
-# engines with a C++ runtime, multi-step or asynchronous scheduling are not taken as host-bound.
-HOST_BOUND_ENGINE = re.compile(r"\bvLLM 0\.[0-5]\.\d+\b.*openai", re.IGNORECASE)
+# Engines whose GPU waits on the host between decode steps for all the time its kernels leave: vLLM's V0
+# engine (before 0.8, when V1 became the default) with single-step scheduling, its default. vLLM's v0.6.0
+# release post profiled v0.5.3 serving Llama 3 8B on one H100: HTTP API server 33% and scheduling 29% of
+# the execution time, GPU execution 38% ("If CPUs cannot schedule fast enough, GPUs will sit idle to wait
+# for CPUs"); its fix for the scheduling share, multi-step scheduling, is opt-in (--num-scheduler-steps):
+# https://blog.vllm.ai/2024/09/05/perf-update.html (2024-09-05). An offline run (LLM.generate, no HTTP
+# server) still schedules every step on the CPU between GPU steps. Engines with a C++ runtime
+# (TensorRT-LLM), multi-step or asynchronous scheduling (vLLM V1) are not taken as host-bound.
+HOST_BOUND_ENGINE = re.compile(r"\bvLLM 0\.[0-7]\.(?:\d+|x)\b(?!.*(?:multi-step|num-scheduler-steps))",
+                               re.IGNORECASE)
 
 
 def stall_draw() -> float:
