@@ -1,7 +1,9 @@
 """Time and memory of LLM serving on one model replica (``tensor`` ranks), vectorised over batches.
 
 * **Prefill** of a prompt: every layer over the input tokens, then the LM head on the last position
-  (compute-bound), plus two tensor-parallel all-reduces per layer of the prompt's activations.
+  (compute-bound), plus two tensor-parallel all-reduces per layer of the prompt's activations. On
+  Neuron, NxD's MoE layers run the prompt's routed experts blockwise (``moe_block_tokens``,
+  ``workloads/moe_blockwise.py``): every provisioned block of tokens, padded, with its expert's weights.
 * **Decode step** for a batch of ``B`` sequences: every layer on one new token per sequence, the
   weights read once for the whole batch, each sequence's key/value cache read for attention
   (memory-bound at small batches), plus two all-reduces per layer of ``B`` tokens' activations
@@ -52,6 +54,7 @@ from ecobench.parallel.speculative import Speculation, verification_arrays
 from ecobench.parallel.step import WORKSPACE_GIB, Cluster, Efficiency, KernelArrays
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.moe_blockwise import nxd_prefill_kernels
 from ecobench.workloads.transformer import (
     decode_kernels,
     kv_cache_bytes_per_token,
@@ -79,6 +82,7 @@ class ServeWorkload:
     pipeline: int = 1  # stages a replica is split into (each ``tensor`` ranks), possibly on other instances
     grouped_kv_reads: bool = True  # decode attention reads a key/value head once for its query group
     prefill_bucket_tokens: int = 0  # static shapes: the context-encoding graph's padded length (0: none)
+    moe_block_tokens: int = 0  # NxD's blockwise prefill experts: tokens per block (0: routed copies only)
 
     @property
     def prefill_tokens(self) -> int:
@@ -112,6 +116,9 @@ def serve_kernels(w: ServeWorkload) -> tuple[KernelArrays, KernelArrays]:
     a = w.arch
     decode = decode_kernels(a, w.context, 1, w.dtype, w.tensor, w.weight_dtype, w.kv_dtype)
     prefill = prefill_kernels(a, w.prefill_compute_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
+    if w.moe_block_tokens:  # NxD on Neuron: every provisioned block of the routed experts is computed
+        prefill = nxd_prefill_kernels(prefill, a, w.prefill_compute_tokens, w.dtype, w.tensor,
+                                      w.moe_block_tokens)
     return KernelArrays.of(decode), KernelArrays.of(prefill)
 
 

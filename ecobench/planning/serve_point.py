@@ -12,6 +12,7 @@ points with (there without each point's own source).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,7 @@ from ecobench.hardware.neuron.serving import context_bucket
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.serving import ServeWorkload, decode_step_s, max_batch_by_memory, prefill_s
 from ecobench.units import DTYPES
+from ecobench.workloads.moe_blockwise import NXD_BLOCK_TOKENS, NXD_MOE_STACKS
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                          f"{', '.join(map(str, options))}; use a smaller batch or a larger --tensor")
     t = fits[0]
     w = workload(t)
+    if acc.static_kv_cache and (stack or "nxd-inference") in NXD_MOE_STACKS:  # NxD's blockwise MoE prefill
+        w = dataclasses.replace(w, moe_block_tokens=NXD_BLOCK_TOKENS)
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
     tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])

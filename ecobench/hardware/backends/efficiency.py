@@ -78,6 +78,7 @@ from ecobench.parallel.step import (
     stage_kernels,
 )
 from ecobench.units import BYTES_PER_DTYPE
+from ecobench.workloads.moe_blockwise import NXD_BLOCK_TOKENS, NXD_MOE_STACKS
 from ecobench.workloads.transformer import forward_kernels
 
 if TYPE_CHECKING:  # the points are read only to fit and to hold out, not by a run
@@ -268,6 +269,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
         if "tpot_ms" in figs:
             figs.pop("output_tokens_per_s", None)
         targets = tuple((fig, v, sigma[fig]) for fig, v in figs.items())
+        if acc.static_kv_cache and stack in NXD_MOE_STACKS:  # NxD's MoE module: blockwise prefill
+            sw = dataclasses.replace(sw, moe_block_tokens=NXD_BLOCK_TOKENS)
         return Prepared(p, acc.vendor, acc_key, stack, targets, cl, serve=sw, all_reduce=all_reduce)
     if p.kind == "encoder_infer":
         chips = p.accelerators or (cat.instance(p.instance_type).spec.accelerator_count
