@@ -13,9 +13,10 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   request's mean TPOT is ``t_d / (1 - rho)``; its spread comes from the prefill work that arrives
   during its life (compound arrivals, the branching of work arriving during work: variance
   ``R T E[t_p^2] / (1 - rho)^3``), read as a gamma above ``t_d``. A prompt waits for the step in
-  progress (uniform), then in a GI/G/1 queue of prefill work (:func:`_gg1_wait`: it waits with GI/M/1's
-  delay probability, for a mean that scales GI/M/1's by ``(c_a^2 + c_s^2) / (c_a^2 + 1)``; both exact
-  for Poisson arrivals), then for its own chunks: ``t_p(L) + t_d max(1, L / (C - B))``.
+  progress (uniform), then in a GI/G/1 queue of prefill work (:func:`_gg1_wait`: a mean wait that
+  scales GI/M/1's by ``(c_a^2 + c_s^2) / (c_a^2 + 1)``, shared among those who wait: Lindley's fixed
+  point for bursty arrivals, :func:`_lindley_table`; both exact for Poisson arrivals), then for its own
+  chunks: ``t_p(L) + t_d max(1, L / (C - B))``.
 * ``static`` (fixed batches, TensorRT-LLM's and Neuron's batch sweeps): a batch is the prompts that
   arrived during the batch before, prefilled together, then decoded until its longest output ends (the
   order statistics of the output length); batch sizes and cycles vary together (a moment recursion
@@ -54,6 +55,14 @@ SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
 DELAY_BISECTIONS = 32  # halvings of the delay probability's bracket (to 2e-10)
+# The delay probability of bursty arrivals (_lindley_table): solved once per arrival CV at these loads
+# and work CV^2s (read bilinearly in between), in fixed-point rounds, the wait of those who wait read at
+# LINDLEY_U and the work at LINDLEY_POINTS.
+LINDLEY_LOADS = np.concatenate([[1e-4], np.linspace(0.04, 0.88, 22), 1 - np.geomspace(0.09, 1e-3, 8)])
+LINDLEY_CS2 = np.array([0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 10.0])
+LINDLEY_ROUNDS = 10
+LINDLEY_U = (np.arange(16) + 0.5) / 16
+LINDLEY_POINTS = (np.arange(8) + 0.5) / 8
 STATIC_POINTS = (np.arange(16) + 0.5) / 16  # probabilities of the cycle a request arrives in (static)
 STATIC_ROUNDS = 8  # rounds of the static batches' idle chance and variances
 MAX_CYCLE_GAIN = 0.98  # static: the most a batch's excess carries into the next (near saturation)
@@ -352,21 +361,87 @@ def _delay_probability(rho: np.ndarray, arrival_cv: float) -> np.ndarray:
 def _gg1_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
               third: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(probability of waiting, mean wait of those who wait, gamma shape of that wait) in a GI/G/1
-    queue of work with gamma inter-arrival times: the delay probability ``sigma`` of GI/M/1
-    (:func:`_delay_probability`), the mean wait ``sigma / (1 - sigma) (c_a^2 + c_s^2) / (c_a^2 + 1) E[S]``
-    (exact for GI/M/1 and, with ``sigma = rho``, Pollaczek-Khinchine's for M/G/1), and the shape of the
-    wait of those who wait from the M/G/1 queue of the same delay probability (its second moment
-    ``E[W^2] = 2 E[W]^2 + R E[S^3] / (3 (1 - rho))``; ``third``: E[S^3] / E[S]^3)."""
+    queue of work with gamma inter-arrival times: the mean wait ``sigma_M / (1 - sigma_M) (c_a^2 + c_s^2)
+    / (c_a^2 + 1) E[S]`` with GI/M/1's delay probability ``sigma_M`` (:func:`_delay_probability`; exact
+    for GI/M/1 and, with ``sigma_M = rho``, Pollaczek-Khinchine's for M/G/1), shared among those who wait:
+    for Poisson arrivals ``rho`` of them (exact for M/G/1), otherwise ``sigma_M`` corrected for the
+    work's spread (:func:`_lindley_delay`). The shape of the wait of those who wait is the M/G/1 queue's
+    at that delay probability (:func:`_wait_shape`)."""
     rho = np.clip(rate * work_mean, 0.0, 1 - 1e-9)
     cs2 = work_var / np.maximum(work_mean, 1e-30) ** 2
     ca2 = arrival_cv ** 2
     sigma = _delay_probability(rho, arrival_cv)
     mean_wait = sigma / (1 - sigma) * (ca2 + cs2) / (ca2 + 1) * work_mean
-    m_wait = sigma / (1 - sigma) * (1 + cs2) / 2 * work_mean  # the M/G/1 queue at load sigma
-    second = 2 * m_wait ** 2 + sigma * third * work_mean ** 2 / (3 * (1 - sigma))
+    if arrival_cv != 1.0:
+        sigma = np.clip(sigma + _lindley_delay(rho, cs2, arrival_cv), 1e-12, 1 - 1e-9)
+    return sigma, mean_wait / np.maximum(sigma, 1e-12), _wait_shape(sigma, cs2, third)
+
+
+def _wait_shape(sigma: np.ndarray, cs2: np.ndarray, third: float | np.ndarray) -> np.ndarray:
+    """The gamma shape of the wait of those who wait, from the M/G/1 queue at load ``sigma`` (its
+    second moment ``E[W^2] = 2 E[W]^2 + R E[S^3] / (3 (1 - rho))``; ``third``: E[S^3] / E[S]^3)."""
+    m_wait = sigma / (1 - sigma) * (1 + cs2) / 2
+    second = 2 * m_wait ** 2 + sigma * third / (3 * (1 - sigma))
     cond = m_wait / np.maximum(sigma, 1e-12)
     cv2 = second / np.maximum(sigma, 1e-12) / np.maximum(cond, 1e-30) ** 2 - 1
-    return sigma, mean_wait / np.maximum(sigma, 1e-12), 1 / np.clip(cv2, 0.05, 20.0)
+    return 1 / np.clip(cv2, 0.05, 20.0)
+
+
+def _lindley_delay(rho: np.ndarray, cs2: np.ndarray, arrival_cv: float) -> np.ndarray:
+    """How much more often than in GI/M/1 an arrival waits in a GI/G/1 queue of work of squared CV
+    ``cs2`` (:func:`_lindley_table`, read bilinearly at the load ``rho`` and ``cs2``)."""
+    table = _lindley_table(float(arrival_cv))
+    x = np.interp(rho, LINDLEY_LOADS, np.arange(len(LINDLEY_LOADS), dtype=float))
+    y = np.interp(cs2, LINDLEY_CS2, np.arange(len(LINDLEY_CS2), dtype=float))
+    x0 = np.minimum(np.floor(x).astype(int), len(LINDLEY_LOADS) - 2)
+    y0 = np.minimum(np.floor(y).astype(int), len(LINDLEY_CS2) - 2)
+    fx, fy = x - x0, y - y0
+    lo = (1 - fx) * table[y0, x0] + fx * table[y0, x0 + 1]
+    hi = (1 - fx) * table[y0 + 1, x0] + fx * table[y0 + 1, x0 + 1]
+    return (1 - fy) * lo + fy * hi
+
+
+@functools.lru_cache(maxsize=64)
+def _lindley_table(arrival_cv: float) -> np.ndarray:
+    """The delay probability of a GI/G/1 queue of gamma inter-arrival times ``A`` less GI/M/1's, at each
+    work CV^2 of ``LINDLEY_CS2`` (rows) and load of ``LINDLEY_LOADS`` (columns), from Lindley's recursion
+    (D. V. Lindley, "The theory of queues with a single server", Proc. Cambridge Philos. Soc. 48(2),
+    277-289, 1952: ``W' = max(0, W + S - A)``, so an arrival waits with chance ``P(A < W + S)``, the one
+    before it waiting ``W`` and bringing ``S``) solved as a fixed point, ``W`` read as :func:`_gg1_wait`'s
+    two-moment wait (none with chance ``1 - sigma``, else a gamma of the mean wait over ``sigma``) and
+    ``S`` as a gamma of the work's CV at ``LINDLEY_POINTS`` points. With exponential work (the wait of
+    those who wait then exponential, the sojourn ``W + S`` too) this is GI/M/1's equation
+    ``sigma = A*((1 - sigma) / E[S])``, which it starts from. Against a simulated GI/D/1 queue (work of
+    one length; measured 2026-11-26, 200,000-400,000 arrivals), this / GI/M/1's / simulated delay
+    probability: arrival CV 1.5, loads 0.3, 0.6, 0.9: 0.522 / 0.500 / 0.527, 0.750 / 0.737 / 0.756,
+    0.939 / 0.938 / 0.941; CV 0.5: 0.038 / 0.108 / 0.036, 0.294 / 0.422 / 0.272, 0.784 / 0.843 / 0.774;
+    CV 2: 0.666 / 0.647 / 0.672, 0.833 / 0.823 / 0.836, 0.961 / 0.959 / 0.962."""
+    from scipy.special import gammainc, gammaincinv
+
+    rho = np.tile(LINDLEY_LOADS, len(LINDLEY_CS2))
+    cs2 = np.repeat(LINDLEY_CS2, len(LINDLEY_LOADS))
+    k_s = 1 / np.maximum(cs2, 1e-3)
+    units = np.where(cs2[:, None] > 0, gammaincinv(k_s[:, None], LINDLEY_POINTS[None, :]) / k_s[:, None], 1.0)
+    units /= units.mean(axis=1, keepdims=True)
+    third = (1 + cs2) * (1 + 2 * cs2)  # E[S^3] / E[S]^3 of the gamma
+    k_a = 1.0 / arrival_cv ** 2 if arrival_cv > 0 else math.inf
+    lam = rho[:, None, None]  # arrivals per mean work
+
+    def arrived_by(v: np.ndarray) -> np.ndarray:  # P(A <= v), v in mean works
+        return (v >= 1 / lam).astype(float) if math.isinf(k_a) else gammainc(k_a, v * lam * k_a)
+
+    sigma_m = _delay_probability(rho, arrival_cv)
+    mean_wait = sigma_m / (1 - sigma_m) * (arrival_cv ** 2 + cs2) / (arrival_cv ** 2 + 1)
+    no_wait = arrived_by(units[:, None, :]).mean(axis=(1, 2))  # the one before did not wait
+    sigma = sigma_m
+    for _ in range(LINDLEY_ROUNDS):
+        shape = _wait_shape(sigma, cs2, third)
+        w = gammaincinv(shape[:, None], LINDLEY_U[None, :]) * (mean_wait / sigma / shape)[:, None]
+        waited = arrived_by(w[:, :, None] + units[:, None, :]).mean(axis=(1, 2))
+        sigma = np.clip((1 - sigma) * no_wait + sigma * waited, 1e-12, 1 - 1e-9)
+    table = (sigma - sigma_m).reshape(len(LINDLEY_CS2), len(LINDLEY_LOADS))
+    table.flags.writeable = False
+    return table
 
 
 def _third(traffic: Traffic) -> float:
@@ -579,7 +654,7 @@ def prefill_pool_ttft(steps: Steps, traffic: Traffic, loads: np.ndarray) -> Ttft
     kv = steps.kv_token_s * traffic.input.mean * traffic.input.unit
     loads = np.asarray(loads, dtype=float)
     p, wait, shape = _gg1_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
-                                   traffic.arrival_cv, _third(traffic))
+                               traffic.arrival_cv, _third(traffic))
     zeros = np.zeros_like(loads)
     return Ttft(zeros, zeros, p, wait, np.broadcast_to(tp_points + kv, (len(loads), len(kv))), shape)
 
