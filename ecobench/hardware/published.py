@@ -27,9 +27,11 @@ UNFITTED_KINDS = frozenset({"moe_train"})
 
 def is_fitted(p: "PublishedPoint") -> bool:
     """Whether the efficiency model is fitted on ``p`` (else only held out against): not the
-    :data:`UNFITTED_KINDS`, nor the serving of a mixture-of-experts model (the serving step reads
-    every local expert's weights, as one Neuron MoE stack does and another does not: such points are
-    predicted from the dense ones, like MoE training)."""
+    :data:`UNFITTED_KINDS`, nor the serving of a mixture-of-experts model. Its decode step reads the
+    routed experts its tokens pick (``1-(1-k/E)^tokens`` of them, ``parallel.serving.routed_read_share``),
+    but there are few such points, and their prefill carries what the step does not model (NxD
+    Inference pads its blockwise expert matmuls to whole blocks): they are predicted from the dense
+    ones, like MoE training, not fitted on."""
     return p.kind not in UNFITTED_KINDS and not (p.kind == "llm_serve" and p.arch.moe is not None)
 
 
@@ -169,6 +171,17 @@ class PublishedPoint(_Row):
         elif self.global_batch_size is None or self.layout is None:
             raise ValueError(f"{self.id}: a training point needs global_batch_size and layout")
         return self
+
+    def prefill_bucket_tokens(self, static_shapes: bool = True) -> int:
+        """Tokens a serving point's prefill computes on static shapes (Neuron): the context-encoding
+        bucket the source states, else the automatic one below its compiled length ``seq_len``
+        (``parallel.serving.context_bucket``); 0 where the stack pads nothing (``static_shapes``
+        False). What the efficiency fit and the emulated NeuronCore's serving points both take."""
+        from ecobench.parallel.serving import context_bucket
+
+        if not static_shapes or self.kind != "llm_serve" or not self.input_tokens:
+            return 0
+        return self.context_bucket_tokens or context_bucket(self.input_tokens, self.seq_len)
 
     @property
     def decode_batch(self) -> int:

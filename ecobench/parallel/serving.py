@@ -63,6 +63,17 @@ from ecobench.workloads.transformer import (
 )
 
 TP_ALL_REDUCES_PER_LAYER = 2  # after attention and after the feed-forward block (Megatron-style)
+MIN_BUCKET = 128  # NxD Inference's smallest automatic bucket (feature-guide.rst, 'Automatic Bucketing')
+
+
+def context_bucket(tokens: int, max_len: int) -> int:
+    """Tokens a context-encoding (prefill) graph computes for a prompt of ``tokens``: Neuron compiles
+    static shapes, and NxD Inference's automatic buckets are the powers of two from
+    :data:`MIN_BUCKET` up to the compiled maximum context length ``max_len``, which is the last one
+    (feature-guide.rst, 'Automatic Bucketing'); a prompt is padded to the smallest bucket that holds
+    it."""
+    bucket = max(MIN_BUCKET, 1 << max(0, int(tokens) - 1).bit_length())
+    return max(int(tokens), min(bucket, int(max_len)))
 
 
 @dataclass(frozen=True)
@@ -81,7 +92,9 @@ class ServeWorkload:
     speculation: Speculation | None = None  # speculative decoding (parallel/speculative.py)
     pipeline: int = 1  # stages a replica is split into (each ``tensor`` ranks), possibly on other instances
     grouped_kv_reads: bool = True  # decode attention reads a key/value head once for its query group
-    prefill_bucket_tokens: int = 0  # static shapes: the context-encoding graph's padded length (0: none)
+    # static shapes: the context-encoding graph's padded length where it is known (a published point's
+    # stated bucket; 0: none); None: decided here, from static_cache and the compiled length
+    prefill_bucket_tokens: int | None = None
     moe_block_tokens: int = 0  # NxD's blockwise prefill experts: tokens per block (0: routed copies only)
 
     @property
@@ -92,8 +105,15 @@ class ServeWorkload:
     @property
     def prefill_compute_tokens(self) -> int:
         """Tokens the prefill's kernels run over: the prompt's, or the bucket it is padded to where the
-        stack compiles static shapes (Neuron's context-encoding buckets)."""
-        return max(self.prefill_tokens, int(self.prefill_bucket_tokens))
+        stack compiles static shapes (Neuron's context-encoding buckets: the given one, else the
+        automatic bucket of :func:`context_bucket` with the compiled length taken as prompt plus
+        output, the least a replica serving the request compiles). The one place every path (the
+        serving planner, serve-point, the efficiency fit, the emulated NeuronCore) takes it from."""
+        if self.prefill_bucket_tokens is not None:
+            return max(self.prefill_tokens, int(self.prefill_bucket_tokens))
+        if self.static_cache:
+            return context_bucket(self.prefill_tokens, self.max_context)
+        return self.prefill_tokens
 
     @property
     def context(self) -> int:

@@ -21,7 +21,6 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.hardware.neuron.serving import context_bucket
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.serving import ServeWorkload, decode_step_s, max_batch_by_memory, prefill_s
 from ecobench.units import DTYPES
@@ -86,13 +85,11 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         raise InputError(f"--tensor {tensor}: must divide the {cl.ranks_per_node} ranks of {instance_type}; "
                          f"allowed: {', '.join(map(str, valid))}")
 
-    # static shapes (Neuron): the prompt runs the context-encoding bucket it is padded to, the
-    # compiled length taken as prompt plus output (as the emulated NeuronCore's timer takes it)
-    bucket = context_bucket(input_tokens, input_tokens + output_tokens) if acc.static_kv_cache else 0
-
+    # static shapes (Neuron): the workload pads the prompt to its context-encoding bucket
+    # (ServeWorkload.prefill_compute_tokens, as the serving planner's)
     def workload(t: int) -> ServeWorkload:
         return ServeWorkload(arch, input_tokens, output_tokens, precision, t, weight_precision,
-                             kv_cache_precision, acc.static_kv_cache, prefill_bucket_tokens=bucket)
+                             kv_cache_precision, acc.static_kv_cache)
 
     options = [tensor] if tensor else valid
     fits = [t for t in options if max_batch_by_memory(workload(t), cl) >= batch]

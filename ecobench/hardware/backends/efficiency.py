@@ -254,10 +254,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     arch = p.arch
     if p.kind == "llm_serve":
         assert p.tensor and p.input_tokens and p.output_tokens
-        bucket = 0
-        if acc.static_kv_cache:  # static shapes: the prompt runs its padded context-encoding bucket
-            from ecobench.hardware.neuron.serving import context_bucket
-            bucket = p.context_bucket_tokens or context_bucket(p.input_tokens, p.seq_len)
+        # static shapes: the prompt runs its padded context-encoding bucket (the point's compiled length)
+        bucket = p.prefill_bucket_tokens(acc.static_kv_cache)
         sw = ServeWorkload(arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                            p.kv_cache_precision, static_cache=acc.static_kv_cache,
                            grouped_kv_reads=pts.sources[p.source].grouped_reads_for(arch.heads, arch.kv),

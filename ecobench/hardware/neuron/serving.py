@@ -37,7 +37,6 @@ from ecobench.workloads.transformer import decode_kernels, prefill_kernels
 CORRECTION_FILE = "data/neuron_serving_fit.json"
 FIGURES = ("tpot_ms", "ttft_ms")
 BATCH_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
-MIN_BUCKET = 128  # NxD Inference's smallest automatic bucket (feature-guide.rst, 'Automatic Bucketing')
 
 
 def collectives(w: ServeWorkload) -> int:
@@ -81,16 +80,6 @@ def raw_decode_s(w: ServeWorkload, cl: Cluster, dev: NeuronDeviceSpec, batch: in
         _all_reduces_s(w, cl, batch)
 
 
-def context_bucket(tokens: int, max_len: int) -> int:
-    """Tokens a context-encoding (prefill) graph computes for a prompt of ``tokens``: Neuron compiles
-    static shapes, and NxD Inference's automatic buckets are the powers of two from
-    :data:`MIN_BUCKET` up to the compiled maximum context length ``max_len``, which is the last one
-    (feature-guide.rst, 'Automatic Bucketing'); a prompt is padded to the smallest bucket that holds
-    it."""
-    bucket = max(MIN_BUCKET, 1 << max(0, int(tokens) - 1).bit_length())
-    return max(int(tokens), min(bucket, int(max_len)))
-
-
 @functools.lru_cache(maxsize=1024)
 def raw_prefill_s(w: ServeWorkload, cl: Cluster, dev: NeuronDeviceSpec, prompts: int = 1,
                   tokens: int | None = None) -> float:
@@ -127,10 +116,9 @@ class EmulatedServeTimer:
         return np.asarray(step, dtype=float)
 
     def prefill_s(self, w: ServeWorkload, cl: Cluster) -> float:
-        """Seconds to prefill one prompt, padded to its context-encoding bucket (the compiled length
-        taken as the request's prompt plus output: the least a replica serving it compiles)."""
-        bucket = context_bucket(w.prefill_tokens, w.max_context)
-        raw = raw_prefill_s(w, cl, self.dev, 1, bucket)
+        """Seconds to prefill one prompt, padded to its context-encoding bucket
+        (:attr:`ServeWorkload.prefill_compute_tokens`)."""
+        raw = raw_prefill_s(w, cl, self.dev, 1, w.prefill_compute_tokens)
         return float(self.correction.apply("ttft_ms", raw, collectives(w)))
 
 
@@ -170,11 +158,11 @@ def serve_points() -> tuple[ServePoint, ...]:
             continue
         cl = instance_cluster(cat, inst, p.precision)
         w = ServeWorkload(p.arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
-                          p.kv_cache_precision, static_cache=cat.accelerators[acc].static_kv_cache)
+                          p.kv_cache_precision, static_cache=cat.accelerators[acc].static_kv_cache,
+                          prefill_bucket_tokens=p.prefill_bucket_tokens())
         b = int(p.batch_size or 1)
-        bucket = p.context_bucket_tokens or context_bucket(p.input_tokens, p.seq_len)
         raw = {"tpot_ms": 1e3 * raw_decode_s(w, cl, DEVICES[acc], p.decode_batch),
-               "ttft_ms": 1e3 * raw_prefill_s(w, cl, DEVICES[acc], b, bucket)}
+               "ttft_ms": 1e3 * raw_prefill_s(w, cl, DEVICES[acc], b, w.prefill_compute_tokens)}
         group = pts.sources[p.source].group or p.source
         figures = {f: v for f, v in raw.items() if getattr(p, f, None)}
         out.append(ServePoint(p, group, figures, collectives(w)))

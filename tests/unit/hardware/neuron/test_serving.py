@@ -1,5 +1,6 @@
 """Serving on the emulated NeuronCore: the timer, its fitted correction and its holdout by source."""
 
+import dataclasses
 import json
 from importlib import resources
 
@@ -10,7 +11,7 @@ from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron import serving as ns
 from ecobench.hardware.neuron.arch import DEVICES
-from ecobench.parallel.serving import ServeWorkload
+from ecobench.parallel.serving import ServeWorkload, context_bucket
 from ecobench.workloads.presets import preset
 
 
@@ -81,9 +82,9 @@ def test_fit_is_a_median_fit_that_a_few_outliers_do_not_move():
 
 def test_prefill_is_padded_to_its_context_encoding_bucket(inf2):
     # NxD Inference's automatic buckets: powers of two from 128 up to the compiled context length
-    assert [ns.context_bucket(n, 4096) for n in (1, 128, 129, 1500, 2048, 3000, 4096)] == \
+    assert [context_bucket(n, 4096) for n in (1, 128, 129, 1500, 2048, 3000, 4096)] == \
         [128, 128, 256, 2048, 2048, 4096, 4096]
-    assert ns.context_bucket(10000, 12800) == 12800 and ns.context_bucket(5000, 4096) == 5000
+    assert context_bucket(10000, 12800) == 12800 and context_bucket(5000, 4096) == 5000
     cl, dev = inf2
     timer = ns.EmulatedServeTimer(dev, ns.current_correction())
     # 1100 and 2000 prompt tokens run the same 2048-token graph; 2100 runs the 4096 one
@@ -161,3 +162,31 @@ def test_mixture_of_experts_serving_is_held_out_but_not_fitted():
     assert emulated and not emulated & {p.id for p in moe}
     dense = [p for p in load_points().points if p.kind == "llm_serve" and p.id in emulated]
     assert all(is_fitted(p) for p in dense)
+
+
+def test_planner_and_serve_point_pad_a_neuron_prefill_alike():
+    """The serving planner's workload and serve-point's time the same Neuron prefill: both pad the
+    prompt to the context-encoding bucket the workload decides (1500 tokens -> 2048)."""
+    from ecobench.hardware.backends.efficiency import current_fit
+    from ecobench.parallel.serving import prefill_s
+    from ecobench.planning.serve_point import serve_point
+    from ecobench.planning.serving import _serve_workload, traffic_of
+    from ecobench.scenario.model import HardwareConfig, ServingSpec
+
+    cat = load_catalog()
+    inst = cat.instance("inf2.48xlarge")
+    acc = cat.accelerator_of(inst)
+    assert acc is not None and acc.static_kv_cache
+    cl = instance_cluster(cat, inst, "bf16")
+    spec = ServingSpec(requests_per_h=3600, input_tokens=1500, output_tokens=1000, ttft_ms=5000, tpot_ms=100)
+    cfg = HardwareConfig(id="a", instance_type="inf2.48xlarge", precision="bf16")
+    point = serve_point("llama3-8b", "inf2.48xlarge", "bf16", 1, 1500, 1000, tensor=8)
+    planned = _serve_workload(preset("llama3-8b"), traffic_of(spec), spec, cfg, point.tensor, True)
+    assert planned.prefill_compute_tokens == context_bucket(1500, 2500) == 2048
+    fit = current_fit()
+    eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, None)
+    planner_ms = 1e3 * (float(prefill_s(planned, cl, eff, 1.0)) + fit.request_overhead_s(acc.vendor)
+                        + eff.step_overhead_s)
+    assert point.figures["ttft_ms"][0] == pytest.approx(planner_ms, rel=1e-9)
+    unpadded = dataclasses.replace(planned, prefill_bucket_tokens=0)
+    assert float(prefill_s(unpadded, cl, eff, 1.0)) < float(prefill_s(planned, cl, eff, 1.0))
