@@ -209,13 +209,21 @@ def add_change_columns(t: Columns, baseline_id: str) -> None:
 
 
 def add_bands(rows: list[dict[str, Any]], mcs: list[McConfig], s: Scenario) -> None:
-    """Add the Monte Carlo's ``*_low`` / ``*_high`` columns to the rows, in place."""
+    """Add the Monte Carlo's ``*_low`` / ``*_high`` columns to the rows, in place. A band holds the
+    central value: where a figure is at its largest (or smallest) at the central inputs, e.g. an
+    accelerator that draws less whether its throughput comes out faster (less busy) or slower (more
+    time at stall draw), the draws' 5th-95th percentiles can miss it, and the band extends to it."""
     found = bands(mcs, s.baseline, s.uncertainty.draws, s.uncertainty.seed)
     for r in rows:
         band = found.get(r["config_id"], {})
-        for k in band:  # a figure no input moves: draws equal to the central value but for rounding
+        for k in band:
             central = r.get(k.rsplit("_", 1)[0])
-            if isinstance(central, float) and math.isfinite(central) and math.isfinite(band[k]) \
-                    and abs(band[k] - central) <= 1e-9 * abs(central):
+            if not (isinstance(central, float) and math.isfinite(central) and math.isfinite(band[k])):
+                continue
+            if abs(band[k] - central) <= 1e-9 * abs(central):  # no input moves it: rounding
                 band[k] = central
+            elif k.endswith("_low"):
+                band[k] = min(band[k], central)
+            else:
+                band[k] = max(band[k], central)
         r.update(band)
