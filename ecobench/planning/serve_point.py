@@ -12,7 +12,6 @@ points with (there without each point's own source).
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,7 @@ from ecobench.hardware.cluster import instance_cluster
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.serving import ServeWorkload, decode_step_s, max_batch_by_memory, prefill_s
 from ecobench.units import DTYPES
-from ecobench.workloads.moe_blockwise import NXD_BLOCK_TOKENS, NXD_MOE_STACKS
+from ecobench.workloads.moe_blockwise import prefill_block_tokens
 
 
 @dataclass(frozen=True)
@@ -89,7 +88,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     # (ServeWorkload.prefill_compute_tokens, as the serving planner's)
     def workload(t: int) -> ServeWorkload:
         return ServeWorkload(arch, input_tokens, output_tokens, precision, t, weight_precision,
-                             kv_cache_precision, acc.static_kv_cache)
+                             kv_cache_precision, acc.static_kv_cache,
+                             moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack))
 
     options = [tensor] if tensor else valid
     fits = [t for t in options if max_batch_by_memory(workload(t), cl) >= batch]
@@ -99,8 +99,6 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                          f"{', '.join(map(str, options))}; use a smaller batch or a larger --tensor")
     t = fits[0]
     w = workload(t)
-    if acc.static_kv_cache and (stack or "nxd-inference") in NXD_MOE_STACKS:  # NxD's blockwise MoE prefill
-        w = dataclasses.replace(w, moe_block_tokens=NXD_BLOCK_TOKENS)
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
     tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])

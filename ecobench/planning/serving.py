@@ -50,6 +50,7 @@ from ecobench.power.draw import Activity
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.moe_blockwise import prefill_block_tokens
 from ecobench.workloads.transformer import kv_cache_bytes_per_token
 
 MAX_BATCH = 1024  # the largest concurrency searched when memory allows more
@@ -164,7 +165,9 @@ def _serve_workload(arch: Architecture, traffic: Traffic, spec: ServingSpec, cfg
                     static_cache: bool, pipeline: int = 1) -> ServeWorkload:
     return ServeWorkload(arch, max(1, round(traffic.input.mean)), max(1, round(traffic.output.mean)),
                          cfg.precision, tensor, serving_options.weight_dtype(cfg), cfg.kv_cache_precision,
-                         static_cache, pipeline=pipeline, **serving_options.workload_options(spec, cfg))
+                         static_cache, pipeline=pipeline,
+                         moe_block_tokens=prefill_block_tokens(static_cache, cfg.stack),
+                         **serving_options.workload_options(spec, cfg))
 
 
 MAX_SPAN_INSTANCES = 16  # the most instances one replica's pipeline stages are searched over

@@ -54,6 +54,16 @@ SELECTIVE_LOADING_THRESHOLD = 1.0  # DEFAULT_SELECTIVE_LOADING_THRESHOLD, same f
 # vLLM Neuron (on NxD Inference) and optimum-neuron (optimum/neuron/models/inference/backend/modules/
 # moe.py and moe_v2.py build neuronx_distributed's ExpertMLPs / ExpertMLPsV2).
 NXD_MOE_STACKS = ("nxd-inference", "vllm-neuron", "optimum-neuron-vllm")
+NXD_DEFAULT_STACK = "nxd-inference"  # a static-shape (Neuron) replica with no stack named runs NxD Inference
+
+
+def prefill_block_tokens(static_cache: bool, stack: str | None) -> int:
+    """Tokens per block of a replica's blockwise MoE prefill (``ServeWorkload.moe_block_tokens``):
+    NxD's block size on a static-shape (Neuron) replica whose stack runs NxD's MoE module, else 0
+    (routed copies only). The one rule the serving planner, serve-point and the efficiency fit share."""
+    return NXD_BLOCK_TOKENS if static_cache and (stack or NXD_DEFAULT_STACK) in NXD_MOE_STACKS else 0
+
+
 BLOCKWISE_KERNELS = ("moe.permute", "moe.experts.up", "moe.experts.act", "moe.experts.down")
 
 Path = Literal["selective", "all_experts", "blockwise"]

@@ -78,7 +78,7 @@ from ecobench.parallel.step import (
     stage_kernels,
 )
 from ecobench.units import BYTES_PER_DTYPE
-from ecobench.workloads.moe_blockwise import NXD_BLOCK_TOKENS, NXD_MOE_STACKS
+from ecobench.workloads.moe_blockwise import prefill_block_tokens
 from ecobench.workloads.transformer import forward_kernels
 
 if TYPE_CHECKING:  # the points are read only to fit and to hold out, not by a run
@@ -259,7 +259,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
         sw = ServeWorkload(arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                            p.kv_cache_precision, static_cache=acc.static_kv_cache,
                            grouped_kv_reads=pts.sources[p.source].grouped_reads_for(arch.heads, arch.kv),
-                           prefill_bucket_tokens=bucket)
+                           prefill_bucket_tokens=bucket,
+                           moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack))
         # Fitted on TPOT and TTFT; on the throughput only where no TPOT is published (elsewhere it is
         # derived from the same runs, and Neuron's tables disagree with their own TPOT).
         sigma = {"tpot_ms": OBS_SIGMA, "ttft_ms": OBS_SIGMA_TTFT, "output_tokens_per_s": OBS_SIGMA}
@@ -267,8 +268,6 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
         if "tpot_ms" in figs:
             figs.pop("output_tokens_per_s", None)
         targets = tuple((fig, v, sigma[fig]) for fig, v in figs.items())
-        if acc.static_kv_cache and stack in NXD_MOE_STACKS:  # NxD's MoE module: blockwise prefill
-            sw = dataclasses.replace(sw, moe_block_tokens=NXD_BLOCK_TOKENS)
         return Prepared(p, acc.vendor, acc_key, stack, targets, cl, serve=sw, all_reduce=all_reduce)
     if p.kind == "encoder_infer":
         chips = p.accelerators or (cat.instance(p.instance_type).spec.accelerator_count

@@ -100,3 +100,40 @@ def test_serve_point_prefills_moe_blockwise_on_neuron_nxd_only():
     # the default Neuron stack runs NxD's MoE module (blockwise: 159 blocks for 16,384 routed copies);
     # the vLLM GPU stack's efficiency gives about the same time for the routed copies alone
     assert ttft(None) > 1.5 * ttft("vllm")
+
+
+def test_one_rule_decides_blockwise_prefill():
+    from ecobench.workloads.moe_blockwise import prefill_block_tokens
+
+    assert prefill_block_tokens(True, None) == NXD_BLOCK_TOKENS  # Neuron, default stack: NxD Inference
+    assert prefill_block_tokens(True, "vllm-neuron") == NXD_BLOCK_TOKENS
+    assert prefill_block_tokens(True, "transformers-neuronx") == 0
+    assert prefill_block_tokens(False, "nxd-inference") == 0  # dynamic shapes (GPU): routed copies only
+
+
+def test_planner_and_serve_point_time_a_neuron_moe_prefill_alike():
+    """The serving planner's workload runs NxD's blockwise experts as serve-point's does: the same
+    prefill time for the same Neuron MoE request."""
+    from ecobench.hardware.backends.efficiency import current_fit
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.hardware.cluster import instance_cluster
+    from ecobench.parallel.serving import prefill_s
+    from ecobench.planning.serve_point import serve_point
+    from ecobench.planning.serving import _serve_workload, traffic_of
+    from ecobench.scenario.model import HardwareConfig, ServingSpec
+
+    cat = load_catalog()
+    inst = cat.instance("trn2.48xlarge")
+    acc = cat.accelerator_of(inst)
+    assert acc is not None and acc.static_kv_cache
+    spec = ServingSpec(requests_per_h=3600, input_tokens=1500, output_tokens=250, ttft_ms=5000, tpot_ms=100)
+    cfg = HardwareConfig(id="a", instance_type="trn2.48xlarge", precision="bf16")
+    point = serve_point("qwen3-30b-a3b", "trn2.48xlarge", "bf16", 1, 1500, 250, tensor=4)
+    planned = _serve_workload(PRESETS["qwen3-30b-a3b"], traffic_of(spec), spec, cfg, 4, True)
+    assert planned.moe_block_tokens == NXD_BLOCK_TOKENS
+    fit = current_fit()
+    eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, None)
+    cl = instance_cluster(cat, inst, "bf16")
+    planner_ms = 1e3 * (float(prefill_s(planned, cl, eff, 1.0)) + fit.request_overhead_s(acc.vendor)
+                        + eff.step_overhead_s)
+    assert point.figures["ttft_ms"][0] == pytest.approx(planner_ms, rel=1e-9)
