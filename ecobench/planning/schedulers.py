@@ -195,9 +195,20 @@ class _TtftCdf:
         x = np.maximum(x, 0.0)
         z = x / self.theta
         pk = gammainc(self.k, z)
-        with np.errstate(divide="ignore"):
-            term = np.exp(self.k * np.log(z) - z - self.log_gamma)
-        return (1 - self.p) * x + self.p * (x * pk - self.k * self.theta * (pk - term))
+        with np.errstate(divide="ignore"):  # in place: the same operations, fewer large temporaries
+            term = np.log(z)
+        term *= self.k
+        term -= z
+        term -= self.log_gamma
+        np.exp(term, out=term)
+        np.subtract(pk, term, out=term)
+        term *= self.k * self.theta
+        pk *= x
+        pk -= term
+        pk *= self.p
+        out = (1 - self.p) * x
+        out += pk
+        return out
 
     def __call__(self, t: np.ndarray) -> np.ndarray:
         """The CDF at the times ``t`` (rows, m): a mean over the length (or cycle) points."""
