@@ -224,24 +224,31 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
                      prefill_share: float) -> Activity:
     """What a busy replica's accelerators do: decode steps at ``batch`` for ``1 - prefill_share`` of
     the time and prefills the rest, each split into compute-bound kernels and memory-bound kernels,
-    as the draw model needs. Per-kernel overhead and tensor-parallel all-reduces count as memory-bound
+    as the draw model needs; decode attention's KV-cache reads draw like compute-bound kernels
+    (``power/draw.py`` ``decode_draw_shares``, the rule the power corpus's serving points are fitted
+    with). Per-kernel overhead and tensor-parallel all-reduces count as memory-bound
     time: the chip is launching and running kernels with its clocks up, as the draw model's fit takes
     a service's time beyond the roofline (power/fit.py ``split_rest``); stalls (host-side gaps) are
     only what a slower supplied throughput adds (``Activity.scaled``)."""
     from ecobench.hardware.backends.activity import kernel_regimes_s
+    from ecobench.power.draw import decode_draw_shares
 
     kernels, prefill = serve_kernels(w)
     decode = with_routed_reads(kernels, w.arch, batch)
     parts = []
     for ks, micro, share in ((decode, batch, 1.0 - prefill_share), (prefill, 1.0, prefill_share)):
         c, m, o = kernel_regimes_s(ks, micro, cl, eff)
+        # decode attention's memory-bound time: its KV-cache reads (the prefill reads no cache)
+        kv = kernel_regimes_s(ks, micro, cl, eff, only=ks.attention)[1] if ks is decode else 0.0
         tokens = micro * (1 if ks is decode else w.prefill_tokens)
         tp = float(tp_all_reduce_s(w, cl, eff, np.array([tokens]))[0])
         total = c + m + o + tp
-        parts.append([share * x / total for x in (c, m + o + tp)] if total > 0 else [0.0, share])
+        split = decode_draw_shares(c, m - kv, kv, o + tp)
+        parts.append([share * x / total for x in split] if total > 0 else [0.0, share])
     c, m = (sum(x) for x in zip(*parts, strict=True))
-    return Activity(c, m, 0.0, "serving model: decode steps and prefills (compute-bound; memory-bound, "
-                               "per-kernel overhead and all-reduces drawn as memory-bound)")
+    return Activity(c, m, 0.0, "serving model: decode steps and prefills (compute-bound and decode "
+                               "attention's KV-cache reads; memory-bound weight reads, per-kernel overhead "
+                               "and all-reduces; power/draw.py decode_draw_shares)")
 
 
 def at_rate(op: Operating, rate: Any, speed: Any = 1.0,

@@ -62,6 +62,19 @@ class DrawParams:
     host_scale: Any = 1.0  # the host model's CPUs and memory times this (fitted on node-level meters)
 
 
+def decode_draw_shares(compute: Any, weight_reads: Any, kv_reads: Any, rest: Any = 0.0) -> tuple[Any, Any]:
+    """(compute-bound, memory-bound) draw shares of an LLM decode step, the one rule the power corpus's
+    serving points (``power/fit.py``) and the serving planner (``planning/serving.py``) both use:
+    compute-bound kernels and decode attention's KV-cache reads draw at the compute-bound draw; weight
+    reads and ``rest`` (per-kernel overhead, all-reduces, kernels slower than the roofline) at the
+    memory-bound draw. Why KV reads draw like compute: decode attention runs its KV stream through the
+    SMs' softmax and dot products on every head (the cores, not only the memory system, are busy), and
+    in the measured corpus the long-context and multi-head decode runs, where KV reads dominate a
+    step, draw near the chip's maximum: ML.ENERGY v3 and Argonne (docs/power.md). Held out by source,
+    this rule took power_serve from 9.8% to 8.7% median and 39.6% to 37.8% worst (docs/power.md)."""
+    return compute + kv_reads, weight_reads + rest
+
+
 def host_cpu_utilization(spec: DrawSpec, vcpus_per_rank: Any) -> Any:
     """Host CPU load at full throughput: the scenario's, else busy vCPUs per rank over vCPUs (1 for
     an instance without accelerators, whose CPUs do the work)."""

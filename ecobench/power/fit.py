@@ -35,6 +35,7 @@ import numpy as np
 from ecobench.hardware.backends.base import COMPUTE_ONLY
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.power.corpus import PowerCorpus, PowerPoint, corpus_chips, load_corpus
+from ecobench.power.draw import decode_draw_shares
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.transformer import forward_kernels, kv_cache_bytes_per_token, totals
 
@@ -131,8 +132,9 @@ def _peak_tflops(acc: Any, precision: str | None) -> float | None:
     return None
 
 
-def _rates(p: PowerPoint) -> tuple[float, float] | None:
-    """(FLOP/s, bytes/s) per device that the point's measured throughput implies."""
+def _rates(p: PowerPoint) -> tuple[float, float, float] | None:
+    """(FLOP/s, bytes/s, of which KV-cache bytes/s) per device that the point's measured throughput
+    implies."""
     # devices: per node for a node's meter, every metered device for a device's
     arch, dev = p.arch, p.devices * p.nodes if p.power_per == "node" else p.devices
     dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
@@ -150,7 +152,7 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
         wbytes = BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2)
         kv = p.batch * context * kv_cache_bytes_per_token(arch, dtype, tensor)
         per_step = params * wbytes / tensor + kv
-        return flops, steps_per_s * per_step
+        return flops, steps_per_s * per_step, steps_per_s * kv
     if p.kind == "power_infer":
         if p.samples_per_s is None:
             return None
@@ -161,15 +163,15 @@ def _rates(p: PowerPoint) -> tuple[float, float] | None:
             if key is None:
                 return None
             f = VISION_FLOPS_PER_SAMPLE[key]
-        return p.samples_per_s * f / dev, 0.0
+        return p.samples_per_s * f / dev, 0.0, 0.0
     # training: 6N FLOPs per token (forward 2N, backward 4N); low-rank adapters 4N (no weight gradients)
     tokens = p.tokens_per_s or (p.samples_per_s * p.seq_len if p.samples_per_s and p.seq_len else None)
     if arch is not None and tokens is not None:
         per_token = 4.0 if p.trainable == "lora" else 6.0
-        return per_token * arch.params * tokens / dev, 0.0
+        return per_token * arch.params * tokens / dev, 0.0, 0.0
     key = _vision_key(p)
     if arch is None and key is not None and p.samples_per_s is not None:  # forward and backward: 3x
-        return 3.0 * VISION_FLOPS_PER_SAMPLE[key] * p.samples_per_s / dev, 0.0
+        return 3.0 * VISION_FLOPS_PER_SAMPLE[key] * p.samples_per_s / dev, 0.0, 0.0
     return None
 
 
@@ -188,9 +190,12 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
     rates = _rates(p)
     if peak is None or rates is None:
         return None
-    flops, byts = rates
+    flops, byts, kv = rates
     s_c = min(1.0, flops / (COMPUTE_CEILING * peak * 1e12))
     s_m = min(1.0 - s_c, byts / (MEMORY_CEILING * chip.memory_bandwidth_gb_per_s * 1e9))
+    if kv > 0:  # decode attention's KV-cache reads draw like compute (the planner's rule too)
+        s_kv = s_m * kv / byts
+        s_c, s_m = decode_draw_shares(s_c, s_m - s_kv, s_kv)
     # the rest of a training step is sync (communication, bubble, the step's other kernels); the rest
     # of a service's time is host-side gaps (stalls) or kernels slower than the roofline (split_rest)
     if p.kind == "power_train":

@@ -240,3 +240,43 @@ def test_a_power_limit_outside_the_chips_range_is_a_data_error():
         p = parse_corpus([{"sources": {"s": SOURCE}, "points": [{**POINT, "power_limit_w": bad}]}]).points[0]
         with pytest.raises(InputError, match=r"points\[0\]\.power_limit_w: .* at most its maximum"):
             check_point(p, load_catalog(), "f: points[0]")
+
+
+def test_a_serving_points_kv_cache_reads_are_drawn_like_compute():
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.fit import features
+
+    shape = {**POINT, "output_tokens_per_s": 2000.0, "input_tokens": 512, "output_tokens": 256}
+    small, large = ({**shape, "id": f"b{b}", "batch_size": b} for b in (8, 64))
+    c = parse_corpus([{"sources": {"s": SOURCE}, "points": [small, large]}])
+    small, large = (features(p, c, load_catalog()) for p in c.points)
+    assert small is not None and large is not None
+    # same token rate: the same FLOPs; the larger batch takes fewer steps (fewer weight reads) but as
+    # many KV-cache bytes per token, which move from the memory-bound share to the compute-bound one
+    assert large.shares[0] > small.shares[0]
+    assert sum(small.shares) == pytest.approx(1.0) and sum(large.shares) == pytest.approx(1.0)
+
+
+def test_decode_draw_shares_is_one_rule_for_the_corpus_and_the_planner():
+    from ecobench.hardware.backends.activity import kernel_regimes_s
+    from ecobench.hardware.backends.efficiency import current_fit
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.hardware.cluster import instance_cluster
+    from ecobench.parallel.serving import ServeWorkload, serve_kernels
+    from ecobench.planning.serving import serving_activity
+    from ecobench.power.draw import decode_draw_shares
+    from ecobench.workloads.presets import preset
+
+    assert decode_draw_shares(0.2, 0.5, 0.25, 0.05) == pytest.approx((0.45, 0.55))
+    cat = load_catalog()
+    inst = cat.instance("p4d.24xlarge")
+    cl = instance_cluster(cat, inst, "bf16")
+    eff = current_fit().efficiency("nvidia", "inference", inst.spec.accelerator)
+    w = ServeWorkload(preset("llama3-8b"), 4096, 256, "bf16")
+    decode = serve_kernels(w)[0]
+    kv = kernel_regimes_s(decode, 32, cl, eff, only=decode.attention)[1]
+    assert kv > 0  # long-context decode attention is memory-bound: its KV reads
+    act = serving_activity(w, cl, eff, 32, 0.0)
+    c, m, o = kernel_regimes_s(decode, 32, cl, eff)
+    assert act.compute > c / (c + m + o)  # the KV reads moved to the compute-bound draw
+    assert act.compute + act.memory == pytest.approx(1.0)
