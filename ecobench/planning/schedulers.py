@@ -16,7 +16,8 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   progress (uniform), then in a GI/G/1 queue of prefill work (:func:`_gg1_wait`: a mean wait that
   scales GI/M/1's by ``(c_a^2 + c_s^2) / (c_a^2 + 1)``, shared among those who wait: Lindley's fixed
   point for bursty arrivals, :func:`_lindley_table`; both exact for Poisson arrivals), then for its own
-  chunks: ``t_p(L) + t_d max(1, L / (C - B))``.
+  chunks: ``t_p(L) + t_d max(1, L / (C - B))``, and for the prompts that arrive before its step starts
+  and share that step, beyond the Poisson count (bursts: :func:`_arrivals_after`).
 * ``static`` (fixed batches, TensorRT-LLM's and Neuron's batch sweeps): a batch is the prompts that
   arrived during the batch before, prefilled together, then decoded until its longest output ends (the
   order statistics of the output length); batch sizes and cycles vary together (a moment recursion
@@ -55,6 +56,7 @@ SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
 DELAY_BISECTIONS = 32  # halvings of the delay probability's bracket (to 2e-10)
+CARRIED_POINTS = 4  # points of the step in progress the prompts carried with a prompt are counted at
 # The delay probability of bursty arrivals (_lindley_table): solved once per arrival CV at these loads
 # and work CV^2s (read bilinearly in between), in fixed-point rounds, the wait of those who wait read at
 # LINDLEY_U and the work at LINDLEY_POINTS.
@@ -455,6 +457,31 @@ def _lindley_table(arrival_cv: float) -> np.ndarray:
     return table
 
 
+def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray,
+                    wait: np.ndarray, most: np.ndarray) -> np.ndarray:
+    """Mean number of prompts that arrive after a prompt and before its chunked step starts (they are
+    carried in the same step, so its first token waits for their prefill too), at most ``most``: the
+    renewal count ``E[min(N(s), m)] = sum_{n <= m} P(S_n <= s)`` of the gamma inter-arrival times
+    (``S_n``: the n-th arrival after it, a gamma of shape ``n k``), averaged over the start ``s`` =
+    the rest of the step in progress (uniform) plus, with probability ``p``, the mean queue wait.
+    Bursty arrivals (``k < 1``) come in clusters, so this is far above ``rate * s``."""
+    from scipy.special import gammainc
+
+    k = 1.0 / arrival_cv ** 2 if arrival_cv > 0 else 1e6
+    u = (np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS
+    s = residual[:, None] * u[None, :]  # (rows, points): the rest of the step in progress
+    m = np.maximum(most, 0.0)
+    n = np.arange(1, int(np.ceil(m.max())) + 1, dtype=float) if m.max() > 0 else np.zeros(0)
+    # the n-th arrival counts fully up to the whole prompts that fit, a fraction for the chunk after
+    weight = np.clip(m[:, None] - (n[None, :] - 1), 0.0, 1.0)[:, None, :]  # (rows, 1, n)
+    theta = 1.0 / (np.maximum(rate, 1e-30) * k)
+
+    def count(t: np.ndarray) -> np.ndarray:
+        return (weight * gammainc(n[None, None, :] * k, t[:, :, None] / theta[:, None, None])).sum(axis=2)
+
+    return ((1 - p) * count(s).mean(axis=1) + p * count(s + wait[:, None]).mean(axis=1))
+
+
 def _third(traffic: Traffic) -> float:
     """E[L^3] / E[L]^3 of the input length (the prefill work's third moment)."""
     return float(np.mean(traffic.input.unit ** 3))
@@ -535,6 +562,11 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         feasible = budget > b
         residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
     p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
+    if budget is not None and traffic.arrival_cv != 1.0:  # prompts arriving before its step starts share it
+        most = (room - li.mean) / li.mean
+        later = _arrivals_after(rate, traffic.arrival_cv, residual, p, wait, most)
+        later = later - _arrivals_after(rate, 1.0, residual, p, wait, most)
+        service = service + (tp_mean * np.maximum(later, 0.0))[:, None]
     feasible = feasible & (rate * work_mean < 1)
     ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
     return Operating("continuous", b, t_d, rate, rho, ttft, _request_tpot(steps, traffic, rate, rho, tp_mean,
