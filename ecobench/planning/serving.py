@@ -230,16 +230,17 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
     time: the chip is launching and running kernels with its clocks up, as the draw model's fit takes
     a service's time beyond the roofline (power/fit.py ``split_rest``); stalls (host-side gaps) are
     only what a slower supplied throughput adds (``Activity.scaled``)."""
-    from ecobench.hardware.backends.activity import kernel_regimes_s
+    from ecobench.hardware.backends.activity import kernel_regime_arrays
     from ecobench.power.draw import decode_draw_shares
 
     kernels, prefill = serve_kernels(w)
     decode = with_routed_reads(kernels, w.arch, batch)
     parts = []
     for ks, micro, share in ((decode, batch, 1.0 - prefill_share), (prefill, 1.0, prefill_share)):
-        c, m, o = kernel_regimes_s(ks, micro, cl, eff)
+        c_k, m_k, o_k = kernel_regime_arrays(ks, micro, cl, eff)
+        c, m, o = float(c_k.sum()), float(m_k.sum()), float(o_k.sum())
         # decode attention's memory-bound time: its KV-cache reads (the prefill reads no cache)
-        kv = kernel_regimes_s(ks, micro, cl, eff, only=ks.attention)[1] if ks is decode else 0.0
+        kv = float(m_k[ks.attention].sum()) if ks is decode else 0.0
         tokens = micro * (1 if ks is decode else w.prefill_tokens)
         tp = float(tp_all_reduce_s(w, cl, eff, np.array([tokens]))[0])
         total = c + m + o + tp

@@ -18,20 +18,25 @@ from ecobench.hardware.backends.base import COMPUTE_ONLY, Activity
 from ecobench.parallel.step import Cluster, Efficiency, KernelArrays, Workload, stage_kernels
 
 
-def kernel_regimes_s(ks: KernelArrays, micro: float, cl: Cluster, eff: Efficiency,
-                     only: np.ndarray | None = None) -> tuple[float, float, float]:
-    """Seconds of ``micro`` samples through ``ks`` in compute-bound kernels, memory-bound kernels and
-    per-kernel overhead; they add up to ``ks.time_s`` (the roofline of ``parallel/step.py``).
-    ``only``: count only the kernels it marks (e.g. ``ks.attention``)."""
+def kernel_regime_arrays(ks: KernelArrays, micro: float, cl: Cluster,
+                         eff: Efficiency) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per kernel, seconds of ``micro`` samples through ``ks``: compute-bound, memory-bound (each kernel
+    counts in one of the two) and per-kernel overhead (the roofline of ``parallel/step.py``)."""
     peak = np.where(ks.weight_matmul, cl.peak_tflops, cl.peak_16bit_tflops or cl.peak_tflops)
     share = np.where(ks.attention, eff.compute * eff.attention, eff.compute)
     t_c = micro * ks.flops / (share * peak * 1e12)
     t_m = np.where(cl.activations_on_chip, 0.0, (micro * ks.act_bytes + ks.weight_bytes)
                    / (eff.memory * cl.memory_gb_per_s * 1e9))
     bound_c = t_c >= t_m
-    keep = np.ones_like(bound_c, dtype=bool) if only is None else np.asarray(only, dtype=bool)
-    return (float(np.where(bound_c & keep, t_c, 0.0).sum()), float(np.where(~bound_c & keep, t_m, 0.0).sum()),
-            float((eff.overhead_s * ((ks.flops > 0) & keep)).sum()))
+    return np.where(bound_c, t_c, 0.0), np.where(bound_c, 0.0, t_m), eff.overhead_s * (ks.flops > 0)
+
+
+def kernel_regimes_s(ks: KernelArrays, micro: float, cl: Cluster,
+                     eff: Efficiency) -> tuple[float, float, float]:
+    """Seconds of ``micro`` samples through ``ks`` in compute-bound kernels, memory-bound kernels and
+    per-kernel overhead; they add up to ``ks.time_s`` (:func:`kernel_regime_arrays`, summed)."""
+    c, m, o = kernel_regime_arrays(ks, micro, cl, eff)
+    return float(c.sum()), float(m.sum()), float(o.sum())
 
 
 def _shares(compute_s: float, memory_s: float, stall_s: float, source: str, sync_s: float = 0.0) -> Activity:

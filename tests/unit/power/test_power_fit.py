@@ -258,7 +258,7 @@ def test_a_serving_points_kv_cache_reads_are_drawn_like_compute():
 
 
 def test_decode_draw_shares_is_one_rule_for_the_corpus_and_the_planner():
-    from ecobench.hardware.backends.activity import kernel_regimes_s
+    from ecobench.hardware.backends.activity import kernel_regime_arrays, kernel_regimes_s
     from ecobench.hardware.backends.efficiency import current_fit
     from ecobench.hardware.catalog import load_catalog
     from ecobench.hardware.cluster import instance_cluster
@@ -274,7 +274,7 @@ def test_decode_draw_shares_is_one_rule_for_the_corpus_and_the_planner():
     eff = current_fit().efficiency("nvidia", "inference", inst.spec.accelerator)
     w = ServeWorkload(preset("llama3-8b"), 4096, 256, "bf16")
     decode = serve_kernels(w)[0]
-    kv = kernel_regimes_s(decode, 32, cl, eff, only=decode.attention)[1]
+    kv = float(kernel_regime_arrays(decode, 32, cl, eff)[1][decode.attention].sum())
     assert kv > 0  # long-context decode attention is memory-bound: its KV reads
     act = serving_activity(w, cl, eff, 32, 0.0)
     c, m, o = kernel_regimes_s(decode, 32, cl, eff)
