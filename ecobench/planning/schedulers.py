@@ -10,7 +10,8 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   step carries at most ``C = max_num_batched_tokens`` tokens, its decodes plus chunks of waiting
   prompts (``chunked_prefill: false``: a prompt is prefilled alone and the decode batch waits).
   Throughput ``R = B / ((O - 1) t_d + B E[t_p])``; prefills take ``rho = R E[t_p]`` of the time, so a
-  request's mean TPOT is ``t_d / (1 - rho)``; its spread comes from the prefill work that arrives
+  request's mean TPOT is ``t_d / (1 - rho)`` (``t_d`` at the concurrency a request sees, wider for
+  bursty arrivals: :func:`peakedness`); its spread comes from the prefill work that arrives
   during its life (compound arrivals, the branching of work arriving during work: variance
   ``R T E[t_p^2] / (1 - rho)^3``), read as a gamma above ``t_d``. A prompt waits for the step in
   progress (uniform), then in a GI/G/1 queue of prefill work (:func:`_gg1_wait`: a mean wait that
@@ -492,20 +493,25 @@ def per_concurrency(batch: np.ndarray, values: np.ndarray) -> np.ndarray:
     return np.interp(np.arange(1, int(batch[-1]) + 1, dtype=float), batch, values)
 
 
-def concurrency_seen(rate: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def concurrency_seen(rate: np.ndarray, capacity: np.ndarray, peakedness: float = 1.0
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(mean, SD) of the concurrency a request sees at each arrival rate ``rate``, from the
     flow-equivalent server of the replica: a birth-death chain over the concurrency ``n`` with births
     at ``rate`` and completions at ``capacity[n - 1]`` (the closed form's requests per second at
-    concurrency ``n``), read size-biased (a request is one of the ``n``)."""
+    concurrency ``n``), read size-biased (a request is one of the ``n``). Bursty arrivals: each step's
+    log ratio ``ln(rate / capacity)`` over the ``peakedness`` (:func:`peakedness`), the chain of a
+    diffusion whose noise is that much larger (variance ``z`` times the Poisson chain's near its mode;
+    a flatter chain spends longer at the high concurrencies where steps are slow and the slots fill)."""
     rate = np.asarray(rate, dtype=float)
     if len(rate) > 2 * QUANTILE_GRID:  # solved at a grid of rates, interpolated in between
         idx = geometric_rows(len(rate), 2 * QUANTILE_GRID)
-        m, sd = concurrency_seen(rate[idx], capacity)
+        m, sd = concurrency_seen(rate[idx], capacity, peakedness)
         return np.interp(rate, rate[idx], m), np.interp(rate, rate[idx], sd)
     n = np.arange(1, len(capacity) + 1, dtype=float)
     lam = rate[:, None]
     log_pi = np.concatenate([np.zeros((lam.shape[0], 1)),
-                             np.cumsum(np.log(np.maximum(lam, 1e-300)) - np.log(capacity)[None, :], axis=1)],
+                             np.cumsum(np.log(np.maximum(lam, 1e-300)) - np.log(capacity)[None, :], axis=1)
+                             / peakedness],
                             axis=1)
     pi = np.exp(log_pi - log_pi.max(axis=1, keepdims=True))[:, 1:]
     w = n[None, :] * pi
@@ -514,15 +520,32 @@ def concurrency_seen(rate: np.ndarray, capacity: np.ndarray) -> tuple[np.ndarray
     return mean, np.sqrt(np.maximum((w * n * n).sum(axis=1) - mean ** 2, 0.0))
 
 
+def peakedness(traffic: Traffic) -> float:
+    """Var / mean of the number of requests in flight when they arrive as the traffic's renewal stream
+    and each stays for a life in proportion to its output: ``z = 1 + (c_a^2 - 1) eta``, ``eta =
+    int (1 - G(t))^2 dt / E[S] = E[min(S_1, S_2)] / E[S]`` (``G``: the life's distribution, read at the
+    output's quantile points). It is the infinite-server queue's in heavy traffic (W. Whitt, "Heavy-traffic
+    approximations for service systems with blocking", AT&T Bell Lab. Tech. J. 63(5), 689-708, 1984):
+    the count ``N(t) = int 1{S > t - a} dA(a)`` has variance ``R int G(1 - G) + c_a^2 R int (1 - G)^2``
+    when arrivals in a window have variance ``c_a^2`` times their mean. 1 for Poisson arrivals (the
+    birth-death chain of :func:`concurrency_seen` then holds as it is); ``c_a^2`` for outputs of one
+    length."""
+    if traffic.arrival_cv == 1.0:
+        return 1.0
+    u = traffic.output.unit
+    eta = float(np.minimum(u[:, None], u[None, :]).mean() / u.mean())
+    return 1.0 + (traffic.arrival_cv ** 2 - 1.0) * eta
+
+
 def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndarray, tp_mean: float,
                   tp_var: float) -> Tpot:
     """TPOT of a request when prefills of arriving prompts are slotted between its decode steps: the
-    decode step at the concurrency it sees (:func:`concurrency_seen`; near saturation the concurrency
-    changes more slowly than a request lives, so its life sees the whole spread), stretched by the
-    prefills (compound
-    arrivals, with the branching of work arriving during work: variance ``R T E[t_p^2] / (1 - rho)^3``)."""
+    decode step at the concurrency it sees (:func:`concurrency_seen` at the arrivals' :func:`peakedness`;
+    near saturation the concurrency changes more slowly than a request lives, so its life sees the whole
+    spread), stretched by the prefills (compound arrivals, with the branching of work arriving during
+    work: variance ``R T E[t_p^2] / (1 - rho)^3``)."""
     b = steps.batch.astype(float)
-    seen, spread = concurrency_seen(rate, per_concurrency(b, rate))
+    seen, spread = concurrency_seen(rate, per_concurrency(b, rate), peakedness(traffic))
     t_d = np.interp(seen, b, steps.decode_s)
     slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
     o = max(traffic.output.mean - 1, 1.0)
