@@ -524,8 +524,9 @@ def peakedness(traffic: Traffic) -> float:
     """Var / mean of the number of requests in flight when they arrive as the traffic's renewal stream
     and each stays for a life in proportion to its output: ``z = 1 + (c_a^2 - 1) eta``, ``eta =
     int (1 - G(t))^2 dt / E[S] = E[min(S_1, S_2)] / E[S]`` (``G``: the life's distribution, read at the
-    output's quantile points). It is the infinite-server queue's in heavy traffic (W. Whitt, "Heavy-traffic
-    approximations for service systems with blocking", AT&T Bell Lab. Tech. J. 63(5), 689-708, 1984):
+    output's quantile points). It is derived here, and has the form of the infinite-server queue's
+    heavy-traffic peakedness (recalled from W. Whitt, "Heavy-traffic approximations for service systems
+    with blocking", AT&T Bell Lab. Tech. J. 63(5), 1984; not re-read, no copy reachable from here):
     the count ``N(t) = int 1{S > t - a} dA(a)`` has variance ``R int G(1 - G) + c_a^2 R int (1 - G)^2``
     when arrivals in a window have variance ``c_a^2`` times their mean. 1 for Poisson arrivals (the
     birth-death chain of :func:`concurrency_seen` then holds as it is); ``c_a^2`` for outputs of one
