@@ -6,7 +6,9 @@ in, the four states of the planner's ``Activity``: compute-bound kernels, memory
 (host-side gaps: the chip has nothing launched and waits on the host). The time shares come from the
 point's own run: the FLOP rate and the bytes streamed that its measured throughput implies, against
 the chip's peaks (reaching ``COMPUTE_CEILING`` of the peak FLOP rate, or ``MEMORY_CEILING`` of the
-memory bandwidth, is a chip busy all the time). The rest of a training step is sync. The rest of a
+memory bandwidth, is a chip busy all the time). The rest of a data-parallel training step is sync;
+without a gradient exchange it is kernels below the roofline, but for the pipeline bubble
+(:func:`split_train_rest`). The rest of a
 service's (or an inference run's) time is split by :func:`split_rest`: host-side gaps (an engine that
 waits on its CPU scheduler between steps; seconds of the metering window with nothing running) are
 stalls, drawn at the sourced draw of a chip waiting with nothing to do (``power_model.yaml``
@@ -86,6 +88,47 @@ def split_rest(p: PowerPoint, s_c: float, s_m: float, window_idle_s: float = 0.0
         q = window_idle_s / (run_s + window_idle_s)
         c, m, st = c * (1 - q), m * (1 - q), st * (1 - q) + q
     return c, m, st
+
+
+def exchanges_gradients(p: PowerPoint) -> bool:
+    """Whether the run's ranks exchange gradients every step (data parallel over more than one rank);
+    a multi-device run that states no layout is taken as data parallel."""
+    if p.devices * p.nodes == 1:
+        return False
+    data = (p.layout or {}).get("data")
+    return data is None or int(data) > 1
+
+
+def pipeline_bubble_share(p: PowerPoint) -> float:
+    """The share of a step a 1F1B pipeline schedule idles in its bubble, ``(p - 1) / (m + p - 1)`` for
+    ``p`` stages and ``m`` microbatches per step (GPipe and 1F1B have the same bubble: Narayanan et al.,
+    "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC21, section
+    2.2.1); ``m`` the layout's ``num_microbatches``, else the global batch over microbatch x data."""
+    lay = p.layout or {}
+    stages = int(lay.get("pipeline") or p.pipeline or 1)
+    if stages <= 1:
+        return 0.0
+    m = lay.get("num_microbatches")
+    if m is None:
+        if p.global_batch_size is None:
+            return 0.0
+        m = p.global_batch_size / (float(lay.get("microbatch") or 1) * float(lay.get("data") or 1))
+    return (stages - 1) / (float(m) + stages - 1)
+
+
+def split_train_rest(p: PowerPoint, s_c: float, s_m: float) -> tuple[float, float, float, float]:
+    """Shares (STATES) of a training step, given the compute and memory shares its FLOP rate and bytes
+    imply. Where the ranks exchange no gradients (one GPU; pipeline stages with data parallel 1) the
+    time the roofline leaves is the step's kernels running below it, drawn like compute-bound ones,
+    except the pipeline bubble (:func:`pipeline_bubble_share`), which is sync: Perseus's per-rank
+    profiles of such runs find the GPUs inside forward and backward kernels 73-97% of the iteration
+    while the FLOP rate fills 14-16% (docs/power.md). A data-parallel step's rest is all sync: the
+    corpus cannot split its exposed gradient exchange from its slow kernels."""
+    rest = max(0.0, 1.0 - s_c - s_m)
+    if exchanges_gradients(p):
+        return s_c, s_m, rest, 0.0
+    bubble = min(rest, pipeline_bubble_share(p))
+    return s_c + rest - bubble, s_m, bubble, 0.0
 
 
 @dataclass(frozen=True)
@@ -196,10 +239,11 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
     if kv > 0:  # decode attention's KV-cache reads draw like compute (the planner's rule too)
         s_kv = s_m * kv / byts
         s_c, s_m = decode_draw_shares(s_c, s_m - s_kv, s_kv)
-    # the rest of a training step is sync (communication, bubble, the step's other kernels); the rest
-    # of a service's time is host-side gaps (stalls) or kernels slower than the roofline (split_rest)
+    # the rest of a training step: kernels below the roofline and the pipeline bubble, or, where ranks
+    # exchange gradients, sync (split_train_rest); the rest of a service's time is host-side gaps
+    # (stalls) or kernels slower than the roofline (split_rest)
     if p.kind == "power_train":
-        shares = (s_c, s_m, max(0.0, 1.0 - s_c - s_m), 0.0)
+        shares = split_train_rest(p, s_c, s_m)
     else:
         c, m, st = split_rest(p, s_c, s_m, corpus.sources[p.source].window_idle_s)
         shares = (c, m, 0.0, st)

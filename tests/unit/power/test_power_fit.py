@@ -187,6 +187,32 @@ def test_training_points_put_the_rest_of_the_step_in_sync_and_lora_counts_4n():
     assert lora.shares[0] == pytest.approx(full.shares[0] * 4 / 6)
 
 
+def test_a_step_without_gradient_exchange_puts_its_rest_in_kernels_and_its_bubble_in_sync():
+    """One GPU: the time the FLOP rate leaves is kernels below the roofline (compute-bound draw);
+    pipeline stages at data parallel 1: the same, but the 1F1B bubble (p - 1) / (m + p - 1) is sync;
+    data parallel: the whole rest stays sync."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.fit import features, pipeline_bubble_share
+
+    train = {**POINT, "kind": "power_train", "tokens_per_s": 8000.0, "power_per": "device"}
+    one = {**train, "id": "one", "devices": 1}
+    pipe = {**train, "id": "pipe", "devices": 4,
+            "layout": {"tensor": 1, "pipeline": 4, "data": 1, "microbatch": 8, "num_microbatches": 29}}
+    data = {**train, "id": "data", "devices": 4, "layout": {"data": 4}}
+    c = parse_corpus([{"sources": {"s": SOURCE}, "points": [one, pipe, data]}])
+    f1, fp, fd = (features(p, c, load_catalog()) for p in c.points)
+    assert f1 is not None and fp is not None and fd is not None
+    assert f1.shares == pytest.approx((1.0, 0.0, 0.0, 0.0))
+    assert pipeline_bubble_share(c.points[1]) == pytest.approx(3 / 32)
+    assert fp.shares[2] == pytest.approx(3 / 32) and fp.shares[0] == pytest.approx(29 / 32)
+    assert fd.shares[2] > 0.5 and fd.shares[0] + fd.shares[2] == pytest.approx(1.0)
+    # no num_microbatches: the global batch over microbatch x data
+    gb = parse_corpus([{"sources": {"s": SOURCE}, "points": [{**pipe, "layout": {"pipeline": 8, "data": 1,
+                                                                                  "microbatch": 2},
+                                                                "global_batch_size": 50}]}])
+    assert pipeline_bubble_share(gb.points[0]) == pytest.approx(7 / 32)
+
+
 def test_maxq_points_load_with_their_stated_power_limit_and_are_fitted_under_it():
     """MLPerf MaxQ runs whose submitter's config states the GPU power limit are fitted (encoder
     inference on A100 and H200); each says where the limit comes from; the others stay evidence."""
