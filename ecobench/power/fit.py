@@ -36,9 +36,10 @@ import numpy as np
 
 from ecobench.hardware.backends.base import COMPUTE_ONLY
 from ecobench.hardware.catalog import Catalog, load_catalog
+from ecobench.parallel.step import WORKSPACE_GIB
 from ecobench.power.corpus import PowerCorpus, PowerPoint, corpus_chips, load_corpus
 from ecobench.power.draw import decode_draw_shares
-from ecobench.units import BYTES_PER_DTYPE
+from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.transformer import forward_kernels, kv_cache_bytes_per_token, totals
 
 STATES = ("compute", "memory", "sync", "stall")  # the order of Features.shares
@@ -175,9 +176,27 @@ def _peak_tflops(acc: Any, precision: str | None) -> float | None:
     return None
 
 
-def _rates(p: PowerPoint) -> tuple[float, float, float] | None:
+def running_batch(p: PowerPoint, memory_gib: float | None) -> float | None:
+    """The sequences a serving point's decode steps carry: a measured running batch (``avg_batch_size``)
+    as stated; a configured one (``batch_size``) at most what the KV cache holds beside the weights on a
+    rank of ``memory_gib``, the planner's memory check (``parallel/serving.py`` ``max_batch_by_memory``:
+    memory less the weights and ``WORKSPACE_GIB``), each sequence at its mean context (the one whose KV
+    reads ``_rates`` counts). An engine that cannot hold the batch runs fewer sequences per step and
+    preempts the rest (vLLM), so the same tokens take more steps, each reading the weights again."""
+    if p.avg_batch_size is not None or p.batch is None or memory_gib is None or p.arch is None:
+        return p.batch
+    tensor = p.tensor or 1
+    dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
+    weights = p.arch.params * BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2) / tensor
+    context = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) + (p.output_tokens or 0) / 2
+    per_seq = context * kv_cache_bytes_per_token(p.arch, dtype, tensor)
+    free = (memory_gib - WORKSPACE_GIB) * GIB - weights
+    return min(p.batch, max(1.0, free / per_seq)) if free > 0 else p.batch
+
+
+def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float, float] | None:
     """(FLOP/s, bytes/s, of which KV-cache bytes/s) per device that the point's measured throughput
-    implies."""
+    implies; a serving point's decode steps carry its :func:`running_batch` on a chip of ``memory_gib``."""
     # devices: per node for a node's meter, every metered device for a device's
     arch, dev = p.arch, p.devices * p.nodes if p.power_per == "node" else p.devices
     dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
@@ -190,10 +209,11 @@ def _rates(p: PowerPoint) -> tuple[float, float, float] | None:
         prompt = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) / (p.output_tokens or 1)
         flops = 2.0 * params * p.output_tokens_per_s * (1.0 + prompt) / dev
         replicas = max(1.0, dev / tensor)
-        steps_per_s = p.output_tokens_per_s / replicas / p.batch
+        batch = running_batch(p, memory_gib)
+        steps_per_s = p.output_tokens_per_s / replicas / batch
         context = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) + (p.output_tokens or 0) / 2
         wbytes = BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2)
-        kv = p.batch * context * kv_cache_bytes_per_token(arch, dtype, tensor)
+        kv = batch * context * kv_cache_bytes_per_token(arch, dtype, tensor)
         per_step = params * wbytes / tensor + kv
         return flops, steps_per_s * per_step, steps_per_s * kv
     if p.kind == "power_infer":
@@ -230,7 +250,7 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
     if chip is None or p.exclude_reason or p.power_stat != "mean" or corpus.metered(p) == "facility":
         return None
     peak = _peak_tflops(chip, p.precision)
-    rates = _rates(p)
+    rates = _rates(p, chip.memory_gib)
     if peak is None or rates is None:
         return None
     flops, byts, kv = rates
@@ -265,6 +285,7 @@ class ChipFigures:
     memory_bandwidth_gb_per_s: float
     idle_w: float
     max_w: float
+    memory_gib: float | None = None  # per device (catalog chips; the corpus's own chips state none)
 
 
 def chip_figures(p: PowerPoint, cat: Catalog) -> ChipFigures | None:
@@ -273,7 +294,7 @@ def chip_figures(p: PowerPoint, cat: Catalog) -> ChipFigures | None:
     acc = cat.accelerators.get(p.gpu)
     if acc is not None:
         return ChipFigures(acc.name, acc.peak_tflops, acc.memory_bandwidth_gb_per_s, acc.power.idle_w,
-                           acc.power.max_w)
+                           acc.power.max_w, acc.memory_gib)
     if p.chip is None:
         return None
     c = corpus_chips()[p.chip]

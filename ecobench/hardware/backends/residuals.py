@@ -58,8 +58,8 @@ FIT_INPUTS = ("hardware/data/published_points.yaml", "hardware/data/accelerators
               "hardware/neuron/fit.py", "hardware/neuron/step.py", "hardware/neuron/timing.py",
               "hardware/neuron/work.py",
               "parallel/collectives.py", "parallel/layout.py", "parallel/serving.py", "parallel/step.py",
-              "workloads/architecture.py", "workloads/kernels.py", "workloads/moe.py", "workloads/moe_blockwise.py",
-              "workloads/presets.py", "workloads/transformer.py", "units.py")
+              "workloads/architecture.py", "workloads/kernels.py", "workloads/moe.py",
+              "workloads/moe_blockwise.py", "workloads/presets.py", "workloads/transformer.py", "units.py")
 
 
 def mode_of(kind: str) -> str:

@@ -306,3 +306,24 @@ def test_decode_draw_shares_is_one_rule_for_the_corpus_and_the_planner():
     c, m, o = kernel_regimes_s(decode, 32, cl, eff)
     assert act.compute > c / (c + m + o)  # the KV reads moved to the compute-bound draw
     assert act.compute + act.memory == pytest.approx(1.0)
+
+
+def test_a_configured_batch_runs_only_what_the_kv_cache_holds():
+    """Argonne's fixed batch of 64 Llama-2-7B sequences (1024 in, 1024 out, fp16) on a 40 GB A100: the
+    cache of each sequence at its mean context (1536 tokens x 32 layers x 2 x 4096 x 2 bytes) beside
+    the weights (6.74e9 x 2 bytes) and the 1 GiB workspace holds about 35; on 80 GB all 64 fit; a
+    measured running batch (ML.ENERGY's avg_batch_size) is taken as stated."""
+    from ecobench.power.fit import running_batch
+
+    row = {**POINT, "model": "llama2-7b", "gpu": "a100-40gb", "precision": "fp16", "batch_size": 64,
+           "input_tokens": 1024, "output_tokens": 1024, "tensor": 1}
+    p = parse_corpus([{"sources": {"s": SOURCE}, "points": [row]}]).points[0]
+    per_seq = 1536 * 32 * 2 * 4096 * 2
+    expected = ((40 - 1) * 2**30 - p.arch.params * 2) / per_seq
+    assert 30 < expected < 40
+    assert running_batch(p, 40) == pytest.approx(expected)
+    assert running_batch(p, 80) == 64
+    assert running_batch(p, None) == 64
+    stated = {**row, "avg_batch_size": 50.0}
+    measured = parse_corpus([{"sources": {"s": SOURCE}, "points": [stated]}]).points[0]
+    assert running_batch(measured, 40) == 50.0
