@@ -458,28 +458,32 @@ def _lindley_table(arrival_cv: float) -> np.ndarray:
 
 
 def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray,
-                    wait: np.ndarray, most: np.ndarray) -> np.ndarray:
+                    wait: np.ndarray, most: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean number of prompts that arrive after a prompt and before its chunked step starts (they are
-    carried in the same step, so its first token waits for their prefill too), at most ``most``: the
-    renewal count ``E[min(N(s), m)] = sum_{n <= m} P(S_n <= s)`` of the gamma inter-arrival times
-    (``S_n``: the n-th arrival after it, a gamma of shape ``n k``), averaged over the start ``s`` =
-    the rest of the step in progress (uniform) plus, with probability ``p``, the mean queue wait.
-    Bursty arrivals (``k < 1``) come in clusters, so this is far above ``rate * s``."""
+    carried in the same step, so its first token waits for their prefill too), at most ``most``, for
+    gamma inter-arrival times of CV ``arrival_cv`` and for Poisson arrivals (CV 1), on the same grid:
+    the renewal count ``E[min(N(s), m)] = sum_{n <= m} P(S_n <= s)`` (``S_n``: the n-th arrival after
+    it, a gamma of shape ``n k``), averaged over the start ``s`` = the rest of the step in progress
+    (uniform) plus, with probability ``p``, the mean queue wait. Bursty arrivals (``k < 1``) come in
+    clusters, so this is far above ``rate * s``."""
     from scipy.special import gammainc
 
-    k = 1.0 / arrival_cv ** 2 if arrival_cv > 0 else 1e6
+    k = np.array([1.0 / arrival_cv ** 2 if arrival_cv > 0 else 1e6, 1.0])  # bursty, Poisson
     u = (np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS
     s = residual[:, None] * u[None, :]  # (rows, points): the rest of the step in progress
     m = np.maximum(most, 0.0)
     n = np.arange(1, int(np.ceil(m.max())) + 1, dtype=float) if m.max() > 0 else np.zeros(0)
     # the n-th arrival counts fully up to the whole prompts that fit, a fraction for the chunk after
     weight = np.clip(m[:, None] - (n[None, :] - 1), 0.0, 1.0)[:, None, :]  # (rows, 1, n)
-    theta = 1.0 / (np.maximum(rate, 1e-30) * k)
+    shape = n[None, :] * k[:, None]  # (2, n)
+    theta = 1.0 / (np.maximum(rate, 1e-30)[None, :] * k[:, None])  # (2, rows)
 
-    def count(t: np.ndarray) -> np.ndarray:
-        return (weight * gammainc(n[None, None, :] * k, t[:, :, None] / theta[:, None, None])).sum(axis=2)
+    def count(t: np.ndarray) -> np.ndarray:  # (2, rows, points)
+        return (weight * gammainc(shape[:, None, None, :], t[None, :, :, None] / theta[:, :, None, None])
+                ).sum(axis=3)
 
-    return ((1 - p) * count(s).mean(axis=1) + p * count(s + wait[:, None]).mean(axis=1))
+    both = (1 - p) * count(s).mean(axis=2) + p * count(s + wait[:, None]).mean(axis=2)
+    return both[0], both[1]
 
 
 def _third(traffic: Traffic) -> float:
@@ -564,8 +568,8 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
     p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
     if budget is not None and traffic.arrival_cv != 1.0:  # prompts arriving before its step starts share it
         most = (room - li.mean) / li.mean
-        later = _arrivals_after(rate, traffic.arrival_cv, residual, p, wait, most)
-        later = later - _arrivals_after(rate, 1.0, residual, p, wait, most)
+        bursty, poisson = _arrivals_after(rate, traffic.arrival_cv, residual, p, wait, most)
+        later = bursty - poisson
         service = service + (tp_mean * np.maximum(later, 0.0))[:, None]
     feasible = feasible & (rate * work_mean < 1)
     ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
