@@ -70,6 +70,7 @@ STATIC_POINTS = (np.arange(16) + 0.5) / 16  # probabilities of the cycle a reque
 STATIC_ROUNDS = 8  # rounds of the static batches' idle chance and variances
 MAX_CYCLE_GAIN = 0.98  # static: the most a batch's excess carries into the next (near saturation)
 PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
+FIRST_LOADS = 4  # the highest prefill loads whose TTFT is solved first (then twice as many each time)
 
 
 @dataclass(frozen=True)
@@ -132,32 +133,35 @@ class Ttft:
         spread = d.wait * (1 + tail / np.sqrt(np.minimum(k, 1.0)) * 3)
         rest = (d.residual if d.residual.ndim == 2 else d.residual[:, None]) + d.service
         hi = d.fixed + rest.max(axis=1) + spread + 1e-9
-        cdf, r = _TtftCdf(d), np.arange(len(lo))
+        cdf = _TtftCdf(d)
         for _ in range(SOLVE_ROUNDS):
-            t = lo[:, None] + (hi - lo)[:, None] * SOLVE_U[None, :]  # (rows, grid)
-            j = _first_at_or_past(cdf, t, q)
-            lo, hi = t[r, j - 1], t[r, j]
+            width = hi - lo
+            j = _first_at_or_past(cdf, lo, width, q)
+            lo, hi = lo + width * SOLVE_U[j - 1], lo + width * SOLVE_U[j]  # the bracket's grid points
         return ((lo + hi) / 2).reshape(len(qs), n)
 
 
 SOLVE_U = np.linspace(0.0, 1.0, SOLVE_GRID)  # a round's grid over its bracket
 # A round's grid searched in two steps (the CDF rises with the time): every fourth point, then the
 # three between the last below the quantile and the next.
-SOLVE_COARSE = np.arange(4, SOLVE_GRID - 1, 4)
-SOLVE_FINE = np.arange(1, 4)
+SOLVE_STEP = 4
+SOLVE_COARSE = np.arange(SOLVE_STEP, SOLVE_GRID - 1, SOLVE_STEP)
+SOLVE_FINE = np.arange(1, SOLVE_STEP)
 
 
-def _first_at_or_past(cdf: Callable[[np.ndarray], np.ndarray], t: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """Per row of the grid ``t`` (rows, ``SOLVE_GRID``): the first inner point whose CDF is at or past
-    the row's ``q`` (1 when the first inner point is, the last point when none is) -- what counting the grid's
-    points below ``q`` gives for a CDF that rises with the time, from 6 points a row instead of 16."""
-    r = np.arange(len(t))[:, None]
+def _first_at_or_past(cdf: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, width: np.ndarray,
+                      q: np.ndarray) -> np.ndarray:
+    """Per row of the grid ``lo + width * SOLVE_U``: the first inner point whose CDF is at or past the
+    row's ``q`` (1 when the first inner point is, the last point when none is) -- what counting the
+    grid's points below ``q`` gives for a CDF that rises with the time, from 6 points a row instead of
+    16 (only those are worked out)."""
     q = q[:, None]
-    below = (cdf(t[:, SOLVE_COARSE]) < q).sum(axis=1)  # coarse points below q: all before them are too
-    fine = SOLVE_COARSE.min() * below[:, None] + SOLVE_FINE[None, :]
+    coarse = lo[:, None] + width[:, None] * SOLVE_U[SOLVE_COARSE]
+    below = (cdf(coarse) < q).sum(axis=1)  # coarse points below q: all before them are too
+    fine = SOLVE_STEP * below[:, None] + SOLVE_FINE
     inner = fine < SOLVE_GRID - 1  # the grid's last point only bounds the bracket
-    c = cdf(t[r, np.minimum(fine, SOLVE_GRID - 1)])
-    return 1 + SOLVE_COARSE.min() * below + ((c < q) & inner).sum(axis=1)
+    c = cdf(lo[:, None] + width[:, None] * SOLVE_U[np.minimum(fine, SOLVE_GRID - 1)])
+    return 1 + SOLVE_STEP * below + ((c < q) & inner).sum(axis=1)
 
 
 class _TtftCdf:
@@ -179,7 +183,8 @@ class _TtftCdf:
         self.p = d.p[:, None, None]
         self.k = (np.ones_like(d.p) if d.shape is None else d.shape)[:, None, None]
         self.theta = np.maximum(d.wait, 1e-30)[:, None, None] / self.k
-        self.log_gamma = gammaln(self.k + 1)
+        self.log_gamma, self.k_theta, self.no_wait = gammaln(self.k + 1), self.k * self.theta, 1 - self.p
+        self.r_floor = np.maximum(self.r, 1e-30)
         self.any_wait = bool(np.any(d.p))
         has_rest = self.r > 1e-12
         self.rest = "none" if not has_rest.any() else "all" if has_rest.all() else "some"
@@ -198,18 +203,17 @@ class _TtftCdf:
         x = np.maximum(x, 0.0)
         z = x / self.theta
         pk = gammainc(self.k, z)
-        with np.errstate(divide="ignore"):  # in place: the same operations, fewer large temporaries
-            term = np.log(z)
+        term = np.log(z)  # in place: the same operations, fewer large temporaries
         term *= self.k
         term -= z
         term -= self.log_gamma
         np.exp(term, out=term)
         np.subtract(pk, term, out=term)
-        term *= self.k * self.theta
+        term *= self.k_theta
         pk *= x
         pk -= term
         pk *= self.p
-        out = (1 - self.p) * x
+        out = self.no_wait * x
         out += pk
         return out
 
@@ -221,9 +225,9 @@ class _TtftCdf:
             return np.where(r > 1e-12, np.clip(y / np.maximum(r, 1e-30), 0.0, 1.0), y >= 0).mean(axis=2)
         if self.rest == "none":
             return self.f(y).mean(axis=2)
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # log(0): no wait yet
             both = self.g(np.stack([y, y - r]))
-            uniform = (both[0] - both[1]) / np.maximum(r, 1e-30)
+            uniform = (both[0] - both[1]) / self.r_floor
         if self.rest == "all":
             return uniform.mean(axis=2)
         return np.where(np.broadcast_to(r > 1e-12, y.shape), uniform, self.f(y)).mean(axis=2)
@@ -271,7 +275,20 @@ class Operating:
     feasible: np.ndarray  # the scheduler can run at this concurrency (prefill keeps up, budget left)
     prefill_load: float | None = None  # disaggregated: load of the prefill replicas
     prefill_s: float = 0.0  # a mean prompt's prefill (seconds)
-    _cache: dict[tuple[str, str], np.ndarray] = field(default_factory=dict, repr=False)
+    # quantiles in seconds at each concurrency, NaN where not solved yet (solved once each)
+    _solved: dict[tuple[str, float], np.ndarray] = field(default_factory=dict, repr=False)
+
+    def solve(self, metric: str, qs: Sequence[float], idx: np.ndarray) -> list[np.ndarray]:
+        """The quantiles ``qs`` of ``metric`` (seconds) at every concurrency, solved together at those
+        of index ``idx`` where any is not solved yet (a concurrency's quantile does not depend on the
+        others solved with it); NaN where not solved."""
+        solved = [self._solved.setdefault((metric, q), np.full(len(self.batch), np.nan)) for q in qs]
+        todo = np.unique(idx[np.any([np.isnan(v[idx]) for v in solved], axis=0)]) if qs else idx[:0]
+        if len(todo):
+            d = self.ttft if metric == "ttft" else self.tpot
+            for v, new in zip(solved, _rows(d, todo).quantiles(qs), strict=True):
+                v[todo] = np.where(np.isnan(v[todo]), new, v[todo])
+        return solved
 
     def latency_at(self, metric: str, stat: str | float, idx: np.ndarray) -> np.ndarray:
         """``ttft`` or ``tpot`` in ms at the concurrencies of index ``idx`` only (solved there)."""
@@ -280,10 +297,11 @@ class Operating:
     def latencies_at(self, metric: str, stats: Sequence[str | float], idx: np.ndarray) -> list[np.ndarray]:
         """:meth:`latency_at` of each statistic of ``stats``, the quantiles solved together."""
         idx = np.atleast_1d(np.asarray(idx, dtype=int))
+        qs = [float(s) for s in dict.fromkeys(stats) if s != "mean"]
+        solved = dict(zip(qs, self.solve(metric, qs, idx), strict=True))
         d = _rows(self.ttft if metric == "ttft" else self.tpot, idx)
-        qs = [float(s) for s in stats if s != "mean"]
-        solved = iter(d.quantiles(qs) if qs else ())
-        return [1e3 * np.asarray(d.mean() if s == "mean" else next(solved), dtype=float) for s in stats]
+        return [1e3 * np.asarray(d.mean() if s == "mean" else solved[float(s)][idx], dtype=float)
+                for s in stats]
 
     def last_within(self, metric: str, stat: str | float, limit_ms: float) -> int:
         """The largest index whose latency is within ``limit_ms`` (-1: none), by bisection: latencies
@@ -302,25 +320,37 @@ class Operating:
                 hi = mid
         return lo
 
-    def latency_ms(self, metric: str, stat: str | float) -> np.ndarray:
-        """``ttft`` or ``tpot`` in ms at every concurrency: ``stat`` ``"mean"`` or a probability (the
-        quantiles are solved at ``QUANTILE_GRID`` concurrencies and interpolated between them)."""
-        return self.latencies_ms(metric, [stat])[0]
+    def latency_ms(self, metric: str, stat: str | float, rows: np.ndarray | None = None) -> np.ndarray:
+        """``ttft`` or ``tpot`` in ms at every concurrency (or at those of index ``rows``): ``stat``
+        ``"mean"`` or a probability (the quantiles are solved at ``QUANTILE_GRID`` concurrencies and
+        interpolated between them)."""
+        return self.latencies_ms(metric, [stat], rows)[0]
 
-    def latencies_ms(self, metric: str, stats: Sequence[str | float]) -> list[np.ndarray]:
+    def grid_rows(self) -> np.ndarray:
+        """The concurrencies (indices) at which quantile curves are solved: ``QUANTILE_GRID`` of them."""
+        n = len(self.batch)
+        return geometric_rows(n, min(n, QUANTILE_GRID))
+
+    def latencies_ms(self, metric: str, stats: Sequence[str | float],
+                     rows: np.ndarray | None = None) -> list[np.ndarray]:
         """:meth:`latency_ms` of each statistic of ``stats``; the quantiles not solved before are solved
-        together."""
+        together, at the grid concurrencies that ``rows`` are interpolated between only."""
+        x = np.arange(len(self.batch)) if rows is None else np.atleast_1d(np.asarray(rows, dtype=int))
+        grid = self.grid_rows()
+        qs = [float(s) for s in dict.fromkeys(stats) if s != "mean"]
+        around = grid if rows is None else _around(grid, x)  # the grid rows read
+        solved = dict(zip(qs, self.solve(metric, qs, around), strict=True))
         d = self.ttft if metric == "ttft" else self.tpot
-        todo = [s for s in dict.fromkeys(stats) if (metric, str(s)) not in self._cache]
-        qs = [float(s) for s in todo if s != "mean"]
-        if qs:
-            n = len(self.batch)
-            idx = geometric_rows(n, min(n, QUANTILE_GRID))
-            for s, v in zip((s for s in todo if s != "mean"), _rows(d, idx).quantiles(qs), strict=True):
-                self._cache[(metric, str(s))] = 1e3 * np.asarray(np.interp(np.arange(n), idx, v), dtype=float)
-        if "mean" in todo:
-            self._cache[(metric, "mean")] = 1e3 * np.asarray(d.mean(), dtype=float)
-        return [self._cache[(metric, str(s))] for s in stats]
+        return [1e3 * np.asarray(d.mean()[x] if s == "mean" else np.interp(x, grid, solved[float(s)][grid]),
+                                 dtype=float) for s in stats]
+
+
+def _around(grid: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The rows of ``grid`` (ascending, from the first row to the last) that interpolating at ``rows``
+    reads: a row's neighbours on the grid, or the row itself where it is on the grid."""
+    j = np.searchsorted(grid, rows, side="right") - 1
+    on = grid[j] == rows
+    return np.unique(np.concatenate([grid[j], grid[np.minimum(j + 1, len(grid) - 1)][~on]]))
 
 
 @functools.lru_cache(maxsize=1024)
@@ -459,28 +489,32 @@ def _lindley_table(arrival_cv: float) -> np.ndarray:
 
 
 def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray,
-                    wait: np.ndarray, most: np.ndarray) -> np.ndarray:
+                    wait: np.ndarray, most: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean number of prompts that arrive after a prompt and before its chunked step starts (they are
-    carried in the same step, so its first token waits for their prefill too), at most ``most``: the
-    renewal count ``E[min(N(s), m)] = sum_{n <= m} P(S_n <= s)`` of the gamma inter-arrival times
-    (``S_n``: the n-th arrival after it, a gamma of shape ``n k``), averaged over the start ``s`` =
-    the rest of the step in progress (uniform) plus, with probability ``p``, the mean queue wait.
-    Bursty arrivals (``k < 1``) come in clusters, so this is far above ``rate * s``."""
+    carried in the same step, so its first token waits for their prefill too), at most ``most``, for
+    gamma inter-arrival times of CV ``arrival_cv`` and for Poisson arrivals (CV 1), on the same grid:
+    the renewal count ``E[min(N(s), m)] = sum_{n <= m} P(S_n <= s)`` (``S_n``: the n-th arrival after
+    it, a gamma of shape ``n k``), averaged over the start ``s`` = the rest of the step in progress
+    (uniform) plus, with probability ``p``, the mean queue wait. Bursty arrivals (``k < 1``) come in
+    clusters, so this is far above ``rate * s``."""
     from scipy.special import gammainc
 
-    k = 1.0 / arrival_cv ** 2 if arrival_cv > 0 else 1e6
+    k = np.array([1.0 / arrival_cv ** 2 if arrival_cv > 0 else 1e6, 1.0])  # bursty, Poisson
     u = (np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS
     s = residual[:, None] * u[None, :]  # (rows, points): the rest of the step in progress
     m = np.maximum(most, 0.0)
     n = np.arange(1, int(np.ceil(m.max())) + 1, dtype=float) if m.max() > 0 else np.zeros(0)
     # the n-th arrival counts fully up to the whole prompts that fit, a fraction for the chunk after
     weight = np.clip(m[:, None] - (n[None, :] - 1), 0.0, 1.0)[:, None, :]  # (rows, 1, n)
-    theta = 1.0 / (np.maximum(rate, 1e-30) * k)
+    shape = n[None, :] * k[:, None]  # (2, n)
+    theta = 1.0 / (np.maximum(rate, 1e-30)[None, :] * k[:, None])  # (2, rows)
 
-    def count(t: np.ndarray) -> np.ndarray:
-        return (weight * gammainc(n[None, None, :] * k, t[:, :, None] / theta[:, None, None])).sum(axis=2)
+    def count(t: np.ndarray) -> np.ndarray:  # (2, rows, points)
+        return (weight * gammainc(shape[:, None, None, :], t[None, :, :, None] / theta[:, :, None, None])
+                ).sum(axis=3)
 
-    return ((1 - p) * count(s).mean(axis=1) + p * count(s + wait[:, None]).mean(axis=1))
+    both = (1 - p) * count(s).mean(axis=2) + p * count(s + wait[:, None]).mean(axis=2)
+    return both[0], both[1]
 
 
 def _third(traffic: Traffic) -> float:
@@ -588,8 +622,8 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
     p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
     if budget is not None and traffic.arrival_cv != 1.0:  # prompts arriving before its step starts share it
         most = (room - li.mean) / li.mean
-        later = _arrivals_after(rate, traffic.arrival_cv, residual, p, wait, most)
-        later = later - _arrivals_after(rate, 1.0, residual, p, wait, most)
+        bursty, poisson = _arrivals_after(rate, traffic.arrival_cv, residual, p, wait, most)
+        later = bursty - poisson
         service = service + (tp_mean * np.maximum(later, 0.0))[:, None]
     feasible = feasible & (rate * work_mean < 1)
     ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
@@ -692,16 +726,32 @@ def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     cand = prefill_pool_ttft(steps, traffic, loads)
     p, wait, kv = cand.p, cand.wait, steps.kv_token_s * traffic.input.mean * traffic.input.unit
     shape = cand.shape if cand.shape is not None else np.ones_like(p)
-    ok = ttft_ok(cand) if ttft_ok is not None else np.ones_like(loads, dtype=bool)
-    i = int(np.flatnonzero(ok)[-1]) if ok.any() else 0
+    i, meets = _highest_load(cand, ttft_ok)
     rho_p = float(loads[i])
     n = len(b)
     ttft = Ttft(np.zeros(n), np.zeros(n), np.full(n, p[i]), np.full(n, wait[i]),
                 np.broadcast_to(tp_points + kv, (n, len(kv))), np.full(n, shape[i]))
     per_request = tp_mean / rho_p + o * t_d / b
     return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request, ttft,
-                     _decode_pool_tpot(steps, o), np.full(n, bool(ok[i])), prefill_load=rho_p,
+                     _decode_pool_tpot(steps, o), np.full(n, meets), prefill_load=rho_p,
                      prefill_s=tp_mean)
+
+
+def _highest_load(cand: Ttft, ttft_ok: Callable[[Ttft], np.ndarray] | None) -> tuple[int, bool]:
+    """The highest load (index) of the prefill pool's ``cand`` whose TTFT meets the targets, and whether
+    one does (the lowest load when none does): loads tried from the highest, ``FIRST_LOADS`` first,
+    then twice as many each time (TTFT quantile solves cost most; the highest loads usually decide)."""
+    n = len(cand.p)
+    if ttft_ok is None:
+        return n - 1, True
+    end, size = n, FIRST_LOADS
+    while end > 0:
+        rows = np.arange(max(end - size, 0), end)
+        ok = ttft_ok(_rows(cand, rows))
+        if ok.any():
+            return int(rows[np.flatnonzero(ok)[-1]]), True
+        end, size = int(rows[0]), 2 * size
+    return 0, False
 
 
 def _decode_pool_tpot(steps: Steps, decode_tokens: float) -> Tpot:

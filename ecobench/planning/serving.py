@@ -201,13 +201,36 @@ def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Archite
     return tensor, pipeline
 
 
-def _feasible(op: Operating, spec: ServingSpec) -> np.ndarray:
+TTFT_GRID_STEP = 8  # grid concurrencies _top_row solves TTFT at per step, from the top down
+
+
+def _top_row(op: Operating, spec: ServingSpec) -> int | None:
+    """The concurrency (index) of the highest rate that meets every target, the first of equal rates
+    (None: none does). The concurrencies are read in falling rate order; TTFT quantiles (the costly
+    solves) are solved at the grid concurrencies from the top down, ``TTFT_GRID_STEP`` at a time, as
+    far as the rows read need (the top rates, at the largest concurrencies, usually decide)."""
     ok = op.feasible & (op.prefill_share < 1) & (op.rate_per_s > 0)
-    for metric in ("ttft", "tpot"):  # a metric's targeted quantiles solved together
-        op.latencies_ms(metric, [q for m, q, _, _ in spec.targets if m == metric])
-    for metric, q, value, _ in spec.targets:
-        ok &= op.latency_ms(metric, q) <= value
-    return ok
+    tpot = [(q, value) for metric, q, value, _ in spec.targets if metric == "tpot"]
+    for (_, value), got in zip(tpot, op.latencies_ms("tpot", [q for q, _ in tpot]), strict=True):
+        ok &= got <= value  # closed form: read at every concurrency
+    tried = np.flatnonzero(ok)
+    tried = tried[np.argsort(-op.rate_per_s[tried], kind="stable")]
+    ttft = [(q, value) for metric, q, value, _ in spec.targets if metric == "ttft"]
+    qs = [q for q, _ in ttft]
+    grid = op.grid_rows()
+    below = np.searchsorted(grid, tried, side="right") - 1  # each row's grid concurrency at or below it
+    lowest = len(grid)
+    while len(tried):
+        lowest = max(lowest - TTFT_GRID_STEP, 0)
+        op.solve("ttft", qs, grid[lowest:])
+        read = len(tried) if np.all(below >= lowest) else int(np.argmin(below >= lowest))  # solved around
+        meets = np.ones(read, dtype=bool)
+        for (_, value), got in zip(ttft, op.latencies_ms("ttft", qs, tried[:read]), strict=True):
+            meets &= got <= value
+        if meets.any():
+            return int(tried[np.argmax(meets)])
+        tried, below = tried[read:], below[read:]
+    return None
 
 
 def latency_stats(spec: ServingSpec) -> list[tuple[str, str | float]]:
@@ -317,7 +340,7 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> s
         return (f"the {op.scheduler} scheduler cannot keep up with one request at a time {on}: "
                 "raise max_num_batched_tokens or use another scheduler")
     for metric, q, value, name in spec.targets:
-        best = float(op.latency_ms(metric, q)[0])
+        best = float(op.latency_ms(metric, q, np.array([0]))[0])
         if best > value:
             what = "a decode step and the prefills between steps" if metric == "tpot" else "the prefill"
             return f"{name} {value:g} is below the {best:.1f} ms {what} take(s) at batch 1 {on}"
@@ -373,17 +396,17 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         fits = True
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
         op = operating_points(w, cl, eff, batch_grid(limit), request_overhead_s, cfg, traffic, spec, timer)
-        ok = _feasible(op, spec)
-        if not ok.any():
+        top = _top_row(op, spec)
+        if top is None:
             failure = _binding(spec, op, inst, t)
             if memory_failure:
                 failure = f"{memory_failure} (one instance); over {t * pp // rpn} instances: {failure}"
             continue
-        capacity = float(op.rate_per_s[ok].max())
+        capacity = float(op.rate_per_s[top])
         replicas = int(replicas_for(rate, capacity))
         pools: tuple[int | None, int | None] = (None, None)
         if op.prefill_load is not None:  # disaggregated: each pool rounded up on its own
-            b_top = float(op.batch[ok][np.argmax(op.rate_per_s[ok])])
+            b_top = float(op.batch[top])
             decode_rate = b_top / (max(traffic.output.mean - 1, 0.0) * float(np.interp(b_top, op.batch,
                                                                                            op.decode_s)))
             pools = (max(1, math.ceil(rate * op.prefill_s / op.prefill_load - 1e-9)),
