@@ -303,23 +303,6 @@ class Operating:
         return [1e3 * np.asarray(d.mean() if s == "mean" else solved[float(s)][idx], dtype=float)
                 for s in stats]
 
-    def last_within(self, metric: str, stat: str | float, limit_ms: float) -> int:
-        """The largest index whose latency is within ``limit_ms`` (-1: none), by bisection: latencies
-        rise with the concurrency."""
-        n = len(self.batch)
-        if self.latency_at(metric, stat, np.array([0]))[0] > limit_ms:
-            return -1
-        lo, hi = 0, n - 1
-        if self.latency_at(metric, stat, np.array([hi]))[0] <= limit_ms:
-            return hi
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if self.latency_at(metric, stat, np.array([mid]))[0] <= limit_ms:
-                lo = mid
-            else:
-                hi = mid
-        return lo
-
     def latency_ms(self, metric: str, stat: str | float, rows: np.ndarray | None = None) -> np.ndarray:
         """``ttft`` or ``tpot`` in ms at every concurrency (or at those of index ``rows``): ``stat``
         ``"mean"`` or a probability (the quantiles are solved at ``QUANTILE_GRID`` concurrencies and

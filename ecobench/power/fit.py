@@ -185,13 +185,20 @@ def running_batch(p: PowerPoint, memory_gib: float | None) -> float | None:
     preempts the rest (vLLM), so the same tokens take more steps, each reading the weights again."""
     if p.avg_batch_size is not None or p.batch is None or memory_gib is None or p.arch is None:
         return p.batch
+    weights, per_seq = _serve_bytes(p)
+    free = (memory_gib - WORKSPACE_GIB) * GIB - weights
+    return min(p.batch, max(1.0, free / per_seq)) if free > 0 else p.batch
+
+
+def _serve_bytes(p: PowerPoint) -> tuple[float, float]:
+    """(weight bytes, KV-cache bytes of one sequence at its mean context) on one rank of a serving
+    point: what a decode step reads once, and per sequence of its batch."""
+    assert p.arch is not None
     tensor = p.tensor or 1
     dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
     weights = p.arch.params * BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2) / tensor
     context = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) + (p.output_tokens or 0) / 2
-    per_seq = context * kv_cache_bytes_per_token(p.arch, dtype, tensor)
-    free = (memory_gib - WORKSPACE_GIB) * GIB - weights
-    return min(p.batch, max(1.0, free / per_seq)) if free > 0 else p.batch
+    return weights, context * kv_cache_bytes_per_token(p.arch, dtype, tensor)
 
 
 def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float, float] | None:
@@ -211,11 +218,9 @@ def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float
         replicas = max(1.0, dev / tensor)
         batch = running_batch(p, memory_gib)
         steps_per_s = p.output_tokens_per_s / replicas / batch
-        context = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) + (p.output_tokens or 0) / 2
-        wbytes = BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2)
-        kv = batch * context * kv_cache_bytes_per_token(arch, dtype, tensor)
-        per_step = params * wbytes / tensor + kv
-        return flops, steps_per_s * per_step, steps_per_s * kv
+        weights, per_seq = _serve_bytes(p)
+        kv = batch * per_seq
+        return flops, steps_per_s * (weights + kv), steps_per_s * kv
     if p.kind == "power_infer":
         if p.samples_per_s is None:
             return None
