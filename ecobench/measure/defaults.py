@@ -9,3 +9,7 @@ SHOW_PROGRESS: ContextVar[bool] = ContextVar("ecobench_show_progress", default=T
 # Repetitions of a measured window. Ten keep the gate's false-failure rate under 5% and catch a
 # 10% regression over 90% of the time at a 5% coefficient of variation (tests/integration/test_gate.py).
 DEFAULT_REPETITIONS = 10
+
+# Depth extrapolation (reference backend): the fewest alternated pairs of steps behind each window's
+# ratio of a layer to the measured depth; the pairs run for as long as the windows at least.
+MIN_PAIRS_PER_WINDOW = 5

@@ -599,8 +599,9 @@ class HardwareConfig(_Model):
         None, description="host CPU load at full accelerator load (default 1.0)")
     device: Literal["cpu", "cuda", "auto"] = Field("auto", description="reference backend device")
     layers: b.Layers | None = Field(
-        None, description="reference: measure this many layers (and the model without layers) and "
-                          "extrapolate to full depth")
+        None, description="reference: measure this many layers and extrapolate to full depth (a "
+                          "layer's share of a step timed from alternated steps of 1 and of this many "
+                          "layers, or of 2 when this is 1)")
     region: str | None = Field(None, description="overrides the scenario's region")
     price_usd_per_h: b.PriceUsdPerH | None = Field(None, description="explicit price per instance-hour")
     pricing: Literal["on_demand", "spot"] | None = Field(

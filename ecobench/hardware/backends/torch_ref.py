@@ -33,6 +33,7 @@ from ecobench.measure.codecarbon_meter import (
     describe,
     provenance,
 )
+from ecobench.measure.defaults import MIN_PAIRS_PER_WINDOW
 from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
 from ecobench.measure.zeus_meter import GpuMeter, open_zeus
 from ecobench.units import DEFAULT_REQUEST_BYTES_PER_TOKEN
@@ -341,22 +342,74 @@ def flops_per_sample(arch: Architecture, job: Job) -> float:
                                 job.num_labels))[0]
 
 
-def extrapolate_depth(rates_part: list[float], rates_base: list[float], layers: int,
-                      full_layers: int) -> tuple[list[float], str]:
-    """Full-depth rates from windows at ``layers`` and at no layers: the layers are identical, so a
-    sample takes ``t0 + full_layers * (t_part - t0) / layers``, where ``t0`` (embeddings, head,
-    dispatch) is paid once whatever the depth. Scaling the whole time by FLOPs instead charges that
-    part, which runs far below the matmuls' rate, once per layer."""
-    t0 = statistics.median(1.0 / r for r in rates_base)
-    per_layer = [(1.0 / r - t0) / layers for r in rates_part]
-    if min(per_layer) <= 0:
-        raise BackendError(f"the {layers}-layer windows ran no slower than the model without layers "
-                           f"({min(rates_part):,.2f}/s vs {max(rates_base):,.2f}/s): the host is too noisy "
-                           "to time one layer; measure more layers (configs[].layers) or longer windows")
-    full = [1.0 / (t0 + full_layers * t) for t in per_layer]
-    share = t0 / (t0 + full_layers * statistics.median(per_layer))
-    return full, (f"extrapolated to {full_layers} layers from a run without layers "
-                  f"(what is not a layer: {share:.0%} of the full-depth time)")
+def depth_pair(layers: int) -> tuple[int, int]:
+    """The two depths whose alternated steps time one layer when ``layers`` are measured: one layer
+    and ``layers`` (two when ``layers`` is one), so that a first layer dearer than the others (one
+    round on a 2-core host read 9.2-10.2 ms against 7.0-8.6 ms, 2026-11-27; interleaved single steps
+    later that day read within 3%) is paid once, in the measured time, not by every layer."""
+    return 1, max(layers, 2)
+
+
+def paired_steps(step_lo: Callable[[], None], step_hi: Callable[[], None], samples_per_step: int,
+                 spec: Any, label: str) -> list[tuple[float, float]]:
+    """(seconds of a ``step_lo``, seconds of a ``step_hi``) pair by pair, in time order: after
+    warming both up, the two alternate (lo hi, hi lo, ...) on the same inputs, so the host's drift
+    hits both steps of a pair alike. The pairs run for ``repetitions`` x ``min_window_s``, and at
+    least ``repetitions`` x max(``min_batches``, 5) of them."""
+    t_end = time.perf_counter() + spec.warmup_s
+    step_lo()
+    step_hi()
+    while time.perf_counter() < t_end:
+        step_lo()
+        step_hi()
+    need = spec.repetitions * max(spec.min_batches, MIN_PAIRS_PER_WINDOW)
+    span_s = spec.repetitions * spec.min_window_s
+    bar = _progress(spec.repetitions, label)
+    pairs: list[tuple[float, float]] = []
+    shown, t0 = 0, time.perf_counter()
+    while True:
+        lo_first = len(pairs) % 2 == 0
+        a = time.perf_counter()
+        (step_lo if lo_first else step_hi)()
+        b = time.perf_counter()
+        (step_hi if lo_first else step_lo)()
+        c = time.perf_counter()
+        pairs.append((b - a, c - b) if lo_first else (c - b, b - a))
+        done = min(spec.repetitions, int(spec.repetitions * min((c - t0) / span_s, len(pairs) / need)))
+        if done > shown:
+            shown = done
+            bar(done, samples_per_step / pairs[-1][1])
+        if c - t0 >= span_s and len(pairs) >= need:
+            return pairs
+
+
+def extrapolate_depth(rates_part: list[float], pairs_s: list[tuple[float, float]], depths: tuple[int, int],
+                      layers: int, full_layers: int) -> tuple[list[float], str]:
+    """Full-depth rates from windows at ``layers``: a sample takes the measured time times
+    1 + (``full_layers`` - ``layers``) x (a layer's time / the measured depth's time), that ratio
+    read from each alternated pair of steps at ``depths`` (:func:`paired_steps`: a layer is the
+    pair's difference over the layers between them), so that the two steps of a ratio ran under
+    the same load, and the windows' own speed (when energy was metered) sets the level. The median
+    ratio over as many consecutive runs of pairs as there are windows scales each window, so the
+    rates' spread carries the ratio's. What does not grow with depth (embeddings, head, dispatch,
+    the first layer's extra) is in the measured time once, not charged per layer."""
+    lo, hi = depths
+    extra = full_layers - layers
+    factors = [1.0 + extra * (t_hi - t_lo) / (hi - lo) / (t_lo if layers == lo else t_hi)
+               for t_lo, t_hi in pairs_s]
+    n = len(rates_part)
+    scale = [statistics.median(factors[i * len(factors) // n:(i + 1) * len(factors) // n]) for i in range(n)]
+    if min(scale) <= 1.0:
+        raise BackendError(f"{hi}-layer steps ran no slower than {lo}-layer ones, alternated "
+                           f"({len(pairs_s)} pairs): the host is too noisy to time one layer; measure "
+                           "more layers (configs[].layers) or longer windows")
+    full = [r / f for r, f in zip(rates_part, scale, strict=True)]
+    t_layer = statistics.median((t_hi - t_lo) / (hi - lo) for t_lo, t_hi in pairs_s)
+    t_full = statistics.median(t_lo if layers == lo else t_hi for t_lo, t_hi in pairs_s) + extra * t_layer
+    share = (t_full - full_layers * t_layer) / t_full
+    return full, (f"extrapolated to {full_layers} layers: {extra} more, a layer's share of a step "
+                  f"from {len(pairs_s)} alternated {lo}- and {hi}-layer steps ({t_layer * 1e3:,.3g} ms a "
+                  f"layer a batch; what does not grow with depth: {share:.0%} of the full-depth time)")
 
 
 class ReferenceBackend:
@@ -390,12 +443,14 @@ class ReferenceBackend:
         flops = flops_per_sample(job.arch, job)
         rates_full, extrapolation = w.rates_per_s, ""
         if job.layers and job.layers < job.arch.layers:
-            no_layers = dataclasses.replace(job, layers=0)
-            base_step, _ = make_step(no_layers, device)
-            base = measure(base_step, per_step, spec, f"{job.arch.name} {job.mode} (no layers, {device})",
-                           False)
-            rates_full, extrapolation = extrapolate_depth(w.rates_per_s, base.rates_per_s, job.layers,
-                                                          job.arch.layers)
+            lo_layers, hi_layers = depth_pair(job.layers)
+            other, _ = make_step(dataclasses.replace(job, layers=hi_layers if job.layers == lo_layers
+                                                     else lo_layers), device)
+            step_lo, step_hi = (step, other) if job.layers == lo_layers else (other, step)
+            pairs = paired_steps(step_lo, step_hi, per_step, spec, f"{job.arch.name} {job.mode} "
+                                 f"({lo_layers} and {hi_layers} layers alternated, {device})")
+            rates_full, extrapolation = extrapolate_depth(w.rates_per_s, pairs, (lo_layers, hi_layers),
+                                                          job.layers, job.arch.layers)
         mean, lo, hi = ci95(rates_full)
         gemm = gemm_peak_tflops(device, job.dtype, spec.gemm_s) if spec.gemm_s > 0 else None
         mfu = (mean * flops / 1e12 / gemm) if gemm else None  # on the host, before any projection
