@@ -11,6 +11,7 @@ the ``gpu`` extra installed, Zeus meters the GPU over each window (NVML's energy
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import os
 import statistics
@@ -166,6 +167,10 @@ def check_memory(job: Job, device: str) -> None:
     torch, _ = require_torch()
     need = memory_needed_bytes(job)
     if device == "cuda":
+        # an earlier measurement's models are garbage by now, but PyTorch's caching allocator keeps
+        # their blocks reserved: collect and hand them back first, or they read as taken
+        gc.collect()
+        torch.cuda.empty_cache()
         free = float(torch.cuda.mem_get_info()[0])
     else:
         import psutil

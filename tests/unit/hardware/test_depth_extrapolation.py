@@ -58,3 +58,44 @@ def test_paired_steps_alternate_and_time_each_side():
     assert len(pairs) >= 10  # repetitions x max(min_batches, 5)
     assert calls[2:10] == ["lo", "hi", "hi", "lo", "lo", "hi", "hi", "lo"]  # after the warm-up pair
     assert sum(b > a for a, b in pairs) > len(pairs) / 2  # (lo, hi): a busy host may preempt one
+
+
+
+class _Cuda:
+    """torch.cuda as the memory check sees it: 80 GiB, ``cached`` GiB held by the caching allocator
+    until ``empty_cache`` (when it ``releases``)."""
+
+    def __init__(self, cached: float, releases: bool) -> None:
+        self.cached, self.releases = cached, releases
+
+    def empty_cache(self) -> None:
+        if self.releases:
+            self.cached = 0.0
+
+    def mem_get_info(self) -> tuple[float, float]:
+        return (80 - self.cached) * 2**30, 80 * 2**30
+
+
+@pytest.mark.parametrize("releases", [True, False])
+def test_a_cuda_memory_check_hands_back_cached_blocks_first(monkeypatch, releases):
+    """On an H100 (2026-11-27) a scenario's second full-depth measurement was refused: 24.4 of 80 GiB
+    read free while the first one's blocks sat in PyTorch's caching allocator. The check hands them
+    back before it reads what is free."""
+    import dataclasses
+
+    from ecobench.hardware.backends import torch_ref
+    from ecobench.hardware.backends.base import Job
+    from ecobench.workloads.presets import preset
+
+    cuda = _Cuda(cached=56.0, releases=releases)
+    monkeypatch.setattr(torch_ref, "require_torch", lambda: (SimpleNamespace(cuda=cuda), None))
+    job = Job(arch=preset("bert-base"), mode="inference", seq_len=128, batch_size=8, dtype="fp16",
+              device="cuda")
+    while torch_ref.memory_needed_bytes(job) < 30 * 2**30:
+        job = dataclasses.replace(job, batch_size=job.batch_size + 8)
+    assert 30 < torch_ref.memory_needed_bytes(job) / 2**30 < 50  # fits 80 GiB, not the 24 left
+    if releases:
+        torch_ref.check_memory(job, "cuda")
+    else:
+        with pytest.raises(BackendError, match="24.0 GiB free"):
+            torch_ref.check_memory(job, "cuda")
