@@ -65,6 +65,19 @@ def test_statistics_solved_together_equal_each_solved_alone(scheduler, budget):
             assert np.array_equal(got, alone.latency_at(metric, stat, idx))
 
 
+@pytest.mark.parametrize("scheduler,budget", [*CASES, ("continuous", 4096)])
+def test_ttft_worked_out_at_the_rows_read_equals_every_row_at_once(scheduler, budget):
+    """The costly TTFT terms are worked out at the rows a search reads (in any order, a row once);
+    each row holds what working out every row at once gives."""
+    piecewise, whole = _operating(scheduler, budget), _operating(scheduler, budget).ttft
+    idx = np.array([127, 3, 40, 3])
+    for rows in (idx, np.arange(len(BATCH))):
+        got = piecewise.ttft_rows(rows)
+        for name in Ttft.__dataclass_fields__:
+            a, b = getattr(got, name), getattr(whole, name)
+            assert a is None and b is None or np.array_equal(a, np.asarray(b)[rows]), name
+
+
 def test_disaggregated_ttft_is_one_distribution_solved_once():
     d = _operating("disaggregated", None).ttft
     assert d.same_rows() and not _operating("continuous", 2048).ttft.same_rows()
