@@ -788,14 +788,25 @@ def _highest_load(cand: Ttft, ttft_ok: Callable[[Ttft], np.ndarray] | None) -> t
     n = len(cand.p)
     if ttft_ok is None:
         return n - 1, True
-    end, size = n, FIRST_LOADS
-    while end > 0:
-        rows = np.arange(max(end - size, 0), end)
-        ok = ttft_ok(_rows(cand, rows))
+    i = first_meeting(np.arange(n)[::-1], lambda rows: ttft_ok(_rows(cand, rows)), np.arange(1, n + 1),
+                      FIRST_LOADS)
+    return (0, False) if i is None else (i, True)
+
+
+def first_meeting(order: np.ndarray, meets: Callable[[np.ndarray], np.ndarray], cost: np.ndarray,
+                  first: float) -> int | None:
+    """The first of ``order`` that ``meets`` (a mask of a block of ``order``) holds for, None where none
+    does: read in blocks from the front, the first as far as the cumulative ``cost`` of reading up to
+    each (rising) reaches ``first``, each next one twice as far (a block at least one; the front
+    usually decides, and a block's costly solves run together)."""
+    start, budget, spent = 0, first, 0.0
+    while start < len(order):
+        end = max(int(np.searchsorted(cost, spent + budget, side="right")), start + 1)
+        ok = meets(order[start:end])
         if ok.any():
-            return int(rows[np.flatnonzero(ok)[-1]]), True
-        end, size = int(rows[0]), 2 * size
-    return 0, False
+            return int(order[start + int(np.argmax(ok))])
+        start, budget, spent = end, 2 * budget, float(cost[end - 1])
+    return None
 
 
 def _decode_pool_tpot(steps: Steps, decode_tokens: float) -> Tpot:
