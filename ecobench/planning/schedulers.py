@@ -37,6 +37,7 @@ Against the discrete-event simulation of ``planning/simulate.py`` at 30-90% load
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
@@ -270,13 +271,22 @@ class Operating:
     decode_s: np.ndarray
     rate_per_s: np.ndarray  # requests per second a replica (or replica-equivalent) carries
     prefill_share: np.ndarray  # share of the replica's time prefilling
-    ttft: Ttft
+    ttft_rows: Callable[[np.ndarray], Ttft]  # TTFT at the concurrencies of an index (worked out there only)
     tpot: Tpot
     feasible: np.ndarray  # the scheduler can run at this concurrency (prefill keeps up, budget left)
     prefill_load: float | None = None  # disaggregated: load of the prefill replicas
     prefill_s: float = 0.0  # a mean prompt's prefill (seconds)
     # quantiles in seconds at each concurrency, NaN where not solved yet (solved once each)
     _solved: dict[tuple[str, float], np.ndarray] = field(default_factory=dict, repr=False)
+
+    @property
+    def ttft(self) -> Ttft:
+        """TTFT at every concurrency."""
+        return self.ttft_rows(np.arange(len(self.batch)))
+
+    def _at(self, metric: str, idx: np.ndarray) -> Ttft | Tpot:
+        """``ttft`` or ``tpot`` at the concurrencies of index ``idx``."""
+        return self.ttft_rows(idx) if metric == "ttft" else _rows(self.tpot, idx)
 
     def solve(self, metric: str, qs: Sequence[float], idx: np.ndarray) -> list[np.ndarray]:
         """The quantiles ``qs`` of ``metric`` (seconds) at every concurrency, solved together at those
@@ -285,8 +295,7 @@ class Operating:
         solved = [self._solved.setdefault((metric, q), np.full(len(self.batch), np.nan)) for q in qs]
         todo = np.unique(idx[np.any([np.isnan(v[idx]) for v in solved], axis=0)]) if qs else idx[:0]
         if len(todo):
-            d = self.ttft if metric == "ttft" else self.tpot
-            for v, new in zip(solved, _rows(d, todo).quantiles(qs), strict=True):
+            for v, new in zip(solved, self._at(metric, todo).quantiles(qs), strict=True):
                 v[todo] = np.where(np.isnan(v[todo]), new, v[todo])
         return solved
 
@@ -299,9 +308,8 @@ class Operating:
         idx = np.atleast_1d(np.asarray(idx, dtype=int))
         qs = [float(s) for s in dict.fromkeys(stats) if s != "mean"]
         solved = dict(zip(qs, self.solve(metric, qs, idx), strict=True))
-        d = _rows(self.ttft if metric == "ttft" else self.tpot, idx)
-        return [1e3 * np.asarray(d.mean() if s == "mean" else solved[float(s)][idx], dtype=float)
-                for s in stats]
+        mean = self._at(metric, idx).mean() if "mean" in stats else None
+        return [1e3 * np.asarray(mean if s == "mean" else solved[float(s)][idx], dtype=float) for s in stats]
 
     def latency_ms(self, metric: str, stat: str | float, rows: np.ndarray | None = None) -> np.ndarray:
         """``ttft`` or ``tpot`` in ms at every concurrency (or at those of index ``rows``): ``stat``
@@ -323,8 +331,8 @@ class Operating:
         qs = [float(s) for s in dict.fromkeys(stats) if s != "mean"]
         around = grid if rows is None else _around(grid, x)  # the grid rows read
         solved = dict(zip(qs, self.solve(metric, qs, around), strict=True))
-        d = self.ttft if metric == "ttft" else self.tpot
-        return [1e3 * np.asarray(d.mean()[x] if s == "mean" else np.interp(x, grid, solved[float(s)][grid]),
+        mean = self._at(metric, x).mean() if "mean" in stats else None
+        return [1e3 * np.asarray(mean if s == "mean" else np.interp(x, grid, solved[float(s)][grid]),
                                  dtype=float) for s in stats]
 
 
@@ -350,6 +358,26 @@ def _rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:
     """The distribution at the concurrencies ``idx`` only."""
     return type(d)(**{k: None if getattr(d, k) is None else np.asarray(getattr(d, k))[idx]  # type: ignore[arg-type]
                       for k in d.__dataclass_fields__})
+
+
+class _RowCache:
+    """A costly per-concurrency array worked out only at the rows read, each row once (a plan's search
+    reads few): ``fn(rows)`` gives its values at the rows of an index."""
+
+    def __init__(self, n: int, fn: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.fn, self.done = fn, np.zeros(n, dtype=bool)
+        self.values: np.ndarray | None = None
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        todo = np.unique(rows[~self.done[rows]])
+        if len(todo):
+            new = self.fn(todo)
+            if self.values is None:
+                self.values = np.empty((len(self.done), *new.shape[1:]))
+            self.values[todo] = new
+            self.done[todo] = True
+        assert self.values is not None
+        return self.values[rows]
 
 
 class Scheduler(Protocol):
@@ -471,8 +499,14 @@ def _lindley_table(arrival_cv: float) -> np.ndarray:
     return table
 
 
+def _arrival_terms(most: np.ndarray) -> int:
+    """The arrivals :func:`_arrivals_after` counts per row: as many as the most any row counts (rows
+    worked out apart sum the same terms, so the same floating-point sum, as all rows together)."""
+    return int(np.ceil(most.max())) if most.max() > 0 else 0
+
+
 def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray,
-                    wait: np.ndarray, most: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                    wait: np.ndarray, most: np.ndarray, terms: int) -> tuple[np.ndarray, np.ndarray]:
     """Mean number of prompts that arrive after a prompt and before its chunked step starts (they are
     carried in the same step, so its first token waits for their prefill too), at most ``most``, for
     gamma inter-arrival times of CV ``arrival_cv`` and for Poisson arrivals (CV 1), on the same grid:
@@ -486,7 +520,7 @@ def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p
     u = (np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS
     s = residual[:, None] * u[None, :]  # (rows, points): the rest of the step in progress
     m = np.maximum(most, 0.0)
-    n = np.arange(1, int(np.ceil(m.max())) + 1, dtype=float) if m.max() > 0 else np.zeros(0)
+    n = np.arange(1, terms + 1, dtype=float)  # the arrivals counted (:func:`_arrival_terms`)
     # the n-th arrival counts fully up to the whole prompts that fit, a fraction for the chunk after
     weight = np.clip(m[:, None] - (n[None, :] - 1), 0.0, 1.0)[:, None, :]  # (rows, 1, n)
     shape = n[None, :] * k[:, None]  # (2, n)
@@ -603,16 +637,32 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         feasible = budget > b
         residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
     p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
-    if budget is not None and traffic.arrival_cv != 1.0:  # prompts arriving before its step starts share it
-        most = (room - li.mean) / li.mean
-        bursty, poisson = _arrivals_after(rate, traffic.arrival_cv, residual, p, wait, most)
-        later = bursty - poisson
-        service = service + (tp_mean * np.maximum(later, 0.0))[:, None]
     feasible = feasible & (rate * work_mean < 1)
     ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
-    return Operating("continuous", b, t_d, rate, rho, ttft, _request_tpot(steps, traffic, rate, rho, tp_mean,
-                                                                          tp_var), feasible,
-                     prefill_s=tp_mean)
+    ttft_rows = functools.partial(_rows, ttft)
+    if budget is not None and traffic.arrival_cv != 1.0:  # prompts arriving before its step starts share it
+        most = (room - li.mean) / li.mean
+        terms = _arrival_terms(most)
+
+        def later_s(rows: np.ndarray) -> np.ndarray:  # their prefill, beyond the Poisson count's
+            bursty, poisson = _arrivals_after(rate[rows], traffic.arrival_cv, residual[rows], p[rows],
+                                              wait[rows], most[rows], terms)
+            return tp_mean * np.maximum(bursty - poisson, 0.0)
+
+        ttft_rows = _with_later(ttft, _RowCache(len(b), later_s))
+    return Operating("continuous", b, t_d, rate, rho, ttft_rows,
+                     _request_tpot(steps, traffic, rate, rho, tp_mean, tp_var), feasible, prefill_s=tp_mean)
+
+
+def _with_later(ttft: Ttft, later_s: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], Ttft]:
+    """``ttft_rows`` of ``ttft`` with ``later_s(rows)`` seconds added to every point's service."""
+
+    def ttft_rows(rows: np.ndarray) -> Ttft:
+        d = _rows(ttft, rows)
+        assert isinstance(d, Ttft)
+        return dataclasses.replace(d, service=d.service + later_s(rows)[:, None])
+
+    return ttft_rows
 
 
 def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
@@ -639,18 +689,28 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     idle_share = idle / mean_b  # of requests: the one that ends an idle spell starts its batch at once
     u = np.clip((STATIC_POINTS[None, :] - idle_share[:, None]) / np.maximum(1 - idle_share[:, None], 1e-12),
                 0.0, 1.0)
-    seen_cycle = np.where(u > 0, theta[:, None] * gammaincinv(k[:, None] + 1, np.maximum(u, 1e-12)), 0.0)
+
+    def cycle_seen(rows: np.ndarray) -> np.ndarray:  # (rows, STATIC_POINTS): the cycle a request arrives in
+        at = u[rows]
+        return np.where(at > 0, theta[rows, None] * gammaincinv(k[rows, None] + 1, np.maximum(at, 1e-12)),
+                        0.0)
+
+    seen_cycle = _RowCache(len(b), cycle_seen)
     zeros = np.zeros_like(b)
     own = steps.request_s + steps.token_s * li.mean  # a request's own prompt; the others' arrive with it
-    others = rate[:, None] * steps.token_s * li.mean * seen_cycle  # prompts that arrived during the cycle
-    ttft = Ttft(np.full_like(b, own), seen_cycle, zeros, zeros, others)
+
+    def ttft_rows(rows: np.ndarray) -> Ttft:
+        cycle = seen_cycle(rows)
+        others = rate[rows, None] * steps.token_s * li.mean * cycle  # prompts that arrived during the cycle
+        return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others)
+
     seen = mean_b + batch_var / mean_b  # the batch a request is in, picked by its size
     seen_sd = np.sqrt(batch_var + (batch_var / mean_b) ** 2)
     step_slope = np.gradient(t_d, b) if len(b) > 1 else np.zeros_like(b)
     tpot = Tpot(np.interp(seen, b, t_d, right=t_d[-1] + step_slope[-1] * (seen[-1] - b[-1])), zeros, zeros,
                 np.interp(seen, b, step_slope) * seen_sd)
     prefill_share = rate / mean_b * (mean_b * steps.token_s * li.mean + steps.request_s)
-    return Operating("static", b, t_d, rate, prefill_share, ttft, tpot,
+    return Operating("static", b, t_d, rate, prefill_share, ttft_rows, tpot,
                      np.ones_like(b, dtype=bool), prefill_s=tp_mean)
 
 
@@ -715,7 +775,8 @@ def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     ttft = Ttft(np.zeros(n), np.zeros(n), np.full(n, p[i]), np.full(n, wait[i]),
                 np.broadcast_to(tp_points + kv, (n, len(kv))), np.full(n, shape[i]))
     per_request = tp_mean / rho_p + o * t_d / b
-    return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request, ttft,
+    return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request,
+                     functools.partial(_rows, ttft),
                      _decode_pool_tpot(steps, o), np.full(n, meets), prefill_load=rho_p,
                      prefill_s=tp_mean)
 
@@ -727,14 +788,25 @@ def _highest_load(cand: Ttft, ttft_ok: Callable[[Ttft], np.ndarray] | None) -> t
     n = len(cand.p)
     if ttft_ok is None:
         return n - 1, True
-    end, size = n, FIRST_LOADS
-    while end > 0:
-        rows = np.arange(max(end - size, 0), end)
-        ok = ttft_ok(_rows(cand, rows))
+    i = first_meeting(np.arange(n)[::-1], lambda rows: ttft_ok(_rows(cand, rows)), np.arange(1, n + 1),
+                      FIRST_LOADS)
+    return (0, False) if i is None else (i, True)
+
+
+def first_meeting(order: np.ndarray, meets: Callable[[np.ndarray], np.ndarray], cost: np.ndarray,
+                  first: float) -> int | None:
+    """The first of ``order`` that ``meets`` (a mask of a block of ``order``) holds for, None where none
+    does: read in blocks from the front, the first as far as the cumulative ``cost`` of reading up to
+    each (rising) reaches ``first``, each next one twice as far (a block at least one; the front
+    usually decides, and a block's costly solves run together)."""
+    start, budget, spent = 0, first, 0.0
+    while start < len(order):
+        end = max(int(np.searchsorted(cost, spent + budget, side="right")), start + 1)
+        ok = meets(order[start:end])
         if ok.any():
-            return int(rows[np.flatnonzero(ok)[-1]]), True
-        end, size = int(rows[0]), 2 * size
-    return 0, False
+            return int(order[start + int(np.argmax(ok))])
+        start, budget, spent = end, 2 * budget, float(cost[end - 1])
+    return None
 
 
 def _decode_pool_tpot(steps: Steps, decode_tokens: float) -> Tpot:

@@ -44,7 +44,14 @@ from ecobench.parallel.serving import (
 )
 from ecobench.parallel.step import Cluster, Efficiency
 from ecobench.planning import serving_options
-from ecobench.planning.schedulers import DEFAULT_MAX_NUM_BATCHED_TOKENS, SCHEDULERS, Operating, Steps, Ttft
+from ecobench.planning.schedulers import (
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    SCHEDULERS,
+    Operating,
+    Steps,
+    Ttft,
+    first_meeting,
+)
 from ecobench.planning.traffic import Lengths, Traffic, read_lengths_csv
 from ecobench.power.draw import Activity
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
@@ -201,14 +208,15 @@ def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Archite
     return tensor, pipeline
 
 
-TTFT_GRID_STEP = 8  # grid concurrencies _top_row solves TTFT at per step, from the top down
+TTFT_FIRST_GRID = 2  # grid concurrencies _top_row solves TTFT at first (then twice as many each time)
 
 
 def _top_row(op: Operating, spec: ServingSpec) -> int | None:
     """The concurrency (index) of the highest rate that meets every target, the first of equal rates
     (None: none does). The concurrencies are read in falling rate order; TTFT quantiles (the costly
-    solves) are solved at the grid concurrencies from the top down, ``TTFT_GRID_STEP`` at a time, as
-    far as the rows read need (the top rates, at the largest concurrencies, usually decide)."""
+    solves) are solved at the grid concurrencies the rows read are interpolated between, in blocks of
+    rows whose grid concurrencies number ``TTFT_FIRST_GRID``, then twice as many each time (the top
+    rates, at the largest concurrencies, usually decide)."""
     ok = op.feasible & (op.prefill_share < 1) & (op.rate_per_s > 0)
     tpot = [(q, value) for metric, q, value, _ in spec.targets if metric == "tpot"]
     for (_, value), got in zip(tpot, op.latencies_ms("tpot", [q for q, _ in tpot]), strict=True):
@@ -219,18 +227,18 @@ def _top_row(op: Operating, spec: ServingSpec) -> int | None:
     qs = [q for q, _ in ttft]
     grid = op.grid_rows()
     below = np.searchsorted(grid, tried, side="right") - 1  # each row's grid concurrency at or below it
-    lowest = len(grid)
-    while len(tried):
-        lowest = max(lowest - TTFT_GRID_STEP, 0)
-        op.solve("ttft", qs, grid[lowest:])
-        read = len(tried) if np.all(below >= lowest) else int(np.argmin(below >= lowest))  # solved around
-        meets = np.ones(read, dtype=bool)
-        for (_, value), got in zip(ttft, op.latencies_ms("ttft", qs, tried[:read]), strict=True):
-            meets &= got <= value
-        if meets.any():
-            return int(tried[np.argmax(meets)])
-        tried, below = tried[read:], below[read:]
-    return None
+    above = np.where(grid[below] == tried, below, np.minimum(below + 1, len(grid) - 1))  # (itself on it)
+    read = np.zeros((len(tried), len(grid)), dtype=bool)
+    read[np.arange(len(tried)), below] = read[np.arange(len(tried)), above] = True
+    solves = np.logical_or.accumulate(read, axis=0).sum(axis=1)  # grid rows solved to read up to each row
+
+    def meets(rows: np.ndarray) -> np.ndarray:
+        out = np.ones(len(rows), dtype=bool)
+        for (_, value), got in zip(ttft, op.latencies_ms("ttft", qs, rows), strict=True):
+            out &= got <= value
+        return out
+
+    return first_meeting(tried, meets, solves, TTFT_FIRST_GRID)
 
 
 def latency_stats(spec: ServingSpec) -> list[tuple[str, str | float]]:

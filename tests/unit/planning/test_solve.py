@@ -13,6 +13,7 @@ from ecobench.planning.schedulers import (
     SOLVE_ROUNDS,
     Steps,
     Ttft,
+    first_meeting,
     geometric_rows,
 )
 from ecobench.planning.serving import at_rate, batch_grid, latency_columns, load_at
@@ -63,6 +64,43 @@ def test_statistics_solved_together_equal_each_solved_alone(scheduler, budget):
             assert np.array_equal(got, alone.latency_ms(metric, stat))
         for got, stat in zip(together.latencies_at(metric, stats, idx), stats, strict=True):
             assert np.array_equal(got, alone.latency_at(metric, stat, idx))
+
+
+@pytest.mark.parametrize("scheduler,budget", [*CASES, ("continuous", 4096)])
+def test_ttft_worked_out_at_the_rows_read_equals_every_row_at_once(scheduler, budget):
+    """The costly TTFT terms are worked out at the rows a search reads (in any order, a row once);
+    each row holds what working out every row at once gives."""
+    piecewise, whole = _operating(scheduler, budget), _operating(scheduler, budget).ttft
+    idx = np.array([127, 3, 40, 3])
+    for rows in (idx, np.arange(len(BATCH))):
+        got = piecewise.ttft_rows(rows)
+        for name in Ttft.__dataclass_fields__:
+            a, b = getattr(got, name), getattr(whole, name)
+            assert a is None and b is None or np.array_equal(a, np.asarray(b)[rows]), name
+
+
+def test_block_search_finds_what_a_plain_scan_finds():
+    rng = np.random.default_rng(0)
+    order = rng.permutation(40)
+    cost = np.cumsum(rng.integers(0, 3, 40))  # rising, some items free (grid rows already solved)
+    for _ in range(50):
+        ok = rng.random(40) < rng.choice([0.0, 0.05, 0.3])
+        blocks = []
+
+        def meets(items, ok=ok, blocks=blocks):
+            blocks.append(items)
+            return ok[items]
+
+        got = first_meeting(order, meets, cost, 2)
+        hits = [i for i in order if ok[i]]
+        assert got == (int(hits[0]) if hits else None)
+        read = np.concatenate(blocks)
+        assert np.array_equal(read, order[:len(read)])  # from the front, each item once
+        spent = 0
+        for k, b in enumerate(blocks):  # each block as far as twice the cost of the one before
+            end = spent + len(b)
+            assert len(b) == 1 or cost[end - 1] - (cost[spent - 1] if spent else 0) <= 2 * 2 ** k
+            spent = end
 
 
 def test_disaggregated_ttft_is_one_distribution_solved_once():
