@@ -91,6 +91,18 @@ def test_unknown_field(tmp_path, capsys, scenario_dict):
     _bad(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_hr: unknown field")
 
 
+def test_unknown_field_names_the_nearest_and_the_fields_allowed_there(tmp_path, capsys, scenario_dict):
+    scenario_dict["workload"]["inference"]["rate_per_hr"] = 5
+    scenario_dict["configs"][0]["parallelism"] = {"tensr": 1}
+    scenario_dict["baslne"] = "x"
+    _bad(tmp_path, capsys, scenario_dict,
+         "workload.inference.rate_per_hr: unknown field; did you mean 'rate_per_h'? "
+         "(allowed here: rate_per_h, horizon_h, seq_len,",
+         "configs[0].parallelism.tensr: unknown field; did you mean 'tensor'? "
+         "(allowed here: tensor, pipeline,",
+         "baslne: unknown field; did you mean 'baseline'? (allowed here: schema_version, name,")
+
+
 def test_wrong_type(tmp_path, capsys, scenario_dict):
     scenario_dict["workload"]["inference"]["seq_len"] = "long"
     _bad(tmp_path, capsys, scenario_dict, "workload.inference.seq_len", "integer")
