@@ -190,5 +190,8 @@ def test_readme_documents_every_scenario_field_and_commands():
     for path, _, _ in describe_fields():
         assert f"`{path}`" in readme, path
     assert "ecobench run scenarios/layoutlm_realtime.yaml" in readme
+    shipped = readme.split("## Scenarios shipped", 1)[1].split("\n## ", 1)[0]
+    for scenario in sorted(SCENARIOS.glob("*.yaml")):
+        assert f"| `scenarios/{scenario.name}` |" in shipped, f"{scenario.name} is not in 'Scenarios shipped'"
     ci = (SCENARIOS.parent / ".ci" / "run").read_text()
     assert "python -m pytest -q" in ci and "python -m pytest -q" in readme
