@@ -28,6 +28,14 @@ def test_all_names_the_api_and_import_stays_cheap():
     assert out.stdout.strip() == "['ecobench', 'ecobench.version']"
 
 
+def test_the_documented_error_classes_are_reachable_from_a_bare_import():
+    """The README names ``ecobench.errors.InputError``: reachable without importing the submodule."""
+    code = ("import ecobench; e = ecobench.errors; print(e.InputError.__name__, "
+            "issubclass(e.InputError, e.EcobenchError), 'errors' in dir(ecobench))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["InputError", "True", "True"]
+
+
 def test_run_a_path():
     result = ecobench.run(SEED)
     assert isinstance(result, ecobench.Result) and result.mode == "inference"
