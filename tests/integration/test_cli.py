@@ -183,6 +183,25 @@ def test_every_shipped_scenario_runs_and_passes_against_itself(tmp_path, name, c
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_every_command_and_option_has_help(capsys):
+    """`ecobench COMMAND --help` says what the command does and what each option is for."""
+    import argparse
+
+    from ecobench.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, parser in sub.choices.items():
+        with pytest.raises(SystemExit) as exit_:
+            main([name, "--help"])
+        assert exit_.value.code == 0
+        out = capsys.readouterr().out
+        if not parser.description or " ".join(parser.description.split()[:5]) not in " ".join(out.split()):
+            missing.append(f"{name}: no description")
+        missing += [f"{name} {a.option_strings or a.dest}: no help" for a in parser._actions if not a.help]
+    assert missing == []
+
+
 def test_readme_documents_every_scenario_field_and_commands():
     from ecobench.scenario.model import describe_fields
 
