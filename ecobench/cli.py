@@ -123,14 +123,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if summaries:
         print("\nholdout (each point predicted by a model fitted without its source; its band from the "
               "errors of the other sources):")
-        print(f"  {'kind':<14} {'figure':<20} {'points':>6} {'median |error|':>15} {'worst |error|':>14} "
-              f"{'in band':>8} {'band width, high/low':>20}  worst point, target")
+        kind_w = max(14, *(len(sm.kind) for sm in summaries))
+        figure_w = max(20, *(len(sm.figure) for sm in summaries))
+        print(f"  {'kind':<{kind_w}} {'figure':<{figure_w}} {'points':>6} {'median |error|':>15} "
+              f"{'worst |error|':>14} {'in band':>8} {'band width, high/low':>20}  worst point, target")
         for sm in summaries:
             cov = f"{sm.coverage_pct:.1f}%" if sm.coverage_pct is not None else "n/a"
             wid = f"{sm.median_band_width_pct:.0f}%" if sm.median_band_width_pct is not None else "n/a"
             wid += f" x{sm.median_band_ratio:.2f}" if sm.median_band_ratio is not None else ""
-            print(f"  {sm.kind:<14} {sm.figure:<20} {sm.count:>6} {sm.median_abs_error_pct:>14.1f}% "
-                  f"{sm.worst_abs_error_pct:>13.1f}% {cov:>8} {wid:>20}  "
+            print(f"  {sm.kind:<{kind_w}} {sm.figure:<{figure_w}} {sm.count:>6} "
+                  f"{sm.median_abs_error_pct:>14.1f}% {sm.worst_abs_error_pct:>13.1f}% {cov:>8} {wid:>20}  "
                   f"{sm.worst}; {sm.target} {'ok' if sm.within_target else 'MISSED'}")
     return 0
 
