@@ -839,7 +839,10 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
     """Validate a parsed scenario; errors name ``source`` and each field path. Relative paths in it
     are read from ``base_dir``."""
     if not isinstance(data, dict):
-        raise InputError(f"{source}: a scenario is a mapping of fields, got {type(data).__name__}")
+        got = ("an empty file" if data is None else "a list" if isinstance(data, list)
+               else f"a single {type(data).__name__} value")
+        raise InputError(f"{source}: a scenario is a mapping of fields (schema_version, name, workload, "
+                         f"configs, baseline, ...; see `ecobench run --help`), got {got}")
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:

@@ -86,6 +86,13 @@ def test_invalid_yaml(tmp_path, capsys):
     _bad(tmp_path, capsys, "name: [unclosed\n", "invalid YAML")
 
 
+@pytest.mark.parametrize("text,got", [("", "got an empty file"), ("# only a comment\n", "got an empty file"),
+                                      ("[a, b]\n", "got a list"), ("3\n", "got a single int value")])
+def test_a_file_that_is_not_a_mapping_says_what_it_holds(tmp_path, capsys, text, got):
+    err = _bad(tmp_path, capsys, text, "a scenario is a mapping of fields (schema_version, name,", got)
+    assert "NoneType" not in err
+
+
 def test_unknown_field(tmp_path, capsys, scenario_dict):
     scenario_dict["workload"]["inference"]["rate_per_hr"] = 5
     _bad(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_hr: unknown field")
