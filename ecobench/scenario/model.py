@@ -560,7 +560,9 @@ class HardwareConfig(_Model):
         None, description="cluster size (training; omit with training.deadline_h to have it found)")
     parallelism: Literal["auto"] | ParallelismSpec | None = Field(
         None, description="training layout: 'auto' (fastest that fits memory) or {tensor, pipeline, data, "
-                          "zero, recompute, microbatch}; default: data parallel only")
+                          "zero, recompute, microbatch, ...}; default: data parallel only. Serving: "
+                          "{tensor, pipeline}, ranks per model replica; default: every tensor degree "
+                          "that divides the instance's ranks is tried")
     batch_size: b.BatchSize | None = Field(None, description="overrides the workload's batch size")
     max_utilization: b.MaxUtilization | None = Field(
         None, description="inference: overrides the workload's max_utilization (headroom)")

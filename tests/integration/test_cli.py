@@ -209,6 +209,15 @@ def test_every_command_and_option_has_help(capsys):
     assert missing == []
 
 
+def test_run_help_says_parallelism_also_splits_a_serving_replica(capsys):
+    """configs[].parallelism read as training-only, though serving takes {tensor, pipeline} too."""
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    line = next(ln for ln in lines if ln.strip().startswith("configs[].parallelism "))
+    assert "training layout" in line and "Serving: {tensor, pipeline}, ranks per model replica" in line
+
+
 def test_readme_documents_every_scenario_field_and_commands():
     from ecobench.scenario.model import describe_fields
 
