@@ -70,12 +70,11 @@ def test_fit_table_drops_the_highest_rank_first_and_never_rank_zero():
     assert fit_table(rows, cols, width=5).splitlines()[0].split() == ["a"]
 
 
-def test_training_bands_use_the_short_headers(tmp_path, capsys, monkeypatch):
+def test_training_bands_use_the_short_headers(tmp_path, capsys):
     """The training bands printed raw column names (throughput_per_instance_per_s, mfu) where
     inference prints 'per s/inst'."""
     from ecobench.cli import main
 
-    monkeypatch.setenv("COLUMNS", "400")
     assert main(["run", str(SCENARIOS / "bert_large_pretrain.yaml"), "-q", "--out", str(tmp_path / "r")]) == 0
     lines = capsys.readouterr().out.splitlines()
     header = lines[lines.index(next(ln for ln in lines if ln.startswith("90% bands"))) + 1]
