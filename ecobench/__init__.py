@@ -22,7 +22,12 @@ _API = ("Result", "load_run", "run")
 
 
 def __getattr__(name: str) -> Any:
-    """The API's names, imported from ``ecobench.api`` when first used."""
+    """The API's names, imported from ``ecobench.api`` when first used; ``ecobench.errors`` too, so
+    ``except ecobench.errors.InputError`` works after a bare ``import ecobench``."""
+    if name == "errors":
+        import importlib
+
+        return importlib.import_module("ecobench.errors")
     if name in _API:
         from ecobench import api
 
@@ -33,4 +38,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_API))
+    return sorted(set(globals()) | set(_API) | {"errors"})

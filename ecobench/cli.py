@@ -123,14 +123,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if summaries:
         print("\nholdout (each point predicted by a model fitted without its source; its band from the "
               "errors of the other sources):")
-        print(f"  {'kind':<14} {'figure':<20} {'points':>6} {'median |error|':>15} {'worst |error|':>14} "
-              f"{'in band':>8} {'band width, high/low':>20}  worst point, target")
+        kind_w = max(14, *(len(sm.kind) for sm in summaries))
+        figure_w = max(20, *(len(sm.figure) for sm in summaries))
+        print(f"  {'kind':<{kind_w}} {'figure':<{figure_w}} {'points':>6} {'median |error|':>15} "
+              f"{'worst |error|':>14} {'in band':>8} {'band width, high/low':>20}  worst point, target")
         for sm in summaries:
             cov = f"{sm.coverage_pct:.1f}%" if sm.coverage_pct is not None else "n/a"
             wid = f"{sm.median_band_width_pct:.0f}%" if sm.median_band_width_pct is not None else "n/a"
             wid += f" x{sm.median_band_ratio:.2f}" if sm.median_band_ratio is not None else ""
-            print(f"  {sm.kind:<14} {sm.figure:<20} {sm.count:>6} {sm.median_abs_error_pct:>14.1f}% "
-                  f"{sm.worst_abs_error_pct:>13.1f}% {cov:>8} {wid:>20}  "
+            print(f"  {sm.kind:<{kind_w}} {sm.figure:<{figure_w}} {sm.count:>6} "
+                  f"{sm.median_abs_error_pct:>14.1f}% {sm.worst_abs_error_pct:>13.1f}% {cov:>8} {wid:>20}  "
                   f"{sm.worst}; {sm.target} {'ok' if sm.within_target else 'MISSED'}")
     return 0
 
@@ -469,7 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="What an ML workload costs in instances, energy, money and CO2 on each kind "
                     "of hardware. Exit codes: 0 ok, 1 the gate found a regression, 2 bad input or "
                     "usage, 3 internal error, 4 cannot write output, 5 measurement too noisy to "
-                    "gate, 130 interrupted (SIGINT), 143 terminated (SIGTERM).")
+                    "gate, 130 interrupted (SIGINT), 141 stdout closed early (| head), 143 terminated "
+                    "(SIGTERM).")
     p.add_argument("--version", action="version", version=f"ecobench {__version__}")
     p.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -499,8 +502,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "(needs pyarrow: pip install 'ecobench-ml[parquet]')")
     r.set_defaults(func=cmd_run)
 
-    v = add("validate", help="reproduce the published AWS figures and report errors")
-    v.add_argument("--format", choices=["table", "json"], default="table")
+    v = add("validate", help="reproduce the published AWS figures and report errors",
+            description="Replay and predict AWS's published seed experiments, and predict every "
+                        "published point out of sample (holdout: a model fitted without the point's "
+                        "source): one row per figure with the published value, ecobench's, its 90% "
+                        "band and the error, then the holdout summary by kind (median, worst, "
+                        "coverage).")
+    v.add_argument("--format", choices=["table", "json"], default="table",
+                   help="a table (default) or JSON rows (kind, figure, error_pct, low, high, in_band, "
+                        "source, ...)")
     v.add_argument("--mode", action="append", choices=["replay", "predict", "holdout"],
                    help="only this mode (repeatable; default all): replay and predict the seed experiments, "
                         "holdout every published point with a model fitted without its source")
@@ -508,7 +518,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     v.set_defaults(func=cmd_validate)
 
-    rp = add("report", help="regenerate a run's report.html from its results.json")
+    rp = add("report", help="regenerate a run's report.html from its results.json",
+             description="Write a run directory's report.html again from its saved results.json, "
+                         "without recomputing anything (e.g. after an ecobench upgrade changed the "
+                         "report).")
     rp.add_argument("run_dir", help="run directory")
     rp.set_defaults(func=cmd_report)
 
@@ -565,7 +578,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "with weights in FP32, BF16-RNE and BF16-SR.")
     e.add_argument("scenario", nargs="?", help="scenario YAML file")
     e.add_argument("--training-demo", action="store_true", help="FP32 / BF16-RNE / BF16-SR loss curves")
-    e.add_argument("--format", choices=["table", "json"], default="table")
+    e.add_argument("--format", choices=["table", "json"], default="table",
+                   help="a table (default) or JSON")
     e.add_argument("--out", help="write exactly this directory (must not exist)")
     e.add_argument("--results", default="results", help="results root (default: results)")
     e.set_defaults(func=cmd_emulate)
@@ -582,9 +596,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "block's fields alone, or a scenario")
     wl.add_argument("--seq-len", type=int,
                     help="sequence length (default: the model's longest, at most 2048)")
-    wl.add_argument("--task", choices=["pretrain", "classification"], default="pretrain")
+    wl.add_argument("--task", choices=["pretrain", "classification"], default="pretrain",
+                    help="pretrain (default: MLM+NSP heads for encoders, LM head for decoders) or "
+                         "classification (a sequence-classification head)")
     wl.add_argument("--num-labels", type=int, default=2, help="classification labels (default 2)")
-    wl.add_argument("--format", choices=["table", "json"], default="table")
+    wl.add_argument("--format", choices=["table", "json"], default="table",
+                    help="a table (default) or JSON")
     wl.set_defaults(func=cmd_workload)
 
     sp = add("serve-point", help="TTFT, TPOT and tokens/s of one static batch, with 90%% bands",
@@ -601,7 +618,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's)")
     sp.add_argument("--weight-precision", help="weight storage type when it differs (e.g. int8)")
     sp.add_argument("--kv-cache-precision", help="key/value cache data type (default: --precision)")
-    sp.add_argument("--format", choices=["table", "json"], default="table")
+    sp.add_argument("--format", choices=["table", "json"], default="table",
+                    help="a table (default) or JSON, with each figure's _low and _high band")
     sp.set_defaults(func=cmd_serve_point)
 
     cal = add("calibrate", help="refit the power model with your own measured watts",
@@ -611,7 +629,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "the packaged fit (out of sample) and refit the draw model with them; prints "
                           "the draws before and after and the held-out error with and without them.")
     cal.add_argument("points", help="YAML file of measured points")
-    cal.add_argument("--format", choices=["table", "json"], default="table")
+    cal.add_argument("--format", choices=["table", "json"], default="table",
+                     help="a table (default) or JSON")
     cal.set_defaults(func=cmd_calibrate)
 
     npw = add(
@@ -625,7 +644,8 @@ def build_parser() -> argparse.ArgumentParser:
     npw.add_argument("--max-w", type=_positive_watts, help="your own device maximum power, W")
     npw.add_argument("--minutes", type=int, default=0, choices=range(0, 1441), metavar="0..1440",
                      help="keep reading once a minute this long (default 0: one read)")
-    npw.add_argument("--format", choices=["table", "json"], default="table")
+    npw.add_argument("--format", choices=["table", "json"], default="table",
+                     help="a table (default) or JSON")
     npw.set_defaults(func=cmd_neuron_power)
 
     cp = add("compare", help="two runs side by side, configuration by configuration",
@@ -642,9 +662,13 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--force", action="store_true", help="replace existing --out and --html files")
     cp.set_defaults(func=cmd_compare)
 
-    c = add("catalog", help="list the hardware catalog, or one instance with sources")
-    c.add_argument("instance", nargs="?", help="show one instance type in full")
-    c.add_argument("--format", choices=["table", "json"], default="table")
+    c = add("catalog", help="list the hardware catalog, or one instance with sources",
+            description="List every instance type of the hardware catalog (vCPUs, memory, "
+                        "accelerators, network, us-east-1 price) and the regions, or show one "
+                        "instance type and its accelerator with every figure's source, as JSON.")
+    c.add_argument("instance", nargs="?", help="show one instance type in full (always JSON)")
+    c.add_argument("--format", choices=["table", "json"], default="table",
+                   help="the list as a table (default) or JSON")
     c.set_defaults(func=cmd_catalog)
     return p
 

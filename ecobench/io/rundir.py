@@ -48,7 +48,10 @@ def _output_error(path: Path, exc: OSError) -> OutputError:
     reason = exc.strerror or str(exc)
     hint = {errno.ENOSPC: " (disk full)", errno.EROFS: " (read-only file system)",
             errno.EDQUOT: " (disk quota exceeded)", errno.EFBIG: " (file too large for this system)",
-            errno.EACCES: " (no permission)"}.get(exc.errno or 0, "")
+            errno.EACCES: " (no permission)",
+            errno.EEXIST: " (a file of that name is in the way: a folder is needed there)",
+            errno.ENOTDIR: " (a file in the path is in the way: a folder is needed there)",
+            }.get(exc.errno or 0, "")
     return OutputError(f"{path}: cannot write: {reason}{hint}")
 
 

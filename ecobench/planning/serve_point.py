@@ -55,7 +55,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     whose weights and the batch's caches fit)."""
     from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
     from ecobench.hardware.backends.serve_bands import SERVING_FIGURES, Regime, serving_band
-    from ecobench.workloads.presets import preset
+    from ecobench.workloads.presets import PRESETS, preset
 
     for name, value in (("--precision", precision), ("--weight-precision", weight_precision),
                         ("--kv-cache-precision", kv_cache_precision)):
@@ -69,7 +69,9 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         raise InputError(f"--stack {stack!r}: no fitted efficiency; allowed: {', '.join(fitted_stacks())}")
     arch = preset(model)
     if arch.kind != "decoder":
-        raise InputError(f"--model {model}: an encoder; serve-point times a decoder's prefill and decode")
+        decoders = [n for n, a in PRESETS.items() if a.kind == "decoder"]
+        raise InputError(f"model {model}: an encoder; serve-point times a decoder's prefill and decode "
+                         f"(allowed: {', '.join(decoders)})")
     if input_tokens + output_tokens > arch.max_position_embeddings:
         raise InputError(f"--input-tokens + --output-tokens {input_tokens + output_tokens} exceed {model}'s "
                          f"max_position_embeddings ({arch.max_position_embeddings})")

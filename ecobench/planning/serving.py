@@ -350,8 +350,9 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> s
     for metric, q, value, name in spec.targets:
         best = float(op.latency_ms(metric, q, np.array([0]))[0])
         if best > value:
-            what = "a decode step and the prefills between steps" if metric == "tpot" else "the prefill"
-            return f"{name} {value:g} is below the {best:.1f} ms {what} take(s) at batch 1 {on}"
+            what = ("a decode step and the prefills between steps take" if metric == "tpot"
+                    else "the prefill takes")
+            return f"{name} {value:g} is below the {best:.1f} ms {what} at batch 1 {on}"
     return f"no concurrency meets every target {on}"
 
 

@@ -190,7 +190,7 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
                        "serving": BANDED_SERVING}[mode]
     banded = [c for c in columns(banded_template, s.headline_scope) if f"{c}_low" in present]
     if banded:
-        heads = {k: h for h, k, _ in cols}
+        heads = {"throughput_per_instance_per_s": "per s/inst", "mfu": "MFU"} | {k: h for h, k, _ in cols}
         table = [{"config_id": r["config_id"],
                   **{c: f"{_fmt(r.get(f'{c}_low'))} to {_fmt(r.get(f'{c}_high'))}" for c in banded}}
                  for r in rows]

@@ -209,6 +209,9 @@ def read_results(path: Path) -> dict[str, Any]:
         if runs:  # results/<scenario>/ holds one folder per run
             raise InputError(f"{path}: a folder of {len(runs)} runs, not a run: give one of them "
                              f"(newest: {path / runs[-1]})")
+        if path.is_dir():
+            raise InputError(f"{path}: a folder without results.json, not a run directory (give a "
+                             "directory `ecobench run` wrote, or its results.json)")
         raise InputError(f"{path}: no such run directory or baseline file")
     doc = load_json(f, "results")
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):

@@ -4,6 +4,7 @@ Errors name the file, the field path and what is wrong, and surface as :class:`I
 """
 
 
+import difflib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -559,7 +560,9 @@ class HardwareConfig(_Model):
         None, description="cluster size (training; omit with training.deadline_h to have it found)")
     parallelism: Literal["auto"] | ParallelismSpec | None = Field(
         None, description="training layout: 'auto' (fastest that fits memory) or {tensor, pipeline, data, "
-                          "zero, recompute, microbatch}; default: data parallel only")
+                          "zero, recompute, microbatch, ...}; default: data parallel only. Serving: "
+                          "{tensor, pipeline}, ranks per model replica; default: every tensor degree "
+                          "that divides the instance's ranks is tried")
     batch_size: b.BatchSize | None = Field(None, description="overrides the workload's batch size")
     max_utilization: b.MaxUtilization | None = Field(
         None, description="inference: overrides the workload's max_utilization (headroom)")
@@ -775,10 +778,26 @@ def _format(err: dict[str, Any]) -> str:
     loc = _loc(tuple(p for p in err["loc"] if not _is_tag(p)))
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
-        msg = "unknown field"
+        msg = _unknown_field(tuple(p for p in err["loc"] if not _is_tag(p)))
     if not err["loc"] and err["type"] == "value_error":
         return msg  # a check across fields: its message names the fields
     return f"{loc}: {msg}"
+
+
+def _unknown_field(loc: tuple[Any, ...]) -> str:
+    """'unknown field', the nearest field names at that level and every one allowed there (from
+    :func:`describe_fields`; a level it does not describe gets the bare message)."""
+    parent = ""
+    for part in loc[:-1]:
+        parent += "[]" if isinstance(part, int) else (f".{part}" if parent else str(part))
+    prefix = f"{parent}." if parent else ""
+    allowed = [path[len(prefix):].removesuffix("[]") for path, _, _ in describe_fields()
+               if path.startswith(prefix) and "." not in path[len(prefix):]]
+    if not allowed or not loc:
+        return "unknown field"
+    close = difflib.get_close_matches(str(loc[-1]), allowed, n=3, cutoff=0.6)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown field{hint} (allowed here: {', '.join(allowed)})"
 
 
 def _is_tag(part: object) -> bool:
@@ -823,7 +842,10 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
     """Validate a parsed scenario; errors name ``source`` and each field path. Relative paths in it
     are read from ``base_dir``."""
     if not isinstance(data, dict):
-        raise InputError(f"{source}: a scenario is a mapping of fields, got {type(data).__name__}")
+        got = ("an empty file" if data is None else "a list" if isinstance(data, list)
+               else f"a single {type(data).__name__} value")
+        raise InputError(f"{source}: a scenario is a mapping of fields (schema_version, name, workload, "
+                         f"configs, baseline, ...; see `ecobench run --help`), got {got}")
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:

@@ -28,6 +28,14 @@ def test_all_names_the_api_and_import_stays_cheap():
     assert out.stdout.strip() == "['ecobench', 'ecobench.version']"
 
 
+def test_the_documented_error_classes_are_reachable_from_a_bare_import():
+    """The README names ``ecobench.errors.InputError``: reachable without importing the submodule."""
+    code = ("import ecobench; e = ecobench.errors; print(e.InputError.__name__, "
+            "issubclass(e.InputError, e.EcobenchError), 'errors' in dir(ecobench))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["InputError", "True", "True"]
+
+
 def test_run_a_path():
     result = ecobench.run(SEED)
     assert isinstance(result, ecobench.Result) and result.mode == "inference"
@@ -132,3 +140,16 @@ def test_the_callers_signal_handlers_are_left_alone():
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     ecobench.run(SEED)
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+def test_the_readme_python_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    """The README's API example, executed from a directory holding `scenarios/` as a checkout does:
+    its paths, field names, calls and round-trip assert hold."""
+    readme = (SCENARIOS.parent / "README.md").read_text()
+    section = readme.split("## Python API", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "scenarios").symlink_to(SCENARIOS)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md (Python API)", "exec"), {})  # noqa: S102
+    assert (tmp_path / "results" / "layoutlm_small" / "results.json").is_file()
+    assert "cost inf1 inf1: inf1.2xlarge in us-east-1 (bf16):" in capsys.readouterr().out

@@ -86,9 +86,28 @@ def test_invalid_yaml(tmp_path, capsys):
     _bad(tmp_path, capsys, "name: [unclosed\n", "invalid YAML")
 
 
+@pytest.mark.parametrize("text,got", [("", "got an empty file"), ("# only a comment\n", "got an empty file"),
+                                      ("[a, b]\n", "got a list"), ("3\n", "got a single int value")])
+def test_a_file_that_is_not_a_mapping_says_what_it_holds(tmp_path, capsys, text, got):
+    err = _bad(tmp_path, capsys, text, "a scenario is a mapping of fields (schema_version, name,", got)
+    assert "NoneType" not in err
+
+
 def test_unknown_field(tmp_path, capsys, scenario_dict):
     scenario_dict["workload"]["inference"]["rate_per_hr"] = 5
     _bad(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_hr: unknown field")
+
+
+def test_unknown_field_names_the_nearest_and_the_fields_allowed_there(tmp_path, capsys, scenario_dict):
+    scenario_dict["workload"]["inference"]["rate_per_hr"] = 5
+    scenario_dict["configs"][0]["parallelism"] = {"tensr": 1}
+    scenario_dict["baslne"] = "x"
+    _bad(tmp_path, capsys, scenario_dict,
+         "workload.inference.rate_per_hr: unknown field; did you mean 'rate_per_h'? "
+         "(allowed here: rate_per_h, horizon_h, seq_len,",
+         "configs[0].parallelism.tensr: unknown field; did you mean 'tensor'? "
+         "(allowed here: tensor, pipeline,",
+         "baslne: unknown field; did you mean 'baseline'? (allowed here: schema_version, name,")
 
 
 def test_wrong_type(tmp_path, capsys, scenario_dict):
@@ -171,6 +190,34 @@ def test_every_shipped_scenario_runs_and_passes_against_itself(tmp_path, name, c
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_every_command_and_option_has_help(capsys):
+    """`ecobench COMMAND --help` says what the command does and what each option is for."""
+    import argparse
+
+    from ecobench.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = []
+    for name, parser in sub.choices.items():
+        with pytest.raises(SystemExit) as exit_:
+            main([name, "--help"])
+        assert exit_.value.code == 0
+        out = capsys.readouterr().out
+        if not parser.description or " ".join(parser.description.split()[:5]) not in " ".join(out.split()):
+            missing.append(f"{name}: no description")
+        missing += [f"{name} {a.option_strings or a.dest}: no help" for a in parser._actions if not a.help]
+    assert missing == []
+
+
+def test_run_help_says_parallelism_also_splits_a_serving_replica(capsys):
+    """configs[].parallelism read as training-only, though serving takes {tensor, pipeline} too."""
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    line = next(ln for ln in lines if ln.strip().startswith("configs[].parallelism "))
+    assert "training layout" in line and "Serving: {tensor, pipeline}, ranks per model replica" in line
+
+
 def test_readme_documents_every_scenario_field_and_commands():
     from ecobench.scenario.model import describe_fields
 
@@ -178,5 +225,8 @@ def test_readme_documents_every_scenario_field_and_commands():
     for path, _, _ in describe_fields():
         assert f"`{path}`" in readme, path
     assert "ecobench run scenarios/layoutlm_realtime.yaml" in readme
+    shipped = readme.split("## Scenarios shipped", 1)[1].split("\n## ", 1)[0]
+    for scenario in sorted(SCENARIOS.glob("*.yaml")):
+        assert f"| `scenarios/{scenario.name}` |" in shipped, f"{scenario.name} is not in 'Scenarios shipped'"
     ci = (SCENARIOS.parent / ".ci" / "run").read_text()
     assert "python -m pytest -q" in ci and "python -m pytest -q" in readme

@@ -125,3 +125,18 @@ def test_validate_holdout_rows_and_summary(capsys):
     summary = {r["kind"]: r for r in rows if r["mode"] == "holdout_summary"}
     assert summary["llm_train"]["count"] == len(llm)
     assert summary["llm_train"]["median_abs_error_pct"] <= 15.0
+
+
+def test_validate_holdout_summary_columns_line_up(capsys):
+    """Long kinds (emulated_serve_inf2) and figures (energy_j_per_output_token) pushed their rows'
+    numbers out of the header's columns."""
+    assert main(["validate", "--mode", "holdout", "-q"]) == 0
+    out = capsys.readouterr().out
+    lines = out.split("\nholdout (", 1)[1].splitlines()[1:]
+    header, rows = lines[0], [ln for ln in lines[1:] if ln.strip()]
+    assert any("emulated_serve_" in r for r in rows) and any("energy_j_per_output_token" in r for r in rows)
+    points_end = header.index("points") + len("points")
+    median_end = header.index("median |error|") + len("median |error|")
+    for r in rows:
+        assert r[points_end - 1].isdigit() and r[points_end] == " ", r
+        assert r[median_end - 1] == "%" and r[median_end] == " ", r

@@ -127,3 +127,17 @@ def test_measured_rows_use_the_test(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "welch" in out
     assert code == 1
+
+
+def test_the_readme_ci_example_rules_are_accepted_on_a_serving_run(tmp_path, capsys):
+    """README "Gate energy in CI": its fail-on rules named `cost_usd_per_million` (an encoder
+    inference column) beside `ttft_ms_p99` (a serving one), so no scenario could take them (exit 2)."""
+    readme = (SCENARIOS.parent / "README.md").read_text()
+    ci = readme.split("## Gate energy in CI", 1)[1].split("\n## ", 1)[0]
+    rules = ci.split('fail-on: "', 1)[1].split('"', 1)[0].split()
+    assert len(rules) >= 2
+    run = _run(tmp_path, "chat", "llama3_8b_chat.yaml")
+    args = ["check", str(run), "--baseline", str(run)]
+    for r in rules:
+        args += ["--fail-on", r]
+    assert main(args) in (0, 1), capsys.readouterr().err

@@ -297,3 +297,23 @@ def test_measured_verdict_shows_the_geometric_means_it_tests(tmp_path):
     assert v.current == pytest.approx(geo(cd.rows["host"]["samples"]["energy_kwh"]))
     assert v.change_pct == pytest.approx((v.current / v.baseline - 1) * 100)
     assert "geometric means" in v.method
+
+
+def test_a_folder_that_is_not_a_run_says_what_it_is(tmp_path, capsys):
+    """results/<scenario>/ (a folder of runs) or a folder without results.json was reported as
+    'no such run directory', though the folder was there."""
+    runs = tmp_path / "results"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--results", str(runs)]) == 0
+    (run,) = (runs / "layoutlm_realtime").iterdir()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    folder = str(runs / "layoutlm_realtime")
+    cases = [(["check", folder, "--baseline", str(run)], "a folder of 1 runs, not a run"),
+             (["check", str(run), "--baseline", str(empty)], "a folder without results.json, not a run"),
+             (["baseline", str(empty), "--to", str(tmp_path / "b.json")], "a folder without results.json"),
+             (["report", str(empty)], "a folder without results.json, not a run directory")]
+    for args, words in cases:
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert words in err and "no such run directory" not in err, err
+    assert not (tmp_path / "b.json").exists()

@@ -59,6 +59,15 @@ def test_read_only_results_folder_is_exit_4(tmp_path, monkeypatch, capsys):
     assert code == 4 and "read-only file system" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("below", ["x", "x/y"])
+def test_out_below_a_file_says_a_file_is_in_the_way(tmp_path, capsys, below):
+    (tmp_path / "afile").write_text("not a folder")
+    code = main(["run", LAYOUTLM, "-q", "--out", str(tmp_path / "afile" / below)])
+    err = capsys.readouterr().err
+    assert code == 4 and "cannot write" in err and "is in the way: a folder is needed there" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and not _leftovers(tmp_path)
+
+
 def _limit_file_size():
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit then fails with EFBIG
     resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))

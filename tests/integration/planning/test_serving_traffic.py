@@ -150,3 +150,20 @@ def test_serve_point_help_exits_0(capsys):
     with pytest.raises(SystemExit) as e:
         main(["serve-point", "--help"])
     assert e.value.code == 0 and "static batch" in capsys.readouterr().out
+
+
+def test_serve_point_on_an_encoder_names_the_decoders_it_takes(capsys):
+    assert main(["serve-point", "bert-base", "--instance-type", "p5.48xlarge"]) == 2
+    err = capsys.readouterr().err
+    # the model is the positional argument: there is no --model option to name
+    assert "error: model bert-base: an encoder" in err and "--model" not in err
+    assert "(allowed: gpt3-175b, llama2-7b," in err and "bert-base," not in err and err.count("\n") == 1
+
+
+def test_a_latency_target_below_one_request_alone_reads_as_a_sentence(tmp_path, capsys):
+    path = _write(tmp_path, {"p99_ttft_ms": 0.5})
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "configs[0]: p99_ttft_ms 0.5 is below the " in err
+    assert " ms the prefill takes at batch 1 on " in err
+    assert "take(s)" not in err and not (tmp_path / "r").exists()

@@ -70,3 +70,17 @@ def test_a_point_on_a_corpus_chip_is_checked_against_that_chips_range(tmp_path, 
     assert main(["calibrate", _write(tmp_path, [bad])]) == 2
     err = capsys.readouterr().err
     assert "power_w" in err and "A40" in err and "360" in err
+
+
+def test_the_readme_example_file_calibrates(tmp_path, capsys):
+    """README "Your own points": the example points file runs as written."""
+    from tests.conftest import SCENARIOS
+
+    readme = (SCENARIOS.parent / "README.md").read_text()
+    section = readme.split("**Your own points**", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    f = tmp_path / "points.yaml"
+    f.write_text("\n".join(line.removeprefix("  ") for line in block.splitlines()) + "\n")
+    assert main(["calibrate", str(f), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["points"] == d["fitted"] == 2

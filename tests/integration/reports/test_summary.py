@@ -68,3 +68,14 @@ def test_fit_table_drops_the_highest_rank_first_and_never_rank_zero():
     out = fit_table(copy.deepcopy(rows), cols, width=34)
     assert out.splitlines()[0].split() == ["a", "c"]  # d then b dropped (rank 5), c kept (rank 1)
     assert fit_table(rows, cols, width=5).splitlines()[0].split() == ["a"]
+
+
+def test_training_bands_use_the_short_headers(tmp_path, capsys):
+    """The training bands printed raw column names (throughput_per_instance_per_s, mfu) where
+    inference prints 'per s/inst'."""
+    from ecobench.cli import main
+
+    assert main(["run", str(SCENARIOS / "bert_large_pretrain.yaml"), "-q", "--out", str(tmp_path / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    header = lines[lines.index(next(ln for ln in lines if ln.startswith("90% bands"))) + 1]
+    assert "per s/inst" in header and "MFU" in header and "throughput_per_instance_per_s" not in header
