@@ -96,9 +96,13 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     options = [tensor] if tensor else valid
     fits = [t for t in options if max_batch_by_memory(workload(t), cl) >= batch]
     if not fits:
+        larger = [v for v in valid if v > max(options)]
+        advice = (f"a larger --tensor ({', '.join(map(str, larger))})" if larger
+                  else "fewer tokens, or an instance with more accelerator memory")
         raise InputError(f"--batch {batch}: {model}'s weights and {batch} caches of "
                          f"{input_tokens + output_tokens} tokens do not fit {instance_type} at tensor "
-                         f"{', '.join(map(str, options))}; use a smaller batch or a larger --tensor")
+                         f"{', '.join(map(str, options))}; use "
+                         + (f"a smaller batch or {advice}" if batch > 1 else advice))
     t = fits[0]
     w = workload(t)
     fit = current_fit()
@@ -109,13 +113,17 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
               + eff.step_overhead_s)
     figs = serving_figures(tpot_s, ttft_s, batch, output_tokens)
     regime = Regime("analytic", acc.vendor, t, float(batch))
+    # one output token: no decode step follows the first token, so there is no TPOT to give
+    names = [n for n in SERVING_FIGURES if not (n == "tpot_ms" and output_tokens == 1)]
     out = {}
-    for name in SERVING_FIGURES:
+    for name in names:
         v = float(figs[name])
         out[name] = (v, *serving_band(name, regime).around(v))
     return ServePoint(model, instance_type, precision, t, batch, input_tokens, output_tokens, out,
                       f"{eff.source}; 90% bands: held-out errors of "
-                      + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in SERVING_FIGURES))
+                      + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in names)
+                      + ("" if len(names) == len(SERVING_FIGURES)
+                         else "; no tpot_ms: with one output token no decode step follows the first"))
 
 
 def format_point(p: ServePoint) -> str:

@@ -167,3 +167,26 @@ def test_a_latency_target_below_one_request_alone_reads_as_a_sentence(tmp_path, 
     assert "configs[0]: p99_ttft_ms 0.5 is below the " in err
     assert " ms the prefill takes at batch 1 on " in err
     assert "take(s)" not in err and not (tmp_path / "r").exists()
+
+
+def test_serve_point_with_one_output_token_gives_no_tpot(capsys):
+    assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--batch", "4",
+                 "--input-tokens", "512", "--output-tokens", "1", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "tpot_ms" not in doc and "no tpot_ms" in doc["source"]
+    assert doc["output_tokens_per_s"] == pytest.approx(4 / (doc["ttft_ms"] / 1e3))
+    assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--batch", "4",
+                 "--input-tokens", "512", "--output-tokens", "1"]) == 0
+    assert "tpot_ms" not in capsys.readouterr().out.split("(")[0]
+
+
+@pytest.mark.parametrize("instance,args,advice,not_advised", [
+    ("g6e.xlarge", [], "at tensor 1; use fewer tokens, or an instance with more accelerator memory",
+     "--tensor"),
+    ("p5.48xlarge", ["--tensor", "1", "--batch", "2000"], "or a larger --tensor (2, 4, 8)", "instance with"),
+])
+def test_serve_point_advises_a_larger_tensor_only_where_there_is_one(capsys, instance, args, advice,
+                                                                     not_advised):
+    assert main(["serve-point", "llama3-70b", "--instance-type", instance, *args]) == 2
+    err = capsys.readouterr().err
+    assert advice in err and not_advised not in err.split("; use")[1] and err.count("\n") == 1, err
