@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ecobench.errors import InputError
+from ecobench.io.rundir import not_a_run
 from ecobench.io.yamlio import load_json
 from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION
 from ecobench.scenario.bounds import Name
@@ -79,15 +80,7 @@ def read_gate_doc(path: Path, role: str) -> GateDoc:
     "baseline") names it in errors."""
     f = path / "results.json" if path.is_dir() else path
     if not f.exists():
-        if path.is_dir():
-            try:
-                runs = sorted(d.name for d in path.iterdir() if (d / "results.json").is_file())
-            except OSError:
-                runs = []
-            hint = (f"a folder of {len(runs)} runs, not a run: give one of them (newest: {path / runs[-1]})"
-                    if runs else "a folder without results.json, not a run directory")
-            raise InputError(f"{path}: {hint}")
-        raise InputError(f"{path}: no such run directory or baseline file")
+        raise not_a_run(path)
     raw = load_json(f, f"{role} results")
     if not isinstance(raw, dict):
         raise InputError(f"{f}: a {role} document is a JSON object, got {type(raw).__name__}")

@@ -44,6 +44,22 @@ def _tmp_name(name: str) -> str:
     return f".{name}.tmp-{_host_tag()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
+
+def not_a_run(path: Path) -> InputError:
+    """Why ``path`` (a run directory or a baseline file, as given) holds no results.json: a folder of
+    runs (``results/<scenario>/``; its newest named), a folder that is not a run, or nothing there."""
+    runs: list[str] = []
+    with contextlib.suppress(OSError):
+        if path.is_dir():
+            runs = sorted(d.name for d in path.iterdir() if (d / "results.json").is_file())
+    if runs:
+        return InputError(f"{path}: a folder of {len(runs)} runs, not a run: give one of them "
+                          f"(newest: {path / runs[-1]})")
+    if path.is_dir():
+        return InputError(f"{path}: a folder without results.json, not a run directory (give a directory "
+                          "`ecobench run` wrote, or its results.json)")
+    return InputError(f"{path}: no such run directory or baseline file")
+
 def _output_error(path: Path, exc: OSError) -> OutputError:
     reason = exc.strerror or str(exc)
     hint = {errno.ENOSPC: " (disk full)", errno.EROFS: " (read-only file system)",

@@ -200,19 +200,12 @@ def write_json(doc: dict[str, Any], path: Path) -> None:
 def read_results(path: Path) -> dict[str, Any]:
     """A run directory's results.json, or a baseline file; a clear error if it is neither."""
     from ecobench.errors import InputError
+    from ecobench.io.rundir import not_a_run
     from ecobench.io.yamlio import load_json
 
     f = path / "results.json" if path.is_dir() else path
     if not f.exists():
-        runs = sorted(d.name for d in path.iterdir()
-                      if (d / "results.json").is_file()) if path.is_dir() else []
-        if runs:  # results/<scenario>/ holds one folder per run
-            raise InputError(f"{path}: a folder of {len(runs)} runs, not a run: give one of them "
-                             f"(newest: {path / runs[-1]})")
-        if path.is_dir():
-            raise InputError(f"{path}: a folder without results.json, not a run directory (give a "
-                             "directory `ecobench run` wrote, or its results.json)")
-        raise InputError(f"{path}: no such run directory or baseline file")
+        raise not_a_run(path)
     doc = load_json(f, "results")
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         raise InputError(f"{f}: has no 'rows'; not a results or baseline file")
