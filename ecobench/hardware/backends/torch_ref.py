@@ -276,10 +276,7 @@ def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: s
     """Read the host's load, warm up, then measure ``spec.repetitions`` windows; ``gpu`` meters
     the GPU of each window (``gpu_note``: why there is none on a GPU)."""
     before = probe_other_cpu_pct()
-    t_end = time.perf_counter() + spec.warmup_s
-    step()
-    while time.perf_counter() < t_end:
-        step()
+    _warm_up(step, spec.warmup_s)
     tracker = Tracker() if track_energy else None
     reason = untracked_reason or "measurement.track_energy: false"
     if tracker:
@@ -308,6 +305,14 @@ def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: s
     end = datetime.now(UTC).isoformat(timespec="seconds")
     return Windows(rates, energy if tracker else None, method, power_method, energy_provenance, start, end,
                    before, statistics.fmean(others), tracker.cpu_power_fallback if tracker else None)
+
+
+def _warm_up(step: Callable[[], object], seconds: float) -> None:
+    """Run ``step`` once, then until ``seconds`` have passed."""
+    t_end = time.perf_counter() + seconds
+    step()
+    while time.perf_counter() < t_end:
+        step()
 
 
 def _window(step: Callable[[], None], samples_per_step: int, spec: Any) -> float:
@@ -361,12 +366,7 @@ def paired_steps(step_lo: Callable[[], None], step_hi: Callable[[], None], sampl
     warming both up, the two alternate (lo hi, hi lo, ...) on the same inputs, so the host's drift
     hits both steps of a pair alike. The pairs run for ``repetitions`` x ``min_window_s``, and at
     least ``repetitions`` x max(``min_batches``, 5) of them."""
-    t_end = time.perf_counter() + spec.warmup_s
-    step_lo()
-    step_hi()
-    while time.perf_counter() < t_end:
-        step_lo()
-        step_hi()
+    _warm_up(lambda: (step_lo(), step_hi()), spec.warmup_s)
     need = spec.repetitions * max(spec.min_batches, MIN_PAIRS_PER_WINDOW)
     span_s = spec.repetitions * spec.min_window_s
     bar = _progress(spec.repetitions, label)
