@@ -738,6 +738,8 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
             _error(f"{where}{exc.strerror or exc}")
             return EXIT_OUTPUT
         except Exception as exc:  # a bug: one line, not a traceback, and never exit code 1
+            if exiting and process.terminated():  # SIGTERM, made this exception by a library on its way
+                return _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
             if debug:
                 traceback.print_exc()
             _error(f"internal error: {type(exc).__name__}: {str(exc)[:300]} (this is a bug in ecobench; "

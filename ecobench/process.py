@@ -28,15 +28,25 @@ from collections.abc import Iterator
 from types import FrameType
 
 __all__ = ["Terminated", "deferred_signals", "exit_on_signal", "note_output", "out_of_memory", "paused",
-           "reset_outputs", "settled", "sigterm_raises", "silence_stdout", "written"]
+           "reset_outputs", "settled", "sigterm_raises", "silence_stdout", "terminated", "written"]
 
 
 class Terminated(BaseException):  # noqa: N818 - named for the signal, like KeyboardInterrupt
     """The process received SIGTERM."""
 
 
+_TERMINATED = threading.Event()  # SIGTERM arrived (a library may have swallowed the Terminated)
+
+
+def terminated() -> bool:
+    """Whether SIGTERM arrived inside :func:`sigterm_raises`: a library that turns every exception
+    into its own (pydantic building a schema while the signal lands) must not make it a bug report."""
+    return _TERMINATED.is_set()
+
+
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: let the clean-up finish
+    _TERMINATED.set()
     raise Terminated
 
 
@@ -46,6 +56,7 @@ def sigterm_raises() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _TERMINATED.clear()
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
         yield

@@ -125,6 +125,31 @@ def test_unexpected_error_is_one_line_exit_3_and_debug_shows_it(monkeypatch, cap
     assert "Traceback" in capsys.readouterr().err
 
 
+def test_sigterm_a_library_turned_into_its_own_error_still_exits_143(monkeypatch, capsys):
+    """CI, 2026-11-27: SIGTERM landed while pydantic built a schema, which reported the Terminated as
+    its own SchemaError: 'internal error ... this is a bug', exit 3. A signal is not a bug."""
+    import ecobench.hardware.catalog as catalog
+    from ecobench import process
+
+    def swallowing():
+        try:
+            process._raise_terminated(signal.SIGTERM, None)  # what the handler does when SIGTERM lands
+        except BaseException as exc:  # a library wrapping every exception in its own
+            raise RuntimeError("Error building validator") from exc
+
+    monkeypatch.setattr(catalog, "load_catalog", swallowing)
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        assert main(["catalog"], exiting=True) == 143
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    err = capsys.readouterr().err
+    assert "terminated (SIGTERM)" in err and "internal error" not in err
+    monkeypatch.undo()
+    assert main(["catalog"]) == 0  # a caller's next command is not taken for a signalled one
+    capsys.readouterr()
+
+
 def test_error_messages_cannot_drive_the_terminal(tmp_path, capsys):
     f = tmp_path / "s.yaml"
     f.write_text('"\\e]0;pwned\\a\\e[31mred": 1\n')  # an unknown field whose name drives the terminal
