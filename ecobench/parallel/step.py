@@ -73,11 +73,11 @@ from ecobench.parallel.offload import OFFLOADS, offload_step_s
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.kernels import Kernel
-from ecobench.workloads.moe import mean_layer_kernels
 from ecobench.workloads.transformer import (
     backward_of,
     embedding_kernels,
     head_kernels,
+    mean_layer_kernels,
     optimizer_kernel,
 )
 

@@ -1,5 +1,5 @@
 """Kernels of a mixture-of-experts feed-forward and of multi-head latent attention, per sample on one
-rank, and the mean layer of a model whose layers differ (dense and MoE).
+rank.
 
 Expert parallelism (``expert`` ranks, carved out of the data-parallel ranks as Megatron-Core does)
 gives each rank ``experts / expert`` of the routed experts; tokens are sent to the ranks of their
@@ -16,14 +16,15 @@ executes and the tokens it exchanges; the model FLOPs (MFU) count the active exp
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.kernels import Kernel
-
-SWIGLU_FLOPS_PER_ELEMENT = 6
-GELU_FLOPS_PER_ELEMENT = 8
+from ecobench.workloads.ops import (
+    CAUSAL_EXECUTED_SHARE,
+    GELU_FLOPS_PER_ELEMENT,
+    SWIGLU_FLOPS_PER_ELEMENT,
+    matmul,
+)
 
 
 def _expert_matmul(name: str, m: float, k: int, n: int, copies: float, cf: float, dtype: str,
@@ -87,8 +88,6 @@ def mla_kernels(arch: Architecture, seq_len: int, dtype: str, layer: int, tensor
     the query and key/value latents (every rank computes them), the up-projections of its heads, the
     fused causal attention (query/key width ``qk_nope + qk_rope``, value width ``v``), the output
     projection of its heads."""
-    from ecobench.workloads.transformer import CAUSAL_EXECUTED_SHARE, _matmul
-
     a = arch.mla
     assert a is not None
     s, h, b = seq_len, arch.hidden_size, BYTES_PER_DTYPE[dtype]
@@ -97,50 +96,18 @@ def mla_kernels(arch: Architecture, seq_len: int, dtype: str, layer: int, tensor
     sp = 1.0 / tensor
     ks = []
     if a.q_lora_rank:
-        ks += [_matmul("attention.q_down", "forward", s, h, a.q_lora_rank, 1, dtype, layer, saved_share=sp),
-               _matmul("attention.q_up", "forward", s, a.q_lora_rank, n * dqk, 1, dtype, layer)]
+        ks += [matmul("attention.q_down", "forward", s, h, a.q_lora_rank, 1, dtype, layer, saved_share=sp),
+               matmul("attention.q_up", "forward", s, a.q_lora_rank, n * dqk, 1, dtype, layer)]
     else:
-        ks.append(_matmul("attention.q", "forward", s, h, n * dqk, 1, dtype, layer, saved_share=sp))
-    ks += [_matmul("attention.kv_down", "forward", s, h, a.kv_lora_rank + a.qk_rope_head_dim, 1, dtype, layer,
+        ks.append(matmul("attention.q", "forward", s, h, n * dqk, 1, dtype, layer, saved_share=sp))
+    ks += [matmul("attention.kv_down", "forward", s, h, a.kv_lora_rank + a.qk_rope_head_dim, 1, dtype, layer,
                    saved_share=sp),
-           _matmul("attention.kv_up", "forward", s, a.kv_lora_rank, n * (a.qk_nope_head_dim + dv), 1, dtype,
+           matmul("attention.kv_up", "forward", s, a.kv_lora_rank, n * (a.qk_nope_head_dim + dv), 1, dtype,
                    layer)]
     flops = 2.0 * n * s * s * (dqk + dv)
     qkvo = (2 * n * dqk + 2 * n * dv) * s * b
     ks.append(Kernel("attention.core", "attention", "forward", f"{n}x[{s}x{dqk}]@[{dqk}x{s}]", flops=flops,
                      bytes=float(qkvo), dtype=dtype, layer=layer, dims=(n, s, dqk, s),
                      exec_flops=flops * CAUSAL_EXECUTED_SHARE, saved_bytes=float(qkvo + n * s * 4)))
-    ks.append(_matmul("attention.output", "forward", s, n * dv, h, 1, dtype, layer))
+    ks.append(matmul("attention.output", "forward", s, n * dv, h, 1, dtype, layer))
     return ks
-
-
-def scaled(k: Kernel, share: float) -> Kernel:
-    """A kernel standing for ``share`` of a layer's kernel (the mean of layers that differ)."""
-    dims = None if k.dims is None else (k.dims[0], k.dims[1], k.dims[2], k.dims[3] * share)
-    return replace(k, flops=k.flops * share, bytes=k.bytes * share,
-                   exec_flops=None if k.exec_flops is None else k.exec_flops * share,
-                   saved_bytes=k.saved_bytes * share, dims=dims)  # type: ignore[arg-type]
-
-
-def mean_layer_kernels(arch: Architecture, seq_len: int, dtype: str, tensor: int = 1,
-                       fused_attention: bool | None = None, expert: int = 1,
-                       expert_tensor: int | None = None) -> list[Kernel]:
-    """One layer's kernels; where layers differ (dense and MoE), the mean layer: each kind's kernels
-    at its share of the layers, so ``layers x`` these is the whole model's work."""
-    from ecobench.workloads.transformer import layer_kernels
-
-    if arch.moe is None:
-        return layer_kernels(arch, seq_len, 1, dtype, 0, tensor, fused_attention)
-    n_moe = arch.moe_layers
-    kinds = []
-    first_moe = next(i for i in range(arch.layers) if arch.moe.is_moe_layer(i))
-    kinds.append((n_moe / arch.layers, first_moe))
-    if n_moe < arch.layers:
-        first_dense = next(i for i in range(arch.layers) if not arch.moe.is_moe_layer(i))
-        kinds.append((1 - n_moe / arch.layers, first_dense))
-    out: list[Kernel] = []
-    for share, i in kinds:
-        ks = layer_kernels(arch, seq_len, 1, dtype, i, tensor, fused_attention, expert=expert,
-                           expert_tensor=expert_tensor)
-        out += [scaled(k, share) for k in ks] if share < 1 else ks
-    return out

@@ -46,7 +46,8 @@ from typing import Literal
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.kernels import Kernel
-from ecobench.workloads.moe import GELU_FLOPS_PER_ELEMENT, SWIGLU_FLOPS_PER_ELEMENT, _expert_matmul
+from ecobench.workloads.moe import _expert_matmul
+from ecobench.workloads.ops import GELU_FLOPS_PER_ELEMENT, SWIGLU_FLOPS_PER_ELEMENT
 
 NXD_BLOCK_TOKENS = 512  # DEFAULT_BLOCK_SIZE, neuronx_distributed/modules/moe/model_utils.py (fecfe75)
 SELECTIVE_LOADING_THRESHOLD = 1.0  # DEFAULT_SELECTIVE_LOADING_THRESHOLD, same file

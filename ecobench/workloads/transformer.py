@@ -14,26 +14,28 @@ activations between them are split along the sequence (sequence parallelism).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.kernels import Kernel
+from ecobench.workloads.moe import mla_kernels, moe_ffn_kernels
+from ecobench.workloads.ops import (
+    CAUSAL_EXECUTED_SHARE,
+    GELU_FLOPS_PER_ELEMENT,
+    LAYERNORM_FLOPS_PER_ELEMENT,
+    SOFTMAX_FLOPS_PER_ELEMENT,
+    SWIGLU_FLOPS_PER_ELEMENT,
+    matmul,
+)
 
 Mode = Literal["inference", "training"]
 
-# Elementwise FLOPs per element: softmax (max, sub, exp, sum, div), layernorm (mean, var, norm,
-# scale, shift), GELU (tanh form), SiLU-and-multiply (sigmoid, two multiplies).
-SOFTMAX_FLOPS_PER_ELEMENT = 5
-LAYERNORM_FLOPS_PER_ELEMENT = 8
-GELU_FLOPS_PER_ELEMENT = 8
-SWIGLU_FLOPS_PER_ELEMENT = 6
 # AdamW/LAMB update per parameter (moments, bias correction, update, weight decay).
 OPTIMIZER_FLOPS_PER_PARAM = 12
 # fp32 master weight, gradient, two moments: read and written once per step.
 OPTIMIZER_BYTES_PER_PARAM = 4 * 4 * 2
-# Fused causal attention skips the blocks above the diagonal: half the score matrix.
-CAUSAL_EXECUTED_SHARE = 0.5
 # FlashAttention-2's backward runs 5 matmuls to the forward's 2 (Dao, "FlashAttention-2", 2023, §3.1.2):
 # 2.5x the forward's FLOPs, where the unfused backward costs 2x.
 FUSED_ATTENTION_BACKWARD_RATIO = 2.5
@@ -53,24 +55,6 @@ def tensor_split(arch: Architecture, tensor: int, pad: bool = False) -> tuple[in
         raise ValueError(f"tensor parallel degree {tensor} and the {kv} key/value heads must divide "
                          "one another")
     return arch.heads // tensor, max(1, kv // tensor)
-
-
-def _matmul(name: str, phase: str, m: int, k: int, n: int, batch: int, dtype: str,
-            layer: int | None, weights: bool = True, count: int = 1, saved_share: float = 1.0,
-            weight_dtype: str | None = None) -> Kernel:
-    """A [m,k]x[k,n] product per sample, ``count`` times (e.g. per head). ``saved_share``: the share
-    of its input a rank keeps for the backward pass (sequence parallelism keeps the input of a
-    column-parallel matmul sharded, 1 / tensor, and gathers it again in the backward pass).
-    ``weight_dtype``: how the weight is stored when it differs from the compute type (int8 weights
-    with bf16 compute)."""
-    b = BYTES_PER_DTYPE[dtype]
-    act = count * (m * k + m * n) * b
-    w = (k * n * BYTES_PER_DTYPE[weight_dtype or dtype] / batch) if weights else count * k * n * b
-    saved = count * m * k * b * saved_share + (0 if weights else count * k * n * b)
-    return Kernel(name, "matmul", phase, f"{count}x[{m}x{k}]@[{k}x{n}]",  # type: ignore[arg-type]
-                  flops=2.0 * count * m * k * n, bytes=float(act + w), dtype=dtype, layer=layer,
-                  dims=(count, m, k, n), weights=weights, saved_bytes=float(saved),
-                  weight_dtype=weight_dtype if weights else None)
 
 
 def _elementwise(name: str, elements: float, flops_per: float, dtype: str, layer: int | None,
@@ -109,44 +93,42 @@ def layer_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str,
     norm_elems = s * h / tensor  # sequence-parallel norms and residual adds
     sp = 1.0 / tensor  # column-parallel inputs are saved sharded along the sequence
     if arch.mla is not None:
-        from ecobench.workloads.moe import mla_kernels
 
         ks = mla_kernels(arch, s, dtype, layer, tensor)
     else:
-        ks = [_matmul("attention.qkv", "forward", s, h, (heads + 2 * kv) * d, batch_size, dtype, layer,
+        ks = [matmul("attention.qkv", "forward", s, h, (heads + 2 * kv) * d, batch_size, dtype, layer,
                       saved_share=sp, weight_dtype=weight_dtype)]
         if arch.kind == "decoder" if fused_attention is None else fused_attention:
             ks.append(_fused_attention(arch, s, heads, kv, dtype, layer))
         else:
             ks += [
-                _matmul("attention.scores", "forward", s, d, s, batch_size, dtype, layer, False, heads),
+                matmul("attention.scores", "forward", s, d, s, batch_size, dtype, layer, False, heads),
                 _elementwise("attention.softmax", heads * s * s, SOFTMAX_FLOPS_PER_ELEMENT, dtype, layer),
-                _matmul("attention.context", "forward", s, s, d, batch_size, dtype, layer, False, heads),
+                matmul("attention.context", "forward", s, s, d, batch_size, dtype, layer, False, heads),
             ]
-        ks.append(_matmul("attention.output", "forward", s, heads * d, h, batch_size, dtype, layer,
+        ks.append(matmul("attention.output", "forward", s, heads * d, h, batch_size, dtype, layer,
                           weight_dtype=weight_dtype))
     ks.append(_elementwise("attention.residual_norm", norm_elems, LAYERNORM_FLOPS_PER_ELEMENT + 1, dtype,
                            layer, reads=2, saved_elements=norm_elems))
     if arch.moe is not None and arch.moe.is_moe_layer(layer):
-        from ecobench.workloads.moe import moe_ffn_kernels
 
         ks += moe_ffn_kernels(arch, s, dtype, layer, tensor, expert, expert_tensor)
     elif arch.ffn == "swiglu":
         ks += [
-            _matmul("ffn.gate_up", "forward", s, h, 2 * inter, batch_size, dtype, layer, saved_share=sp,
+            matmul("ffn.gate_up", "forward", s, h, 2 * inter, batch_size, dtype, layer, saved_share=sp,
                     weight_dtype=weight_dtype),
             _elementwise("ffn.swiglu", s * inter, SWIGLU_FLOPS_PER_ELEMENT, dtype, layer, reads=2,
                          saved_elements=2 * s * inter),
         ]
     else:
         ks += [
-            _matmul("ffn.intermediate", "forward", s, h, inter, batch_size, dtype, layer, saved_share=sp,
+            matmul("ffn.intermediate", "forward", s, h, inter, batch_size, dtype, layer, saved_share=sp,
                     weight_dtype=weight_dtype),
             _elementwise("ffn.gelu", s * inter, GELU_FLOPS_PER_ELEMENT, dtype, layer,
                          saved_elements=s * inter),
         ]
     if arch.moe is None or not arch.moe.is_moe_layer(layer):
-        ks.append(_matmul("ffn.output", "forward", s, inter, h, batch_size, dtype, layer,
+        ks.append(matmul("ffn.output", "forward", s, inter, h, batch_size, dtype, layer,
                           weight_dtype=weight_dtype))
     ks += [
         _elementwise("ffn.residual_norm", norm_elems, LAYERNORM_FLOPS_PER_ELEMENT + 1, dtype, layer,
@@ -173,25 +155,25 @@ def head_kernels(arch: Architecture, seq_len: int, batch_size: int, dtype: str, 
     s, h, v = seq_len, arch.hidden_size, arch.vocab_size
     ks: list[Kernel] = []
     if arch.kind == "encoder":
-        ks.append(_matmul("pooler", "forward", 1, h, h, batch_size, dtype, None))
+        ks.append(matmul("pooler", "forward", 1, h, h, batch_size, dtype, None))
         if mode == "inference":
             return ks
         if task == "classification":
-            return ks + [_matmul("classifier", "forward", 1, h, num_labels, batch_size, dtype, None)]
+            return ks + [matmul("classifier", "forward", 1, h, num_labels, batch_size, dtype, None)]
         return ks + [
-            _matmul("mlm.transform", "forward", s, h, h, batch_size, dtype, None),
+            matmul("mlm.transform", "forward", s, h, h, batch_size, dtype, None),
             _elementwise("mlm.gelu_norm", s * h, GELU_FLOPS_PER_ELEMENT + LAYERNORM_FLOPS_PER_ELEMENT,
                          dtype, None, saved_elements=2 * s * h),
-            _matmul("mlm.decoder", "forward", s, h, v // tensor, batch_size, dtype, None,
+            matmul("mlm.decoder", "forward", s, h, v // tensor, batch_size, dtype, None,
                     saved_share=1.0 / tensor),
             _loss(s * v / tensor, dtype),
-            _matmul("nsp.classifier", "forward", 1, h, 2, batch_size, dtype, None),
+            matmul("nsp.classifier", "forward", 1, h, 2, batch_size, dtype, None),
         ]
     ks.append(_elementwise("final_norm", s * h / tensor, LAYERNORM_FLOPS_PER_ELEMENT, dtype, None,
                            saved_elements=s * h / tensor))
     if mode == "training" and task == "classification":
-        return ks + [_matmul("score", "forward", s, h, num_labels, batch_size, dtype, None)]
-    ks.append(_matmul("lm_head", "forward", s, h, v // tensor, batch_size, dtype, None,
+        return ks + [matmul("score", "forward", s, h, num_labels, batch_size, dtype, None)]
+    ks.append(matmul("lm_head", "forward", s, h, v // tensor, batch_size, dtype, None,
                       saved_share=1.0 / tensor))
     if mode == "training":
         ks.append(_loss(s * v / tensor, dtype))
@@ -301,7 +283,7 @@ def prefill_kernels(arch: Architecture, input_len: int, batch_size: int, dtype: 
         ks += layer_kernels(arch, input_len, batch_size, dtype, layer, tensor, weight_dtype=weight_dtype,
                             pad=True)
     ks.append(_elementwise("final_norm", arch.hidden_size / tensor, LAYERNORM_FLOPS_PER_ELEMENT, dtype, None))
-    ks.append(_matmul("lm_head", "forward", 1, arch.hidden_size, -(-arch.vocab_size // tensor), batch_size,
+    ks.append(matmul("lm_head", "forward", 1, arch.hidden_size, -(-arch.vocab_size // tensor), batch_size,
                       dtype, None, weight_dtype=weight_dtype))
     return ks
 
@@ -318,6 +300,36 @@ def decode_kernels(arch: Architecture, context: int, batch_size: int, dtype: str
             ks.append(_decode_attention(arch, context, heads, kv, dtype, kv_dtype or dtype, layer)
                       if k.kind == "attention" else k)
     ks.append(_elementwise("final_norm", arch.hidden_size / tensor, LAYERNORM_FLOPS_PER_ELEMENT, dtype, None))
-    ks.append(_matmul("lm_head", "forward", 1, arch.hidden_size, -(-arch.vocab_size // tensor), batch_size,
+    ks.append(matmul("lm_head", "forward", 1, arch.hidden_size, -(-arch.vocab_size // tensor), batch_size,
                       dtype, None, weight_dtype=weight_dtype))
     return ks
+
+
+def scaled(k: Kernel, share: float) -> Kernel:
+    """A kernel standing for ``share`` of a layer's kernel (the mean of layers that differ)."""
+    dims = None if k.dims is None else (k.dims[0], k.dims[1], k.dims[2], k.dims[3] * share)
+    return replace(k, flops=k.flops * share, bytes=k.bytes * share,
+                   exec_flops=None if k.exec_flops is None else k.exec_flops * share,
+                   saved_bytes=k.saved_bytes * share, dims=dims)  # type: ignore[arg-type]
+
+
+def mean_layer_kernels(arch: Architecture, seq_len: int, dtype: str, tensor: int = 1,
+                       fused_attention: bool | None = None, expert: int = 1,
+                       expert_tensor: int | None = None) -> list[Kernel]:
+    """One layer's kernels; where layers differ (dense and MoE), the mean layer: each kind's kernels
+    at its share of the layers, so ``layers x`` these is the whole model's work."""
+    if arch.moe is None:
+        return layer_kernels(arch, seq_len, 1, dtype, 0, tensor, fused_attention)
+    n_moe = arch.moe_layers
+    kinds = []
+    first_moe = next(i for i in range(arch.layers) if arch.moe.is_moe_layer(i))
+    kinds.append((n_moe / arch.layers, first_moe))
+    if n_moe < arch.layers:
+        first_dense = next(i for i in range(arch.layers) if not arch.moe.is_moe_layer(i))
+        kinds.append((1 - n_moe / arch.layers, first_dense))
+    out: list[Kernel] = []
+    for share, i in kinds:
+        ks = layer_kernels(arch, seq_len, 1, dtype, i, tensor, fused_attention, expert=expert,
+                           expert_tensor=expert_tensor)
+        out += [scaled(k, share) for k in ks] if share < 1 else ks
+    return out
