@@ -17,6 +17,7 @@ from ecobench.hardware.backends.residuals import (
     write_predictions,
     write_residuals,
 )
+from ecobench.hardware.backends.serve_bands import serving_errors
 from ecobench.hardware.neuron import fit as nfit
 from ecobench.hardware.neuron import serving as nserving
 
@@ -35,7 +36,8 @@ def main() -> None:
     fitted = write_fit(str(here / FIT_FILE))
     print(f"wrote {here / FIT_FILE}: {len(fitted.values)} parameters fitted on {len(fitted.points)} points")
     analytic, emulated = holdout(progress=_progress), nfit.holdout(progress=_progress)
-    rows = write_residuals(str(here / RESIDUALS_FILE), analytic, emulated, nserving.holdout())
+    serving = serving_errors(analytic, nserving.holdout())
+    rows = write_residuals(str(here / RESIDUALS_FILE), analytic, emulated, serving)
     print(f"wrote {here / RESIDUALS_FILE}: {len(rows)} out-of-sample errors and every serving figure's")
     write_predictions(str(here / PREDICTIONS_FILE), analytic, emulated)
     print(f"wrote {here / PREDICTIONS_FILE}: {len(analytic)} + {len(emulated)} held-out predictions")

@@ -59,7 +59,8 @@ FIT_INPUTS = ("hardware/data/published_points.yaml", "hardware/data/accelerators
               "hardware/neuron/work.py",
               "parallel/collectives.py", "parallel/layout.py", "parallel/serving.py", "parallel/step.py",
               "workloads/architecture.py", "workloads/kernels.py", "workloads/moe.py",
-              "workloads/moe_blockwise.py", "workloads/presets.py", "workloads/transformer.py", "units.py")
+              "workloads/moe_blockwise.py", "workloads/ops.py", "workloads/presets.py",
+              "workloads/transformer.py", "units.py")
 
 
 def mode_of(kind: str) -> str:
@@ -193,19 +194,11 @@ def fits_of(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     return out
 
 
-def write_residuals(path: str, analytic: list[HoldoutRow] | None = None,
-                    emulated: list[HoldoutRow] | None = None,
-                    emulated_serving: list[Any] | None = None) -> list[dict[str, Any]]:
-    """Store every held-out log error and each pool's fit (of the given held-out predictions, or of
-    a fresh holdout), and every serving figure's error with its regime (``serve_bands.py``: the
-    analytic model's and the emulated NeuronCore's serving timer's)."""
-    from ecobench.hardware.backends.efficiency import holdout
-    from ecobench.hardware.backends.serve_bands import serving_errors
-    from ecobench.hardware.neuron import serving as nserving
-
-    analytic = holdout() if analytic is None else analytic
+def write_residuals(path: str, analytic: list[HoldoutRow], emulated: list[HoldoutRow],
+                    serving: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Store every held-out log error and each pool's fit (of the given held-out predictions), and
+    ``serving``, every serving figure's error with its regime (``serve_bands.serving_errors``)."""
     rows = holdout_errors(analytic) + emulated_errors(emulated)
-    serving = serving_errors(analytic, nserving.holdout() if emulated_serving is None else emulated_serving)
     with open(path, "w", encoding="utf-8") as fh:
         json.dump({"fits": fits_of(rows), "errors": rows, "serving": serving}, fh, indent=1)
         fh.write("\n")
