@@ -12,15 +12,13 @@ from __future__ import annotations
 import os
 import pickle
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from typing import IO, TYPE_CHECKING
+from collections.abc import Iterator, Mapping
+from typing import IO
 
 import numpy as np
 
+from ecobench.planning.sweep_rows import GroupRows, spread
 from ecobench.table import CHANGE_METRICS, Columns, ColumnStats, change_pct, concat, merged_kind
-
-if TYPE_CHECKING:
-    from ecobench.planning.sweep import GroupRows
 
 CHUNK_ROWS = 131_072  # rows a chunk holds when read back (about 100 MB of columns)
 _CHANGES = ["throughput_ratio", *(f"{short}_change_pct" for short in CHANGE_METRICS.values())]
@@ -47,7 +45,7 @@ class SweepTable(Mapping[str, np.ndarray]):
         self.sparse: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # bands: name -> (rows, values)
 
     # -- filling ---------------------------------------------------------------------------------
-    def append(self, rec: GroupRows, spread: Callable[..., Columns]) -> None:
+    def append(self, rec: GroupRows) -> None:
         """One group's rows: spilled whole, their light columns kept."""
         assert self._spill is not None
         data = pickle.dumps(rec, protocol=pickle.HIGHEST_PROTOCOL)
@@ -146,8 +144,6 @@ class SweepTable(Mapping[str, np.ndarray]):
         """The table's rows in order, about ``rows`` at a time, every column (or
         those in ``names``) in its final type: the changes against the baseline, the Pareto columns
         and the bands filled in."""
-        from ecobench.planning.sweep import spread
-
         names = self.names if names is None else names
         kinds = {n: self.kind(n) for n in names}
         base = self._baseline()

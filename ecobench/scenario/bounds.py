@@ -135,7 +135,7 @@ Name = Annotated[str, Field(pattern=NAME_PATTERN)]
 Description = Annotated[str, Field(max_length=10_000)]
 SWEEP_MAX_VALUES = 10_000  # values per sweep axis
 SWEEP_MAX_COMBINATIONS = 1_000_000  # configurations one sweep expands to
-# A sweep's estimated cost (ecobench.scenario.sweep.estimate) is bounded too; the estimate assumes,
+# A sweep's estimated cost (ecobench.scenario.sweep_size.estimate) is bounded too; the estimate assumes,
 # from runs of benchmarks/bench_sweep_scale.py on a 2-core host (CPU seconds, peak RSS):
 SWEEP_MAX_ESTIMATED_S = 600.0  # seconds a sweep may be estimated to take
 SWEEP_MAX_ESTIMATED_GIB = 3.0  # resident memory a sweep may be estimated to need

@@ -1087,13 +1087,13 @@ def check_sweep(s: Scenario) -> None:
 def check_sweep_cost(s: Scenario) -> None:
     """The sweep's estimated time and memory stay within the bounds (raises ValueError naming both)."""
     from ecobench.scenario.bounds import SWEEP_MAX_ESTIMATED_GIB, SWEEP_MAX_ESTIMATED_S
-    from ecobench.scenario.sweep import GRID_AXES, estimate, group_count
+    from ecobench.scenario.sweep_size import GRID_AXES, estimate, group_count
 
     assert s.sweep is not None
     backends = {s.config(s.baseline).backend, *(s.sweep.get("backend") or [])}
     cheap = all(backend_capabilities(str(name)).cheap for name in backends)
-    est = estimate(s, cheap)
-    where = (f"{group_count(s):,} backend evaluations (one per combination of "
+    est = estimate(s.sweep, cheap)
+    where = (f"{group_count(s.sweep):,} backend evaluations (one per combination of "
              f"{', '.join(k for k in s.sweep if k not in GRID_AXES) or 'no axis'}; region, price_usd_per_h "
              "and max_utilization are evaluated together as arrays)")
     if est.seconds > SWEEP_MAX_ESTIMATED_S:

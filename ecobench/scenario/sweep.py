@@ -19,48 +19,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ecobench.scenario.sweep_size import GRID_AXES
+
 if TYPE_CHECKING:
     import numpy as np
 
     from ecobench.scenario.model import HardwareConfig, Scenario
 
-GRID_AXES = ("region", "price_usd_per_h", "max_utilization")  # evaluated together, as numpy arrays
 ID_MAX_CHARS = 100  # a combination's id is cut to this length
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
-
-
-def combinations(s: Scenario) -> int:
-    """How many configurations the sweep expands to (0 without a sweep)."""
-    return math.prod(len(v) for v in s.sweep.values()) if s.sweep else 0
-
-
-def group_count(s: Scenario) -> int:
-    """How many groups (one backend evaluation each) the sweep expands to (0 without a sweep)."""
-    if not s.sweep:
-        return 0
-    return math.prod(len(v) for k, v in s.sweep.items() if k not in GRID_AXES)
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """What a sweep will take: seconds and resident memory (GiB), from the counts of groups and rows
-    and the per-group, per-row costs in ``ecobench.scenario.bounds``."""
-
-    seconds: float
-    memory_gib: float
-
-
-def estimate(s: Scenario, cheap: bool) -> Estimate:
-    """The sweep's estimated time and memory; ``cheap``: every configuration's backend is cheap to
-    ask (``Capabilities.cheap``), else a group costs as the emulated backend's."""
-    from ecobench.scenario import bounds as b
-
-    rows = combinations(s)
-    group_s = b.SWEEP_GROUP_S_CHEAP if cheap else b.SWEEP_GROUP_S
-    largest = math.prod(len(v) for k, v in (s.sweep or {}).items() if k in GRID_AXES)
-    seconds = group_count(s) * group_s + rows * b.SWEEP_ROW_S
-    memory = b.SWEEP_BASE_GIB + (rows * b.SWEEP_ROW_BYTES + largest * b.SWEEP_GROUP_CELL_BYTES) / 2**30
-    return Estimate(seconds, memory)
 
 
 def label(value: Any) -> str:

@@ -12,7 +12,8 @@ from ecobench.cli import main
 from ecobench.errors import InputError
 from ecobench.planning.evaluate import evaluate_all
 from ecobench.scenario.model import load_scenario, scenario_from_dict
-from ecobench.scenario.sweep import combinations, config_at
+from ecobench.scenario.sweep import config_at
+from ecobench.scenario.sweep_size import combinations
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "scenarios" / "layoutlm_sweep.yaml"
@@ -68,7 +69,7 @@ def test_sweep_index_gives_back_the_coordinates():
         assert cfg.instance_type == t["instance_type"][i] == t["sweep_instance_type"][i]
         assert cfg.region == t["region"][i]
         assert cfg.batch_size == t["sweep_batch_size"][i]
-    assert combinations(s) == 12
+    assert combinations(s.sweep) == 12
 
 
 def test_headroom_changes_instances_not_throughput():
