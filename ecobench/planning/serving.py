@@ -52,7 +52,7 @@ from ecobench.planning.schedulers import (
     Ttft,
     first_meeting,
 )
-from ecobench.planning.traffic import Lengths, Traffic, read_lengths_csv
+from ecobench.planning.traffic import Lengths, Traffic
 from ecobench.power.draw import Activity
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
@@ -94,7 +94,10 @@ def traffic_of(spec: ServingSpec) -> Traffic:
 
 @functools.lru_cache(maxsize=32)
 def _csv_lengths(path: str) -> tuple[Lengths, Lengths]:
-    return read_lengths_csv(Path(path), "workload.serving.lengths_csv")
+    from ecobench.io.lengths_csv import read_lengths_csv
+
+    li, lo = read_lengths_csv(Path(path), "workload.serving.lengths_csv")
+    return Lengths.of_samples(li), Lengths.of_samples(lo)
 
 
 class ServeTimer(Protocol):

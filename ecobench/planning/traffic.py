@@ -8,22 +8,17 @@ points of its distribution over its mean (a length of CV 0 is 1 everywhere).
 
 from __future__ import annotations
 
-import csv
 import functools
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
-
-from ecobench.errors import InputError
 
 POINTS = 64  # quantile points a length distribution is read through
 UNIT_QUANTILES = (np.arange(POINTS) + 0.5) / POINTS
 TAIL_BINS, TAIL_LEAST = 40, 1e-7  # tail bins of a length (the longest of a batch) and how far they go
 FAMILIES = ("gamma", "lognormal")
 MAX_CV = 10.0  # the schema's bound on a coefficient of variation
-MAX_CSV_ROWS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -112,51 +107,3 @@ class Traffic:
             k = 1.0 / self.arrival_cv ** 2
             gaps = rng.gamma(k, 1.0 / (rate_per_s * k), n)
         return np.cumsum(gaps)
-
-
-def read_lengths_csv(path: Path, where: str) -> tuple[Lengths, Lengths]:
-    """Input and output lengths from a CSV with columns ``input_tokens`` and ``output_tokens`` (one row
-    per request, or a histogram with a third column ``count``). Bad rows are bad input naming the file,
-    row and field (``where``: the scenario field that names the file)."""
-    def bad(msg: str) -> InputError:
-        return InputError(f"{where}: {path}: {msg}")
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise bad(f"cannot read the lengths CSV ({e.strerror or e})") from None
-    rows = list(csv.DictReader(text.splitlines()))
-    need = {"input_tokens", "output_tokens"}
-    if not rows or not need <= set(rows[0]):
-        raise bad("a lengths CSV needs a header with input_tokens and output_tokens (and optionally count), "
-                  "then one row per request or histogram bin")
-    if len(rows) > MAX_CSV_ROWS:
-        raise bad(f"{len(rows)} rows; at most {MAX_CSV_ROWS} allowed")
-    ins, outs, counts = [], [], []
-    for i, r in enumerate(rows, 2):
-        vals = []
-        for col, least in (("input_tokens", 1), ("output_tokens", 1), ("count", 0)):
-            raw = r.get(col)
-            if raw is None or (col == "count" and raw == ""):
-                vals.append(1.0)
-                continue
-            try:
-                v = float(raw)
-            except ValueError:
-                raise bad(f"row {i}, {col}: {raw!r} is not a number; allowed: a whole number >= {least}") \
-                    from None
-            if not math.isfinite(v) or v < least or v != int(v):
-                raise bad(f"row {i}, {col}: {raw} is not allowed; allowed: a whole number >= {least} "
-                          f"(nearest valid: {max(least, round(v)) if math.isfinite(v) else least})")
-            vals.append(v)
-        ins.append(vals[0])
-        outs.append(vals[1])
-        counts.append(vals[2])
-    c = np.asarray(counts)
-    if c.sum() <= 0:
-        raise bad("every count is 0: no request to read lengths from")
-    keep = c > 0
-    # A histogram's bins become samples weighted by their count (at most 100000 samples in all).
-    reps = np.maximum(1, np.round(c[keep] * min(1.0, 100_000 / c.sum()))).astype(int)
-    return (Lengths.of_samples(np.repeat(np.asarray(ins)[keep], reps)),
-            Lengths.of_samples(np.repeat(np.asarray(outs)[keep], reps)))

@@ -910,7 +910,7 @@ def _resolve_lengths(s: Scenario, base_dir: Path | None, source: str) -> Scenari
     sv = s.workload.serving
     if sv is None or sv.lengths_csv is None:
         return s
-    from ecobench.planning.traffic import read_lengths_csv
+    from ecobench.io.lengths_csv import read_lengths_csv
 
     path = Path(sv.lengths_csv)
     if not path.is_absolute() and base_dir is not None:
@@ -919,8 +919,8 @@ def _resolve_lengths(s: Scenario, base_dir: Path | None, source: str) -> Scenari
         li, lo = read_lengths_csv(path, "workload.serving.lengths_csv")
     except InputError as exc:
         raise InputError(f"{source}: {exc}") from None
-    spec = sv.model_copy(update={"lengths_csv": str(path), "input_tokens": max(1, round(li.mean)),
-                                 "output_tokens": max(1, round(lo.mean))})
+    spec = sv.model_copy(update={"lengths_csv": str(path), "input_tokens": max(1, round(float(li.mean()))),
+                                 "output_tokens": max(1, round(float(lo.mean())))})
     return s.model_copy(update={"workload": s.workload.model_copy(update={"serving": spec})})
 
 

@@ -109,6 +109,8 @@ def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs,
      "row 2, output_tokens: 0 is not allowed; allowed: a whole number >= 1"),
     ("input_tokens,output_tokens\nabc,5\n", "row 2, input_tokens: 'abc' is not a number"),
     ("prompt,answer\n1,2\n", "needs a header with input_tokens and output_tokens"),
+    # one field past the csv module's limit: was an internal error (exit 3)
+    ("input_tokens,output_tokens\n" + "1" * 200_000 + ",5\n", "not a readable CSV"),
 ])
 def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, rows, message):
     (tmp_path / "l.csv").write_text(rows)
@@ -190,3 +192,22 @@ def test_serve_point_advises_a_larger_tensor_only_where_there_is_one(capsys, ins
     assert main(["serve-point", "llama3-70b", "--instance-type", instance, *args]) == 2
     err = capsys.readouterr().err
     assert advice in err and not_advised not in err.split("; use")[1] and err.count("\n") == 1, err
+
+
+def test_a_lengths_csv_that_is_a_fifo_or_too_large_is_refused_not_read(tmp_path, capsys):
+    """The lengths CSV goes through the bounded reader, as every user file does: a FIFO (which an
+    unbounded read waits on for ever) and a file past the size cap exit 2 before anything is read."""
+    import os
+
+    from ecobench.io.lengths_csv import MAX_BYTES
+
+    os.mkfifo(tmp_path / "l.csv")
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv"})
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
+    assert "is a FIFO" in capsys.readouterr().err
+    (tmp_path / "l.csv").unlink()
+    with open(tmp_path / "l.csv", "wb") as fh:
+        fh.truncate(MAX_BYTES + 1)
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert f"a lengths CSV may be at most {MAX_BYTES:,} bytes" in err and "lengths_csv" in err, err

@@ -1,0 +1,71 @@
+"""A serving workload's request lengths from a CSV (``workload.serving.lengths_csv``): columns
+``input_tokens`` and ``output_tokens``, one row per request, or a histogram with a third column
+``count``. Read through the bounded reader (a regular file, at most ``MAX_BYTES``); bad rows are bad
+input naming the file, row and field."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from ecobench.errors import InputError
+
+MAX_ROWS = 1_000_000
+MAX_BYTES = 32 << 20  # a million rows of three whole numbers fit in about 20 MB
+MAX_SAMPLES = 100_000  # a histogram's bins become at most this many samples, weighted by their count
+COLUMNS = (("input_tokens", 1), ("output_tokens", 1), ("count", 0))  # name, least value allowed
+
+
+def read_lengths_csv(path: Path, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """(input lengths, output lengths) as samples, one per request (a histogram's bins repeated by
+    their count); :class:`InputError` naming ``where`` (the scenario field that names the file), the
+    file and what is wrong otherwise."""
+    from ecobench.io.bounded import read_text
+
+    def bad(msg: str) -> InputError:
+        return InputError(f"{where}: {path}: {msg}")
+
+    try:
+        text = read_text(path, MAX_BYTES, "lengths CSV")
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    try:
+        rows = list(csv.DictReader(io.StringIO(text)))
+    except csv.Error as exc:
+        raise bad(f"not a readable CSV ({exc})") from None
+    if not rows or not {"input_tokens", "output_tokens"} <= set(rows[0]):
+        raise bad("a lengths CSV needs a header with input_tokens and output_tokens (and optionally count), "
+                  "then one row per request or histogram bin")
+    if len(rows) > MAX_ROWS:
+        raise bad(f"{len(rows):,} rows; at most {MAX_ROWS:,} allowed")
+    values = np.empty((len(rows), len(COLUMNS)))
+    for i, r in enumerate(rows):
+        for j, (col, least) in enumerate(COLUMNS):
+            values[i, j] = _value(r.get(col), col, least, i + 2, bad)
+    c = values[:, 2]
+    if c.sum() <= 0:
+        raise bad("every count is 0: no request to read lengths from")
+    keep = c > 0
+    reps = np.maximum(1, np.round(c[keep] * min(1.0, MAX_SAMPLES / c.sum()))).astype(int)
+    return np.repeat(values[keep, 0], reps), np.repeat(values[keep, 1], reps)
+
+
+def _value(raw: str | None, col: str, least: int, line: int, bad: Callable[[str], InputError]) -> float:
+    """One cell: a whole number >= ``least`` (a missing cell, or an empty count, is 1)."""
+    if raw is None or (col == "count" and raw == ""):
+        return 1.0
+    try:
+        v = float(raw)
+    except ValueError:
+        raise bad(f"row {line}, {col}: {raw[:40]!r} is not a number; allowed: a whole number >= {least}") \
+            from None
+    if not math.isfinite(v) or v < least or v != int(v):
+        nearest = max(least, round(v)) if math.isfinite(v) else least
+        raise bad(f"row {line}, {col}: {raw[:40]} is not allowed; allowed: a whole number >= {least} "
+                  f"(nearest valid: {nearest})")
+    return v
