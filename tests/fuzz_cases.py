@@ -66,14 +66,14 @@ TRAINING: dict[str, Any] = {
 
 
 def _limits_of(t: Any) -> tuple[float, float]:
-    from ecobench.scenario.bounds import _limits
+    from ecobench.bounds import _limits
 
     return _limits(t)
 
 
 def _edges() -> dict[str, list[tuple[tuple[Any, ...], Any]]]:
     """Paths of each base document, with the bounded type that limits them."""
-    from ecobench.scenario import bounds as b
+    from ecobench import bounds as b
 
     w_inf = ("workload", "inference")
     inf = [(w_inf + ("rate_per_h",), b.RatePerH), (w_inf + ("seq_len",), b.Tokens),

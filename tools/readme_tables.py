@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ecobench.scenario.bounds import RANGES
+from ecobench.bounds import RANGES
 from ecobench.scenario.model import describe_fields
 
 README = Path(__file__).resolve().parents[1] / "README.md"

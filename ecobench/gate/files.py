@@ -15,11 +15,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ecobench.bounds import Name
 from ecobench.errors import InputError
 from ecobench.io.rundir import not_a_run
 from ecobench.io.yamlio import load_json
 from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION
-from ecobench.scenario.bounds import Name
 
 __all__ = ["BASELINE_KIND", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc", "gated_value",
            "read_gate_doc"]

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ecobench import DISTRIBUTION
+from ecobench.version import DISTRIBUTION
 
 __all__ = ["ZEUS_COUNTER", "ZEUS_SAMPLED", "GpuMeter", "GpuWindow", "WindowMonitor", "open_zeus"]
 

@@ -19,12 +19,12 @@ from pydantic import (
     model_validator,
 )
 
+from ecobench import bounds as b
+from ecobench.bounds import SWEEP_MAX_COMBINATIONS, SWEEP_MAX_VALUES
 from ecobench.errors import EcobenchError, InputError, UnknownNameError
 from ecobench.hardware.catalog import LOCAL_INSTANCE, load_catalog
 from ecobench.io.yamlio import load_yaml
 from ecobench.measure.defaults import DEFAULT_REPETITIONS
-from ecobench.scenario import bounds as b
-from ecobench.scenario.bounds import SWEEP_MAX_COMBINATIONS, SWEEP_MAX_VALUES
 from ecobench.scenario.profile import AutoscaleSpec, ProfileSpec, resolve_profile
 from ecobench.units import (
     CCF_AWS_PUE,
@@ -45,7 +45,7 @@ SCHEMA_VERSIONS = (1, 2)  # version-1 files read unchanged: version 2 only added
 Dtype = Literal["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
 TRAINING_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")  # parallel.step.STATE_BYTES: optimizer state known
 BackendName = Literal["analytic", "emulated", "reference"]
-# Unbounded fallbacks, kept finite; new numeric fields take a documented range from ecobench.scenario.bounds.
+# Unbounded fallbacks, kept finite; new numeric fields take a documented range from ecobench.bounds.
 DEFAULT_ENCODER_BATCH = 65536  # NVIDIA's BERT phase-1 recipe (sequences per step)
 DEFAULT_ENCODER_MICROBATCH = 32
 DEFAULT_DECODER_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2's 4M-token batch (Touvron et al. 2023, §2.2)
@@ -1086,7 +1086,7 @@ def check_sweep(s: Scenario) -> None:
 
 def check_sweep_cost(s: Scenario) -> None:
     """The sweep's estimated time and memory stay within the bounds (raises ValueError naming both)."""
-    from ecobench.scenario.bounds import SWEEP_MAX_ESTIMATED_GIB, SWEEP_MAX_ESTIMATED_S
+    from ecobench.bounds import SWEEP_MAX_ESTIMATED_GIB, SWEEP_MAX_ESTIMATED_S
     from ecobench.scenario.sweep_size import GRID_AXES, estimate, group_count
 
     assert s.sweep is not None

@@ -23,8 +23,8 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ecobench import bounds as b
 from ecobench.errors import InputError
-from ecobench.scenario import bounds as b
 
 HOURS = 24
 RATE_COLUMNS = ("rate_per_h", "requests_per_h")

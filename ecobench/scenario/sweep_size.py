@@ -1,6 +1,6 @@
 """How big a scenario's ``sweep:`` block is: its combinations, its groups (one backend evaluation
 each: ``scenario/sweep.py`` groups the axes the planner evaluates together as arrays) and what they
-will take, from the per-group and per-row costs in ``ecobench.scenario.bounds``."""
+will take, from the per-group and per-row costs in ``ecobench.bounds``."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def group_count(sweep: Sweep) -> int:
 @dataclass(frozen=True)
 class Estimate:
     """What a sweep will take: seconds and resident memory (GiB), from the counts of groups and rows
-    and the per-group, per-row costs in ``ecobench.scenario.bounds``."""
+    and the per-group, per-row costs in ``ecobench.bounds``."""
 
     seconds: float
     memory_gib: float
@@ -37,7 +37,7 @@ class Estimate:
 def estimate(sweep: Sweep, cheap: bool) -> Estimate:
     """The sweep's estimated time and memory; ``cheap``: every configuration's backend is cheap to
     ask (``Capabilities.cheap``), else a group costs as the emulated backend's."""
-    from ecobench.scenario import bounds as b
+    from ecobench import bounds as b
 
     rows = combinations(sweep)
     group_s = b.SWEEP_GROUP_S_CHEAP if cheap else b.SWEEP_GROUP_S

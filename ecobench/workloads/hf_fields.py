@@ -1,6 +1,6 @@
 """Every value ecobench reads from a Hugging Face ``config.json``, checked like a scenario field.
 
-The numbers take the scenario's bounds (``ecobench.scenario.bounds``): a config with a million
+The numbers take the scenario's bounds (``ecobench.bounds``): a config with a million
 layers, a negative ``n_inner`` or ``num_key_value_heads: 0.5`` is bad input before any work
 starts, so the workload's size and memory stay bounded. Integers must be JSON integers (not
 ``true``, ``"12"`` or ``12.0``); flags must be ``true`` or ``false``.
@@ -13,8 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
+from ecobench import bounds as b
 from ecobench.errors import InputError
-from ecobench.scenario import bounds as b
 
 __all__ = ["FIELDS", "check_fields"]
 

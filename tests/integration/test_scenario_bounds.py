@@ -10,9 +10,9 @@ import sys
 import pytest
 import yaml
 
+from ecobench.bounds import RANGES
 from ecobench.cli import main
 from ecobench.io.yamlio import MAX_YAML_BYTES
-from ecobench.scenario.bounds import RANGES
 from tests.conftest import ROOT
 
 

@@ -243,7 +243,7 @@ def test_a_sweep_estimated_too_long_is_refused_naming_estimate_and_limit():
 
 
 def test_a_sweep_estimated_over_the_memory_bound_is_refused(monkeypatch):
-    from ecobench.scenario import bounds
+    from ecobench import bounds
 
     monkeypatch.setattr(bounds, "SWEEP_MAX_ESTIMATED_GIB", 0.5)
     with pytest.raises(InputError, match=r"estimated 0\.6 GiB of memory; at most 0\.5 GiB"):

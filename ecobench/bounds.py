@@ -1,4 +1,5 @@
-"""Bounded field types for the scenario schema: every number finite and inside a physical range.
+"""Bounded field types for every input schema (the scenario, an imported config.json): every number
+finite and inside a physical range.
 
 Each range is wide enough for any real workload and narrow enough that no combination of extremes
 divides by zero, overflows to infinity or asks the machine for years of work. ``RANGES`` is the
