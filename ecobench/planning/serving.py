@@ -356,8 +356,11 @@ def slo_misses(slo: str | None) -> list[tuple[str, str]]:
 
 
 def _runs_alone(op: Operating) -> bool:
-    """Whether the scheduler serves one request at a time (batch 1) at all."""
-    return bool(op.feasible[0] and op.prefill_share[0] < 1 and op.rate_per_s[0] > 0)
+    """Whether the scheduler serves one request at a time (batch 1) at all (the disaggregated
+    scheduler's rows are infeasible only where no load of its prefill pool meets the TTFT targets: it
+    runs, at its lowest load, missing them)."""
+    return bool((op.feasible[0] or op.prefill_load is not None) and op.prefill_share[0] < 1
+                and op.rate_per_s[0] > 0)
 
 
 def _shortfall(spec: ServingSpec, op: Operating) -> float:
@@ -369,7 +372,7 @@ def _shortfall(spec: ServingSpec, op: Operating) -> float:
 def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
     """Why not even one request at a time meets the targets."""
     on = f"on {inst.name} (tensor {tensor}, {op.scheduler} scheduler)"
-    if not (op.feasible[0] and op.prefill_share[0] < 1):
+    if not _runs_alone(op):
         return (f"the {op.scheduler} scheduler cannot keep up with one request at a time {on}: "
                 "raise max_num_batched_tokens or use another scheduler")
     for metric, q, value, name in spec.targets:

@@ -20,12 +20,12 @@ SPEC = {"requests_per_h": 36000, "input_tokens": 1024, "output_tokens": 256, "me
         "p99_ttft_ms": 3000, "horizon_h": 1}
 
 
-def _plan(tpot_ms, instance="p5.48xlarge", model="llama3-8b", **cfg):
+def _plan(tpot_ms, instance="p5.48xlarge", model="llama3-8b", targets=None, **cfg):
     inst = CAT.instance(instance)
     acc = CAT.accelerator_of(inst)
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, None)
-    spec = ServingSpec(**SPEC, median_tpot_ms=tpot_ms)
+    spec = ServingSpec(**{**SPEC, **(targets or {})}, median_tpot_ms=tpot_ms)
     hc = HardwareConfig(id="a", instance_type=instance, precision="bf16", **cfg)
     return plan(spec, PRESETS[model], hc, inst, CAT, eff, fit.request_overhead_s(acc.vendor))
 
@@ -54,6 +54,14 @@ def test_a_reachable_target_is_planned_as_before_and_misses_nothing():
     assert sp.unmet == "" and slo_misses(sp.slo) == [] and sp.batch > 1
     assert "auto: fewest instances, then least accelerator activity" in sp.choice
     assert sp.latency["tpot_ms_p50"] <= 50 and np.isfinite(sp.latency["ttft_ms_p99"])
+
+
+def test_a_ttft_no_prefill_pool_load_meets_is_a_miss_of_the_disaggregated_scheduler_too():
+    sp = _plan(50, targets={"p99_ttft_ms": 0.5}, scheduler="disaggregated")
+    assert sp.unmet.startswith("p99_ttft_ms 0.5 is below the ") and "disaggregated scheduler" in sp.unmet
+    assert "cannot keep up" not in sp.unmet and sp.batch == 1
+    assert sp.prefill_replicas >= 1 and sp.decode_replicas >= 1
+    assert slo_misses(sp.slo) == [("p99_ttft_ms 0.5", f"{sp.latency['ttft_ms_p99']:.4g}")]
 
 
 def test_weights_that_fit_no_layout_are_still_refused_whatever_the_target():
