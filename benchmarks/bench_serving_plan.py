@@ -55,7 +55,7 @@ def _repeat(text: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Plan the scenario ``--repeat`` times and print its median time; a scenario the planner refuses
-    (a target no configuration meets after a model change): one line and its exit code (2), as the
+    (e.g. a model that fits no configuration after a change): one line and its exit code (2), as the
     CLI gives."""
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repeat", type=_repeat, default=5, metavar="N", help="timed passes, 1-100 (default 5)")

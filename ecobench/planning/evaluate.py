@@ -12,6 +12,7 @@ from ecobench.errors import EcobenchError
 from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.planning.configs import evaluate_config, locate
+from ecobench.planning.serving import slo_misses
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.scenario.model import HardwareConfig, Scenario
 from ecobench.table import CHANGE_METRICS, change_pct
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 
 def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     """What a reader must know about some rows: an empty cost (no sourced price), a disagreement
-    between backends, a missed deadline and a measured CPU power that codecarbon modelled for want of
-    a counter, an MFU above 1 (a supplied throughput beyond the hardware's peak) (``ecobench run``
-    prints them on stderr)."""
+    between backends, a missed deadline, a latency target no batch meets (``slo`` says misses), a
+    measured CPU power that codecarbon modelled for want of a counter, an MFU above 1 (a supplied
+    throughput beyond the hardware's peak) (``ecobench run`` prints them on stderr)."""
     out = []
     for row in rows:
         if math.isnan(row["price_usd_per_h"]):
@@ -39,6 +40,10 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
                        + ("no cluster up to training.max_instances meets it; this is the fastest reachable"
                           if str(row.get("layout_choice") or "").startswith("training.deadline_h") else
                           "leave out instances to have ecobench find the fewest that finish in time"))
+        for target, value in slo_misses(row.get("slo")):
+            out.append(f"{row['config_id']}: no batch meets {target} on {row['instance_type']}: "
+                       f"{value} ms at best (batch 1, tensor {row['tensor_parallel']}); this row is planned "
+                       f"there ({row['instances']:g} instances) and misses it (slo; layout_choice says why)")
         mfu = row.get("mfu")
         if isinstance(mfu, float | int) and not isinstance(mfu, bool) and mfu > 1.0:
             supplied = row.get("provenance") == "supplied" or row.get("measured_throughput_per_s") is not None

@@ -14,7 +14,9 @@ beyond them stay idle). Disaggregated replicas are counted per pool (prefill rep
 that meets the TTFT targets, decode replicas at ``B``). ``parallelism: auto`` (the default) tries
 every tensor degree that divides the instance's ranks and keeps the fewest instances, then the least
 accelerator activity (the power the draw model charges); attention heads and the feed-forward split
-that do not divide are padded, as Neuron's inference libraries do.
+that do not divide are padded, as Neuron's inference libraries do. Where no concurrency of any
+degree meets the targets, the plan is batch 1 (the least latency) at the degree closest to them, its
+``slo`` saying which it misses.
 """
 
 from __future__ import annotations
@@ -169,6 +171,7 @@ class ServingPlan:
     prefill_replicas: int | None = None  # disaggregated: replicas in the prefill pool
     decode_replicas: int | None = None
     pipeline: int = 1  # stages per replica (more than one instance where tensor x pipeline exceeds its ranks)
+    unmet: str = ""  # why no concurrency meets the targets (then planned at batch 1); empty: they are met
 
 
 def _serve_workload(arch: Architecture, traffic: Traffic, spec: ServingSpec, cfg: HardwareConfig, tensor: int,
@@ -344,10 +347,35 @@ def slo_verdicts(spec: ServingSpec, latency: dict[str, float]) -> str:
     return "; ".join(parts) if parts else "no latency target"
 
 
+def slo_misses(slo: str | None) -> list[tuple[str, str]]:
+    """(target, planned value) of each target that ``slo`` (:func:`slo_verdicts`) says is missed:
+    ``[("median_tpot_ms 5", "10.5")]``."""
+    out = []
+    for part in (slo or "").split("; "):
+        target, _, verdict = part.rpartition(": ")
+        if verdict.endswith(" misses"):
+            out.append((target, verdict.removesuffix(" misses")))
+    return out
+
+
+def _runs_alone(op: Operating) -> bool:
+    """Whether the scheduler serves one request at a time (batch 1) at all (the disaggregated
+    scheduler's rows are infeasible only where no load of its prefill pool meets the TTFT targets: it
+    runs, at its lowest load, missing them)."""
+    return bool((op.feasible[0] or op.prefill_load is not None) and op.prefill_share[0] < 1
+                and op.rate_per_s[0] > 0)
+
+
+def _shortfall(spec: ServingSpec, op: Operating) -> float:
+    """How far batch 1 is from the targets: the largest ratio of a target's value there to the target."""
+    return max((float(op.latency_ms(metric, q, np.array([0]))[0]) / value
+                for metric, q, value, _ in spec.targets), default=0.0)
+
+
 def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
     """Why not even one request at a time meets the targets."""
     on = f"on {inst.name} (tensor {tensor}, {op.scheduler} scheduler)"
-    if not (op.feasible[0] and op.prefill_share[0] < 1):
+    if not _runs_alone(op):
         return (f"the {op.scheduler} scheduler cannot keep up with one request at a time {on}: "
                 "raise max_num_batched_tokens or use another scheduler")
     for metric, q, value, name in spec.targets:
@@ -362,8 +390,11 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> s
 def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
          eff: Efficiency, request_overhead_s: float = 0.0, timer: ServeTimer | None = None) -> ServingPlan:
     """The fewest instances that serve ``spec.requests_per_h`` within the targets (``timer``: a
-    backend's own decode and prefill times). Its errors are about the configuration
-    (``EcobenchError.in_config``)."""
+    backend's own decode and prefill times). Where no concurrency of any layout meets them, the plan
+    closest to them: batch 1 at the layout whose batch-1 latencies come nearest the targets (the least
+    largest ratio of value to target), with the replicas the rate needs there; ``unmet`` says why and
+    ``slo`` which targets it misses. Its errors (nothing fits memory, a scheduler that cannot serve one
+    request at a time) are about the configuration (``EcobenchError.in_config``)."""
     if timer is not None and (cfg.speculative is not None or (
             isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.pipeline > 1)):
         raise InputError("speculative decoding and pipeline stages are modelled by the analytic serving "
@@ -382,6 +413,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     traffic = traffic_of(spec)
     stats = latency_stats(spec)
     best: ServingPlan | None = None
+    best_key: tuple[Any, ...] = ()
     failure = ""
     fits = False
     memory_failure = ""
@@ -409,11 +441,14 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
         op = operating_points(w, cl, eff, batch_grid(limit), request_overhead_s, cfg, traffic, spec, timer)
         top = _top_row(op, spec)
+        unmet = ""
         if top is None:
             failure = _binding(spec, op, inst, t)
             if memory_failure:
                 failure = f"{memory_failure} (one instance); over {t * pp // rpn} instances: {failure}"
-            continue
+            if not _runs_alone(op):
+                continue
+            top, unmet = 0, failure  # batch 1, the least latency: kept where no layout meets the targets
         capacity = float(op.rate_per_s[top])
         replicas = int(replicas_for(rate, capacity))
         pools: tuple[int | None, int | None] = (None, None)
@@ -436,10 +471,11 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
             t, replicas, per_instance, instances, capacity, at["batch"], limit, {},
             "", float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
             at["prefill_share"], "", w,
-            used * busy * (act.compute + act.memory), act, used * busy, op, op.scheduler, *pools, pp)
-        key = (candidate.instances, round(candidate.accelerator_activity, 6), candidate.tensor)
-        if best is None or key < (best.instances, round(best.accelerator_activity, 6), best.tensor):
-            best = candidate
+            used * busy * (act.compute + act.memory), act, used * busy, op, op.scheduler, *pools, pp, unmet)
+        key = (bool(unmet), _shortfall(spec, op) if unmet else 0.0,  # a layout that meets the targets first
+               candidate.instances, round(candidate.accelerator_activity, 6), candidate.tensor)
+        if best is None or key < best_key:
+            best, best_key = candidate, key
     if best is None:
         raise InputError(failure).in_config()
     lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
@@ -448,10 +484,14 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         lay += f" ({spans} instances per replica)"
     single = divisors(rpn)
     spanned = (len(layouts) - len(single)) // 2 + 1
+    rule = ("closest to the targets at batch 1 (least largest ratio of latency to target), then fewest "
+            "instances" if best.unmet else "fewest instances, then least accelerator activity")
     how = (f"{lay} given" if given
-           else f"auto: fewest instances, then least accelerator activity, over tensor "
+           else f"auto: {rule}, over tensor "
                 f"{', '.join(map(str, single))}"
                 + (f" and tensor or pipeline over 2-{spanned} instances: {lay}" if spanned > 1 else ""))
+    if best.unmet:
+        how = f"{best.unmet}: no batch meets the targets, so planned at batch 1; {how}"
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
     load = best.operating.prefill_load if best.operating is not None else None
     sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")

@@ -1,6 +1,8 @@
 """Serving plans: the plan's targets, memory and refusals, and the encoder real-time latency plan
 (the schedulers' queue models against a simulation: tests/unit/planning/test_schedulers.py)."""
 
+import re
+
 import pytest
 
 from ecobench.errors import InputError
@@ -40,12 +42,14 @@ def test_issue_example_meets_its_targets():
     assert r.loc["inf2", "tensor_parallel"] == 8 and r.loc["p5", "tensor_parallel"] == 1
 
 
-def test_tpot_below_one_decode_step_is_refused_naming_it():
-    s = _scenario([{"id": "inf2", "instance_type": "inf2.48xlarge", "precision": "bf16",
-                    "parallelism": {"tensor": 8}}], tpot_ms=0.5)
-    with pytest.raises(InputError, match=r"configs\[0\]: median_tpot_ms 0.5 is below the [\d.]+ ms a decode "
-                                         r"step .* at batch 1 on inf2.48xlarge \(tensor 8"):
-        _rows(s)
+def test_tpot_below_one_decode_step_is_a_row_at_batch_1_that_misses_it():
+    """Once refused (exit 2); now planned at batch 1 of the given layout, the miss named."""
+    row = _rows(_scenario([{"id": "inf2", "instance_type": "inf2.48xlarge", "precision": "bf16",
+                            "parallelism": {"tensor": 8}}], tpot_ms=0.5)).loc["inf2"]
+    assert row.batch == 1 and row.tensor_parallel == 8 and row.tpot_ms_p50 > 0.5 and row.energy_kwh > 0
+    assert f"median_tpot_ms 0.5: {row.tpot_ms_p50:.4g} misses" in row.slo
+    assert re.match(r"median_tpot_ms 0.5 is below the [\d.]+ ms a decode step .* at batch 1 on "
+                    r"inf2.48xlarge \(tensor 8", row.layout_choice)
 
 
 def test_more_requests_need_more_replicas_and_tighter_tpot_smaller_batches():

@@ -162,13 +162,43 @@ def test_serve_point_on_an_encoder_names_the_decoders_it_takes(capsys):
     assert "(allowed: gpt3-175b, llama2-7b," in err and "bert-base," not in err and err.count("\n") == 1
 
 
-def test_a_latency_target_below_one_request_alone_reads_as_a_sentence(tmp_path, capsys):
-    path = _write(tmp_path, {"p99_ttft_ms": 0.5})
-    assert main(["run", str(path), "-q", "--out", str(tmp_path / "r")]) == 2
-    err = capsys.readouterr().err
-    assert "configs[0]: p99_ttft_ms 0.5 is below the " in err
-    assert " ms the prefill takes at batch 1 on " in err
-    assert "take(s)" not in err and not (tmp_path / "r").exists()
+def test_a_target_one_configuration_cannot_meet_is_a_row_that_misses_it(tmp_path, capsys):
+    """A TPOT target below inf2's batch-1 decode step (about 10.5 ms) but above p5's and trn2's: the
+    run exits 0, inf2's row is planned at batch 1 with the miss in ``slo`` and a warning naming the
+    target and the best value; the other rows are those of a run without inf2 (it was exit 2 before)."""
+    others = [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16"},
+              {"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16",
+               "price_usd_per_h": 35.7608}]
+    inf2 = {"id": "inf2", "instance_type": "inf2.48xlarge", "precision": "bf16"}
+    serving = {"median_tpot_ms": 9, "p99_ttft_ms": 3000}
+    code, err, rows = _run(tmp_path, capsys, serving=serving, configs=[*others, inf2])
+    assert code == 0, err
+    row = rows["inf2"]
+    assert row["batch"] == 1 and row["instances"] >= 1 and row["energy_kwh"] > 0 and row["cost_usd"] > 0
+    assert row["tpot_ms_p50"] > 9
+    assert f"median_tpot_ms 9: {row['tpot_ms_p50']:.4g} misses" in row["slo"]
+    assert "p99_ttft_ms 3000: " in row["slo"] and row["slo"].endswith(" meets")
+    assert row["layout_choice"].startswith("median_tpot_ms 9 is below the ")
+    assert "no batch meets the targets, so planned at batch 1" in row["layout_choice"]
+    warning = (f"ecobench: warning: inf2: no batch meets median_tpot_ms 9 on inf2.48xlarge: "
+               f"{row['tpot_ms_p50']:.4g} ms at best (batch 1, tensor {row['tensor_parallel']}); ")
+    assert warning in err and "Traceback" not in err
+    assert all(rows[c]["slo"].count("meets") == 2 for c in ("p5", "trn2")) and "p5: no batch" not in err
+    code, _, alone = _run(tmp_path, capsys, serving=serving, configs=others)
+    assert code == 0 and {c: rows[c] for c in alone} == alone
+
+
+def test_a_target_no_configuration_meets_still_runs_with_a_warning_each(tmp_path, capsys):
+    code, err, rows = _run(tmp_path, capsys, serving={"p99_ttft_ms": 0.5},
+                           configs=[{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16"},
+                                    {"id": "g6e", "instance_type": "g6e.xlarge", "precision": "bf16"}])
+    assert code == 0, err
+    for cid, inst in (("p5", "p5.48xlarge"), ("g6e", "g6e.xlarge")):
+        assert f"ecobench: warning: {cid}: no batch meets p99_ttft_ms 0.5 on {inst}: " in err
+        assert rows[cid]["slo"].endswith(" misses") and rows[cid]["ttft_ms_p99"] > 0.5
+        assert " ms the prefill takes at batch 1 on " in rows[cid]["layout_choice"]
+    assert rows["g6e"]["cost_change_pct"] == pytest.approx(
+        100 * (rows["g6e"]["cost_usd"] / rows["p5"]["cost_usd"] - 1))
 
 
 def test_serve_point_with_one_output_token_gives_no_tpot(capsys):

@@ -1,0 +1,75 @@
+"""A latency target that no concurrency of any layout meets: the serving planner plans batch 1 at the
+layout closest to the targets, with the replicas the rate needs there, and says what it misses;
+memory that fits no layout is still refused."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ecobench.errors import InputError
+from ecobench.hardware.backends.efficiency import current_fit
+from ecobench.hardware.catalog import load_catalog
+from ecobench.planning.serving import plan, slo_misses
+from ecobench.scenario.model import HardwareConfig, ServingSpec
+from ecobench.units import SECONDS_PER_HOUR
+from ecobench.workloads.presets import PRESETS
+
+CAT = load_catalog()
+SPEC = {"requests_per_h": 36000, "input_tokens": 1024, "output_tokens": 256, "median_ttft_ms": 1000,
+        "p99_ttft_ms": 3000, "horizon_h": 1}
+
+
+def _plan(tpot_ms, instance="p5.48xlarge", model="llama3-8b", targets=None, **cfg):
+    inst = CAT.instance(instance)
+    acc = CAT.accelerator_of(inst)
+    fit = current_fit()
+    eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, None)
+    spec = ServingSpec(**{**SPEC, **(targets or {})}, median_tpot_ms=tpot_ms)
+    hc = HardwareConfig(id="a", instance_type=instance, precision="bf16", **cfg)
+    return plan(spec, PRESETS[model], hc, inst, CAT, eff, fit.request_overhead_s(acc.vendor))
+
+
+def test_an_unreachable_target_is_planned_at_batch_1_of_the_closest_tensor_degree():
+    sp = _plan(5)
+    assert sp.unmet.startswith("median_tpot_ms 5 is below the ") and " at batch 1 on p5.48xlarge " in sp.unmet
+    assert sp.batch == 1 and sp.latency["tpot_ms_p50"] > 5
+    # auto takes the tensor degree whose batch-1 TPOT (the only target missed) is the least
+    given = {t: _plan(5, parallelism={"tensor": t}) for t in (1, 2, 4, 8)}
+    assert all(g.unmet and g.batch == 1 for g in given.values())
+    assert sp.latency["tpot_ms_p50"] == min(g.latency["tpot_ms_p50"] for g in given.values())
+    assert sp.tensor == min(given, key=lambda t: given[t].latency["tpot_ms_p50"])
+    # replicas: the fewest that carry the rate at batch 1's capacity
+    rate = 36000 / SECONDS_PER_HOUR
+    assert sp.capacity_per_replica_per_s == pytest.approx(float(sp.operating.rate_per_s[0]))
+    assert sp.replicas == math.ceil(rate / sp.capacity_per_replica_per_s)
+    assert sp.instances == math.ceil(sp.replicas / sp.replicas_per_instance)
+    assert slo_misses(sp.slo) == [("median_tpot_ms 5", f"{sp.latency['tpot_ms_p50']:.4g}")]
+    assert "no batch meets the targets, so planned at batch 1" in sp.choice
+    assert "auto: closest to the targets at batch 1" in sp.choice
+
+
+def test_a_reachable_target_is_planned_as_before_and_misses_nothing():
+    sp = _plan(50)
+    assert sp.unmet == "" and slo_misses(sp.slo) == [] and sp.batch > 1
+    assert "auto: fewest instances, then least accelerator activity" in sp.choice
+    assert sp.latency["tpot_ms_p50"] <= 50 and np.isfinite(sp.latency["ttft_ms_p99"])
+
+
+def test_a_ttft_no_prefill_pool_load_meets_is_a_miss_of_the_disaggregated_scheduler_too():
+    sp = _plan(50, targets={"p99_ttft_ms": 0.5}, scheduler="disaggregated")
+    assert sp.unmet.startswith("p99_ttft_ms 0.5 is below the ") and "disaggregated scheduler" in sp.unmet
+    assert "cannot keep up" not in sp.unmet and sp.batch == 1
+    assert sp.prefill_replicas >= 1 and sp.decode_replicas >= 1
+    assert slo_misses(sp.slo) == [("p99_ttft_ms 0.5", f"{sp.latency['ttft_ms_p99']:.4g}")]
+
+
+def test_weights_that_fit_no_layout_are_still_refused_whatever_the_target():
+    with pytest.raises(InputError, match=r"llama2-70b needs [\d.]+ GiB of weights per device"):
+        _plan(0.5, instance="g6.xlarge", model="llama2-70b")
+
+
+def test_slo_misses_reads_each_missed_target_and_its_value():
+    slo = "median_ttft_ms 1000: 93.69 meets; median_tpot_ms 5: 10.48 misses; p99_ttft_ms 3: 148.6 misses"
+    assert slo_misses(slo) == [("median_tpot_ms 5", "10.48"), ("p99_ttft_ms 3", "148.6")]
+    assert slo_misses("no latency target") == [] and slo_misses(None) == []
