@@ -27,7 +27,8 @@ from ecobench.errors import InputError, OutputError
 from ecobench.io.textsafe import terminal
 from ecobench.process import deferred_signals, note_output
 
-__all__ = ["append_text", "atomic_dir", "new_run_id", "sweep_stale", "target_dir", "write_text_atomic"]
+__all__ = ["append_text", "atomic_dir", "new_run_id", "refuse_existing", "sweep_stale", "target_dir",
+           "write_new", "write_text_atomic"]
 
 # Temporary directories of the old format (tempfile.mkdtemp, no owner in the name) are swept once
 # they are this old: no ecobench run takes a day to write its files.
@@ -94,6 +95,20 @@ def write_text_atomic(path: Path, text: str) -> None:
     data = text.encode("utf-8")
     note_output(path)
     write_bytes_atomic(path, data)
+
+
+def refuse_existing(path: Path, flag: str, force: bool) -> None:
+    """Never overwrite an earlier result: an existing ``path`` (a dangling link too) given with
+    ``flag`` is bad input unless ``force``."""
+    if not force and (path.exists() or path.is_symlink()):
+        raise InputError(f"{flag} {path}: already exists; not overwritten (pass --force to replace it)")
+
+
+def write_new(path: Path, text: str, flag: str, force: bool) -> None:
+    """:func:`write_text_atomic` of a file the user named with ``flag``; an existing file is bad input
+    unless ``force`` (:func:`refuse_existing`)."""
+    refuse_existing(path, flag, force)
+    write_text_atomic(path, text)
 
 
 def append_text(path: Path, text: str) -> None:
