@@ -370,15 +370,13 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from ecobench.gate import check as gate
-    from ecobench.io.rundir import refuse_existing, write_text_atomic
+    from ecobench.io.rundir import check_folder, make_folder, refuse_existing, write_text_atomic
 
     to = Path(args.to)
     refuse_existing(to, "--to", args.force)
+    check_folder(to.parent, f"--to {to}")  # before the runs are read
     doc = gate.make_baseline([Path(r) for r in args.run_dir], args.allow_noisy)
-    try:
-        to.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{to.parent}: cannot create ({exc.strerror or exc})") from None
+    make_folder(to.parent, f"--to {to}")
     write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
     print(terminal(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} "
                    f"run(s): {', '.join(args.run_dir)})", keep_newlines=False))
