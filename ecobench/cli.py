@@ -146,12 +146,13 @@ def cmd_workload(args: argparse.Namespace) -> int:
     from ecobench.workloads.summary import format_summary, summary
 
     name = args.model
+    head = None  # a scenario's task and labels
     if args.arch is not None or (name is not None and name.endswith((".yaml", ".yml"))):
         from ecobench.scenario.arch_file import architecture_from_file
 
         if args.arch is not None and name is not None:
             raise InputError(f"give a model or --arch, not both (got {name!r} and --arch {args.arch})")
-        arch = architecture_from_file(args.arch or name)
+        arch, head = architecture_from_file(args.arch or name)
     elif name is None:
         raise InputError("give a preset, a local config.json, or --arch FILE (a scenario or an "
                          "architecture block)")
@@ -168,11 +169,13 @@ def cmd_workload(args: argparse.Namespace) -> int:
     if args.seq_len is not None and not 1 <= args.seq_len <= arch.max_position_embeddings:
         raise InputError(f"--seq-len {args.seq_len}: must be 1 to the model's max_position_embeddings "
                          f"({arch.max_position_embeddings})")
-    if args.num_labels < 2:
+    if args.num_labels is not None and args.num_labels < 2:
         raise InputError(f"--num-labels {args.num_labels}: a classifier has at least 2 labels")
+    task, num_labels = head or ("pretrain", 2)
+    task, num_labels = args.task or task, args.num_labels or num_labels
     seq = args.seq_len or min(arch.max_position_embeddings, 2048)
     try:
-        out = summary(arch, seq, args.task, args.num_labels)
+        out = summary(arch, seq, task, num_labels)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     print(json.dumps(out, indent=2) if args.format == "json" else terminal(format_summary(out)))
@@ -625,10 +628,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "block's fields alone, or a scenario")
     wl.add_argument("--seq-len", type=int,
                     help="sequence length (default: the model's longest, at most 2048)")
-    wl.add_argument("--task", choices=["pretrain", "classification"], default="pretrain",
-                    help="pretrain (default: MLM+NSP heads for encoders, LM head for decoders) or "
-                         "classification (a sequence-classification head)")
-    wl.add_argument("--num-labels", type=int, default=2, help="classification labels (default 2)")
+    wl.add_argument("--task", choices=["pretrain", "classification"],
+                    help="pretrain (MLM+NSP heads for encoders, LM head for decoders) or "
+                         "classification (a sequence-classification head); default: a scenario's "
+                         "workload.training.task, else pretrain")
+    wl.add_argument("--num-labels", type=int,
+                    help="classification labels (default: a scenario's workload.training.num_labels, "
+                         "else 2)")
     wl.add_argument("--format", choices=["table", "json"], default="table",
                     help="a table (default) or JSON")
     wl.set_defaults(func=cmd_workload)
