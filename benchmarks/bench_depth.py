@@ -19,8 +19,16 @@ old extrapolation (no layers and 1 layer: t0 + 4 (t1 - t0)) and the paired one, 
 windows. Drift between blocks cancels; what a continuous window does that alternated steps do not
 (caches) stays in.
 
+``--workload`` measures other models the same way (repeatable; default ``small``, the test's model):
+``bert-large`` (pre-training steps, 512 tokens, batch 8, fp16; 3 of 24 layers), ``llama-8layer``
+(training steps of a Llama-2-7B-shaped decoder cut to 8 layers, 2,048 tokens, batch 2, bf16; 2 of 8
+layers), both for a GPU (``--device cuda``; 3 repeats), and ``tiny-decoder`` (decoder training, fp32,
+1 of 4 layers: the training path anywhere). ``--steps`` and ``--blocks`` time the small model on the CPU.
+
 Usage: python benchmarks/bench_depth.py [--repeats 8] [--layers 1] [--steps 0] [--blocks]
+       [--device cpu|cuda] [--workload small|bert-large|llama-8layer|tiny-decoder]...
 (about 2 minutes on 2 cores; --steps 100: about 1 minute)
+e.g. on a GPU: python benchmarks/bench_depth.py --device cuda --workload bert-large --workload llama-8layer
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import dataclass
+from typing import Any
 
 from ecobench.planning.evaluate import evaluate
 from ecobench.scenario.model import scenario_from_dict
@@ -36,17 +46,53 @@ ARCH = {"layers": 4, "hidden_size": 256, "heads": 4, "intermediate_size": 1024, 
         "max_position_embeddings": 128}
 MEASURE = {"warmup_s": 0.2, "min_window_s": 0.5, "min_batches": 2, "repetitions": 4, "gemm_s": 0,
            "track_energy": False}
+GPU_MEASURE = {"warmup_s": 1.0, "min_window_s": 1.0, "min_batches": 2, "repetitions": 4, "gemm_s": 0.5,
+               "track_energy": False}
+LLAMA8 = {"kind": "decoder", "layers": 8, "hidden_size": 4096, "heads": 32, "kv_heads": 32,
+          "intermediate_size": 11008, "ffn": "swiglu", "vocab_size": 32000, "tied_embeddings": False,
+          "max_position_embeddings": 4096}
+TINY = {"kind": "decoder", "layers": 4, "hidden_size": 256, "heads": 4, "kv_heads": 2,
+        "intermediate_size": 688, "ffn": "swiglu", "vocab_size": 1000, "tied_embeddings": False,
+        "max_position_embeddings": 256}
 
 
-def scenario(layers: int | None) -> object:
-    config = {"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu"}
+def _training(seqs: int, batch: int, seq_len: int) -> dict[str, Any]:
+    return {"total_sequences": seqs, "batch_size": batch, "global_batch_size": batch,
+            "phases": [{"seq_len": seq_len, "fraction": 1.0}]}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A model measured at full depth and at ``layers`` of its layers (extrapolated)."""
+
+    name: str
+    work: dict[str, Any]  # the scenario's workload block
+    config: dict[str, Any]  # configuration fields beyond the reference backend's
+    layers: int
+    measure: dict[str, Any]
+    repeats: int
+
+
+WORKLOADS = {w.name: w for w in (
+    Workload("small", {"architecture": ARCH,
+                       "inference": {"rate_per_h": 36000, "seq_len": 64, "batch_size": 4}},
+             {}, 1, MEASURE, 8),
+    Workload("bert-large", {"model": "bert-large", "training": _training(100_000, 8, 512)},
+             {"precision": "fp16", "instances": 1}, 3, GPU_MEASURE, 3),
+    Workload("llama-8layer", {"architecture": LLAMA8, "training": _training(100_000, 2, 2048)},
+             {"precision": "bf16", "instances": 1}, 2, GPU_MEASURE, 3),
+    Workload("tiny-decoder", {"architecture": TINY, "training": _training(1000, 2, 64)},
+             {"precision": "fp32", "instances": 1}, 1, GPU_MEASURE, 3),
+)}
+
+
+def scenario(layers: int | None, w: Workload = WORKLOADS["small"], device: str = "cpu") -> object:
+    config = {"id": "h", "instance_type": "local", "backend": "reference", "device": device} | w.config
     if layers:
         config["layers"] = layers
     return scenario_from_dict({
-        "schema_version": 1, "name": "depth", "baseline": "h",
-        "workload": {"architecture": ARCH,
-                     "inference": {"rate_per_h": 36000, "seq_len": 64, "batch_size": 4}},
-        "configs": [config], "measurement": MEASURE})
+        "schema_version": 1, "name": "depth", "baseline": "h", "workload": w.work,
+        "configs": [config], "measurement": w.measure})
 
 
 def timed(s: object) -> tuple[float, float, float]:
@@ -121,30 +167,16 @@ def window_bias(repeats: int) -> None:
               f"sd {statistics.stdev(r):.3f}, range {min(r):.3f}-{max(r):.3f}")
 
 
-def main() -> None:
-    import torch
-
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, default=8)
-    ap.add_argument("--layers", type=int, default=1)
-    ap.add_argument("--steps", type=int, default=0)
-    ap.add_argument("--blocks", action="store_true")
-    args = ap.parse_args()
-    torch.set_num_threads(1)
-    if args.blocks:
-        window_bias(args.repeats)
-        return
-    if args.steps:
-        step_bias(args.repeats, args.steps)
-        return
-    full, part = scenario(None), scenario(args.layers)
+def alternate(w: Workload, device: str, repeats: int, layers: int) -> None:
+    """Full depth and ``layers`` of the model (extrapolated) alternately; their ratios (see the docstring)."""
+    full, part = scenario(None, w, device), scenario(layers, w, device)
     timed(full)  # first-call imports and allocator warm-up
     rows: list[tuple[float, float, float, float, float, float]] = []
-    for i in range(args.repeats):
+    for i in range(repeats):
         f, tf, lf = timed(full)
         p, tp, lp = timed(part)
         rows.append((f, p, tf, tp, lf, lp))
-        print(f"{i + 1}: full {f:7.1f}/s ({tf:4.1f} s, others {lf:3.0f}%)  extrapolated from {args.layers} "
+        print(f"{i + 1}: full {f:7.1f}/s ({tf:4.1f} s, others {lf:3.0f}%)  extrapolated from {layers} "
               f"{p:7.1f}/s ({tp:4.1f} s, others {lp:3.0f}%)  ratio {p / f:.3f}", flush=True)
     ratios = [p / f for f, p, *_ in rows]
     fulls = [r[0] for r in rows]
@@ -157,7 +189,41 @@ def main() -> None:
           f"{100 * statistics.stdev(fulls) / statistics.fmean(fulls):.1f}%; extrapolated runs CV "
           f"{100 * statistics.stdev(parts) / statistics.fmean(parts):.1f}%")
     print(f"cost per evaluation: full depth {statistics.fmean(r[2] for r in rows):.1f} s, "
-          f"{args.layers} layer(s) + extrapolation {statistics.fmean(r[3] for r in rows):.1f} s")
+          f"{layers} layer(s) + extrapolation {statistics.fmean(r[3] for r in rows):.1f} s")
+
+
+def main(argv: list[str] | None = None) -> None:
+    import torch
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, help="pairs per workload (default: small 8, the others 3)")
+    ap.add_argument("--layers", type=int,
+                    help="layers measured for the extrapolation (default: small 1, bert-large 3, "
+                         "llama-8layer 2, tiny-decoder 1)")
+    ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--blocks", action="store_true")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--workload", action="append", choices=list(WORKLOADS),
+                    help="model to measure, repeatable (default: small)")
+    args = ap.parse_args(argv)
+    names = args.workload or ["small"]
+    if args.repeats is not None and args.repeats < 2:
+        ap.error("--repeats: at least 2 (a spread needs two)")
+    if (args.steps or args.blocks) and (args.device != "cpu" or names != ["small"]):
+        ap.error("--steps and --blocks time the small model on the CPU")
+    if args.device == "cpu":
+        torch.set_num_threads(1)
+    if args.blocks:
+        window_bias(args.repeats or 8)
+        return
+    if args.steps:
+        step_bias(args.repeats or 8, args.steps)
+        return
+    for name in names:
+        w = WORKLOADS[name]
+        if len(names) > 1:
+            print(f"{name} on {args.device}:", flush=True)
+        alternate(w, args.device, args.repeats or w.repeats, args.layers or w.layers)
 
 
 if __name__ == "__main__":

@@ -96,16 +96,19 @@ def _validate_progress(msg: str) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from ecobench.io.rundir import refuse_existing
     from ecobench.validation.validate import MODES, as_json, summarize, validate
 
+    if args.html:  # before the minutes of work
+        refuse_existing(Path(args.html), "--html", args.force)
     process.settled()
     checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES,
                       None if args.quiet else _validate_progress)
     if args.html:
-        from ecobench.io.rundir import write_text_atomic
+        from ecobench.io.rundir import write_new
         from ecobench.reports.html import render_validation
 
-        write_text_atomic(Path(args.html), render_validation(as_json(checks)))
+        write_new(Path(args.html), render_validation(as_json(checks)), "--html", args.force)
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
@@ -143,12 +146,13 @@ def cmd_workload(args: argparse.Namespace) -> int:
     from ecobench.workloads.summary import format_summary, summary
 
     name = args.model
+    head = None  # a scenario's task and labels
     if args.arch is not None or (name is not None and name.endswith((".yaml", ".yml"))):
         from ecobench.scenario.arch_file import architecture_from_file
 
         if args.arch is not None and name is not None:
             raise InputError(f"give a model or --arch, not both (got {name!r} and --arch {args.arch})")
-        arch = architecture_from_file(args.arch or name)
+        arch, head = architecture_from_file(args.arch or name)
     elif name is None:
         raise InputError("give a preset, a local config.json, or --arch FILE (a scenario or an "
                          "architecture block)")
@@ -165,11 +169,13 @@ def cmd_workload(args: argparse.Namespace) -> int:
     if args.seq_len is not None and not 1 <= args.seq_len <= arch.max_position_embeddings:
         raise InputError(f"--seq-len {args.seq_len}: must be 1 to the model's max_position_embeddings "
                          f"({arch.max_position_embeddings})")
-    if args.num_labels < 2:
+    if args.num_labels is not None and args.num_labels < 2:
         raise InputError(f"--num-labels {args.num_labels}: a classifier has at least 2 labels")
+    task, num_labels = head or ("pretrain", 2)
+    task, num_labels = args.task or task, args.num_labels or num_labels
     seq = args.seq_len or min(arch.max_position_embeddings, 2048)
     try:
-        out = summary(arch, seq, args.task, args.num_labels)
+        out = summary(arch, seq, task, num_labels)
     except ValueError as exc:
         raise InputError(str(exc)) from None
     print(json.dumps(out, indent=2) if args.format == "json" else terminal(format_summary(out)))
@@ -208,13 +214,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import shutil
 
+    from ecobench.io.rundir import refuse_existing, write_new
     from ecobench.reports import compare as cmp
 
+    for flag, path in (("--html", args.html), ("--out", args.out)):
+        if path:  # both before either is written
+            refuse_existing(Path(path), flag, args.force)
     c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
     if args.html:
-        cmp.write_new(Path(args.html), cmp.html(c), args.force)
+        write_new(Path(args.html), cmp.html(c), "--html", args.force)
     if args.out:
-        cmp.write_new(Path(args.out), cmp.markdown(c), args.force)
+        write_new(Path(args.out), cmp.markdown(c), "--out", args.force)
     print(cmp.markdown(c) if args.markdown and not args.out
           else terminal(cmp.terminal(c, shutil.get_terminal_size().columns)))
     return EXIT_OK
@@ -250,7 +260,16 @@ EXPORT_FORMATS = {"benchmark-action": True, "benchmark-action-bigger": False}  #
 
 def cmd_check(args: argparse.Namespace) -> int:
     """The gate. Whatever the outcome, --markdown, --junit and $GITHUB_STEP_SUMMARY are written: the
-    verdict, or (bad input, a bug) what kept the check from gating."""
+    verdict, or (bad input, a bug) what kept the check from gating; never over an existing file
+    without --force (then the step summary alone says so)."""
+    from ecobench.io.rundir import refuse_existing
+
+    try:
+        for flag, path in _check_files(args):
+            refuse_existing(Path(path), flag, args.force)
+    except InputError as exc:
+        _write_check_error(args, str(exc), exc.exit_code, files=False)
+        raise
     try:
         return _check(args)
     except NoisyMeasurementError:  # the verdict's outputs are written; they say which rows
@@ -312,25 +331,34 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_check_error(args: argparse.Namespace, message: str, exit_code: int) -> None:
-    """The summary and JUnit file of a check that could not gate; a problem writing them is a warning."""
+def _check_files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files check writes, each with its flag: --markdown, --junit, every --export."""
+    named = [("--markdown", args.markdown), ("--junit", args.junit)]
+    named += [(f"--export {fmt}", path) for fmt, path in args.export or []]
+    return [(flag, path) for flag, path in named if path]
+
+
+def _write_check_error(args: argparse.Namespace, message: str, exit_code: int, files: bool = True) -> None:
+    """The summary and JUnit file of a check that could not gate (``files`` False: the step summary
+    only); a problem writing them is a warning."""
     from ecobench.gate import check as gate
 
-    for p in _write_check_outputs(args, gate.error_markdown(message, exit_code), gate.error_junit(message)):
+    for p in _write_check_outputs(args, gate.error_markdown(message, exit_code), gate.error_junit(message),
+                                  files=files):
         _error(p, prefix="ecobench: warning: ")
 
 
 def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
-                         exports: Sequence[tuple[str, str]] = ()) -> list[str]:
-    """Write --markdown, --junit, --export and the GitHub step summary; return what could not be
-    written."""
+                         exports: Sequence[tuple[str, str]] = (), files: bool = True) -> list[str]:
+    """Write --markdown, --junit, --export (unless not ``files``) and the GitHub step summary; return
+    what could not be written."""
     from ecobench.io.rundir import append_text, write_text_atomic
 
     problems = []
     targets: list[tuple[str, str, bool]] = []
-    if args.markdown:
+    if args.markdown and files:
         targets.append((args.markdown, md, False))
-    if args.junit:
+    if args.junit and files:
         targets.append((args.junit, xml, False))
     targets += [(path, text, False) for path, text in exports]
     if summary := os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -345,16 +373,13 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from ecobench.gate import check as gate
-    from ecobench.io.rundir import write_text_atomic
+    from ecobench.io.rundir import check_folder, make_folder, refuse_existing, write_text_atomic
 
     to = Path(args.to)
-    if (to.exists() or to.is_symlink()) and not args.force:
-        raise InputError(f"--to {to}: already exists (use --force to replace a committed baseline)")
+    refuse_existing(to, "--to", args.force)
+    check_folder(to.parent, f"--to {to}")  # before the runs are read
     doc = gate.make_baseline([Path(r) for r in args.run_dir], args.allow_noisy)
-    try:
-        to.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise OutputError(f"{to.parent}: cannot create ({exc.strerror or exc})") from None
+    make_folder(to.parent, f"--to {to}")
     write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
     print(terminal(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} "
                    f"run(s): {', '.join(args.run_dir)})", keep_newlines=False))
@@ -514,7 +539,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--mode", action="append", choices=["replay", "predict", "holdout"],
                    help="only this mode (repeatable; default all): replay and predict the seed experiments, "
                         "holdout every published point with a model fitted without its source")
-    v.add_argument("--html", help="also write the validation page (table and charts) to this file")
+    v.add_argument("--html", help="also write the validation page (table and charts) to this file "
+                                  "(must not exist)")
+    v.add_argument("--force", action="store_true", help="replace an existing --html file")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     v.set_defaults(func=cmd_validate)
 
@@ -533,7 +560,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(one-sided, alpha 0.05) and the threshold as the minimum effect. "
                         "Configurations in one run only are listed as added or removed, not "
                         "gated. --markdown, --junit and $GITHUB_STEP_SUMMARY are written on "
-                        "every outcome (bad input: what was wrong, one JUnit error case). "
+                        "every outcome (bad input: what was wrong, one JUnit error case); "
+                        "an existing --markdown, --junit or --export file is not replaced "
+                        "without --force. "
                         "Exit 0 pass, 1 regression, 2 bad input (incl. a baseline of "
                         "another scenario, no configuration in common, duplicate ids, "
                         "non-finite or negative figures, an unknown metric or operator), "
@@ -546,13 +575,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "fails), METRIC:-PCT%% (a fall), METRIC<VALUE or METRIC>VALUE (an absolute "
                         "limit the run must keep); METRIC is any numeric result column, e.g. "
                         "cost_usd_per_million:+2%%, throughput_per_instance_per_s:-5%%, ttft_ms_p99<1000")
-    k.add_argument("--markdown", help="also write the verdict as markdown to this file")
-    k.add_argument("--junit", help="also write the verdict as JUnit XML to this file")
+    k.add_argument("--markdown", help="also write the verdict as markdown to this file (must not exist)")
+    k.add_argument("--junit", help="also write the verdict as JUnit XML to this file (must not exist)")
     k.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
                    help="also write the run's gated metrics per configuration for a history chart: "
                         "benchmark-action (github-action-benchmark's customSmallerIsBetter JSON: the "
                         "metrics whose rise fails) or benchmark-action-bigger (customBiggerIsBetter: "
-                        "those whose fall fails); repeatable")
+                        "those whose fall fails); repeatable; FILE must not exist")
+    k.add_argument("--force", action="store_true",
+                   help="replace existing --markdown, --junit and --export files")
     k.add_argument("--allow-noisy", action="store_true",
                    help="gate measured rows even when they were flagged as not reproducible "
                         "(loaded host, CV over the threshold); without it such rows exit 5")
@@ -563,7 +594,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "with several, measured figures are gated against the spread between the "
                         "baseline runs (run-to-run drift), not only the noise within one run.")
     b.add_argument("run_dir", nargs="+", help="run directory (several: the spread between runs is kept)")
-    b.add_argument("--to", required=True, help="baseline file, e.g. results/baselines/NAME.json")
+    b.add_argument("--to", required=True, help="baseline file, e.g. results/baselines/NAME.json (must "
+                                                "not exist)")
     b.add_argument("--force", action="store_true", help="replace an existing baseline file")
     b.add_argument("--allow-noisy", action="store_true",
                    help="accept measured rows flagged as not reproducible (exit 5 without it)")
@@ -596,10 +628,13 @@ def build_parser() -> argparse.ArgumentParser:
                          "block's fields alone, or a scenario")
     wl.add_argument("--seq-len", type=int,
                     help="sequence length (default: the model's longest, at most 2048)")
-    wl.add_argument("--task", choices=["pretrain", "classification"], default="pretrain",
-                    help="pretrain (default: MLM+NSP heads for encoders, LM head for decoders) or "
-                         "classification (a sequence-classification head)")
-    wl.add_argument("--num-labels", type=int, default=2, help="classification labels (default 2)")
+    wl.add_argument("--task", choices=["pretrain", "classification"],
+                    help="pretrain (MLM+NSP heads for encoders, LM head for decoders) or "
+                         "classification (a sequence-classification head); default: a scenario's "
+                         "workload.training.task, else pretrain")
+    wl.add_argument("--num-labels", type=int,
+                    help="classification labels (default: a scenario's workload.training.num_labels, "
+                         "else 2)")
     wl.add_argument("--format", choices=["table", "json"], default="table",
                     help="a table (default) or JSON")
     wl.set_defaults(func=cmd_workload)

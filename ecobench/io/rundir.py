@@ -27,7 +27,8 @@ from ecobench.errors import InputError, OutputError
 from ecobench.io.textsafe import terminal
 from ecobench.process import deferred_signals, note_output
 
-__all__ = ["append_text", "atomic_dir", "new_run_id", "sweep_stale", "target_dir", "write_text_atomic"]
+__all__ = ["append_text", "atomic_dir", "check_folder", "make_folder", "new_run_id", "refuse_existing",
+           "sweep_stale", "target_dir", "write_new", "write_text_atomic"]
 
 # Temporary directories of the old format (tempfile.mkdtemp, no owner in the name) are swept once
 # they are this old: no ecobench run takes a day to write its files.
@@ -71,6 +72,27 @@ def _output_error(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"{path}: cannot write: {reason}{hint}")
 
 
+def check_folder(folder: Path, given: str) -> None:
+    """``folder`` must be a folder or creatable as one: a file there or above it is bad input
+    (exit 2), named in one line after ``given`` (the flag and path the user gave)."""
+    for up in (folder, *folder.parents):
+        if up.is_dir():
+            return
+        if up.exists() or up.is_symlink():
+            what = "a file" if up.exists() else "a broken link"
+            raise InputError(f"{given}: {up} is {what}, not a folder")
+
+
+def make_folder(folder: Path, given: str) -> None:
+    """Create ``folder`` and those above it (:func:`check_folder` first); other failures are
+    :class:`OutputError`."""
+    check_folder(folder, given)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _output_error(folder, exc) from None
+
+
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Write a file via a temporary sibling and rename, so readers never see half of it; the
     temporary file is removed on any failure; the file gets the usual permissions (umask)."""
@@ -94,6 +116,20 @@ def write_text_atomic(path: Path, text: str) -> None:
     data = text.encode("utf-8")
     note_output(path)
     write_bytes_atomic(path, data)
+
+
+def refuse_existing(path: Path, flag: str, force: bool) -> None:
+    """Never overwrite an earlier result: an existing ``path`` (a dangling link too) given with
+    ``flag`` is bad input unless ``force``."""
+    if not force and (path.exists() or path.is_symlink()):
+        raise InputError(f"{flag} {path}: already exists; not overwritten (pass --force to replace it)")
+
+
+def write_new(path: Path, text: str, flag: str, force: bool) -> None:
+    """:func:`write_text_atomic` of a file the user named with ``flag``; an existing file is bad input
+    unless ``force`` (:func:`refuse_existing`)."""
+    refuse_existing(path, flag, force)
+    write_text_atomic(path, text)
 
 
 def append_text(path: Path, text: str) -> None:
@@ -122,7 +158,9 @@ def target_dir(results_root: Path, scenario_name: str, out: Path | None) -> Path
     if out is not None:
         if out.exists() or out.is_symlink():
             raise InputError(f"--out {out}: already exists; runs never overwrite an earlier run")
+        check_folder(out.parent, f"--out {out}")
         return out
+    check_folder(results_root, f"--results {results_root}")
     final = results_root / scenario_name / new_run_id()
     from ecobench.io.bounded import resolve_path
 
@@ -197,10 +235,7 @@ def atomic_dir(final: Path, notice: Callable[[str], None] = _to_stderr) -> Itera
     """Yield a temporary sibling of ``final`` to fill; rename it to ``final`` on success, remove it
     on any failure or interrupt (KeyboardInterrupt and SIGTERM included). Stale temporary
     directories beside it are swept first, each reported to ``notice``."""
-    try:
-        final.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise _output_error(final.parent, exc) from None
+    make_folder(final.parent, str(final))
     for note in sweep_stale(final.parent):
         notice(note)
     tmp = final.parent / _tmp_name(final.name)

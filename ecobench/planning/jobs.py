@@ -19,11 +19,12 @@ def make_job(*, scenario: Scenario, config: HardwareConfig, mode: Mode, seq_len:
     host load, device, depth, software stack and measurement settings, the training task; the phase's
     shape and the cluster as given."""
     tr = scenario.workload.training if mode == "training" else None
+    task, num_labels = scenario.workload.head() if tr else ("pretrain", 2)
     return Job(arch=scenario.workload.arch(), mode=mode, seq_len=seq_len, batch_size=batch_size,
                dtype=config.precision, instances=instances, global_batch_size=global_batch_size,
                host_cpu_utilization=config.host_cpu_utilization, device=config.device, layers=config.layers,
                measurement=scenario.measurement, layout=layout,
-               task=tr.task if tr else "pretrain", num_labels=tr.num_labels if tr else 2,
+               task=task, num_labels=num_labels,
                stack=config.stack, config_id=config.id,
                recipe=recipe_of(config) if tr else None)
 

@@ -16,8 +16,7 @@ from typing import Any
 from ecobench.errors import InputError
 from ecobench.reports.summary import number
 
-__all__ = ["METRICS", "Comparison", "RowDiff", "compare", "html", "load", "markdown", "terminal",
-           "write_new"]
+__all__ = ["METRICS", "Comparison", "RowDiff", "compare", "html", "load", "markdown", "terminal"]
 
 # Headline figures in the order they are dropped last to first when the terminal is narrow:
 # (column, short label, True where higher is better).
@@ -294,11 +293,3 @@ def html(c: Comparison) -> str:
     return env.get_template("compare.html.j2").render(
         c=c, labels=_LABELS, value=value, pct=_pct, tone=tone)
 
-
-def write_new(path: Path, text: str, force: bool) -> None:
-    """Write ``text`` atomically; an existing file is an error unless ``force``."""
-    from ecobench.io.rundir import write_text_atomic
-
-    if (path.exists() or path.is_symlink()) and not force:
-        raise InputError(f"{path}: already exists; not overwritten (use --force to replace it)")
-    write_text_atomic(path, text)

@@ -1,5 +1,5 @@
 """An architecture from a YAML file, for ``ecobench workload --arch FILE``: a scenario (its
-``workload``'s model), a mapping with an ``architecture`` block, or the block's fields alone."""
+``workload``'s model and head), a mapping with an ``architecture`` block, or the block's fields alone."""
 
 from __future__ import annotations
 
@@ -10,18 +10,20 @@ from pydantic import ValidationError
 from ecobench.errors import InputError
 from ecobench.io.yamlio import load_yaml
 from ecobench.scenario.model import ArchitectureSpec, _messages, load_scenario
-from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.architecture import Architecture, Task
 
 
-def architecture_from_file(path: str | Path) -> Architecture:
-    """The model a YAML file describes; errors name the file and the field."""
+def architecture_from_file(path: str | Path) -> tuple[Architecture, tuple[Task, int] | None]:
+    """The model a YAML file describes, and a scenario's head (task, labels: as ``run`` evaluates it;
+    None for an architecture alone); errors name the file and the field."""
     p = Path(path)
     data = load_yaml(p, "architecture")
     if not isinstance(data, dict):
         raise InputError(f"{p}: expected a mapping (a scenario, an 'architecture' block, or its fields), "
                          f"got {type(data).__name__}")
     if "workload" in data:
-        return load_scenario(p).workload.arch()
+        w = load_scenario(p).workload
+        return w.arch(), w.head()
     block, where = (data["architecture"], "architecture") if "architecture" in data else (data, "")
     try:
         spec = ArchitectureSpec.model_validate(block)
@@ -34,5 +36,5 @@ def architecture_from_file(path: str | Path) -> Architecture:
 
         cfg = Path(spec.from_hf_config)
         return load_hf_config(cfg if cfg.is_absolute() else p.parent / cfg,
-                              f"{p}: {where or 'from_hf_config'}")
-    return spec.build(f"custom-{spec.kind}-{spec.layers}x{spec.hidden_size}")
+                              f"{p}: {where or 'from_hf_config'}"), None
+    return spec.build(f"custom-{spec.kind}-{spec.layers}x{spec.hidden_size}"), None

@@ -33,7 +33,7 @@ from ecobench.units import (
     DEFAULT_RESTART_H,
     DTYPES,
 )
-from ecobench.workloads.architecture import Architecture, Mla, MoE
+from ecobench.workloads.architecture import Architecture, Mla, MoE, Task
 from ecobench.workloads.hf_config import load_hf_config
 from ecobench.workloads.presets import PRESETS, preset
 
@@ -394,6 +394,12 @@ class WorkloadSpec(_Model):
         if a.from_hf_config is not None:
             return load_hf_config(Path(a.from_hf_config), "workload.architecture.from_hf_config")
         return a.build(f"custom-{a.kind}-{a.layers}x{a.hidden_size}")
+
+    def head(self) -> tuple[Task, int]:
+        """The head the model is trained with, and its labels: the training task (a classifier when
+        fine-tuning one), else the pre-training heads."""
+        tr = self.training
+        return (tr.task, tr.num_labels) if tr else ("pretrain", 2)
 
 
 class PowerOverride(_Model):

@@ -140,6 +140,29 @@ def test_workload_reads_an_inline_architecture(tmp_path, capsys):
     assert "missing hidden_size" in capsys.readouterr().err
 
 
+def test_workload_of_a_fine_tune_scenario_has_its_classification_head(tmp_path, capsys):
+    """`workload SCENARIO` counts the head `run` evaluates: workload.training.task and num_labels."""
+    from ecobench.planning.jobs import make_job
+    from ecobench.scenario.model import load_scenario
+
+    s = tmp_path / "s.yaml"
+    s.write_text(yaml.safe_dump(_scenario([_cfg(parallelism="auto")], task="classification", num_labels=3)))
+
+    def workload(*extra):
+        assert main(["workload", str(s), "--format", "json", *extra]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    clf, pretrain, ten = workload(), workload("--task", "pretrain"), workload("--num-labels", "10")
+    assert clf["task"] == "classification" and pretrain["task"] == "pretrain"
+    hidden = clf["hidden_size"]
+    assert pretrain["params"] - clf["params"] == hidden * (clf["vocab_size"] - 3)  # LM head -> 3-label score
+    assert ten["params"] - clf["params"] == hidden * 7
+    assert clf["flops_per_token_training"] < pretrain["flops_per_token_training"]
+    sc = load_scenario(s)
+    job = make_job(scenario=sc, config=sc.configs[0], mode="training", seq_len=8192, batch_size=1)
+    assert (job.task, job.num_labels) == ("classification", 3)
+
+
 def test_a_layout_that_does_not_fit_names_the_headroom_and_its_fixes(tmp_path, capsys):
     s = _scenario([_cfg(parallelism={"tensor": 1, "pipeline": 1, "zero": 1, "recompute": "full"},
                         memory_headroom_pct=50)], model="llama2-13b", phases=((4096, 1.0),))

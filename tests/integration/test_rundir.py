@@ -59,13 +59,26 @@ def test_read_only_results_folder_is_exit_4(tmp_path, monkeypatch, capsys):
     assert code == 4 and "read-only file system" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("below", ["x", "x/y"])
-def test_out_below_a_file_says_a_file_is_in_the_way(tmp_path, capsys, below):
+@pytest.mark.parametrize("flag,below", [("--out", "x"), ("--out", "x/y"), ("--results", ""),
+                                        ("--results", "x")])
+def test_out_below_a_file_says_a_file_is_in_the_way(tmp_path, capsys, flag, below):
     (tmp_path / "afile").write_text("not a folder")
-    code = main(["run", LAYOUTLM, "-q", "--out", str(tmp_path / "afile" / below)])
+    code = main(["run", LAYOUTLM, "-q", flag, str(tmp_path / "afile" / below)])
     err = capsys.readouterr().err
-    assert code == 4 and "cannot write" in err and "is in the way: a folder is needed there" in err, err
+    assert code == 2 and f"{tmp_path / 'afile'} is a file, not a folder" in err, err
+    assert err.count("\n") == 1 and "File exists" not in err and "Not a directory" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and not _leftovers(tmp_path)
+
+
+@pytest.mark.parametrize("below", ["b.json", "x/b.json"])
+def test_baseline_below_a_file_says_a_file_is_in_the_way(tmp_path, capsys, below):
+    run = tmp_path / "r"
+    assert main(["run", LAYOUTLM, "-q", "--out", str(run)]) == 0
+    (tmp_path / "afile").write_text("not a folder")
+    to = tmp_path / "afile" / below
+    assert main(["baseline", str(run), "--to", str(to)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ecobench: error: --to {to}: {tmp_path / 'afile'} is a file, not a folder\n"
 
 
 def _limit_file_size():

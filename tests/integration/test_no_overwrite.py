@@ -1,0 +1,67 @@
+"""Never overwrite an earlier result: every file a user names (validate --html, check --markdown /
+--junit / --export, baseline --to, compare --out / --html) is refused when it exists (exit 2, one line
+naming it), and replaced with --force."""
+
+import pytest
+
+from ecobench.cli import main
+from tests.conftest import SCENARIOS
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("noov") / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(out)]) == 0
+    return out
+
+
+def _refused(capsys, flag, path):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{flag} {path}: already exists" in err, err
+    assert "pass --force to replace it" in err and "Traceback" not in err
+
+
+def test_validate_html_is_not_overwritten_without_force(tmp_path, capsys):
+    page = tmp_path / "v.html"
+    page.write_text("kept")
+    assert main(["validate", "--mode", "replay", "-q", "--html", str(page)]) == 2
+    _refused(capsys, "--html", page)
+    assert page.read_text() == "kept"
+    assert main(["validate", "--mode", "replay", "-q", "--html", str(page), "--force"]) == 0
+    assert "<svg" in page.read_text()
+
+
+@pytest.mark.parametrize("flag", ["--markdown", "--junit", "--export"])
+def test_check_outputs_are_not_overwritten_without_force(tmp_path, capsys, monkeypatch, run_dir, flag):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    target = tmp_path / "earlier"
+    target.write_text("kept")
+    other = tmp_path / "other.xml"  # a new output beside it is not written either
+    named = ["--export", "benchmark-action", str(target)] if flag == "--export" else [flag, str(target)]
+    extra = ["--junit", str(other)] if flag != "--junit" else ["--markdown", str(other)]
+    args = ["check", str(run_dir), "--baseline", str(run_dir), *named, *extra]
+    assert main(args) == 2
+    _refused(capsys, flag if flag != "--export" else "--export benchmark-action", target)
+    assert target.read_text() == "kept" and not other.exists()
+    assert "not gated (exit 2)" in summary.read_text() and "already exists" in summary.read_text()
+    assert main([*args, "--force"]) == 0
+    assert target.read_text() != "kept" and other.exists()
+
+
+def test_baseline_to_an_existing_file(tmp_path, capsys, run_dir):
+    to = tmp_path / "b.json"
+    to.write_text("kept")
+    assert main(["baseline", str(run_dir), "--to", str(to)]) == 2
+    _refused(capsys, "--to", to)
+    assert to.read_text() == "kept"
+    assert main(["baseline", str(run_dir), "--to", str(to), "--force"]) == 0
+    assert to.read_text().startswith("{")
+
+
+def test_compare_writes_neither_file_when_one_exists(tmp_path, capsys, run_dir):
+    md, page = tmp_path / "c.md", tmp_path / "c.html"
+    md.write_text("kept")
+    assert main(["compare", str(run_dir), str(run_dir), "--html", str(page), "--out", str(md)]) == 2
+    _refused(capsys, "--out", md)
+    assert not page.exists() and md.read_text() == "kept"
