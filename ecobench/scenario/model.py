@@ -521,7 +521,7 @@ class SpeculativeSpec(_Model):
 
     method: Literal["draft", "ngram"] = Field(
         description="draft (a smaller model on the same accelerators) or ngram (prompt lookup on the host)")
-    draft_model: str | None = Field(None, description="draft: a model preset (see `ecobench models`)")
+    draft_model: str | None = Field(None, description="draft: a model preset, as workload.model names them")
     draft_params: b.Params | None = Field(None, description="draft: the drafter's parameter count, "
                                                             "instead of draft_model")
     num_speculative_tokens: b.SpeculativeTokens = Field(description="tokens drafted per step")
@@ -1036,7 +1036,7 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
         sub = next((m for m in (ArchitectureSpec, MoESpec, MlaSpec, InferenceSpec, ServingSpec, TrainingSpec,
                                 WorkloadSpec,
                                 Overrides, Pricing, HardwareConfig, Phase, MeasurementSpec, ParallelismSpec,
-                                UncertaintySpec, ProfileSpec, AutoscaleSpec)
+                                UncertaintySpec, ProfileSpec, AutoscaleSpec, SpeculativeSpec)
                     if m.__name__ in text), None)
         path = prefix + name + ("[]" if sub in (HardwareConfig, Phase) else "")
         default = "required" if f.is_required() else (
