@@ -24,6 +24,7 @@ TAIL_BINS, TAIL_LEAST = 40, 1e-7  # tail bins of a length (the longest of a batc
 FAMILIES = ("gamma", "lognormal")
 MAX_CV = 10.0  # the schema's bound on a coefficient of variation
 MAX_CSV_ROWS = 1_000_000
+MAX_CSV_BYTES = 64 << 20  # a million rows of two lengths and a count: about 20 MB
 
 
 @dataclass(frozen=True)
@@ -121,19 +122,34 @@ def read_lengths_csv(path: Path, where: str) -> tuple[Lengths, Lengths]:
     def bad(msg: str) -> InputError:
         return InputError(f"{where}: {path}: {msg}")
 
+    from ecobench.io.bounded import read_text
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise bad(f"cannot read the lengths CSV ({e.strerror or e})") from None
-    rows = list(csv.DictReader(text.splitlines()))
+        # the bounded reader: a regular file under a size cap (a FIFO or /dev/zero is refused before a
+        # byte is read), UTF-8 with a byte-order mark dropped (a spreadsheet's "CSV UTF-8" export)
+        text = read_text(path, MAX_CSV_BYTES, "lengths CSV")
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    try:
+        reader = csv.DictReader(text.splitlines())
+        rows = list(reader)
+    except csv.Error as exc:
+        raise bad(f"not a CSV file ({exc})") from None
     need = {"input_tokens", "output_tokens"}
     if not rows or not need <= set(rows[0]):
         raise bad("a lengths CSV needs a header with input_tokens and output_tokens (and optionally count), "
                   "then one row per request or histogram bin")
     if len(rows) > MAX_CSV_ROWS:
         raise bad(f"{len(rows)} rows; at most {MAX_CSV_ROWS} allowed")
+    width = len(reader.fieldnames or [])
     ins, outs, counts = [], [], []
     for i, r in enumerate(rows, 2):
+        if None in r:
+            raise bad(f"row {i}: more fields than the header's {width} columns; allowed: one value per "
+                      "column")
+        if any(v is None for v in r.values()):
+            raise bad(f"row {i}: fewer fields than the header's {width} columns; allowed: one value per "
+                      "column (a count left empty is 1)")
         vals = []
         for col, least in (("input_tokens", 1), ("output_tokens", 1), ("count", 0)):
             raw = r.get(col)

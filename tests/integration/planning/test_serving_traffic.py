@@ -109,6 +109,10 @@ def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs,
      "row 2, output_tokens: 0 is not allowed; allowed: a whole number >= 1"),
     ("input_tokens,output_tokens\nabc,5\n", "row 2, input_tokens: 'abc' is not a number"),
     ("prompt,answer\n1,2\n", "needs a header with input_tokens and output_tokens"),
+    # a short row was read with the missing value as 1 (output_tokens 1, or count 1), silently
+    ("input_tokens,output_tokens,count\n100,50,3\n900,450\n", "row 3: fewer fields than the header's 3"),
+    ("input_tokens,output_tokens\n100\n", "row 2: fewer fields than the header's 2 columns"),
+    ("input_tokens,output_tokens\n100,50,7\n", "row 2: more fields than the header's 2 columns"),
 ])
 def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, rows, message):
     (tmp_path / "l.csv").write_text(rows)
@@ -116,6 +120,32 @@ def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, row
     assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and "l.csv" in err and "lengths_csv" in err, err
+
+
+@pytest.mark.parametrize("special,message", [
+    ("/dev/zero", "is a character device; give a regular lengths CSV file"),  # was a MemoryError, exit 3
+    (".", "is a directory; give a regular lengths CSV file"),
+    ("missing.csv", "no such file (the lengths CSV)"),
+])
+def test_lengths_csv_goes_through_the_bounded_reader(tmp_path, capsys, special, message):
+    path = _write(tmp_path, serving={"lengths_csv": special})
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "workload.serving.lengths_csv" in err and err.count("\n") == 1, err
+
+
+def test_lengths_csv_from_a_spreadsheet_with_a_byte_order_mark_reads(tmp_path, capsys):
+    """Excel's "CSV UTF-8" starts with a byte-order mark and ends lines with CRLF: it was refused as
+    having no input_tokens header."""
+    (tmp_path / "l.csv").write_bytes(b"\xef\xbb\xbfinput_tokens,output_tokens,count\r\n"
+                                     b"100,50,3\r\n900,450,1\r\n")
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv", "median_tpot_ms": 100})
+    data = yaml.safe_load(path.read_text())
+    del data["workload"]["serving"]["input_tokens"], data["workload"]["serving"]["output_tokens"]
+    path.write_text(yaml.safe_dump(data))
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 0, capsys.readouterr().err
+    resolved = yaml.safe_load((tmp_path / "o" / "scenario.yaml").read_text())["workload"]["serving"]
+    assert resolved["input_tokens"] == 300 and resolved["output_tokens"] == 150
 
 
 def test_serve_point_prints_a_static_batch_with_bands(capsys):
