@@ -264,9 +264,23 @@ class ServingSpec(_Model):
             m = _PERCENTILE_KEY.match(str(key))
             if key in cls.model_fields or m is None:
                 continue
-            stat, metric = m.group(1), m.group(2)
+            stat, rest = m.group(1), m.group(2) or ""
+            metric = rest.split("_")[0]
+            # the statistic as a target names it: the 50th percentile is the median
+            named = "median" if stat in ("median", "p50") else stat if stat in SLO_STATISTICS else None
+            if metric in SLO_METRICS and named is not None and not str(key).endswith("_ms"):
+                unit = rest.partition("_")[2]
+                raise ValueError(f"{key}: latency targets are in milliseconds, named with _ms: write "
+                                 f"{named}_{metric}_ms" + (" (1 s = 1000 ms)" if unit in ("s", "sec") else "")
+                                 + f"; allowed: {', '.join(allowed)}")
+            if metric in SLO_METRICS and stat == "p50":
+                raise ValueError(f"{key}: the 50th-percentile target is named median: write "
+                                 f"median_{metric}_ms; allowed: {', '.join(allowed)}")
             if metric in SLO_METRICS:
                 raise ValueError(f"{key}: no target for that statistic; allowed: {', '.join(allowed)}")
+            if metric and metric != "ms":
+                raise ValueError(f"{key}: {metric} is not a latency ecobench plans for; targets bound "
+                                 f"ttft or tpot; allowed: {', '.join(allowed)}")
             raise ValueError(f"{key}: a percentile target must name its statistic (ttft or tpot), e.g. "
                              f"{stat if stat in SLO_STATISTICS else 'p99'}_ttft_ms or "
                              f"{stat if stat in SLO_STATISTICS else 'p99'}_tpot_ms; allowed: "

@@ -87,6 +87,15 @@ def test_lengths_csv_gives_the_means(tmp_path, capsys):
     ({"arrival_cv": -1}, None, "arrival_cv"),
     ({"p99_ms": 500}, None, "p99_ms: a percentile target must name its statistic (ttft or tpot)"),
     ({"p97_ttft_ms": 500}, None, "p97_ttft_ms: no target for that statistic; allowed: median_ttft_ms"),
+    # the unit or the statistic's name was wrong, and the message said the metric was missing
+    ({"p99_ttft_s": 3}, None, "p99_ttft_s: latency targets are in milliseconds, named with _ms: write "
+                              "p99_ttft_ms (1 s = 1000 ms); allowed: median_ttft_ms"),
+    ({"p99_tpot": 80}, None, "p99_tpot: latency targets are in milliseconds, named with _ms: write "
+                             "p99_tpot_ms;"),
+    ({"p50_ttft_ms": 500}, None, "p50_ttft_ms: the 50th-percentile target is named median: write "
+                                 "median_ttft_ms;"),
+    ({"p99_e2e_ms": 500}, None, "p99_e2e_ms: e2e is not a latency ecobench plans for; targets bound "
+                                "ttft or tpot"),
     ({"ttft_ms": 500, "median_ttft_ms": 600}, None, "ttft_ms (deprecated name of median_ttft_ms) is 500"),
     (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "scheduler": "fifo"}],
      "scheduler"),
