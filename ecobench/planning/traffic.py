@@ -115,10 +115,12 @@ class Traffic:
         return np.cumsum(gaps)
 
 
-def read_lengths_csv(path: Path, where: str) -> tuple[Lengths, Lengths]:
+def read_lengths_csv(path: Path, where: str, max_tokens: int | None = None,
+                     model: str = "the model") -> tuple[Lengths, Lengths]:
     """Input and output lengths from a CSV with columns ``input_tokens`` and ``output_tokens`` (one row
     per request, or a histogram with a third column ``count``). Bad rows are bad input naming the file,
-    row and field (``where``: the scenario field that names the file)."""
+    row and field (``where``: the scenario field that names the file); with ``max_tokens`` (the
+    model's context), so is a request longer than it."""
     def bad(msg: str) -> InputError:
         return InputError(f"{where}: {path}: {msg}")
 
@@ -165,6 +167,10 @@ def read_lengths_csv(path: Path, where: str) -> tuple[Lengths, Lengths]:
                 raise bad(f"row {i}, {col}: {raw} is not allowed; allowed: a whole number >= {least} "
                           f"(nearest valid: {max(least, round(v)) if math.isfinite(v) else least})")
             vals.append(v)
+        if max_tokens is not None and vals[2] > 0 and vals[0] + vals[1] > max_tokens:
+            raise bad(f"row {i}: input_tokens + output_tokens {vals[0] + vals[1]:.0f} exceeds {model}'s "
+                      f"max_position_embeddings ({max_tokens}); allowed: requests of at most {max_tokens} "
+                      "tokens, as the server would refuse longer ones")
         ins.append(vals[0])
         outs.append(vals[1])
         counts.append(vals[2])

@@ -996,6 +996,12 @@ def _check_names(s: Scenario, source: str) -> None:
                 what = "input_tokens + output_tokens" if w.serving else "seq_len"
                 raise InputError(f"workload: {what} {n} exceeds the model's "
                                  f"max_position_embeddings ({arch.max_position_embeddings})")
+        if w.serving is not None and w.serving.lengths_csv is not None:
+            from ecobench.planning.traffic import read_lengths_csv
+
+            # every row, not only the means: a request longer than the context cannot be served
+            read_lengths_csv(Path(w.serving.lengths_csv), "workload.serving.lengths_csv",
+                             arch.max_position_embeddings, arch.name)
         if s.workload.inference and arch.kind == "decoder":
             raise InputError(f"workload.inference: {arch.name} is a decoder; inference models a fixed-size "
                              "forward pass of an encoder: use workload.serving for token-by-token generation")

@@ -122,6 +122,10 @@ def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs,
     ("input_tokens,output_tokens,count\n100,50,3\n900,450\n", "row 3: fewer fields than the header's 3"),
     ("input_tokens,output_tokens\n100\n", "row 2: fewer fields than the header's 2 columns"),
     ("input_tokens,output_tokens\n100,50,7\n", "row 2: more fields than the header's 2 columns"),
+    # a request longer than the context was planned for (only the means were checked)
+    ("input_tokens,output_tokens,count\n100,50,90\n8000,500,1\n",
+     "row 3: input_tokens + output_tokens 8500 exceeds llama3-8b's max_position_embeddings (8192); allowed: "
+     "requests of at most 8192 tokens"),
 ])
 def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, rows, message):
     (tmp_path / "l.csv").write_text(rows)
