@@ -969,6 +969,7 @@ def _check_names(s: Scenario, source: str) -> None:
                                        f"overrides.accelerator_power_w.{acc}")
         for i, c in enumerate(s.configs):
             _check_expert(c, arch, f"configs[{i}].parallelism.expert")
+            _check_drafter(c, arch, f"configs[{i}].speculative")
             if (arch.moe or arch.mla) and not backend_capabilities(c.backend).experts:
                 raise InputError(f"configs[{i}].backend: {c.backend} does not model mixture-of-experts "
                                  "layers or latent attention; allowed: analytic")
@@ -1010,6 +1011,21 @@ def _check_names(s: Scenario, source: str) -> None:
                              "decoder: use workload.inference for an encoder")
     except EcobenchError as exc:
         raise InputError(f"{source}: {exc}") from None
+
+
+def _check_drafter(c: HardwareConfig, arch: Architecture, where: str) -> None:
+    """A speculative drafter is smaller than the model it drafts for (a larger one was planned, and its
+    weights blamed on the target when they did not fit)."""
+    sp = c.speculative
+    if sp is None or sp.method != "draft":
+        return
+    field, params = (("draft_model", float(preset(sp.draft_model).params)) if sp.draft_model is not None
+                     else ("draft_params", float(sp.draft_params or 0.0)))
+    if params >= arch.params:
+        named = f"{sp.draft_model} ({params / 1e9:.3g} B parameters)" if sp.draft_model else f"{params:.3g}"
+        raise InputError(f"{where}.{field}: {named} is not smaller than the model it drafts for, "
+                         f"{arch.name} ({arch.params / 1e9:.3g} B); allowed: a drafter of fewer than "
+                         f"{arch.params:.3g} parameters (a smaller preset, or draft_params)")
 
 
 def _check_expert(c: HardwareConfig, arch: Architecture, where: str) -> None:
