@@ -975,6 +975,7 @@ def _check_names(s: Scenario, source: str) -> None:
                                  "layers or latent attention; allowed: analytic")
             if c.instance_type != LOCAL_INSTANCE:
                 cat.instance(c.instance_type, f"configs[{i}].instance_type")
+                _check_measured_power(s, c, cat, f"configs[{i}].measured_power_w")
                 if s.workload.training and c.precision == "fp8":
                     _check_fp8(cat, c, f"configs[{i}].precision")
             if c.region:
@@ -1011,6 +1012,40 @@ def _check_names(s: Scenario, source: str) -> None:
                              "decoder: use workload.inference for an encoder")
     except EcobenchError as exc:
         raise InputError(f"{source}: {exc}") from None
+
+
+MEASURED_POWER_SLACK = 2.0  # a supplied draw this far below its chips' idle or above their maximum is refused
+
+
+def _check_measured_power(s: Scenario, c: HardwareConfig, cat: Any, where: str) -> None:
+    """A supplied draw in watts for every accelerator of one instance: a figure in kW (or mW) lands far
+    outside what its chips can draw together (half their idle to twice their maximum; the instance
+    scope: at least half their idle)."""
+    if c.measured_power_w is None or c.measured_power_scope is None:
+        return
+    inst = cat.instance(c.instance_type)
+    acc = cat.accelerator_of(inst)
+    n = inst.spec.accelerator_count
+    if acc is None or not n:
+        return
+    override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
+    idle, top = ((override.idle_w, override.max_w) if override
+                 else (acc.power.idle_w, max(acc.power.max_w, acc.power.high_w or 0.0)))
+    low, high = n * idle / MEASURED_POWER_SLACK, n * top * MEASURED_POWER_SLACK
+    w = c.measured_power_w
+
+    def watts(x: float) -> str:
+        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+    if c.measured_power_scope == "accelerator" and not low <= w <= high:
+        raise InputError(f"{where}: {w:g} W is outside {watts(low)}-{watts(high)} W, half the idle to twice "
+                         f"the maximum draw of the {n} {acc.name} of {c.instance_type} together; allowed: "
+                         "watts for all of one instance's accelerators (measured_power_scope: accelerator; a "
+                         "figure in kW is the usual cause)")
+    if c.measured_power_scope == "instance" and w < low:
+        raise InputError(f"{where}: {w:g} W is below {watts(low)} W, half the idle draw of the {n} "
+                         f"{acc.name} of {c.instance_type} alone; allowed: watts for the whole instance "
+                         "(measured_power_scope: instance; a figure in kW is the usual cause)")
 
 
 def _check_drafter(c: HardwareConfig, arch: Architecture, where: str) -> None:
