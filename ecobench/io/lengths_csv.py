@@ -21,10 +21,12 @@ MAX_SAMPLES = 100_000  # a histogram's bins become at most this many samples, we
 COLUMNS = (("input_tokens", 1), ("output_tokens", 1), ("count", 0))  # name, least value allowed
 
 
-def read_lengths_csv(path: Path, where: str) -> tuple[np.ndarray, np.ndarray]:
+def read_lengths_csv(path: Path, where: str, max_tokens: int | None = None,
+                     model: str = "the model") -> tuple[np.ndarray, np.ndarray]:
     """(input lengths, output lengths) as samples, one per request (a histogram's bins repeated by
     their count); :class:`InputError` naming ``where`` (the scenario field that names the file), the
-    file and what is wrong otherwise."""
+    file and what is wrong otherwise. With ``max_tokens`` (the model's context), a request longer
+    than it is bad input too."""
     from ecobench.io.bounded import read_text
 
     def bad(msg: str) -> InputError:
@@ -35,7 +37,8 @@ def read_lengths_csv(path: Path, where: str) -> tuple[np.ndarray, np.ndarray]:
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
     try:
-        rows = list(csv.DictReader(io.StringIO(text)))
+        reader = csv.DictReader(io.StringIO(text))
+        rows = list(reader)
     except csv.Error as exc:
         raise bad(f"not a readable CSV ({exc})") from None
     if not rows or not {"input_tokens", "output_tokens"} <= set(rows[0]):
@@ -43,10 +46,23 @@ def read_lengths_csv(path: Path, where: str) -> tuple[np.ndarray, np.ndarray]:
                   "then one row per request or histogram bin")
     if len(rows) > MAX_ROWS:
         raise bad(f"{len(rows):,} rows; at most {MAX_ROWS:,} allowed")
+    width = len(reader.fieldnames or [])
     values = np.empty((len(rows), len(COLUMNS)))
     for i, r in enumerate(rows):
+        line = i + 2
+        if None in r:
+            raise bad(f"row {line}: more fields than the header's {width} columns; allowed: one value per "
+                      "column")
+        if any(v is None for v in r.values()):
+            raise bad(f"row {line}: fewer fields than the header's {width} columns; allowed: one value per "
+                      "column (a count left empty is 1)")
         for j, (col, least) in enumerate(COLUMNS):
-            values[i, j] = _value(r.get(col), col, least, i + 2, bad)
+            values[i, j] = _value(r.get(col), col, least, line, bad)
+        n_in, n_out, count = values[i]
+        if max_tokens is not None and count > 0 and n_in + n_out > max_tokens:
+            raise bad(f"row {line}: input_tokens + output_tokens {n_in + n_out:.0f} exceeds {model}'s "
+                      f"max_position_embeddings ({max_tokens}); allowed: requests of at most {max_tokens} "
+                      "tokens, as the server would refuse longer ones")
     c = values[:, 2]
     if c.sum() <= 0:
         raise bad("every count is 0: no request to read lengths from")

@@ -24,14 +24,20 @@ if TYPE_CHECKING:
 
 def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     """What a reader must know about some rows: an empty cost (no sourced price), a disagreement
-    between backends, a missed deadline, a latency target no batch meets (``slo`` says misses), a
-    measured CPU power that codecarbon modelled for want of a counter, an MFU above 1 (a supplied
-    throughput beyond the hardware's peak) (``ecobench run`` prints them on stderr)."""
+    between backends, a serving benchmark of other request lengths (measured_serving), a missed
+    deadline, a latency target no batch meets (``slo`` says misses), a measured CPU power that
+    codecarbon modelled for want of a counter, an MFU above 1 (a supplied throughput beyond the
+    hardware's peak) (``ecobench run`` prints them on stderr)."""
     out = []
     for row in rows:
         if math.isnan(row["price_usd_per_h"]):
             out.append(f"{row['config_id']}: no sourced {row['instance_type']} price in any region: cost "
                        "columns are empty (set price_usd_per_h)")
+        note = str(row.get("method") or "").partition(" (differs from the workload: ")[2]
+        if note:
+            out.append(f"{row['config_id']}: the measured_serving benchmark's requests differ from the "
+                       f"workload's ({note.rstrip(')')}), yet its requests/s size the fleet: benchmark with "
+                       "the scenario's lengths")
         if row.get("backend_disagreement"):
             out.append(f"{row['config_id']}: {row['backend_disagreement']}")
         if row.get("meets_deadline") is False:

@@ -425,9 +425,10 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         w = _serve_workload(arch, traffic, spec, cfg, t, static, pp)
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
-            failure = failure or (f"{arch.name} needs {weights_gib_per_rank(w):.1f} GiB of weights "
-                                  f"per device at tensor {t} on {inst.name}, which has "
-                                  f"{cl.memory_gib:.1f} GiB; "
+            drafter = cfg.speculative is not None and cfg.speculative.method == "draft"
+            failure = failure or (f"{arch.name}{' and its drafter need' if drafter else ' needs'} "
+                                  f"{weights_gib_per_rank(w):.1f} GiB of weights per device at tensor {t} on "
+                                  f"{inst.name}, which has {cl.memory_gib:.1f} GiB; "
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
             if given is None and i == len(layouts) and not fits and pp == 1 and timer is None \
                     and _can_span(cl):

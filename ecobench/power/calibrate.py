@@ -9,6 +9,7 @@ and without their points in the fit, and the refitted draws.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,8 +51,56 @@ def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
     return ".".join(str(p) for p in loc)
 
 
+_ARCH_COUNTS = ("layers", "hidden_size", "heads", "intermediate_size", "vocab_size",
+                "max_position_embeddings", "kv_heads", "head_dim_override")
+
+
+def check_model(p: PowerPoint, where: str) -> None:
+    """The point's ``model`` is a preset and its inline ``architecture`` builds one (exit 2 naming the
+    field, not a crash when the fit reads it)."""
+    from pydantic import TypeAdapter
+
+    from ecobench.workloads.architecture import Architecture
+
+    if p.model is not None:
+        try:
+            p.arch  # noqa: B018 - the preset lookup, with the nearest names
+        except InputError as exc:
+            raise InputError(f"{where}.model: {exc}") from None
+        return
+    if p.architecture is None:
+        return
+    fields = {f.name: f for f in dataclasses.fields(Architecture) if f.name != "name"}
+    required = [n for n, f in fields.items()
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    for key in p.architecture:
+        if key not in fields:
+            raise InputError(f"{where}.architecture.{key}: unknown field (allowed: {', '.join(fields)})")
+    for key in required:
+        if key not in p.architecture:
+            raise InputError(f"{where}.architecture.{key}: required (an inline architecture needs "
+                             f"{', '.join(required)})")
+    for key in _ARCH_COUNTS:
+        v = p.architecture.get(key)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InputError(f"{where}.architecture.{key}: {v!r} is not allowed; allowed: a whole number "
+                             ">= 1")
+    try:
+        TypeAdapter(Architecture).validate_python({"name": p.id, **p.architecture})
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        at = "".join(f".{x}" for x in e["loc"])
+        msg = str(e.get("ctx", {}).get("error", e["msg"])) if e["type"] == "value_error" else e["msg"]
+        raise InputError(f"{where}.architecture{at}: {msg}") from None
+    try:
+        p.arch  # noqa: B018 - the dataclass's own checks (heads divide hidden_size, ...)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}.architecture: {exc}") from None
+
+
 def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     """Data errors (raised) and warnings (returned) of one point against its chip's idle and maximum."""
+    check_model(p, where)
     if p.gpu not in cat.accelerators and p.gpu != "other":
         raise InputError(f"{where}.gpu: unknown chip {p.gpu!r}; allowed: "
                          f"{', '.join(sorted(cat.accelerators))} or 'other' (evidence only, not fitted, "
@@ -73,6 +122,28 @@ def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     return []
 
 
+def _check_ids_and_sources(doc: dict[str, Any], path: str | Path) -> None:
+    """Each point's id once and its source among ``sources``, named by the point's place (the corpus's
+    own check says neither where nor what is allowed)."""
+    points, sources = doc.get("points"), doc.get("sources") or {}
+    if not isinstance(points, list) or not isinstance(sources, dict):
+        return
+    seen: dict[str, int] = {}
+    for i, p in enumerate(points):
+        if not isinstance(p, dict):
+            continue
+        pid, src = p.get("id"), p.get("source")
+        where = f"{path}: points[{i}] ({pid})"
+        if isinstance(pid, str):
+            if pid in seen:
+                raise InputError(f"{where}.id: {pid!r} is also points[{seen[pid]}]'s id; allowed: each id "
+                                 "once")
+            seen[pid] = i
+        if isinstance(src, str) and src not in sources:
+            raise InputError(f"{where}.source: unknown source {src!r}; allowed: "
+                             + (", ".join(map(str, sources)) if sources else "a key of sources (none given)"))
+
+
 def load_points(path: str | Path) -> PowerCorpus:
     """The user's points file, validated (exit 2 with the file, the field and what is allowed)."""
     from ecobench.io.yamlio import load_yaml
@@ -81,6 +152,7 @@ def load_points(path: str | Path) -> PowerCorpus:
     if not isinstance(doc, dict) or set(doc) - {"sources", "points"} or "points" not in doc:
         raise InputError(f"{path}: a calibration file is a mapping with 'sources' and 'points' "
                          "(the format of ecobench/power/data/measured/*.yaml)")
+    _check_ids_and_sources(doc, path)
     try:
         corpus = parse_corpus([doc])
     except ValidationError as exc:

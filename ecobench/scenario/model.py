@@ -264,9 +264,23 @@ class ServingSpec(_Model):
             m = _PERCENTILE_KEY.match(str(key))
             if key in cls.model_fields or m is None:
                 continue
-            stat, metric = m.group(1), m.group(2)
+            stat, rest = m.group(1), m.group(2) or ""
+            metric = rest.split("_")[0]
+            # the statistic as a target names it: the 50th percentile is the median
+            named = "median" if stat in ("median", "p50") else stat if stat in SLO_STATISTICS else None
+            if metric in SLO_METRICS and named is not None and not str(key).endswith("_ms"):
+                unit = rest.partition("_")[2]
+                raise ValueError(f"{key}: latency targets are in milliseconds, named with _ms: write "
+                                 f"{named}_{metric}_ms" + (" (1 s = 1000 ms)" if unit in ("s", "sec") else "")
+                                 + f"; allowed: {', '.join(allowed)}")
+            if metric in SLO_METRICS and stat == "p50":
+                raise ValueError(f"{key}: the 50th-percentile target is named median: write "
+                                 f"median_{metric}_ms; allowed: {', '.join(allowed)}")
             if metric in SLO_METRICS:
                 raise ValueError(f"{key}: no target for that statistic; allowed: {', '.join(allowed)}")
+            if metric and metric != "ms":
+                raise ValueError(f"{key}: {metric} is not a latency ecobench plans for; targets bound "
+                                 f"ttft or tpot; allowed: {', '.join(allowed)}")
             raise ValueError(f"{key}: a percentile target must name its statistic (ttft or tpot), e.g. "
                              f"{stat if stat in SLO_STATISTICS else 'p99'}_ttft_ms or "
                              f"{stat if stat in SLO_STATISTICS else 'p99'}_tpot_ms; allowed: "
@@ -527,7 +541,7 @@ class SpeculativeSpec(_Model):
 
     method: Literal["draft", "ngram"] = Field(
         description="draft (a smaller model on the same accelerators) or ngram (prompt lookup on the host)")
-    draft_model: str | None = Field(None, description="draft: a model preset (see `ecobench models`)")
+    draft_model: str | None = Field(None, description="draft: a model preset, as workload.model names them")
     draft_params: b.Params | None = Field(None, description="draft: the drafter's parameter count, "
                                                             "instead of draft_model")
     num_speculative_tokens: b.SpeculativeTokens = Field(description="tokens drafted per step")
@@ -961,11 +975,13 @@ def _check_names(s: Scenario, source: str) -> None:
                                        f"overrides.accelerator_power_w.{acc}")
         for i, c in enumerate(s.configs):
             _check_expert(c, arch, f"configs[{i}].parallelism.expert")
+            _check_drafter(c, arch, f"configs[{i}].speculative")
             if (arch.moe or arch.mla) and not backend_capabilities(c.backend).experts:
                 raise InputError(f"configs[{i}].backend: {c.backend} does not model mixture-of-experts "
                                  "layers or latent attention; allowed: analytic")
             if c.instance_type != LOCAL_INSTANCE:
                 cat.instance(c.instance_type, f"configs[{i}].instance_type")
+                _check_measured_power(s, c, cat, f"configs[{i}].measured_power_w")
                 if s.workload.training and c.precision == "fp8":
                     _check_fp8(cat, c, f"configs[{i}].precision")
             if c.region:
@@ -988,6 +1004,12 @@ def _check_names(s: Scenario, source: str) -> None:
                 what = "input_tokens + output_tokens" if w.serving else "seq_len"
                 raise InputError(f"workload: {what} {n} exceeds the model's "
                                  f"max_position_embeddings ({arch.max_position_embeddings})")
+        if w.serving is not None and w.serving.lengths_csv is not None:
+            from ecobench.io.lengths_csv import read_lengths_csv
+
+            # every row, not only the means: a request longer than the context cannot be served
+            read_lengths_csv(Path(w.serving.lengths_csv), "workload.serving.lengths_csv",
+                             arch.max_position_embeddings, arch.name)
         if s.workload.inference and arch.kind == "decoder":
             raise InputError(f"workload.inference: {arch.name} is a decoder; inference models a fixed-size "
                              "forward pass of an encoder: use workload.serving for token-by-token generation")
@@ -996,6 +1018,55 @@ def _check_names(s: Scenario, source: str) -> None:
                              "decoder: use workload.inference for an encoder")
     except EcobenchError as exc:
         raise InputError(f"{source}: {exc}") from None
+
+
+MEASURED_POWER_SLACK = 2.0  # a supplied draw this far below its chips' idle or above their maximum is refused
+
+
+def _check_measured_power(s: Scenario, c: HardwareConfig, cat: Any, where: str) -> None:
+    """A supplied draw in watts for every accelerator of one instance: a figure in kW (or mW) lands far
+    outside what its chips can draw together (half their idle to twice their maximum; the instance
+    scope: at least half their idle)."""
+    if c.measured_power_w is None or c.measured_power_scope is None:
+        return
+    inst = cat.instance(c.instance_type)
+    acc = cat.accelerator_of(inst)
+    n = inst.spec.accelerator_count
+    if acc is None or not n:
+        return
+    override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
+    idle, top = ((override.idle_w, override.max_w) if override
+                 else (acc.power.idle_w, max(acc.power.max_w, acc.power.high_w or 0.0)))
+    low, high = n * idle / MEASURED_POWER_SLACK, n * top * MEASURED_POWER_SLACK
+    w = c.measured_power_w
+
+    def watts(x: float) -> str:
+        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+    if c.measured_power_scope == "accelerator" and not low <= w <= high:
+        raise InputError(f"{where}: {w:g} W is outside {watts(low)}-{watts(high)} W, half the idle to twice "
+                         f"the maximum draw of the {n} {acc.name} of {c.instance_type} together; allowed: "
+                         "watts for all of one instance's accelerators (measured_power_scope: accelerator; a "
+                         "figure in kW is the usual cause)")
+    if c.measured_power_scope == "instance" and w < low:
+        raise InputError(f"{where}: {w:g} W is below {watts(low)} W, half the idle draw of the {n} "
+                         f"{acc.name} of {c.instance_type} alone; allowed: watts for the whole instance "
+                         "(measured_power_scope: instance; a figure in kW is the usual cause)")
+
+
+def _check_drafter(c: HardwareConfig, arch: Architecture, where: str) -> None:
+    """A speculative drafter is smaller than the model it drafts for (a larger one was planned, and its
+    weights blamed on the target when they did not fit)."""
+    sp = c.speculative
+    if sp is None or sp.method != "draft":
+        return
+    field, params = (("draft_model", float(preset(sp.draft_model).params)) if sp.draft_model is not None
+                     else ("draft_params", float(sp.draft_params or 0.0)))
+    if params >= arch.params:
+        named = f"{sp.draft_model} ({params / 1e9:.3g} B parameters)" if sp.draft_model else f"{params:.3g}"
+        raise InputError(f"{where}.{field}: {named} is not smaller than the model it drafts for, "
+                         f"{arch.name} ({arch.params / 1e9:.3g} B); allowed: a drafter of fewer than "
+                         f"{arch.params:.3g} parameters (a smaller preset, or draft_params)")
 
 
 def _check_expert(c: HardwareConfig, arch: Architecture, where: str) -> None:
@@ -1042,7 +1113,7 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
         sub = next((m for m in (ArchitectureSpec, MoESpec, MlaSpec, InferenceSpec, ServingSpec, TrainingSpec,
                                 WorkloadSpec,
                                 Overrides, Pricing, HardwareConfig, Phase, MeasurementSpec, ParallelismSpec,
-                                UncertaintySpec, ProfileSpec, AutoscaleSpec)
+                                UncertaintySpec, ProfileSpec, AutoscaleSpec, SpeculativeSpec)
                     if m.__name__ in text), None)
         path = prefix + name + ("[]" if sub in (HardwareConfig, Phase) else "")
         default = "required" if f.is_required() else (

@@ -218,6 +218,25 @@ def test_run_help_says_parallelism_also_splits_a_serving_replica(capsys):
     assert "training layout" in line and "Serving: {tensor, pipeline}, ranks per model replica" in line
 
 
+def test_run_help_lists_the_speculative_fields_and_only_real_commands(capsys):
+    """configs[].speculative's fields were missing from `run --help` and the README's field table, and
+    draft_model's text sent users to `ecobench models`, a command that does not exist."""
+    import argparse
+    import re
+
+    from ecobench.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = capsys.readouterr().out
+    for field in ("method", "draft_model", "draft_params", "num_speculative_tokens", "acceptance_rate"):
+        assert f"configs[].speculative.{field} " in out, field
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    commands = set(sub.choices)
+    for named in re.findall(r"`ecobench ([a-z-]+)", out):
+        assert named in commands, f"run --help names `ecobench {named}`, not a command"
+
+
 def test_readme_documents_every_scenario_field_and_commands():
     from ecobench.scenario.model import describe_fields
 

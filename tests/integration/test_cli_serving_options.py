@@ -100,6 +100,22 @@ def test_measured_serving_sizes_from_the_benchmark(tmp_path):
     assert _rows(tmp_path / "x").instances["m"] == 4  # 10 requests/s at 3 per instance
 
 
+def test_a_benchmark_of_other_request_lengths_is_named_on_stderr(tmp_path, capsys):
+    """The mismatch was only in the row's method text: a 128-token benchmark sized a 1,024-token
+    service silently."""
+    (tmp_path / "bench.json").write_text(json.dumps(dict(BENCH, total_input_tokens=128000)))
+    configs = [{"id": "m", "instance_type": "g6e.xlarge", "precision": "bf16",
+                "measured_serving": "bench.json"}]
+    assert _run(tmp_path, _scenario(configs)) == 0
+    err = capsys.readouterr().err
+    assert ("ecobench: warning: m: the measured_serving benchmark's requests differ from the workload's (its "
+            "mean input is 128 tokens, the scenario's 1024)") in err, err
+    (tmp_path / "same").mkdir()
+    (tmp_path / "same" / "bench.json").write_text(json.dumps(BENCH))
+    assert _run(tmp_path / "same", _scenario(configs)) == 0
+    assert "measured_serving benchmark" not in capsys.readouterr().err
+
+
 def _bad(tmp_path, capsys, scenario, *needles):
     assert _run(tmp_path, scenario) == 2
     err = capsys.readouterr().err

@@ -87,9 +87,32 @@ def test_lengths_csv_gives_the_means(tmp_path, capsys):
     ({"arrival_cv": -1}, None, "arrival_cv"),
     ({"p99_ms": 500}, None, "p99_ms: a percentile target must name its statistic (ttft or tpot)"),
     ({"p97_ttft_ms": 500}, None, "p97_ttft_ms: no target for that statistic; allowed: median_ttft_ms"),
+    # the unit or the statistic's name was wrong, and the message said the metric was missing
+    ({"p99_ttft_s": 3}, None, "p99_ttft_s: latency targets are in milliseconds, named with _ms: write "
+                              "p99_ttft_ms (1 s = 1000 ms); allowed: median_ttft_ms"),
+    ({"p99_tpot": 80}, None, "p99_tpot: latency targets are in milliseconds, named with _ms: write "
+                             "p99_tpot_ms;"),
+    ({"p50_ttft_ms": 500}, None, "p50_ttft_ms: the 50th-percentile target is named median: write "
+                                 "median_ttft_ms;"),
+    ({"p99_e2e_ms": 500}, None, "p99_e2e_ms: e2e is not a latency ecobench plans for; targets bound "
+                                "ttft or tpot"),
     ({"ttft_ms": 500, "median_ttft_ms": 600}, None, "ttft_ms (deprecated name of median_ttft_ms) is 500"),
     (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "scheduler": "fifo"}],
      "scheduler"),
+    # a drafter larger than the target was planned, and its weights blamed on the target
+    (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16",
+             "speculative": {"method": "draft", "draft_model": "llama3-70b", "num_speculative_tokens": 4,
+                             "acceptance_rate": 0.7}}],
+     "configs[0].speculative.draft_model: llama3-70b (70.6 B parameters) is not smaller than the model it "
+     "drafts for, llama3-8b (8.03 B); allowed: a drafter of fewer than"),
+    (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16",
+             "speculative": {"method": "draft", "draft_params": 1e11, "num_speculative_tokens": 4,
+                             "acceptance_rate": 0.7}}],
+     "configs[0].speculative.draft_params: 1e+11 is not smaller than the model it drafts for"),
+    (None, [{"id": "a", "instance_type": "g6.xlarge", "precision": "bf16",
+             "speculative": {"method": "draft", "draft_params": 7e9, "num_speculative_tokens": 4,
+                             "acceptance_rate": 0.7}}],
+     "llama3-8b and its drafter need 28.0 GiB of weights per device at tensor 1 on g6.xlarge"),
     (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "scheduler": "static",
              "max_num_batched_tokens": 2048}], "max_num_batched_tokens applies to the continuous scheduler"),
     (None, [{"id": "a", "instance_type": "inf2.48xlarge", "precision": "bf16", "scheduler": "disaggregated"}],
@@ -111,6 +134,14 @@ def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs,
     ("prompt,answer\n1,2\n", "needs a header with input_tokens and output_tokens"),
     # one field past the csv module's limit: was an internal error (exit 3)
     ("input_tokens,output_tokens\n" + "1" * 200_000 + ",5\n", "not a readable CSV"),
+    # a short row was read with the missing value as 1 (output_tokens 1, or count 1), silently
+    ("input_tokens,output_tokens,count\n100,50,3\n900,450\n", "row 3: fewer fields than the header's 3"),
+    ("input_tokens,output_tokens\n100\n", "row 2: fewer fields than the header's 2 columns"),
+    ("input_tokens,output_tokens\n100,50,7\n", "row 2: more fields than the header's 2 columns"),
+    # a request longer than the context was planned for (only the means were checked)
+    ("input_tokens,output_tokens,count\n100,50,90\n8000,500,1\n",
+     "row 3: input_tokens + output_tokens 8500 exceeds llama3-8b's max_position_embeddings (8192); allowed: "
+     "requests of at most 8192 tokens"),
 ])
 def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, rows, message):
     (tmp_path / "l.csv").write_text(rows)
@@ -118,6 +149,32 @@ def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, row
     assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and "l.csv" in err and "lengths_csv" in err, err
+
+
+@pytest.mark.parametrize("special,message", [
+    ("/dev/zero", "is a character device; give a regular lengths CSV file"),  # was a MemoryError, exit 3
+    (".", "is a directory; give a regular lengths CSV file"),
+    ("missing.csv", "no such file (the lengths CSV)"),
+])
+def test_lengths_csv_goes_through_the_bounded_reader(tmp_path, capsys, special, message):
+    path = _write(tmp_path, serving={"lengths_csv": special})
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "workload.serving.lengths_csv" in err and err.count("\n") == 1, err
+
+
+def test_lengths_csv_from_a_spreadsheet_with_a_byte_order_mark_reads(tmp_path, capsys):
+    """Excel's "CSV UTF-8" starts with a byte-order mark and ends lines with CRLF: it was refused as
+    having no input_tokens header."""
+    (tmp_path / "l.csv").write_bytes(b"\xef\xbb\xbfinput_tokens,output_tokens,count\r\n"
+                                     b"100,50,3\r\n900,450,1\r\n")
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv", "median_tpot_ms": 100})
+    data = yaml.safe_load(path.read_text())
+    del data["workload"]["serving"]["input_tokens"], data["workload"]["serving"]["output_tokens"]
+    path.write_text(yaml.safe_dump(data))
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 0, capsys.readouterr().err
+    resolved = yaml.safe_load((tmp_path / "o" / "scenario.yaml").read_text())["workload"]["serving"]
+    assert resolved["input_tokens"] == 300 and resolved["output_tokens"] == 150
 
 
 def test_serve_point_prints_a_static_batch_with_bands(capsys):

@@ -13,6 +13,9 @@ from ecobench.cli import main
 SOURCE = {"citation": "Team A benchmark", "url": "https://example.invalid/a", "as_of": "2026-10",
           "group": "team_a", "metered": "device", "method": "Zeus over NVML", "not_stated": "clocks"}
 
+ARCH = {"layers": 32, "hidden_size": 4096, "heads": 32, "intermediate_size": 14336, "vocab_size": 128256,
+        "kind": "decoder"}
+
 
 def _point(i: int, power_w: float, tokens_per_s: float, batch: int, **extra) -> dict:
     return {"id": f"team_a_{i}", "source": "team_a", "kind": "power_serve", "model_name": "Llama-3-8B",
@@ -43,12 +46,33 @@ def test_calibration_refits_with_the_points_and_reports_their_out_of_sample_erro
     ({"power_w": 50.0}, "outside 79-840 W"),
     ({"colour": "red"}, "colour: unknown field (allowed: id, source, kind"),
     ({"gpu": "h900"}, "gpu: unknown chip 'h900'; allowed:"),
+    # these were one line without the file or field (the preset), a line ': Value error, ...' (the
+    # source), or a TypeError, exit 3 (an inline architecture)
+    ({"model": "llama-3-8b"}, "points[0] (team_a_0).model: unknown model preset 'llama-3-8b'; did you mean "
+                              "'llama3-8b'"),
+    ({"source": "team_b"}, "points[0] (team_a_0).source: unknown source 'team_b'; allowed: team_a"),
+    ({"model": None, "architecture": {k: v for k, v in ARCH.items() if k != "vocab_size"}},
+     "points[0] (team_a_0).architecture.vocab_size: required (an inline architecture needs layers"),
+    ({"model": None, "architecture": {**ARCH, "rope": True}},
+     "points[0] (team_a_0).architecture.rope: unknown field (allowed: layers, hidden_size"),
+    ({"model": None, "architecture": {**ARCH, "layers": 0}},
+     "points[0] (team_a_0).architecture.layers: 0 is not allowed; allowed: a whole number >= 1"),
+    ({"model": None, "architecture": {**ARCH, "heads": 30}},
+     "points[0] (team_a_0).architecture: heads (30) must divide hidden_size (4096)"),
 ])
 def test_bad_points_exit_2_naming_file_field_and_what_is_allowed(tmp_path, capsys, change, words):
     path = _write(tmp_path, [{**_point(0, 400.0, 1000.0, 16), **change}])
     assert main(["calibrate", path]) == 2
     err = capsys.readouterr().err
     assert path in err and "points[0] (team_a_0)" in err and words in err and "Traceback" not in err
+
+
+def test_a_point_id_given_twice_is_refused_naming_both(tmp_path, capsys):
+    path = _write(tmp_path, [_point(0, 400.0, 1000.0, 16), _point(0, 500.0, 2000.0, 32)])
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: points[1] (team_a_0).id: 'team_a_0' is also points[0]'s id; allowed: each id once" in err
+    assert err.count("\n") == 1, err
 
 
 def test_a_source_without_a_metered_scope_is_refused(tmp_path, capsys):

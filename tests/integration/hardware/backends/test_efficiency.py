@@ -130,3 +130,28 @@ def test_published_layouts_fit_the_memory_model():
         if not evaluate(p.workload, p.cluster, p.layouts, eff).fits[0]:
             refused.append(p.point.id)
     assert len(refused) <= 2, refused
+
+
+def test_docs_serving_lists_every_stack_with_a_fitted_step_cost(tmp_path, capsys):
+    """docs/serving.md's stored-fit table listed 4 stacks (nxd-inference, vllm-neuron and
+    optimum-neuron-vllm were fitted but missing) and said a configuration naming SGLang "gets the prior
+    centres", while `stack: sglang` is refused."""
+    import yaml
+
+    from ecobench.cli import main
+    from tests.conftest import SCENARIOS
+
+    doc = (SCENARIOS.parent / "docs" / "serving.md").read_text()
+    table = doc.split("| stack | step (ms) | collective (µs) | compute factor |", 1)[1].split("\n\n", 1)[0]
+    listed = {line.split("|")[1].strip().split(" ")[0] for line in table.splitlines()[2:]}
+    fitted = {k.removeprefix("step.") for k in E.current_fit().values if k.startswith("step.")}
+    assert fitted <= listed, fitted - listed
+    assert "naming such a\nstack gets the prior centres" not in doc  # the refused SGLang
+    s = {"schema_version": 2, "name": "s", "uncertainty": {"draws": 0},
+         "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 3600, "input_tokens": 512,
+                                                        "output_tokens": 128}},
+         "configs": [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "stack": "sglang"}],
+         "baseline": "a"}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(s))
+    assert main(["run", str(tmp_path / "s.yaml"), "-q", "--out", str(tmp_path / "o")]) == 2
+    assert "unknown software stack 'sglang'" in capsys.readouterr().err
