@@ -187,7 +187,7 @@ def cmd_serve_point(args: argparse.Namespace) -> int:
 
     p = serve_point(args.model, args.instance_type, args.precision, args.batch, args.input_tokens,
                     args.output_tokens, args.tensor, args.stack, args.weight_precision,
-                    args.kv_cache_precision)
+                    args.kv_cache_precision, args.quantization)
     print(json.dumps(p.to_dict(), indent=2) if args.format == "json" else format_point(p))
     return 0
 
@@ -653,6 +653,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--tensor", type=int, help="tensor-parallel degree (default: the smallest that fits)")
     sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's)")
     sp.add_argument("--weight-precision", help="weight storage type when it differs (e.g. int8)")
+    sp.add_argument("--quantization", choices=["fp8", "int8", "int4"],
+                    help="as a configuration's quantization: fp8 or int8 (W8A8: weights in 1 byte, weight "
+                         "matmuls at the chip's 8-bit peak) or int4 (W4A16: 4-bit weights, compute at "
+                         "--precision); default none")
     sp.add_argument("--kv-cache-precision", help="key/value cache data type (default: --precision)")
     sp.add_argument("--format", choices=["table", "json"], default="table",
                     help="a table (default) or JSON, with each figure's _low and _high band")

@@ -39,10 +39,12 @@ class ServePoint:
     output_tokens: int
     figures: dict[str, tuple[float, float, float]]  # name -> (value, low, high)
     source: str
+    quantization: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "precision", "tensor",
-                                                             "batch", "input_tokens", "output_tokens")}
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "precision",
+                                                             "quantization", "tensor", "batch",
+                                                             "input_tokens", "output_tokens")}
         for name, (v, lo, hi) in self.figures.items():
             out |= {name: v, f"{name}_low": lo, f"{name}_high": hi}
         return out | {"source": self.source}
@@ -50,17 +52,26 @@ class ServePoint:
 
 def serve_point(model: str, instance_type: str, precision: str, batch: int, input_tokens: int,
                 output_tokens: int, tensor: int | None = None, stack: str | None = None,
-                weight_precision: str | None = None, kv_cache_precision: str | None = None) -> ServePoint:
+                weight_precision: str | None = None, kv_cache_precision: str | None = None,
+                quantization: str | None = None) -> ServePoint:
     """The static batch's TTFT, TPOT and tokens per second (``tensor``: default the smallest degree
-    whose weights and the batch's caches fit)."""
+    whose weights and the batch's caches fit; ``quantization``: as a configuration's, fp8 or int8
+    W8A8, int4 W4A16)."""
     from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
     from ecobench.hardware.backends.serve_bands import SERVING_FIGURES, Regime, serving_band
+    from ecobench.planning.serving_options import quantized_cluster
+    from ecobench.scenario.model import QUANTIZATIONS
     from ecobench.workloads.presets import PRESETS, preset
 
     for name, value in (("--precision", precision), ("--weight-precision", weight_precision),
                         ("--kv-cache-precision", kv_cache_precision)):
         if value is not None and value not in DTYPES:
             raise InputError(f"{name} {value!r}: not a data type; allowed: {', '.join(DTYPES)}")
+    if quantization is not None and quantization not in QUANTIZATIONS:
+        raise InputError(f"--quantization {quantization!r}: allowed: {', '.join(QUANTIZATIONS)}")
+    if quantization is not None and weight_precision is not None:
+        raise InputError("give --quantization or --weight-precision, not both (quantization sets how "
+                         "weights are stored)")
     for name, value in (("--batch", batch), ("--input-tokens", input_tokens),
                         ("--output-tokens", output_tokens)):
         if value < 1:
@@ -81,6 +92,11 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     if acc is None:
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
     cl = instance_cluster(cat, inst, precision)
+    try:
+        cl = quantized_cluster(cl, acc, quantization)
+    except InputError as exc:
+        raise InputError(f"--quantization {quantization}: {exc}") from None
+    weight_precision = quantization or weight_precision
     valid = divisors(cl.ranks_per_node)
     if tensor is not None and tensor not in valid:
         raise InputError(f"--tensor {tensor}: must divide the {cl.ranks_per_node} ranks of {instance_type}; "
@@ -123,13 +139,17 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                       f"{eff.source}; 90% bands: held-out errors of "
                       + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in names)
                       + ("" if len(names) == len(SERVING_FIGURES)
-                         else "; no tpot_ms: with one output token no decode step follows the first"))
+                         else "; no tpot_ms: with one output token no decode step follows the first"),
+                      quantization)
 
 
 def format_point(p: ServePoint) -> str:
     """The terminal's lines."""
-    head = (f"{p.model} on {p.instance_type} ({p.precision}, tensor {p.tensor}): static batch {p.batch}, "
-            f"{p.input_tokens} tokens in, {p.output_tokens} out")
+    from ecobench.planning.serving_options import QUANTIZATION_WORDS
+
+    quant = f", {QUANTIZATION_WORDS[p.quantization]}" if p.quantization else ""
+    head = (f"{p.model} on {p.instance_type} ({p.precision}{quant}, tensor {p.tensor}): static batch "
+            f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out")
     rows = [f"  {name:<22} {v:>10.4g}   90% band {lo:.4g} to {hi:.4g}"
             for name, (v, lo, hi) in p.figures.items()]
     return "\n".join([head, *rows, f"  ({p.source})"])

@@ -402,7 +402,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     cl = instance_cluster(cat, inst, cfg.precision)
     acc = cat.accelerator_of(inst)
     if acc is not None:
-        cl = serving_options.quantized_cluster(cl, acc, cfg)
+        cl = serving_options.quantized_cluster(cl, acc, cfg.quantization)
     rpn = cl.ranks_per_node
     given = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
     if given is not None:

@@ -24,6 +24,7 @@ from ecobench.scenario.model import HardwareConfig, ServingSpec
 from ecobench.workloads.presets import preset
 
 W8A8 = ("fp8", "int8")  # quantizations whose weight matmuls run at the chip's 8-bit peak
+QUANTIZATION_WORDS = {"fp8": "FP8 W8A8", "int8": "INT8 W8A8", "int4": "INT4 weights (W4A16)"}
 
 
 def weight_dtype(cfg: HardwareConfig) -> str | None:
@@ -31,10 +32,10 @@ def weight_dtype(cfg: HardwareConfig) -> str | None:
     return cfg.quantization or cfg.weight_precision
 
 
-def quantized_cluster(cl: Cluster, acc: Accelerator, cfg: HardwareConfig) -> Cluster:
-    """The cluster with the weight matmuls at the chip's 8-bit peak for W8A8 (the rest of the kernels
-    at ``precision``'s); unchanged otherwise. Bad input where the chip has no published peak in it."""
-    q = cfg.quantization
+def quantized_cluster(cl: Cluster, acc: Accelerator, q: str | None) -> Cluster:
+    """The cluster with the weight matmuls at the chip's 8-bit peak for W8A8 quantization ``q`` (the
+    rest of the kernels at ``precision``'s); unchanged otherwise. Bad input where the chip has no
+    published peak in it."""
     if q not in W8A8:
         return cl
     peak = acc.peak_tflops.get(q or "")
@@ -66,8 +67,7 @@ def describe(spec: ServingSpec, cfg: HardwareConfig) -> str:
     """The options in words, for the plan's method ('' when none is set)."""
     parts = []
     if cfg.quantization:
-        parts.append({"fp8": "FP8 W8A8", "int8": "INT8 W8A8",
-                      "int4": "INT4 weights (W4A16)"}[cfg.quantization])
+        parts.append(QUANTIZATION_WORDS[cfg.quantization])
     if cfg.kv_cache_precision and cfg.kv_cache_precision != cfg.precision:
         parts.append(f"{cfg.kv_cache_precision} KV cache")
     if spec.prefix_cache_hit_rate:

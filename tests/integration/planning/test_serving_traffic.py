@@ -197,12 +197,31 @@ def test_serve_point_prints_a_static_batch_with_bands(capsys):
     (["--tensor", "3"], "--tensor 3: must divide the 8 ranks"),
     (["--batch", "100000"], "do not fit p5.48xlarge"),
     (["--instance-type", "p9.huge"], "p9.huge"),
+    (["--quantization", "int4", "--weight-precision", "int8"],
+     "give --quantization or --weight-precision, not both"),
+    (["--instance-type", "p4d.24xlarge", "--quantization", "fp8"],
+     "--quantization fp8: NVIDIA A100 40GB SXM4 has no published fp8 peak"),
 ])
 def test_serve_point_bad_input_exits_2(capsys, args, message):
     base = ["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge"]
     assert main(base + args) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1, err
+
+
+def test_serve_point_takes_a_quantization_as_a_configuration_does(capsys):
+    """--quantization (which a scenario's configuration takes) was missing, and --weight-precision int4
+    refused: W8A8 runs the prefill's weight matmuls at the 8-bit peak and halves the weights a decode
+    step reads; W4A16 quarters them and leaves the prefill at --precision."""
+    def point(*args: str) -> dict:
+        assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--batch", "8",
+                     "--input-tokens", "1024", "--output-tokens", "256", "--format", "json", *args]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    bf16, fp8, int4 = point(), point("--quantization", "fp8"), point("--quantization", "int4")
+    assert fp8["quantization"] == "fp8" and bf16["quantization"] is None
+    assert fp8["ttft_ms"] < 0.7 * bf16["ttft_ms"] and fp8["tpot_ms"] < bf16["tpot_ms"]
+    assert int4["ttft_ms"] == pytest.approx(bf16["ttft_ms"], rel=0.02) and int4["tpot_ms"] < fp8["tpot_ms"]
 
 
 def test_serve_point_help_exits_0(capsys):

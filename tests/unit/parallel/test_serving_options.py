@@ -84,10 +84,10 @@ def _cfg(**kw):
 
 def test_w8a8_runs_weight_matmuls_at_the_8bit_peak(p5):
     _, acc, cl, eff = p5
-    q = quantized_cluster(cl, acc, _cfg(quantization="fp8"))
+    q = quantized_cluster(cl, acc, "fp8")
     assert q.peak_tflops == pytest.approx(acc.peak_tflops["fp8"])
     assert q.peak_16bit_tflops == pytest.approx(cl.peak_tflops)
-    assert quantized_cluster(cl, acc, _cfg(quantization="int4")) is cl
+    assert quantized_cluster(cl, acc, "int4") is cl
     w8 = _w(tensor=1, weight_dtype="fp8")  # one rank: the prompt's kernels alone, no all-reduce
     prompt = float(prefill_s(w8, q, eff))  # compute-bound: faster at the 8-bit peak
     assert prompt < 0.8 * float(prefill_s(w8, cl, eff))
@@ -99,8 +99,8 @@ def test_w8a8_refused_where_the_chip_has_no_8bit_peak():
     acc = cat.accelerator_of(inst)
     cl = instance_cluster(cat, inst, "bf16")
     with pytest.raises(InputError, match="no published fp8 peak.*allowed: int8, int4"):
-        quantized_cluster(cl, acc, _cfg(quantization="fp8"))
-    assert quantized_cluster(cl, acc, _cfg(quantization="int8")).peak_tflops == pytest.approx(
+        quantized_cluster(cl, acc, "fp8")
+    assert quantized_cluster(cl, acc, "int8").peak_tflops == pytest.approx(
         acc.peak_tflops["int8"])
 
 
