@@ -5,7 +5,7 @@ within 20% (issue 22), for TTFT and for the per-request TPOT."""
 import numpy as np
 import pytest
 
-from ecobench.planning.schedulers import SCHEDULERS, Steps, prefill_pool_ttft
+from ecobench.planning.schedulers import SCHEDULERS, Steps, Ttft, _gg1_wait, prefill_pool_ttft
 from ecobench.planning.simulate import simulate
 from ecobench.planning.traffic import Lengths, Traffic
 
@@ -78,8 +78,8 @@ def _requests(traffic, load):
 #   to TPOT is in the model: schedulers.peakedness; TPOT p50 at load 0.9 went from -12% (-11%, -12%) to
 #   -2% (-0%, -2%) with a budget, from -12% (-11%, -13%) to -2% (-1%, -3%) without.)
 KNOWN_GAPS = {
-    ("bursty", "continuous", None, 0.6): "TTFT p50 -11% (-12%, -12%): the short waits of bursts",
-    ("bursty", "continuous", None, 0.9): "TTFT p99 -56% (-59%, -62%): bursts fill the slots",
+    ("bursty", "continuous", None, 0.6): "TTFT p50 -10% (-11%, -11%): the short waits of bursts",
+    ("bursty", "continuous", None, 0.9): "TTFT p99 -55% (-59%, -62%): bursts fill the slots",
 }
 
 
@@ -92,6 +92,99 @@ def test_queue_model_agrees_with_the_simulation_at_every_load(scheduler, budget,
     if gap:
         request.applymarker(pytest.mark.xfail(reason=f"a known gap of the closed form: {gap}", strict=False))
     _check(_compare(scheduler, budget, TRAFFIC[traffic], load, n=_requests(traffic, load)))
+
+
+# Arrivals smoother than Poisson (a near-deterministic stream) with lengths that vary: a D/G/1-like
+# queue that waits only when a prompt outlasts the gap to the next. Where the closed forms do not hold
+# the targets (measured 2026-11-27 against these runs, and seeds 1 and 2 in brackets; at arrival CV
+# 0.01 and 0.1 alike, the CV 0.1 figures within 1 point):
+# * the TTFT CDF reads the prompts' service at 8 of their 64 length points (schedulers.SOLVE_POINTS), the
+#   highest at the 0.945 quantile: where few prompts wait the TTFT p99 is the longest prompts' own
+#   prefill, which those points do not reach (all 64, seed 0: disaggregated at load 0.3 +1% p50, +3%
+#   p99; continuous without a budget at load 0.6, p99 -19% with 8 points, +1% with 64);
+# * with a budget at load 0.9, the prompts that arrive before a prompt's step starts and share it: the
+#   model counts them as Poisson arrivals do and adds what bursts bring beyond that, but takes nothing
+#   off for a smoother stream that brings fewer (schedulers._arrivals_after's count, clipped at the
+#   Poisson one; unclipped, TTFT p50 -5%, p99 -17%).
+# (Before 2026-11-27 the wait of the few who wait was the whole mean wait over a delay probability
+# corrected down to 1e-12: TTFTs 1e6-2e7 times the simulated at loads 0.3-0.6.)
+SMOOTH = {cv: Traffic(Lengths(512, 0.5), Lengths(100, 0.5), arrival_cv=cv) for cv in (0.01, 0.1)}
+SMOOTH_GAPS = {
+    ("continuous", 2048, 0.9): "TTFT p50 +15% (+16%, +15%): a smoother stream's fewer prompts sharing a step",
+    ("disaggregated", None, 0.3): "TTFT p99 -24% (-23%, -23%): the prompts' service at 8 length points",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheduler,budget", CASES)
+@pytest.mark.parametrize("arrival_cv", list(SMOOTH))
+@pytest.mark.parametrize("load", [0.3, 0.6, 0.9])
+def test_queue_model_agrees_with_the_simulation_for_smooth_arrivals(scheduler, budget, arrival_cv, load):
+    err = _compare(scheduler, budget, SMOOTH[arrival_cv], load, n=100_000)
+    gap = SMOOTH_GAPS.get((scheduler, budget, load))
+    if gap:
+        assert max(abs(v) for v in err.values()) < 0.5, err  # a known gap, not a blow-up
+        try:
+            _check(err)
+        except AssertionError:
+            pytest.xfail(f"a known gap of the closed form: {gap}")
+    _check(err)
+
+
+def _lindley_wait(arrival_cv, work_cs2, load, n=200_000):
+    """Waits of a GI/G/1 queue of unit mean work (gamma inter-arrival times and work), by Lindley's
+    recursion ``W' = max(0, W + S - A)``, after a tenth of the arrivals."""
+    rng = np.random.default_rng(0)
+    gap = rng.gamma(1 / arrival_cv ** 2, arrival_cv ** 2 / load, n)
+    work = rng.gamma(1 / work_cs2, work_cs2, n)
+    w, out = 0.0, np.empty(n)
+    for i, d in enumerate((work - np.roll(gap, -1)).tolist()):
+        out[i] = w
+        w = max(0.0, w + d)
+    return out[n // 10:]
+
+
+def test_a_smooth_stream_waits_little_and_those_who_wait_wait_about_a_work():
+    """Arrival CV 0.01 at load 0.3, work CV^2 0.25: the delay probability's correction takes it to about
+    none, and the wait of those who wait stays a share of a work (it was the uncorrected mean wait over
+    that probability: 1e10 mean works), so the mean wait is that share times the probability."""
+    p, waited, _ = _gg1_wait(np.array([0.3]), np.ones(1), np.array([0.25]), 0.01, 1.25 * 1.5)
+    sim = _lindley_wait(0.01, 0.25, 0.3)
+    assert p[0] < 0.01 and (sim > 0).mean() < 0.01
+    assert 0.1 < waited[0] < 1.0  # simulated: 0.29 mean works
+    assert p[0] * waited[0] < 1e-3  # simulated: 2.4e-4
+
+
+@pytest.mark.parametrize("work_cs2", [0.25, 1.0])
+@pytest.mark.parametrize("load", [0.3, 0.6, 0.9])
+def test_the_wait_of_a_smooth_stream_agrees_with_lindleys_recursion(work_cs2, load):
+    """Arrival CV 0.01: the delay probability within 0.01 plus a tenth, the wait of those who wait
+    within 20% where more than 1% wait."""
+    third = (1 + work_cs2) * (1 + 2 * work_cs2)
+    p, waited, _ = _gg1_wait(np.array([load]), np.ones(1), np.array([work_cs2]), 0.01, third)
+    sim = _lindley_wait(0.01, work_cs2, load)
+    sim_p = (sim > 0).mean()
+    assert abs(p[0] - sim_p) <= 0.01 + 0.1 * sim_p, (p[0], sim_p)
+    if sim_p > 0.01:
+        assert abs(waited[0] / sim[sim > 0].mean() - 1) <= 0.2, (waited[0], sim[sim > 0].mean())
+
+
+def test_the_wait_goes_continuously_to_none_as_the_arrivals_grow_regular():
+    """Arrival CV 0, 0.001, 0.01, 0.05, 0.1, 0.3 at loads 0.1-0.95 and work CV^2 0-1.44: the TTFT
+    quantiles of the wait rise with the CV (a more regular stream never waits longer) and the wait of
+    those who wait stays within a few mean works below load 0.9."""
+    loads = np.linspace(0.1, 0.95, 18)
+    for cs2 in (0.0, 0.25, 1.0, 1.44):
+        prev = None
+        for cv in (0.0, 0.001, 0.01, 0.05, 0.1, 0.3):
+            p, waited, shape = _gg1_wait(loads, np.ones_like(loads), np.full_like(loads, cs2), cv,
+                                         (1 + cs2) * (1 + 2 * cs2))
+            assert np.all(waited[loads < 0.9] < 10), (cs2, cv, waited)
+            zeros = np.zeros_like(loads)
+            q = Ttft(zeros, zeros, p, waited, zeros[:, None], shape).quantiles([0.5, 0.9, 0.99])
+            if prev is not None:
+                assert np.all(q >= prev * 0.99 - 1e-3), (cs2, cv, np.round(q - prev, 4))
+            prev = q
 
 
 def test_chunked_prefill_bounds_tpot_tails_a_whole_prefill_does_not_lengthen():
