@@ -381,10 +381,32 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> s
     for metric, q, value, name in spec.targets:
         best = float(op.latency_ms(metric, q, np.array([0]))[0])
         if best > value:
-            what = ("a decode step and the prefills between steps take" if metric == "tpot"
-                    else "the prefill takes")
-            return f"{name} {value:g} is below the {best:.1f} ms {what} at batch 1 {on}"
+            if metric == "tpot":
+                return (f"{name} {value:g} is below the {best:.1f} ms a decode step and the prefills "
+                        f"between steps take at batch 1 {on}")
+            return (f"{name} {value:g} is below the {best:.1f} ms a request waits and is prefilled at "
+                    f"batch 1 {on}; {_ttft_parts(op)}")
     return f"no concurrency meets every target {on}"
+
+
+def _ttft_parts(op: Operating) -> str:
+    """What batch 1's mean TTFT is made of, in the scheduler's terms (a percentile's value is not the
+    sum of its parts' percentiles: the means are given)."""
+    d = op.ttft_rows(np.array([0]))
+    residual = 1e3 * float(np.mean(d.residual)) / 2  # a uniform share of the step or cycle in progress
+    queued = 1e3 * float(d.p[0] * d.wait[0])
+    own = 1e3 * float(d.fixed[0] + d.service.mean())
+    total = residual + queued + own
+    if op.scheduler == "static":
+        parts = (f"{residual + queued:.1f} ms waiting for the batch in flight to finish (its prefill and "
+                 f"decode), {own:.1f} ms prefilling its own batch")
+    elif op.scheduler == "disaggregated":
+        parts = (f"{queued:.1f} ms queued behind other prompts at the prefill replicas' lowest load "
+                 f"({op.prefill_load or 0:.0%}), {own:.1f} ms its prefill and key/value transfer")
+    else:
+        parts = (f"{residual:.1f} ms waiting for the step in progress, {queued:.1f} ms queued behind other "
+                 f"prompts' prefill, {own:.1f} ms its own prefill (chunks between decode steps)")
+    return f"its mean, {total:.1f} ms, is {parts}"
 
 
 def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,

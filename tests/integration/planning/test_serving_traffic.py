@@ -253,7 +253,7 @@ def test_a_target_no_configuration_meets_still_runs_with_a_warning_each(tmp_path
     for cid, inst in (("p5", "p5.48xlarge"), ("g6e", "g6e.xlarge")):
         assert f"ecobench: warning: {cid}: no batch meets p99_ttft_ms 0.5 on {inst}: " in err
         assert rows[cid]["slo"].endswith(" misses") and rows[cid]["ttft_ms_p99"] > 0.5
-        assert " ms the prefill takes at batch 1 on " in rows[cid]["layout_choice"]
+        assert " ms a request waits and is prefilled at batch 1 on " in rows[cid]["layout_choice"]
     assert rows["g6e"]["cost_change_pct"] == pytest.approx(
         100 * (rows["g6e"]["cost_usd"] / rows["p5"]["cost_usd"] - 1))
 
