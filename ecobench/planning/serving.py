@@ -53,6 +53,8 @@ from ecobench.planning.schedulers import (
     Steps,
     Ttft,
     first_meeting,
+    prefill_only,
+    prefill_queue,
 )
 from ecobench.planning.traffic import Lengths, Traffic
 from ecobench.power.draw import Activity
@@ -143,6 +145,8 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
             ok &= 1e3 * x <= v
         return ok
 
+    if prefill_only(traffic):  # one output token: no decode, whatever the scheduler
+        return prefill_queue(steps, traffic, name)
     return SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
 
 
@@ -488,8 +492,11 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         per_replica = rate / replicas
         at = {k: float(v) for k, v in load_at(op, per_replica).items()}
         busy = min(1.0, per_replica / float(op.rate_per_s[0]))
+        share = at["prefill_share"]
+        if prefill_only(traffic):  # a queue of prompts: busy at its load, prefilling only
+            busy, share = min(1.0, per_replica * op.prefill_s), 1.0
         used = replicas / (instances * per_instance)  # replica slots in use (the rest idle)
-        act = serving_activity(w, cl, eff, at["batch"], at["prefill_share"])
+        act = serving_activity(w, cl, eff, at["batch"], share)
         candidate = ServingPlan(  # latency columns: the chosen layout's only, below
             t, replicas, per_instance, instances, capacity, at["batch"], limit, {},
             "", float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
@@ -518,6 +525,8 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
     load = best.operating.prefill_load if best.operating is not None else None
     sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")
+    if prefill_only(traffic):
+        sched += " (one output token: no decode, each replica a queue of prompts)"
     assert best.operating is not None
     latency = latency_columns(best.operating, rate / best.replicas, stats)
     return ServingPlan(**{**best.__dict__, "latency": latency, "slo": slo_verdicts(spec, latency),
