@@ -30,6 +30,8 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   instance's network; decode replicas keep ``B`` requests decoding with no prefill between steps.
   ``rho_p`` is the highest that meets the TTFT targets; a replica-equivalent serves
   ``1 / (E[t_p] / rho_p + (O - 1) t_d / B)`` requests per second.
+* one output token (:func:`prefill_only`), under any of them: no decode, a GI/G/1 queue of prompts
+  (:func:`prefill_queue`).
 
 Against the discrete-event simulation of ``planning/simulate.py`` at 30-90% load:
 ``tests/unit/planning/test_schedulers.py``.
