@@ -23,8 +23,8 @@ Why each range (upper bounds leave one to two orders of magnitude over the large
 - *experts* 1-65,536 per MoE layer (published: up to 384), a *capacity factor* 1-64 (the busiest
   expert's load over the mean: 1 is balanced, 64 is every token of 64 experts on one); *head and
   latent widths* up to the hidden size bound.
-- *instances* 1-100,000 (the largest clusters are about 100k accelerators); a *parallel degree*
-  (tensor, pipeline, data, expert, context) 1-1,000,000 ranks.
+- *instances* 1-100,000, given or planned (the largest clusters are about 100k accelerators); a
+  *parallel degree* (tensor, pipeline, data, expert, context) 1-1,000,000 ranks.
 - *memory headroom* 0-50% of device memory (``parallel/memory.py``: fragmentation measured at 15% on
   average, up to 33%; beyond half the device is a different device). *network* override
   0.01-10^6 Gbps per instance (the fastest instances have 3,200-6,400), *device memory* override
@@ -88,7 +88,8 @@ VocabSize = Annotated[int, _i(1, 4_194_304)]
 Tokens = Annotated[int, _i(1, 16_777_216)]  # sequence length, position embeddings
 BatchSize = Annotated[int, _i(1, 1_048_576)]
 GlobalBatchSize = Annotated[int, _i(1, 16_777_216)]
-Instances = Annotated[int, _i(1, 100_000)]
+MAX_INSTANCES = 100_000  # a configuration's instances, given or planned
+Instances = Annotated[int, _i(1, MAX_INSTANCES)]
 Degree = Annotated[int, _i(1, 1_000_000)]
 Experts = Annotated[int, _i(1, 65_536)]  # routed experts per MoE layer (published: up to 384)
 CapacityFactor = Annotated[float, _f(1.0, 64.0)]  # busiest expert's load over the mean

@@ -69,6 +69,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.planning.evaluate import row_warnings
 
     warnings = row_warnings(rows)
+    if s.workload.serving is not None:
+        warnings = s.workload.serving.deprecated_names + warnings
     if s.workload.arch().kind == "decoder":
         warnings += [f"{c.id}: precision not set, so fp32; LLMs train and serve in bf16 (or lower): set "
                      "precision" for c in s.configs if "precision" not in c.model_fields_set]

@@ -27,7 +27,15 @@ WHAT = "vllm bench serve result"
 REQUIRED = ("request_throughput", "median_ttft_ms", "median_tpot_ms")
 OPTIONAL = ("completed", "total_input_tokens", "total_output_tokens", "output_throughput", "mean_ttft_ms",
             "p90_ttft_ms", "p95_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p90_tpot_ms", "p95_tpot_ms",
-            "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "max_concurrency", "request_rate")
+            "p99_tpot_ms", "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "max_concurrency", "request_rate",
+            "duration")
+# vLLM writes request_throughput = completed / duration and output_throughput = total_output_tokens /
+# duration from the same counts (vllm/benchmarks/serve.py, calculate_metrics), so a saved result agrees
+# to float rounding. The tolerance admits figures copied from the console, which prints the rates with
+# two decimals and the duration with two (0.21 req/s for 32 / 150.87 = 0.2121: 1% off): 5% relative,
+# or half the console's last digit (0.005) for rates below 0.1/s. Anything further is a wrong figure.
+AGREE_REL = 0.05
+AGREE_ABS = 0.005
 
 
 @dataclass(frozen=True)
@@ -88,8 +96,31 @@ def parse(data: object, path: str) -> ServingBench:
                              "a 99th percentile is at least the median")
     if figures.get("completed") == 0:
         raise InputError(f"{path}: field 'completed' is 0; no request completed (allowed: >= 1)")
+    _agree(figures, path)
     return ServingBench(path, figures["request_throughput"], figures["median_ttft_ms"],
                         figures["median_tpot_ms"], figures)
+
+
+def _agree(figures: dict[str, float], path: str) -> None:
+    """Bad input where the rates disagree with the counts they are computed from: ``request_throughput``
+    with ``completed / duration``, ``output_throughput`` with ``total_output_tokens / duration``; with no
+    duration, the output tokens per request the two rates give with ``total_output_tokens / completed``."""
+    n, out, duration = figures.get("completed"), figures.get("total_output_tokens"), figures.get("duration")
+    rate, tok_rate = figures["request_throughput"], figures.get("output_throughput")
+    checks: list[tuple[str, float, str, float]] = []
+    if duration:
+        if n is not None:
+            checks.append(("request_throughput", rate, "completed / duration", n / duration))
+        if out is not None and tok_rate is not None:
+            checks.append(("output_throughput", tok_rate, "total_output_tokens / duration", out / duration))
+    elif n and out is not None and tok_rate is not None:
+        checks.append(("output_throughput / request_throughput", tok_rate / rate,
+                       "total_output_tokens / completed", out / n))
+    for name, got, what, want in checks:
+        if abs(got - want) > max(AGREE_REL * want, AGREE_ABS if "/ request" not in name else 0.0):
+            raise InputError(f"{path}: {name} {got:g} disagrees with {what} = {want:g} (more than "
+                             f"{AGREE_REL:.0%} apart); vLLM computes the rate from those counts, so a "
+                             "figure is wrong: give the file `vllm bench serve --save-result` wrote")
 
 
 def read(path: str | Path) -> ServingBench:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
+from ecobench.bounds import MAX_INSTANCES
 from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.backends.disagreement import backend_disagreement
@@ -146,6 +147,8 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     jobs = mode.jobs()
     perfs = mode.performances(jobs)
     result = mode.plan(perfs)
+    if cells is None:
+        _within_instances_bound(s, result.row.get("instances"))
     extra = mode.columns(perfs, result)
     head = {
         "config_id": cfg.id,
@@ -171,6 +174,18 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     mc = None if result.mc is None else replace(result.mc, config_id=cfg.id)
     return PlanResult(head | result.row | extra | mode.backend_columns(perfs)
                       | {"backend_disagreement": disagreement}, mc)
+
+
+def _within_instances_bound(s: Scenario, instances: Any) -> None:
+    """Bad input where the plan needs more instances than ecobench plans (``bounds.MAX_INSTANCES``,
+    README "Input bounds"): a rate that needs them is beyond what the model is meant for."""
+    if instances is None or float(instances) <= MAX_INSTANCES:
+        return
+    rate = {"serving": "workload.serving.requests_per_h", "inference": "workload.inference.rate_per_h"}
+    lower = f"lower {rate[s.workload.mode]} or " if s.workload.mode in rate else ""
+    raise InputError(f"needs {float(instances):,.0f} instances, above the "
+                     f"{MAX_INSTANCES:,} instances a plan may have (README 'Input bounds'); "
+                     f"{lower}use a larger instance").in_config(by_id=True, detail=True)
 
 
 def _throughput_mode(s: Scenario, cfg: HardwareConfig, backends: Mapping[str, Backend]) -> ErrorPool | None:

@@ -30,6 +30,8 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   instance's network; decode replicas keep ``B`` requests decoding with no prefill between steps.
   ``rho_p`` is the highest that meets the TTFT targets; a replica-equivalent serves
   ``1 / (E[t_p] / rho_p + (O - 1) t_d / B)`` requests per second.
+* one output token (:func:`prefill_only`), under any of them: no decode, a GI/G/1 queue of prompts
+  (:func:`prefill_queue`).
 
 Against the discrete-event simulation of ``planning/simulate.py`` at 30-90% load:
 ``tests/unit/planning/test_schedulers.py``.
@@ -864,6 +866,33 @@ def prefill_pool_ttft(steps: Steps, traffic: Traffic, loads: np.ndarray) -> Ttft
                                traffic.arrival_cv, _third(traffic))
     zeros = np.zeros_like(loads)
     return Ttft(zeros, zeros, p, wait, np.broadcast_to(tp_points + kv, (len(loads), len(kv))), shape)
+
+
+PREFILL_ONLY_LOADS = np.linspace(0.01, 0.99, 99)  # one output token: loads a replica's queue is read at
+
+
+def prefill_only(traffic: Traffic) -> bool:
+    """Whether every request has one output token: no decode step, a request is its prefill."""
+    return traffic.output.mean <= 1.0
+
+
+def prefill_queue(steps: Steps, traffic: Traffic, name: str) -> Operating:
+    """A replica serving requests of one output token (:func:`prefill_only`) under any scheduler: the
+    first token comes out of the prefill, no request decodes, so the replica is a GI/G/1 queue of
+    prompts (the prefill pool's model, :func:`prefill_pool_ttft`, with no key/value transfer; static
+    batches of the prompts waiting are the same prefill work, read in arrival order). Row ``B`` is the
+    load at which a replica holds ``B`` requests on average (Little's law: ``R E[TTFT]``; loads above
+    the last of ``PREFILL_ONLY_LOADS`` are capped there); ``prefill_share`` is the load (the rest
+    idle). TPOT is 0: no second token (``vllm bench serve`` reports a mean TPOT of 0 then)."""
+    b = steps.batch.astype(float)
+    alone = dataclasses.replace(steps, kv_token_s=0.0)
+    tp_mean = _prefill_moments(steps, traffic)[0]
+    held = PREFILL_ONLY_LOADS / tp_mean * prefill_pool_ttft(alone, traffic, PREFILL_ONLY_LOADS).mean()
+    rho = np.interp(b, held, PREFILL_ONLY_LOADS)
+    zeros = np.zeros_like(b)
+    return Operating(name, b, steps.decode_s, rho / tp_mean, rho,
+                     functools.partial(_rows, prefill_pool_ttft(alone, traffic, rho)),
+                     Tpot(zeros, zeros, zeros, zeros), np.ones_like(b, dtype=bool), prefill_s=tp_mean)
 
 
 SCHEDULERS: dict[str, Scheduler] = {"continuous": continuous, "static": static,

@@ -53,6 +53,8 @@ from ecobench.planning.schedulers import (
     Steps,
     Ttft,
     first_meeting,
+    prefill_only,
+    prefill_queue,
 )
 from ecobench.planning.traffic import Lengths, Traffic
 from ecobench.power.draw import Activity
@@ -143,6 +145,8 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
             ok &= 1e3 * x <= v
         return ok
 
+    if prefill_only(traffic):  # one output token: no decode, whatever the scheduler
+        return prefill_queue(steps, traffic, name)
     return SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
 
 
@@ -381,10 +385,32 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> s
     for metric, q, value, name in spec.targets:
         best = float(op.latency_ms(metric, q, np.array([0]))[0])
         if best > value:
-            what = ("a decode step and the prefills between steps take" if metric == "tpot"
-                    else "the prefill takes")
-            return f"{name} {value:g} is below the {best:.1f} ms {what} at batch 1 {on}"
+            if metric == "tpot":
+                return (f"{name} {value:g} is below the {best:.1f} ms a decode step and the prefills "
+                        f"between steps take at batch 1 {on}")
+            return (f"{name} {value:g} is below the {best:.1f} ms a request waits and is prefilled at "
+                    f"batch 1 {on}; {_ttft_parts(op)}")
     return f"no concurrency meets every target {on}"
+
+
+def _ttft_parts(op: Operating) -> str:
+    """What batch 1's mean TTFT is made of, in the scheduler's terms (a percentile's value is not the
+    sum of its parts' percentiles: the means are given)."""
+    d = op.ttft_rows(np.array([0]))
+    residual = 1e3 * float(np.mean(d.residual)) / 2  # a uniform share of the step or cycle in progress
+    queued = 1e3 * float(d.p[0] * d.wait[0])
+    own = 1e3 * float(d.fixed[0] + d.service.mean())
+    total = residual + queued + own
+    if op.scheduler == "static":
+        parts = (f"{residual + queued:.1f} ms waiting for the batch in flight to finish (its prefill and "
+                 f"decode), {own:.1f} ms prefilling its own batch")
+    elif op.scheduler == "disaggregated":
+        parts = (f"{queued:.1f} ms queued behind other prompts at the prefill replicas' lowest load "
+                 f"({op.prefill_load or 0:.0%}), {own:.1f} ms its prefill and key/value transfer")
+    else:
+        parts = (f"{residual:.1f} ms waiting for the step in progress, {queued:.1f} ms queued behind other "
+                 f"prompts' prefill, {own:.1f} ms its own prefill (chunks between decode steps)")
+    return f"its mean, {total:.1f} ms, is {parts}"
 
 
 def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
@@ -466,8 +492,11 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         per_replica = rate / replicas
         at = {k: float(v) for k, v in load_at(op, per_replica).items()}
         busy = min(1.0, per_replica / float(op.rate_per_s[0]))
+        share = at["prefill_share"]
+        if prefill_only(traffic):  # a queue of prompts: busy at its load, prefilling only
+            busy, share = min(1.0, per_replica * op.prefill_s), 1.0
         used = replicas / (instances * per_instance)  # replica slots in use (the rest idle)
-        act = serving_activity(w, cl, eff, at["batch"], at["prefill_share"])
+        act = serving_activity(w, cl, eff, at["batch"], share)
         candidate = ServingPlan(  # latency columns: the chosen layout's only, below
             t, replicas, per_instance, instances, capacity, at["batch"], limit, {},
             "", float(memory_gib_per_rank(w, math.ceil(at["batch"]))),
@@ -496,6 +525,8 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
     load = best.operating.prefill_load if best.operating is not None else None
     sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")
+    if prefill_only(traffic):
+        sched += " (one output token: no decode, each replica a queue of prompts)"
     assert best.operating is not None
     latency = latency_columns(best.operating, rate / best.replicas, stats)
     return ServingPlan(**{**best.__dict__, "latency": latency, "slo": slo_verdicts(spec, latency),

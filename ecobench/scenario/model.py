@@ -13,6 +13,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SerializerFunctionWrapHandler,
     ValidationError,
     model_serializer,
@@ -243,6 +244,25 @@ class ServingSpec(_Model):
     prefix_cache_hit_rate: b.Share | None = Field(
         None, description="share (0-1) of each prompt's tokens found in the prefix cache: they skip "
                           "the prefill's compute (default: no prefix caching)")
+
+    _old_names: tuple[str, ...] = PrivateAttr(())  # the deprecated target names the scenario gave
+
+    @property
+    def deprecated_names(self) -> list[str]:
+        """One line per deprecated target name given: it and the name to use instead."""
+        return [f"workload.serving.{old} is deprecated (read as {SLO_ALIASES[old]}, the "
+                f"{'median' if SLO_ALIASES[old].startswith('median') else '99th percentile'}); "
+                f"rename it {SLO_ALIASES[old]}" for old in self._old_names]
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _note_old_names(cls, data: Any, handler: Any) -> Any:
+        """Remember which deprecated names were given (:attr:`deprecated_names`)."""
+        old = tuple(k for k in SLO_ALIASES if isinstance(data, dict) and k in data)
+        spec = handler(data)
+        if isinstance(spec, ServingSpec):
+            spec._old_names = old
+        return spec
 
     @model_validator(mode="before")
     @classmethod

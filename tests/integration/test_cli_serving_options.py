@@ -1,6 +1,7 @@
 """Serving options and measured serving through the command line, and their bad inputs (exit 2)."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -95,7 +96,8 @@ def test_measured_serving_sizes_from_the_benchmark(tmp_path):
     assert d.ttft_ms_p50["m"] == 150 and d.tpot_ms_p99["m"] == 60 and d.provenance["m"] == "measured"
     assert d.backend["m"] == "measured"
     (tmp_path / "x").mkdir()
-    (tmp_path / "x" / "bench.json").write_text(json.dumps(dict(BENCH, request_throughput=3.0)))
+    (tmp_path / "x" / "bench.json").write_text(json.dumps(dict(BENCH, request_throughput=3.0,
+                                                                output_throughput=768.0)))
     assert _run(tmp_path / "x", _scenario(configs)) == 0  # the file is read beside the scenario
     assert _rows(tmp_path / "x").instances["m"] == 4  # 10 requests/s at 3 per instance
 
@@ -170,6 +172,40 @@ def test_bad_benchmark_files_exit_2(tmp_path, capsys, content, needle):
     _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
                                       "measured_serving": "bench.json"}]),
          "configs[0].measured_serving", "bench.json", needle)
+
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "vllm_bench"
+
+
+@pytest.mark.parametrize("changes, needle", [
+    ({}, "request_throughput 1e-09 disagrees with completed / duration = 3.99521"),
+    ({"request_throughput": 3.995, "total_output_tokens": 128000},
+     "output_throughput 1198.5 disagrees with total_output_tokens / duration = 511.386"),
+    ({"duration": None, "output_throughput": 1198.5},  # no duration: output tokens per request
+     "output_throughput / request_throughput 1.1985e+12 disagrees with total_output_tokens / completed "
+     "= 300"),
+])
+def test_a_benchmark_whose_rates_disagree_with_its_counts_exits_2(tmp_path, capsys, changes, needle):
+    """request_throughput 1e-9 with 1,000 requests completed in 250.3 s planned 1e10 instances."""
+    doc = json.loads((FIXTURES / "request_throughput_1e-9.json").read_text())
+    doc = {k: v for k, v in {**doc, **changes}.items() if v is not None}
+    (tmp_path / "bench.json").write_text(json.dumps(doc))
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
+                                      "measured_serving": "bench.json"}]),
+         "configs[0].measured_serving", "bench.json", needle, "more than 5% apart")
+
+
+def test_a_consistent_benchmark_and_figures_rounded_as_the_console_prints_them_are_read():
+    good = json.loads((FIXTURES / "consistent.json").read_text())
+    assert vllm_bench.parse(good, "g.json").request_throughput == 3.995  # 1000 / 250.3 = 3.9952
+    rounded = dict(good, completed=32, duration=150.87, request_throughput=0.21, total_output_tokens=65536,
+                   output_throughput=434.40)  # vLLM's console: 32 requests in 150.87 s
+    assert vllm_bench.parse(rounded, "r.json").request_throughput == 0.21
+    slow = dict(good, completed=10, duration=900.0, request_throughput=0.01, total_output_tokens=3000,
+                output_throughput=3.33)  # 0.0111/s printed as 0.01: within half the last digit
+    assert vllm_bench.parse(slow, "s.json").request_throughput == 0.01
+    with pytest.raises(vllm_bench.InputError, match="request_throughput 0.02 disagrees"):
+        vllm_bench.parse(dict(slow, request_throughput=0.02), "s.json")
 
 
 def test_benchmark_not_a_regular_file_or_too_large_exits_2(tmp_path, capsys, monkeypatch):

@@ -54,10 +54,22 @@ def test_each_scheduler_plans_and_says_which_statistic_each_column_holds(tmp_pat
 def test_old_target_names_still_read_as_medians(tmp_path, capsys):
     code, err, old = _run(tmp_path, capsys, serving={"ttft_ms": 800, "tpot_ms": 40, "ttft_p99_ms": 3000})
     assert code == 0, err
+    # one deprecation warning per old name, naming the new one
+    for was, now, stat in (("ttft_ms", "median_ttft_ms", "the median"),
+                           ("tpot_ms", "median_tpot_ms", "the median"),
+                           ("ttft_p99_ms", "p99_ttft_ms", "the 99th percentile")):
+        line = (f"ecobench: warning: workload.serving.{was} is deprecated (read as {now}, {stat}); "
+                f"rename it {now}\n")
+        assert err.count(line) == 1, err
+    assert err.count(" is deprecated ") == 3
     code, err, new = _run(tmp_path, capsys, serving={"median_ttft_ms": 800, "median_tpot_ms": 40,
                                                      "p99_ttft_ms": 3000})
     assert code == 0, err
+    assert "deprecated" not in err
     assert old["p5"]["instances"] == new["p5"]["instances"] and old["p5"]["slo"] == new["p5"]["slo"]
+    ignore = {"run_id", "created_utc"}
+    assert {k: v for k, v in old["p5"].items() if k not in ignore} == \
+        {k: v for k, v in new["p5"].items() if k not in ignore}
 
 
 def test_longer_tails_need_as_many_or_more_replicas(tmp_path, capsys):
@@ -292,7 +304,7 @@ def test_a_target_no_configuration_meets_still_runs_with_a_warning_each(tmp_path
     for cid, inst in (("p5", "p5.48xlarge"), ("g6e", "g6e.xlarge")):
         assert f"ecobench: warning: {cid}: no batch meets p99_ttft_ms 0.5 on {inst}: " in err
         assert rows[cid]["slo"].endswith(" misses") and rows[cid]["ttft_ms_p99"] > 0.5
-        assert " ms the prefill takes at batch 1 on " in rows[cid]["layout_choice"]
+        assert " ms a request waits and is prefilled at batch 1 on " in rows[cid]["layout_choice"]
     assert rows["g6e"]["cost_change_pct"] == pytest.approx(
         100 * (rows["g6e"]["cost_usd"] / rows["p5"]["cost_usd"] - 1))
 

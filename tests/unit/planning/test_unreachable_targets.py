@@ -3,6 +3,7 @@ layout closest to the targets, with the replicas the rate needs there, and says 
 memory that fits no layout is still refused."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -73,3 +74,31 @@ def test_slo_misses_reads_each_missed_target_and_its_value():
     slo = "median_ttft_ms 1000: 93.69 meets; median_tpot_ms 5: 10.48 misses; p99_ttft_ms 3: 148.6 misses"
     assert slo_misses(slo) == [("median_tpot_ms 5", "10.48"), ("p99_ttft_ms 3", "148.6")]
     assert slo_misses("no latency target") == [] and slo_misses(None) == []
+
+
+def _parts(unmet):
+    """(p99 at batch 1, mean, [part values]) read from the unreachable-TTFT sentence."""
+    best = float(re.search(r"is below the ([\d.]+) ms a request waits and is prefilled at batch 1 ",
+                           unmet)[1])
+    mean = float(re.search(r"its mean, ([\d.]+) ms, is ", unmet)[1])
+    tail = unmet.split("its mean, ")[1]
+    return best, mean, [float(x) for x in re.findall(r"([\d.]+) ms (?!, is)", tail)]
+
+
+@pytest.mark.parametrize("scheduler, words", [
+    ("static", ["waiting for the batch in flight to finish", "prefilling its own batch"]),
+    ("continuous", ["waiting for the step in progress", "queued behind other prompts' prefill",
+                    "its own prefill"]),
+    ("disaggregated", ["queued behind other prompts at the prefill replicas' lowest load",
+                       "its prefill and key/value transfer"])])
+def test_an_unreachable_ttft_says_what_batch_1s_time_is_made_of(scheduler, words):
+    sp = _plan(500, instance="g6e.xlarge", targets={"median_ttft_ms": None, "p99_ttft_ms": 1},
+               scheduler=scheduler)
+    assert sp.batch == 1 and "the prefill takes" not in sp.unmet
+    best, mean, parts = _parts(sp.unmet)
+    assert best == pytest.approx(sp.latency["ttft_ms_p99"], rel=1e-3)
+    assert mean == pytest.approx(sp.latency["ttft_ms_mean"], rel=1e-3)
+    assert len(parts) == len(words) and sum(parts) == pytest.approx(mean, abs=0.1 * len(parts))
+    assert all(w in sp.unmet for w in words)
+    if scheduler == "static":  # the wait for the batch in flight (its decode), not the prefill, dominates
+        assert parts[0] > 5 * parts[1]
