@@ -12,6 +12,7 @@ from ecobench.errors import EcobenchError
 from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.planning.configs import evaluate_config, locate
+from ecobench.planning.measured_serving import lengths_mismatch
 from ecobench.planning.serving import slo_misses
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.scenario.model import HardwareConfig, Scenario
@@ -33,10 +34,9 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
         if math.isnan(row["price_usd_per_h"]):
             out.append(f"{row['config_id']}: no sourced {row['instance_type']} price in any region: cost "
                        "columns are empty (set price_usd_per_h)")
-        note = str(row.get("method") or "").partition(" (differs from the workload: ")[2]
-        if note:
+        if note := lengths_mismatch(row.get("method")):
             out.append(f"{row['config_id']}: the measured_serving benchmark's requests differ from the "
-                       f"workload's ({note.rstrip(')')}), yet its requests/s size the fleet: benchmark with "
+                       f"workload's ({note}), yet its requests/s size the fleet: benchmark with "
                        "the scenario's lengths")
         if row.get("backend_disagreement"):
             out.append(f"{row['config_id']}: {row['backend_disagreement']}")

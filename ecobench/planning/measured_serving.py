@@ -48,13 +48,22 @@ def _check_targets(spec: ServingSpec, b: vllm_bench.ServingBench) -> None:
                              "about other loads)").in_config("measured_serving")
 
 
+LENGTHS_NOTE = " (differs from the workload: "  # how the row's method says the benchmark's lengths differ
+
+
+def lengths_mismatch(method: str | None) -> str:
+    """What a row's ``method`` says differs between its benchmark's lengths and the workload's
+    (:func:`_lengths_note`); '' when nothing does."""
+    return (method or "").partition(LENGTHS_NOTE)[2].removesuffix(")")
+
+
 def _lengths_note(t: Traffic, b: vllm_bench.ServingBench) -> str:
     notes = []
     for name, want, got in (("input", t.input.mean, b.input_tokens),
                             ("output", t.output.mean, b.output_tokens)):
         if got is not None and abs(got - want) > LENGTH_MISMATCH * want:
             notes.append(f"its mean {name} is {got:.0f} tokens, the scenario's {want:.0f}")
-    return f" (differs from the workload: {'; '.join(notes)})" if notes else ""
+    return f"{LENGTHS_NOTE}{'; '.join(notes)})" if notes else ""
 
 
 def measured_serving_performance(spec: ServingSpec,
