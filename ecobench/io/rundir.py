@@ -45,7 +45,6 @@ def _tmp_name(name: str) -> str:
     return f".{name}.tmp-{_host_tag()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
 
 
-
 def not_a_run(path: Path) -> InputError:
     """Why ``path`` (a run directory or a baseline file, as given) holds no results.json: a folder of
     runs (``results/<scenario>/``; its newest named), a folder that is not a run, or nothing there."""
@@ -60,6 +59,7 @@ def not_a_run(path: Path) -> InputError:
         return InputError(f"{path}: a folder without results.json, not a run directory (give a directory "
                           "`ecobench run` wrote, or its results.json)")
     return InputError(f"{path}: no such run directory or baseline file")
+
 
 def _output_error(path: Path, exc: OSError) -> OutputError:
     reason = exc.strerror or str(exc)
