@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ecobench.bounds import MAX_INSTANCES
 from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.catalog import Catalog
@@ -25,6 +27,8 @@ from ecobench.table import Columns
 
 _PREFIX = r"configs["
 SCENARIO_PRICE = "scenario price_usd_per_h"  # the price source of a configuration's own price
+OVER_BOUND = (f"needs more than the {MAX_INSTANCES:,} instances a plan may have (README 'Input bounds'): "
+              "a larger instance or a lower rate")
 
 
 def _reason(exc: Exception) -> str:
@@ -106,6 +110,16 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
     except (InputError, BackendError) as exc:
         skipped[_reason(locate(exc, cfg, 0))] += n_u * n_c
         return None
+    over = _over_bound(row.get("instances"), n_u)
+    if over.any():  # such headrooms are skipped, as a configuration of ``configs`` is refused
+        skipped[OVER_BOUND] += int(over.sum()) * n_c
+        if over.all():
+            return None
+        g = _headrooms(g, np.flatnonzero(~over))
+        n_u = len(g.utils)
+        utils = utils[~over]
+        cells = replace(cells, utils=utils)
+        row = evaluate_config(s, cfg, catalog, backends, 0, cells).row
     pcol = np.array(cols_p)
     rcol = np.array(cols_r)
     order_u: np.ndarray | None = None
@@ -129,6 +143,21 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
             sweep[f"sweep_{axis}"] = label(v) if isinstance(v, dict) else v
     ids = g.ids(cols_p, cols_r)
     return GroupRows(row, order_u, order_c, (n_u, n_c), ids, index, sweep)
+
+
+def _over_bound(instances: Any, n_u: int) -> np.ndarray:
+    """Which headrooms' plans need more than ``MAX_INSTANCES`` instances (in any column)."""
+    if instances is None:
+        return np.zeros(n_u, dtype=bool)
+    n = np.asarray(instances, dtype=float)
+    n = n.reshape(n.shape + (1,) * (2 - n.ndim)) if n.ndim < 2 else n
+    return np.broadcast_to(n > MAX_INSTANCES, (n_u, n.shape[1])).any(axis=1)
+
+
+def _headrooms(g: Group, keep: np.ndarray) -> Group:
+    """The group at the headrooms ``keep`` only."""
+    return replace(g, utils=[g.utils[u] for u in keep], indices=g.indices[:, keep, :],
+                   tails=tuple(g.tails[u] for u in keep) if len(g.tails) > 1 else g.tails)
 
 
 def _price_major(pcol: np.ndarray, n_u: int) -> tuple[np.ndarray, np.ndarray]:

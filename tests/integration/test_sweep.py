@@ -260,3 +260,28 @@ def test_a_sweep_with_every_combination_skipped_writes_the_configurations(tmp_pa
     lines = (tmp_path / "run" / "results.csv").read_text().splitlines()
     assert len(lines) == 2 and lines[1].startswith("base,")
     assert ",True," in lines[1] or lines[1].endswith(",True")  # is_baseline, as when written whole
+
+
+def test_headrooms_that_need_more_instances_than_the_bound_are_skipped_and_counted():
+    """A combination whose plan needs more than bounds.MAX_INSTANCES instances is skipped and counted
+    (a configuration of ``configs`` is refused): only the low headroom of the slow instance here, so
+    the group's other headroom is kept, and every row kept equals its own evaluation."""
+    from ecobench.planning.sweep import OVER_BOUND
+
+    d = _doc(instance_type=["g4dn.xlarge", "inf2.xlarge"], precision=["fp16"],
+             region=["us-east-1", "eu-north-1"], price_usd_per_h=[None, 2.5], max_utilization=[0.3, 0.95])
+    d["workload"]["inference"]["rate_per_h"] = 6e9
+    d["configs"][0]["instance_type"] = "inf2.xlarge"
+    s = scenario_from_dict(d)
+    ev = evaluate_all(s)
+    assert ev.sweep["skipped_by_reason"] == [{"reason": OVER_BOUND, "count": 4}]
+    t = ev.table.columns()
+    ids = [str(c) for c in t["config_id"]]
+    assert len(ids) == 1 + 12
+    assert not any(c.startswith("g4dn") and c.endswith("u0.3") for c in ids)
+    assert sum(c.startswith("g4dn") and c.endswith("u0.95") for c in ids) == 4
+    one = _sweep_rows_by_one(s)
+    for i in range(1, len(ids)):
+        row = one(int(t["sweep_index"][i]), ids[i])
+        assert row["instances"] == t["instances"][i] <= 100_000
+        assert row["cost_usd"] == t["cost_usd"][i]
