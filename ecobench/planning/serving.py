@@ -88,7 +88,9 @@ def batch_grid(limit: int) -> np.ndarray:
 def traffic_of(spec: ServingSpec) -> Traffic:
     """The scenario's request lengths and arrivals."""
     if spec.lengths_csv is not None:
-        li, lo = _csv_lengths(spec.lengths_csv)
+        from ecobench.io.lengths_csv import file_stamp
+
+        li, lo = _csv_lengths(spec.lengths_csv, file_stamp(spec.lengths_csv))
     else:
         assert spec.input_tokens is not None and spec.output_tokens is not None
         li = Lengths(float(spec.input_tokens), spec.input_tokens_cv, spec.length_distribution)
@@ -97,7 +99,8 @@ def traffic_of(spec: ServingSpec) -> Traffic:
 
 
 @functools.lru_cache(maxsize=32)
-def _csv_lengths(path: str) -> tuple[Lengths, Lengths]:
+def _csv_lengths(path: str, stamp: tuple[int, int, int] | None) -> tuple[Lengths, Lengths]:
+    """The file's length distributions while it is unchanged (``stamp``)."""
     from ecobench.io.lengths_csv import read_lengths_csv
 
     li, lo = read_lengths_csv(Path(path), "workload.serving.lengths_csv")

@@ -349,3 +349,29 @@ def test_a_lengths_csv_that_is_a_fifo_or_too_large_is_refused_not_read(tmp_path,
     assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert f"a lengths CSV may be at most {MAX_BYTES:,} bytes" in err and "lengths_csv" in err, err
+
+
+def test_a_lengths_csv_edited_between_runs_of_one_process_is_read_again(tmp_path):
+    """The API plans in one long process: a lengths CSV changed between two runs gives the second run
+    the new lengths (the plan's distributions were cached by path, so it kept the first file's)."""
+    import os
+
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv", "median_tpot_ms": 100})
+    data = yaml.safe_load(path.read_text())
+    del data["workload"]["serving"]["input_tokens"], data["workload"]["serving"]["output_tokens"]
+    for name in ("l.csv", "other.csv"):
+        data["workload"]["serving"]["lengths_csv"] = name
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(data))
+
+    def run(name: str, out: str) -> dict:
+        assert main(["run", str(tmp_path / f"{name}.yaml"), "-q", "--out", str(tmp_path / out)]) == 0
+        return {r["config_id"]: r for r in json.loads((tmp_path / out / "results.json").read_text())["rows"]}
+
+    (tmp_path / "l.csv").write_text("input_tokens,output_tokens\n100,50\n900,450\n")
+    first = run("l.csv", "a")
+    (tmp_path / "l.csv").write_text("input_tokens,output_tokens\n100,50\n100,50\n300,150\n")
+    os.utime(tmp_path / "l.csv", ns=(1, 1))
+    (tmp_path / "other.csv").write_text((tmp_path / "l.csv").read_text())
+    again, fresh = run("l.csv", "b"), run("other.csv", "c")
+    for cid, row in fresh.items():
+        assert again[cid]["ttft_ms_p99"] == row["ttft_ms_p99"] != first[cid]["ttft_ms_p99"], cid

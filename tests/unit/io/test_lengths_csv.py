@@ -29,3 +29,53 @@ def test_every_count_zero_is_bad_input_naming_the_field(tmp_path):
     p.write_text("input_tokens,output_tokens,count\n100,10,0\n")
     with pytest.raises(InputError, match=r"^workload\.serving\.lengths_csv: .*every count is 0"):
         read_lengths_csv(p, "workload.serving.lengths_csv")
+
+
+def test_the_fast_reading_of_a_plain_file_is_the_cell_by_cell_one():
+    """Whatever file the whole-file parse accepts, the csv module's cell-by-cell reading gives the same
+    rows (spaces, exponents, decimals, blank lines, CRLF, empty counts, columns in any order): what it
+    cannot vouch for it hands to the cell-by-cell reader."""
+    import random
+
+    from ecobench.io.lengths_csv import _checked_rows, _fast_rows
+
+    cells = ["1", "12", " 12", "12 ", "1e3", "1.0", "1.5", "0", "-3", "", "nan", "inf", "1_000", "+4", "  ",
+             "1e400", "007", "1.", "12\t", "٣"]
+    headers = [["input_tokens", "output_tokens"], ["output_tokens", "input_tokens", "count"],
+               ["input_tokens", "output_tokens", "count"], ["input_tokens", "input_tokens"]]
+    rng = random.Random(1)
+    fast = 0
+    for _ in range(3000):
+        cols = rng.choice(headers)
+        rows = [",".join(rng.choice(cells) if rng.random() < 0.3 else str(rng.randint(1, 50)) for _ in cols)
+                for _ in range(rng.randint(1, 4))]
+        if rng.random() < 0.2:
+            rows.insert(1, "")
+        text = rng.choice(["\n", "\r\n"]).join([",".join(cols), *rows]) + rng.choice(["", "\n"])
+        got = _fast_rows(text)
+        if got is None:
+            continue
+        fast += 1
+        assert np.array_equal(got, _checked_rows(text, InputError)), text
+    assert fast > 500
+
+
+def test_a_file_is_parsed_once_while_unchanged_and_again_when_it_changes(tmp_path, monkeypatch):
+    import os
+
+    import ecobench.io.bounded as bounded
+
+    reads = []
+    real = bounded.read_text
+    monkeypatch.setattr(bounded, "read_text", lambda *a: reads.append(a) or real(*a))
+    p = tmp_path / "l.csv"
+    p.write_text("input_tokens,output_tokens\n100,10\n300,30\n")
+    for _ in range(3):
+        li, _ = read_lengths_csv(p, "f", max_tokens=4096)
+    assert len(reads) == 1 and li.tolist() == [100, 300]
+    p.write_text("input_tokens,output_tokens\n500,10\n")
+    os.utime(p, ns=(1, 1))  # a new modification time even on a coarse clock
+    li, _ = read_lengths_csv(p, "f")
+    assert len(reads) == 2 and li.tolist() == [500]
+    with pytest.raises(InputError, match="row 2: input_tokens \\+ output_tokens 510 exceeds"):
+        read_lengths_csv(p, "f", max_tokens=300)
