@@ -57,6 +57,7 @@ SchedulerName = Literal["continuous", "static", "disaggregated"]
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 QUANTILE_GRID = 16  # concurrencies at which whole quantile curves are solved (interpolated in between)
 SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
+LIGHT_CONCURRENCIES = np.geomspace(1 / 64, 1, 13)[:-1]  # concurrencies below 1 (Operating.light)
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
 DELAY_BISECTIONS = 32  # halvings of the delay probability's bracket (to 2e-10)
@@ -282,6 +283,17 @@ class Operating:
     prefill_s: float = 0.0  # a mean prompt's prefill (seconds)
     # quantiles in seconds at each concurrency, NaN where not solved yet (solved once each)
     _solved: dict[tuple[str, float], np.ndarray] = field(default_factory=dict, repr=False)
+    # The same scheduler with concurrencies below 1 too (a replica idle between requests), built when
+    # first asked for (:meth:`light`): where the rate is below batch 1's, its latencies are those of
+    # that rate, not of batch 1's (a replica at the load of one request always in flight).
+    light_factory: Callable[[], Operating] | None = field(default=None, repr=False)
+    _light: Operating | None = field(default=None, repr=False)
+
+    def light(self) -> Operating | None:
+        """This scheduler at concurrencies from ``LIGHT_CONCURRENCIES`` up (None: not modelled)."""
+        if self._light is None and self.light_factory is not None:
+            self._light = self.light_factory()
+        return self._light
 
     @property
     def ttft(self) -> Ttft:
@@ -637,14 +649,25 @@ def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndar
     seen, spread = concurrency_seen(rate, per_concurrency(b, rate), peakedness(traffic))
     t_d = np.interp(seen, b, steps.decode_s)
     slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
-    o = max(traffic.output.mean - 1, 1.0)
+    # Only a request of two tokens or more has a TPOT (vllm bench serve's rule): its decode tokens.
+    decoded = traffic.output.mean * traffic.output.unit - 1
+    decoded = decoded[decoded >= 0.5] if np.any(decoded >= 0.5) else np.ones(1)
+    o = max(float(decoded.mean()), 1.0)
     r = np.clip(rho, 0, 1 - 1e-6)
     life = o * t_d  # the decode steps alone
     var = rate * life * (tp_var + traffic.arrival_cv ** 2 * tp_mean ** 2) / (1 - r) ** 3
     # A short output sees fewer arrivals: the spread of the per-token share grows as 1 / sqrt(tokens).
-    short = float(np.mean(1 / np.sqrt(np.maximum(traffic.output.mean * traffic.output.unit - 1, 1.0))))
+    short = float(np.mean(1 / np.sqrt(np.maximum(decoded, 1.0))))
     sd_b = slope * spread
     return Tpot(t_d, t_d * r / (1 - r), np.sqrt(var) / o * short * math.sqrt(o), sd_b / (1 - r))
+
+
+def with_light(steps: Steps) -> Steps:
+    """``steps`` with the concurrencies ``LIGHT_CONCURRENCIES`` below its first (1) before them, a
+    decode step there as long as at batch 1 (whatever runs, runs as one request)."""
+    light = LIGHT_CONCURRENCIES[LIGHT_CONCURRENCIES < steps.batch[0]]
+    decode_s = np.concatenate([np.full(len(light), steps.decode_s[0]), steps.decode_s])
+    return dataclasses.replace(steps, batch=np.concatenate([light, steps.batch]), decode_s=decode_s)
 
 
 def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
@@ -655,12 +678,15 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
     tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
     rate = b / (o * t_d + b * tp_mean)
     rho = rate * tp_mean
+    # Below concurrency 1 (Operating.light) a prompt finds a decode step under way, or shares its step
+    # with one, only as often as the rate brings one: in proportion to the rate, as at batch 1 there.
+    decoding = np.minimum(rate / np.interp(1.0, b, rate), 1.0) if b[0] < 1 else np.ones_like(b)
     li = traffic.input
     if budget is None:
         work_mean, work_var = np.full_like(b, tp_mean), np.full_like(b, tp_var)
         service = np.broadcast_to(tp_points, (len(b), len(tp_points)))
         feasible = np.ones_like(b, dtype=bool)
-        residual = t_d
+        residual = t_d * decoding
     else:
         room = np.maximum(budget - b, 1.0)
         # A step's decodes are shared by the prompt tokens it carries: those that arrived during the
@@ -670,9 +696,10 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         work_mean = per_token * li.mean + steps.request_s
         work_var = (per_token * li.mean * li.cv) ** 2
         lengths = li.mean * li.unit
-        service = tp_points[None, :] + t_d[:, None] * np.maximum(1.0, lengths[None, :] / room[:, None])
+        chunks = np.maximum(1.0, lengths[None, :] / room[:, None])
+        service = tp_points[None, :] + (t_d * decoding)[:, None] * chunks
         feasible = budget > b
-        residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
+        residual = t_d * decoding / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
     p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
     feasible = feasible & (rate * work_mean < 1)
     ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)

@@ -55,6 +55,7 @@ from ecobench.planning.schedulers import (
     first_meeting,
     prefill_only,
     prefill_queue,
+    with_light,
 )
 from ecobench.planning.traffic import Lengths, Traffic
 from ecobench.power.draw import Activity
@@ -150,7 +151,11 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
 
     if prefill_only(traffic):  # one output token: no decode, whatever the scheduler
         return prefill_queue(steps, traffic, name)
-    return SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
+    op = SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
+    if name == "continuous":
+        light = with_light(steps)
+        op.light_factory = lambda: SCHEDULERS[name](light, traffic, budget=budget, ttft_ok=ttft_ok)
+    return op
 
 
 @dataclass(frozen=True)
@@ -304,24 +309,38 @@ def at_rate(op: Operating, rate: Any, speed: Any = 1.0,
     times faster: the queue models are homogeneous in time (the rate at each concurrency times
     ``speed``, the loads unchanged, latencies over ``speed``), so the Monte Carlo gets a throughput
     draw's latencies from ``op`` without re-timing the kernels."""
-    out = load_at(op, np.asarray(rate, dtype=float) / speed)  # the same concurrency at speed 1
-    x = out["batch"]
+    r = np.asarray(rate, dtype=float) / speed  # the same concurrency at speed 1
+    out = load_at(op, r)
+    stats = stats or list(COLUMN_STATS)
+    latency = _latency_columns(op, out["batch"], stats)
+    below = r < op.rate_per_s[0]
+    light = op.light() if np.any(below) else None
+    if light is not None:  # a replica idle between requests: the queue at its own rate
+        at_light = _latency_columns(light, np.interp(r, light.rate_per_s, light.batch), stats)
+        latency = {k: np.where(below, at_light[k], v) for k, v in latency.items()}
+    for k, v in latency.items():
+        out[k] = v / speed
+    return out
+
+
+def _latency_columns(op: Operating, x: Any, stats: list[tuple[str, str | float]]) -> dict[str, Any]:
+    """The latency columns (ms, speed 1) at the concurrencies ``x``, interpolated between the
+    concurrencies of ``op`` around them (solved there only)."""
     i = np.searchsorted(op.batch, np.ravel(x))
     near = np.unique(np.clip(np.concatenate([i - 1, i]), 0, len(op.batch) - 1))
-    stats = stats or list(COLUMN_STATS)
     solved = {metric: op.latencies_at(metric, [stat for _, stat in stats], near)  # around the rates
               for metric in ("ttft", "tpot")}
-    for i, (label, _) in enumerate(stats):
-        for metric in ("ttft", "tpot"):
-            out[f"{metric}_ms_{label}"] = np.interp(x, op.batch[near], solved[metric][i]) / speed
-    return out
+    return {f"{metric}_ms_{label}": np.interp(x, op.batch[near], solved[metric][i])
+            for i, (label, _) in enumerate(stats) for metric in ("ttft", "tpot")}
 
 
 def load_at(op: Operating, rate: Any) -> dict[str, Any]:
     """The replica's concurrency ``batch`` and ``prefill_share`` at the request rate ``rate`` (arrays
     too): :func:`at_rate` without the latency columns, which cost a quantile solve each."""
-    x = np.where(rate >= op.rate_per_s[0], np.interp(rate, op.rate_per_s, op.batch), 1.0)
-    return {"batch": x, "prefill_share": np.interp(x, op.batch, op.prefill_share)}
+    x = np.where(rate >= op.rate_per_s[0], np.interp(rate, op.rate_per_s, op.batch), op.batch[0])
+    # below concurrency 1 (Operating.light) a replica is idle between requests: its busy time is
+    # prefilled as at batch 1 (one request's work at a time)
+    return {"batch": x, "prefill_share": np.interp(np.maximum(x, 1.0), op.batch, op.prefill_share)}
 
 
 def latency_columns(op: Operating, rate: float, stats: list[tuple[str, str | float]]) -> dict[str, float]:
@@ -472,6 +491,9 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         op = operating_points(w, cl, eff, batch_grid(limit), request_overhead_s, cfg, traffic, spec, timer)
         top = _top_row(op, spec)
         unmet = ""
+        light = op.light() if top is None else None
+        if light is not None and (low := _top_row(light, spec)) is not None:
+            op, top = light, low  # met below concurrency 1: more replicas, each idle between requests
         if top is None:
             failure = _binding(spec, op, inst, t)
             if memory_failure:
@@ -494,12 +516,12 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         instances = math.ceil(replicas / per_instance) if span == 1 else replicas * span
         per_replica = rate / replicas
         at = {k: float(v) for k, v in load_at(op, per_replica).items()}
-        busy = min(1.0, per_replica / float(op.rate_per_s[0]))
+        busy = min(1.0, per_replica / float(np.interp(1.0, op.batch, op.rate_per_s)))
         share = at["prefill_share"]
         if prefill_only(traffic):  # a queue of prompts: busy at its load, prefilling only
             busy, share = min(1.0, per_replica * op.prefill_s), 1.0
         used = replicas / (instances * per_instance)  # replica slots in use (the rest idle)
-        act = serving_activity(w, cl, eff, at["batch"], share)
+        act = serving_activity(w, cl, eff, max(1.0, at["batch"]), share)
         candidate = ServingPlan(  # latency columns: the chosen layout's only, below
             t, replicas, per_instance, instances, capacity, at["batch"], limit, {},
             "", float(memory_gib_per_rank(w, math.ceil(at["batch"]))),

@@ -221,3 +221,60 @@ def test_static_tpot_is_the_decode_step_and_disaggregated_needs_no_prefill_betwe
     assert 1e3 * (a + b * 33) <= st.latency_ms("tpot", "mean")[31] <= 1e3 * (a + b * 36)
     assert dis.latency_ms("tpot", 0.5)[31] < cont.latency_ms("tpot", 0.5)[31]
     assert 0 < dis.prefill_load < 1 and np.all(dis.latency_ms("ttft", 0.99) <= 500 + 1e-6)
+
+
+# Below batch 1's rate (a replica idle between requests) the latencies were those of batch 1's rate,
+# one request always in flight: for prompt-heavy traffic (512 tokens in, 2-5 out) TTFT p99 1,626 ms
+# against 155 ms simulated at a fifth of that rate (measured 2026-11-27). The same scheduler below
+# concurrency 1 (Operating.light) gives the queue at the rate itself.
+# Where it does not hold the targets (measured 2026-11-27): with a token budget at half batch 1's rate,
+# TTFT p50 +30%, +20%, +16% (outputs 2, 5, 17): a prompt's chunk is charged a decode step of its own
+# whenever the rate brings one in proportion, where in the simulation it more often runs alone.
+LIGHT_GAPS = {(2048, 2, 0.5): "TTFT p50 +30%", (2048, 5, 0.5): "TTFT p50 +20%",
+              (2048, 17, 0.5): "TTFT p50 +16%"}
+
+
+@pytest.mark.parametrize("budget", [2048, None])
+@pytest.mark.parametrize("output", [2, 5, 17])
+@pytest.mark.parametrize("share", [0.2, 0.5])
+def test_latencies_below_batch_1s_rate_are_those_of_the_rate(budget, output, share, request):
+    from ecobench.planning.schedulers import with_light
+    from ecobench.planning.serving import at_rate
+
+    if gap := LIGHT_GAPS.get((budget, output, share)):
+        request.applymarker(pytest.mark.xfail(reason=f"a known gap below batch 1: {gap}", strict=True))
+    a, b, tok, req = REPLICA
+    steps = Steps(BATCH, a + b * BATCH, tok, req)
+    traffic = Traffic(Lengths(512), Lengths(output))
+    op = SCHEDULERS["continuous"](steps, traffic, budget=budget, ttft_ok=None)
+    light = with_light(steps)
+    op.light_factory = lambda: SCHEDULERS["continuous"](light, traffic, budget=budget, ttft_ok=None)
+    rate = share * op.rate_per_s[0]
+    got = at_rate(op, rate, 1.0, [("p50", 0.5), ("p99", 0.99)])
+    sim = simulate("continuous", rate, traffic, lambda k: a + b * k, tok, req, budget=budget, max_batch=256,
+                   n=20000)
+    for q, limit in ((0.5, 0.10), (0.99, 0.20)):  # issue 22's targets, TTFT
+        want = 1e3 * np.quantile(sim["ttft_s"], q)
+        assert abs(float(got[f"ttft_ms_p{round(q * 100)}"]) / want - 1) < limit, (q, got, want)
+    assert float(got["batch"]) == 1.0  # the configuration's reported concurrency stays batch 1's
+
+
+def test_requests_of_one_token_do_not_set_tpot():
+    """A TPOT is a request's of two tokens or more (vllm bench serve's rule, and the simulation's):
+    with 99 in 100 requests answered in one token and the rest in 50, TPOT p99 came out 1,638 ms, the
+    life of one decode step hit by prefills, against 20 ms simulated (a fifth of batch 1's rate);
+    measured now +51%: within twice the simulated, p50 within 15% (-11%)."""
+    from ecobench.planning.schedulers import with_light
+    from ecobench.planning.serving import at_rate
+
+    a, b, tok, req = REPLICA
+    steps = Steps(BATCH, a + b * BATCH, tok, req)
+    traffic = Traffic(Lengths(512), Lengths.of_samples(np.array([1.0] * 99 + [50.0])))
+    op = SCHEDULERS["continuous"](steps, traffic, budget=None, ttft_ok=None)
+    light = with_light(steps)
+    op.light_factory = lambda: SCHEDULERS["continuous"](light, traffic, budget=None, ttft_ok=None)
+    rate = 0.2 * op.rate_per_s[0]
+    got = at_rate(op, rate, 1.0, [("p50", 0.5), ("p99", 0.99)])
+    sim = simulate("continuous", rate, traffic, lambda k: a + b * k, tok, req, max_batch=256, n=100_000)
+    assert abs(float(got["tpot_ms_p50"]) / (1e3 * np.quantile(sim["tpot_s"], 0.5)) - 1) < 0.15
+    assert 0.5 < float(got["tpot_ms_p99"]) / (1e3 * np.quantile(sim["tpot_s"], 0.99)) < 2.0
