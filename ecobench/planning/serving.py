@@ -338,8 +338,8 @@ def load_at(op: Operating, rate: Any) -> dict[str, Any]:
     """The replica's concurrency ``batch`` and ``prefill_share`` at the request rate ``rate`` (arrays
     too): :func:`at_rate` without the latency columns, which cost a quantile solve each."""
     x = np.where(rate >= op.rate_per_s[0], np.interp(rate, op.rate_per_s, op.batch), op.batch[0])
-    # below concurrency 1 (Operating.light) a replica is idle between requests: its busy time is
-    # prefilled as at batch 1 (one request's work at a time)
+    # below concurrency 1 (a plan on Operating.light) a replica is idle between requests: its busy
+    # time is prefilled as at batch 1 (one request's work at a time)
     return {"batch": x, "prefill_share": np.interp(np.maximum(x, 1.0), op.batch, op.prefill_share)}
 
 

@@ -256,7 +256,7 @@ def test_latencies_below_batch_1s_rate_are_those_of_the_rate(budget, output, sha
     for q, limit in ((0.5, 0.10), (0.99, 0.20)):  # issue 22's targets, TTFT
         want = 1e3 * np.quantile(sim["ttft_s"], q)
         assert abs(float(got[f"ttft_ms_p{round(q * 100)}"]) / want - 1) < limit, (q, got, want)
-    assert float(got["batch"]) == 1.0  # the configuration's reported concurrency stays batch 1's
+    assert float(got["batch"]) == 1.0  # the reported concurrency stays batch 1's (its capacity's)
 
 
 def test_requests_of_one_token_do_not_set_tpot():
