@@ -450,11 +450,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"{'draw (share of idle-to-max)':32s} {'packaged':>9s} {'with yours':>11s}")
     for k, v in d["draws_before"].items():
         print(f"  {k:30s} {v:9.3f} {d['draws_after'][k]:11.3f}")
+    print("host (x ecobench's CPU and memory draw of a node)")
     for k, v in d["host_before"].items():
         print(f"  {k:30s} {v:9.3f} {d['host_after'][k]:11.3f}")
     if d["your_points_median_abs_error_pct_before"] is not None:
         print(f"your points, predicted by the packaged fit (out of sample): median |error| "
               f"{d['your_points_median_abs_error_pct_before']:.1f}%")
+        for row in d["your_points"]:
+            print(f"  {row['id']:30s} measured {row['power_w']:8.1f} W  predicted "
+                  f"{row['predicted_power_w']:8.1f} W  {row['error_pct']:+6.1f}%")
     print(f"packaged corpus held out by group: median |error| "
           f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without your points, "
           f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
