@@ -103,9 +103,17 @@ class Result:
                 f"{len(self.recommendations)} recommendations{where}>")
 
 
-def _new_dir(directory: str | os.PathLike[str]) -> Path:
+def _path(value: object, what: str) -> Path:
+    """``value`` as a path, or an :class:`InputError` naming the argument (not pathlib's TypeError,
+    which names neither the argument nor the call)."""
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise InputError(f"{what} must be a path (a str or os.PathLike), got {type(value).__name__}")
+
+
+def _new_dir(directory: str | os.PathLike[str], what: str = "Result.write: directory") -> Path:
     """A run directory to write: it must not exist yet (runs never overwrite an earlier run)."""
-    path = Path(directory)
+    path = _path(directory, what)
     if path.exists() or path.is_symlink():
         raise InputError(f"{path}: already exists; runs never overwrite an earlier run")
     return path
@@ -139,8 +147,11 @@ def run(scenario: ScenarioLike | Scenario, *, out: str | os.PathLike[str] | None
     from ecobench.planning.evaluate import evaluate_all
     from ecobench.runner import results_document
 
+    if progress is not None and not callable(progress):
+        raise InputError(f"ecobench.run: progress must be a callable taking one str (print, for one), "
+                         f"got {type(progress).__name__}")
     s, source = _scenario(scenario)
-    final = _new_dir(out) if out is not None else None
+    final = _new_dir(out, "ecobench.run: out") if out is not None else None
     try:
         ev = evaluate_all(s, progress=progress)
     except (InputError, BackendError) as exc:  # name the scenario, as the CLI names the file
@@ -156,7 +167,7 @@ def load_run(directory: str | os.PathLike[str]) -> Result:
     read back: the same rows, recommendations and document as when it was written."""
     from ecobench.reports.tables import RESULTS_KIND, read_results
 
-    path = Path(directory)
+    path = _path(directory, "ecobench.load_run: directory")
     doc = read_results(path)
     if doc.get("kind") != RESULTS_KIND or "scenario" not in doc:
         raise InputError(f"{path}: not a run directory's results.json (kind {doc.get('kind')!r}); "

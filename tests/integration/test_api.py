@@ -153,3 +153,18 @@ def test_the_readme_python_example_runs_as_written(tmp_path, monkeypatch, capsys
     exec(compile(code, "README.md (Python API)", "exec"), {})  # noqa: S102
     assert (tmp_path / "results" / "layoutlm_small" / "results.json").is_file()
     assert "cost inf1 inf1: inf1.2xlarge in us-east-1 (bf16):" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda: ecobench.run(SEED, out=5), "ecobench.run: out must be a path (a str or os.PathLike), got int"),
+    (lambda: ecobench.run(SEED, progress=5),
+     "ecobench.run: progress must be a callable taking one str (print, for one), got int"),
+    (lambda: ecobench.load_run(None), "ecobench.load_run: directory must be a path (a str or os.PathLike), "
+                                      "got NoneType"),
+])
+def test_an_argument_of_the_wrong_type_raises_input_error_naming_it(call, words):
+    """These were pathlib's TypeError naming no argument, or a TypeError from inside the evaluation
+    (``progress``), after the scenario was loaded."""
+    with pytest.raises(InputError) as info:
+        call()
+    assert str(info.value) == words
