@@ -80,6 +80,20 @@ def test_scenario_wide_tdp_with_a_pue(tmp_path, capsys):
         in capsys.readouterr().out
 
 
+def test_a_pick_on_another_basis_than_the_baseline_says_so(tmp_path):
+    """tdp counts no host share: a tdp row's energy and CO2 'against the baseline' mix the convention
+    with the hardware, so its recommendation says which basis each side uses (it said nothing)."""
+    code, _ = run(tmp_path, scenario(pue=1.135))
+    assert code == 0
+    recs = json.loads((tmp_path / "out" / "results.json").read_text())["recommendations"]
+    note = "(energy and CO2 on the tdp power basis, the baseline's modelled: part of the change is"
+    by = {r["objective"]: r for r in recs}
+    assert by["energy"]["config_id"] == "tdp" and note in by["energy"]["reason"]
+    assert by["balanced"]["config_id"] != "tdp" or note in by["balanced"]["reason"]
+    for r in recs:
+        assert ("power basis" in r["reason"]) == (r["config_id"] != "modelled")
+
+
 @pytest.mark.parametrize(("change", "expect"), [
     ({"instance_type": "trn1.32xlarge", "power_basis": "tdp"},
      ["configs[0].power_basis", "trainium", "evidence range", "allowed: modelled, tdp", "measured"]),
