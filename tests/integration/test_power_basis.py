@@ -136,3 +136,22 @@ def test_the_new_bands_contain_their_central_value(name):
         for r in ecobench.run(s).rows:
             assert r["energy_accelerator_j_per_output_token"] < r["energy_it_j_per_output_token"] \
                 < r["energy_j_per_output_token"]
+
+
+@pytest.mark.parametrize(("basis", "instance", "expect"), [
+    ("measured", "p4d.24xlarge", "power_basis measured needs measured_power_w"),
+    ("tdp", "trn1.32xlarge", "power_basis tdp needs a datasheet TDP and trainium has none"),
+])
+def test_a_scenario_wide_basis_a_configuration_cannot_use_names_the_scenario_not_the_configs_field(
+        tmp_path, capsys, basis, instance, expect):
+    """The error named ``configs[0].power_basis``, a field the user had not written."""
+    s = scenario(power_basis=basis)
+    s["configs"] = [s["configs"][1] | {"instance_type": instance}]
+    s["baseline"] = s["configs"][0]["id"]
+    code, _ = run(tmp_path, s)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f": configs[0]: the scenario's power_basis {basis} applies here (this configuration sets none): " \
+        f"{expect}" in err, err
+    assert "configs[0].power_basis" not in err and err.rstrip().endswith("or give this configuration its own "
+                                                                          "power_basis")
