@@ -231,10 +231,26 @@ def numeric_metrics(*docs: GateDoc) -> list[str]:
                    if isinstance(v, int | float) and not isinstance(v, bool)})
 
 
+def _signed(metric: str) -> bool:
+    """A change against the scenario's own baseline configuration (``energy_change_pct``, its band):
+    negative for every configuration better than that baseline, so not a figure the gate can hold."""
+    return metric.removesuffix("_low").removesuffix("_high").endswith("_change_pct")
+
+
 def check_metrics(rules: list[Rule | Threshold], current: GateDoc) -> None:
-    """Every rule names a numeric column of the run; otherwise one line listing them."""
+    """Every rule names a numeric column of the run that is not a signed change; otherwise one line
+    listing them (a change column was refused later as bad data in the baseline file)."""
     known = numeric_metrics(current)
     for rule in rules:
+        if _signed(rule.metric) and rule.metric in known:
+            stem = rule.metric.partition("_change_pct")[0]
+            figure = min((m for m in known if m == stem or (m.startswith(f"{stem}_") and not _signed(m)
+                                                            and not m.endswith(("_low", "_high")))),
+                         key=len, default=stem)  # energy_kwh, not energy_accelerator_kwh
+            raise InputError(f"--fail-on {str(rule)!r}: {rule.metric} is the change against the scenario's "
+                             "baseline configuration, negative where a configuration is better, and is not "
+                             f"gated; allowed: the figure itself, e.g. {figure}:+5% (each run against the "
+                             "baseline file)")
         if rule.metric not in known:
             close = difflib.get_close_matches(rule.metric, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
