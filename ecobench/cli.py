@@ -579,7 +579,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--fail-on", action="append", metavar="RULE",
                    help="rule, repeatable (default energy_kwh:+5%%): METRIC:+PCT%% (a rise beyond PCT "
                         "fails), METRIC:-PCT%% (a fall), METRIC<VALUE or METRIC>VALUE (an absolute "
-                        "limit the run must keep); METRIC is any numeric result column but a *_change_pct, e.g. cost_usd:+2%%, "
+                        "limit the run must keep); METRIC is any numeric result column but a "
+                        "*_change_pct, e.g. cost_usd:+2%%, "
                         "throughput_per_instance_per_s:-5%%, and for serving ttft_ms_p99<1000 or "
                         "cost_usd_per_million_output_tokens:+2%%")
     k.add_argument("--markdown", help="also write the verdict as markdown to this file (must not exist)")
