@@ -76,9 +76,18 @@ class Result:
         combination is in results.csv: ``pandas.read_csv(directory / "results.csv")``."""
         import pandas as pd
 
+        from ecobench.reports.columns import JSON_TYPES
         from ecobench.reports.tables import ordered
 
-        return ordered(pd.DataFrame(self.rows))
+        df = ordered(pd.DataFrame(self.rows))
+        # integer columns as results.csv has them (a count of 2, not 2.0: results.json's rows hold
+        # some as floats); one with an empty cell stays float, as pandas.read_csv reads it
+        for c in df.columns:
+            col = df[c]
+            if JSON_TYPES.get(str(c)) == "integer" and col.dtype.kind == "f" and col.notna().all() \
+                    and (col == col.round()).all():
+                df[c] = col.astype("int64")
+        return df
 
     def write(self, directory: str | os.PathLike[str]) -> Path:
         """Write the run directory ``ecobench run --out DIRECTORY`` writes (scenario.yaml,

@@ -168,3 +168,20 @@ def test_an_argument_of_the_wrong_type_raises_input_error_naming_it(call, words)
     with pytest.raises(InputError) as info:
         call()
     assert str(info.value) == words
+
+
+@pytest.mark.parametrize("name", ["layoutlm_realtime.yaml", "llama3_8b_chat.yaml"])
+def test_to_pandas_has_the_integer_columns_of_results_csv(tmp_path, name):
+    """docs/results.md types ``instances`` as an integer and results.csv writes ``2``; to_pandas gave
+    2.0 (float64) for inference rows."""
+    import pandas as pd
+
+    from ecobench.reports.columns import JSON_TYPES
+
+    result = ecobench.run(SCENARIOS / name)
+    df = result.to_pandas()
+    assert df["instances"].dtype == "int64"
+    csv = pd.read_csv(result.write(tmp_path / "run") / "results.csv")
+    for c in df.columns:
+        if JSON_TYPES.get(c) == "integer" and c in csv.columns:
+            assert df[c].dtype == csv[c].dtype, c
