@@ -199,7 +199,13 @@ def load_points(path: str | Path) -> PowerCorpus:
         raise InputError(f"{path}: {exc}") from None
     cat = load_catalog()
     for i, p in enumerate(corpus.points):
-        check_point(p, cat, f"{path}: points[{i}] ({p.id})")
+        where = f"{path}: points[{i}] ({p.id})"
+        check_point(p, cat, where)
+        if p.power_per == "node" and corpus.metered(p) == "device":
+            # the fit reads a node's figure as its devices plus the host: a device meter has no host
+            raise InputError(f"{where}.power_per: node, but source {p.source!r} is metered: device (NVML, "
+                             "neuron-monitor), which covers no host; allowed: power_per device (the mean "
+                             "per device), or a source metered: node (at the wall)")
     return corpus
 
 

@@ -83,6 +83,17 @@ def test_a_point_id_given_twice_is_refused_naming_both(tmp_path, capsys):
     assert err.count("\n") == 1, err
 
 
+def test_a_node_figure_from_a_device_meter_is_refused(tmp_path, capsys):
+    """The fit reads a per-node figure as devices plus host; NVML summed over a node's GPUs has no host
+    in it, so it was fitted as a node far below its own host draw (accepted, exit 0)."""
+    pt = _point(0, 4000.0, 8000.0, 16, power_per="node", devices=8, tensor=8, instance_type="p5.48xlarge")
+    path = _write(tmp_path, [pt])
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert (f"{path}: points[0] (team_a_0).power_per: node, but source 'team_a' is metered: device" in err
+            and "allowed: power_per device" in err)
+
+
 def test_a_source_without_a_metered_scope_is_refused(tmp_path, capsys):
     src = {k: v for k, v in SOURCE.items() if k != "metered"}
     assert main(["calibrate", _write(tmp_path, [_point(0, 400.0, 1000.0, 16)], src)]) == 2
@@ -138,7 +149,8 @@ def test_a_file_without_points_is_refused(tmp_path, capsys, points, words):
 ])
 def test_a_point_that_cannot_be_fitted_says_which_field_it_lacks(tmp_path, capsys, change, why):
     pts = [_point(0, 400.0, 1000.0, 16), {**_point(1, 400.0, 1000.0, 16), **change}]
-    assert main(["calibrate", _write(tmp_path, pts)]) == 0
+    source = SOURCE | {"metered": "node"} if change.get("power_per") == "node" else SOURCE
+    assert main(["calibrate", _write(tmp_path, pts, source)]) == 0
     out = capsys.readouterr().out
     assert "2 points, 1 fitted" in out and f"not fitted: team_a_1: {why}" in out
 
