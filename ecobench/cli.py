@@ -462,6 +462,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"packaged corpus held out by group: median |error| "
           f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without your points, "
           f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
+    print("the refit is shown, not saved: `ecobench run` keeps the packaged power model "
+          "(ecobench/power/data/power_model.yaml)")
     return 0
 
 
@@ -674,7 +676,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "ecobench/power/data/measured/*.yaml), check them against the catalog (a device "
                           "draw below idle or above 1.2x the chip maximum is refused), predict them with "
                           "the packaged fit (out of sample) and refit the draw model with them; prints "
-                          "the draws before and after and the held-out error with and without them.")
+                          "the draws before and after and the held-out error with and without them. The "
+                          "refit is not saved: `ecobench run` keeps the packaged power model.")
     cal.add_argument("points", help="YAML file of measured points")
     cal.add_argument("--format", choices=["table", "json"], default="table",
                      help="a table (default) or JSON")

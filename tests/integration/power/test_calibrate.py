@@ -169,5 +169,7 @@ def test_each_of_your_points_is_shown_measured_and_predicted(tmp_path, capsys):
     assert main(["calibrate", path]) == 0
     out = capsys.readouterr().out
     assert "team_a_1" in out and "measured    500.0 W" in out
+    # a user expects `ecobench run` to use the refit; it does not, and the output says so
+    assert "the refit is shown, not saved: `ecobench run` keeps the packaged power model" in out
     # the host scale is not a share of the idle-to-maximum range: it has its own heading
     assert out.index("host (x ecobench's CPU and memory draw of a node)") < out.index("host_scale")
