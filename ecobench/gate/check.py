@@ -191,15 +191,22 @@ def _samples(row: dict[str, Any], metric: str) -> list[float] | None:
 
 
 def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
-    """The integer instance count stepped between the two rows: say so."""
+    """What changed between the two rows besides the figures: the power basis (the accounting
+    convention, not the workload), the integer instance count (a step): say so."""
+    notes = []
+    pb, pc = base.get("power_basis"), cur.get("power_basis")
+    if isinstance(pb, str) and isinstance(pc, str) and pb != pc:
+        notes.append(f"power_basis {pb[:20]} -> {pc[:20]} (the accounting convention changed: energy and "
+                     "CO2 are not like for like)")  # made safe where shown, as every cell
     b, c = base.get("instances"), cur.get("instances")
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (b, c)) or b == c:
-        return ""
+        return "; ".join(notes)
     try:
         shown = f"{float(b):g} -> {float(c):g}"  # type: ignore[arg-type]
     except OverflowError:
-        return ""
-    return f"instances {shown} (an integer step; measured rows are tested at fractional instances)"
+        return "; ".join(notes)
+    notes.append(f"instances {shown} (an integer step; measured rows are tested at fractional instances)")
+    return "; ".join(notes)
 
 
 @dataclass(frozen=True)
