@@ -173,3 +173,16 @@ def test_each_of_your_points_is_shown_measured_and_predicted(tmp_path, capsys):
     assert "the refit is shown, not saved: `ecobench run` keeps the packaged power model" in out
     # the host scale is not a share of the idle-to-maximum range: it has its own heading
     assert out.index("host (x ecobench's CPU and memory draw of a node)") < out.index("host_scale")
+
+
+def test_a_source_dated_to_the_day_is_accepted(tmp_path, capsys):
+    """``as_of: 2026-11-20`` unquoted is a date to YAML; it was refused ('Input should be a valid
+    string') where ``2026-11`` passed."""
+    from ecobench.power.calibrate import load_points
+
+    f = tmp_path / "points.yaml"
+    f.write_text(yaml.safe_dump({"sources": {"team_a": SOURCE}, "points": [_point(0, 400.0, 1000.0, 16)]})
+                 .replace("as_of: 2026-10", "as_of: 2026-10-20"))
+    assert "as_of: 2026-10-20\n" in f.read_text()
+    assert load_points(f).sources["team_a"].as_of == "2026-10-20"
+    assert main(["calibrate", str(f)]) == 0
