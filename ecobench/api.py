@@ -135,7 +135,14 @@ def _scenario(scenario: ScenarioLike | Scenario) -> tuple[Scenario, str]:
     if isinstance(scenario, Scenario):
         return scenario, "scenario"
     if isinstance(scenario, Mapping):
-        return scenario_from_dict(dict(scenario), "scenario"), "scenario"
+        try:
+            return scenario_from_dict(dict(scenario), "scenario"), "scenario"
+        except InputError as exc:  # a path copied from a YAML file is relative to that file's folder
+            if ": no such file" not in str(exc):
+                raise
+            where = os.getcwd()
+            raise InputError(f"{exc}; a dict's relative paths are read from the working directory "
+                             f"({where}), not from the folder of a YAML file it was read from") from None
     if isinstance(scenario, (str, os.PathLike)):
         return load_scenario(scenario), str(scenario)
     raise InputError(f"ecobench.run: scenario must be a path to a YAML file or a dict of scenario fields, "

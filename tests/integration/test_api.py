@@ -185,3 +185,18 @@ def test_to_pandas_has_the_integer_columns_of_results_csv(tmp_path, name):
     for c in df.columns:
         if JSON_TYPES.get(c) == "integer" and c in csv.columns:
             assert df[c].dtype == csv[c].dtype, c
+
+
+def test_a_dicts_missing_relative_file_says_where_it_was_looked_for(tmp_path, monkeypatch):
+    """llama3_8b_finetune.yaml names models/llama3-8b/config.json relative to scenarios/; read into a
+    dict and run from elsewhere, the error said only 'no such file'."""
+    from ecobench.io.yamlio import load_yaml
+
+    d = load_yaml(SCENARIOS / "llama3_8b_finetune.yaml", "scenario")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as info:
+        ecobench.run(d)
+    msg = str(info.value)
+    assert "models/llama3-8b/config.json: no such file" in msg
+    assert msg.endswith(f"; a dict's relative paths are read from the working directory ({tmp_path}), not "
+                        "from the folder of a YAML file it was read from")
