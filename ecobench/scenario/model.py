@@ -1126,13 +1126,13 @@ def load_scenario(path: str | Path) -> Scenario:
     scenario would list every scenario field as missing."""
     doc = load_yaml(path, "scenario")
     if isinstance(doc, dict) and "workload" not in doc:
-        from ecobench.gate.files import BASELINE_KIND
-        from ecobench.reports.tables import RESULTS_KIND
-
-        if doc.get("kind") == RESULTS_KIND:
+        # reports/tables.py's RESULTS_KIND and gate/files.py's BASELINE_KIND (stages above this one,
+        # which it may not import; gate/files.py spells them out too)
+        kind = doc.get("kind")
+        if kind == "ecobench-results":
             raise InputError(f"{path}: a run's results.json, not a scenario; its scenario is scenario.yaml "
                              "beside it; read the run back with ecobench.load_run or `ecobench report`")
-        if doc.get("kind") == BASELINE_KIND:
+        if kind == "ecobench-baseline":
             raise InputError(f"{path}: a baseline file, not a scenario; give it to `ecobench check RUN_DIR "
                              "--baseline`")
         if {"sources", "points"} <= set(doc):
