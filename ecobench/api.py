@@ -76,9 +76,18 @@ class Result:
         combination is in results.csv: ``pandas.read_csv(directory / "results.csv")``."""
         import pandas as pd
 
+        from ecobench.reports.columns import JSON_TYPES
         from ecobench.reports.tables import ordered
 
-        return ordered(pd.DataFrame(self.rows))
+        df = ordered(pd.DataFrame(self.rows))
+        # integer columns as results.csv has them (a count of 2, not 2.0: results.json's rows hold
+        # some as floats); one with an empty cell stays float, as pandas.read_csv reads it
+        for c in df.columns:
+            col = df[c]
+            if JSON_TYPES.get(str(c)) == "integer" and col.dtype.kind == "f" and col.notna().all() \
+                    and (col == col.round()).all():
+                df[c] = col.astype("int64")
+        return df
 
     def write(self, directory: str | os.PathLike[str]) -> Path:
         """Write the run directory ``ecobench run --out DIRECTORY`` writes (scenario.yaml,
@@ -103,9 +112,17 @@ class Result:
                 f"{len(self.recommendations)} recommendations{where}>")
 
 
-def _new_dir(directory: str | os.PathLike[str]) -> Path:
+def _path(value: object, what: str) -> Path:
+    """``value`` as a path, or an :class:`InputError` naming the argument (not pathlib's TypeError,
+    which names neither the argument nor the call)."""
+    if isinstance(value, (str, os.PathLike)):
+        return Path(value)
+    raise InputError(f"{what} must be a path (a str or os.PathLike), got {type(value).__name__}")
+
+
+def _new_dir(directory: str | os.PathLike[str], what: str = "Result.write: directory") -> Path:
     """A run directory to write: it must not exist yet (runs never overwrite an earlier run)."""
-    path = Path(directory)
+    path = _path(directory, what)
     if path.exists() or path.is_symlink():
         raise InputError(f"{path}: already exists; runs never overwrite an earlier run")
     return path
@@ -118,7 +135,14 @@ def _scenario(scenario: ScenarioLike | Scenario) -> tuple[Scenario, str]:
     if isinstance(scenario, Scenario):
         return scenario, "scenario"
     if isinstance(scenario, Mapping):
-        return scenario_from_dict(dict(scenario), "scenario"), "scenario"
+        try:
+            return scenario_from_dict(dict(scenario), "scenario"), "scenario"
+        except InputError as exc:  # a path copied from a YAML file is relative to that file's folder
+            if ": no such file" not in str(exc):
+                raise
+            where = os.getcwd()
+            raise InputError(f"{exc}; a dict's relative paths are read from the working directory "
+                             f"({where}), not from the folder of a YAML file it was read from") from None
     if isinstance(scenario, (str, os.PathLike)):
         return load_scenario(scenario), str(scenario)
     raise InputError(f"ecobench.run: scenario must be a path to a YAML file or a dict of scenario fields, "
@@ -139,8 +163,11 @@ def run(scenario: ScenarioLike | Scenario, *, out: str | os.PathLike[str] | None
     from ecobench.planning.evaluate import evaluate_all
     from ecobench.runner import results_document
 
+    if progress is not None and not callable(progress):
+        raise InputError(f"ecobench.run: progress must be a callable taking one str (print, for one), "
+                         f"got {type(progress).__name__}")
     s, source = _scenario(scenario)
-    final = _new_dir(out) if out is not None else None
+    final = _new_dir(out, "ecobench.run: out") if out is not None else None
     try:
         ev = evaluate_all(s, progress=progress)
     except (InputError, BackendError) as exc:  # name the scenario, as the CLI names the file
@@ -156,7 +183,7 @@ def load_run(directory: str | os.PathLike[str]) -> Result:
     read back: the same rows, recommendations and document as when it was written."""
     from ecobench.reports.tables import RESULTS_KIND, read_results
 
-    path = Path(directory)
+    path = _path(directory, "ecobench.load_run: directory")
     doc = read_results(path)
     if doc.get("kind") != RESULTS_KIND or "scenario" not in doc:
         raise InputError(f"{path}: not a run directory's results.json (kind {doc.get('kind')!r}); "

@@ -450,14 +450,20 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     print(f"{'draw (share of idle-to-max)':32s} {'packaged':>9s} {'with yours':>11s}")
     for k, v in d["draws_before"].items():
         print(f"  {k:30s} {v:9.3f} {d['draws_after'][k]:11.3f}")
+    print("host (x ecobench's CPU and memory draw of a node)")
     for k, v in d["host_before"].items():
         print(f"  {k:30s} {v:9.3f} {d['host_after'][k]:11.3f}")
     if d["your_points_median_abs_error_pct_before"] is not None:
         print(f"your points, predicted by the packaged fit (out of sample): median |error| "
               f"{d['your_points_median_abs_error_pct_before']:.1f}%")
+        for row in d["your_points"]:
+            print(f"  {row['id']:30s} measured {row['power_w']:8.1f} W  predicted "
+                  f"{row['predicted_power_w']:8.1f} W  {row['error_pct']:+6.1f}%")
     print(f"packaged corpus held out by group: median |error| "
           f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without your points, "
           f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
+    print("the refit is shown, not saved: `ecobench run` keeps the packaged power model "
+          "(ecobench/power/data/power_model.yaml)")
     return 0
 
 
@@ -575,7 +581,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--fail-on", action="append", metavar="RULE",
                    help="rule, repeatable (default energy_kwh:+5%%): METRIC:+PCT%% (a rise beyond PCT "
                         "fails), METRIC:-PCT%% (a fall), METRIC<VALUE or METRIC>VALUE (an absolute "
-                        "limit the run must keep); METRIC is any numeric result column, e.g. cost_usd:+2%%, "
+                        "limit the run must keep); METRIC is any numeric result column but a "
+                        "*_change_pct, e.g. cost_usd:+2%%, "
                         "throughput_per_instance_per_s:-5%%, and for serving ttft_ms_p99<1000 or "
                         "cost_usd_per_million_output_tokens:+2%%")
     k.add_argument("--markdown", help="also write the verdict as markdown to this file (must not exist)")
@@ -669,7 +676,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "ecobench/power/data/measured/*.yaml), check them against the catalog (a device "
                           "draw below idle or above 1.2x the chip maximum is refused), predict them with "
                           "the packaged fit (out of sample) and refit the draw model with them; prints "
-                          "the draws before and after and the held-out error with and without them.")
+                          "the draws before and after and the held-out error with and without them. The "
+                          "refit is not saved: `ecobench run` keeps the packaged power model.")
     cal.add_argument("points", help="YAML file of measured points")
     cal.add_argument("--format", choices=["table", "json"], default="table",
                      help="a table (default) or JSON")

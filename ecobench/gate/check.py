@@ -191,15 +191,22 @@ def _samples(row: dict[str, Any], metric: str) -> list[float] | None:
 
 
 def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
-    """The integer instance count stepped between the two rows: say so."""
+    """What changed between the two rows besides the figures: the power basis (the accounting
+    convention, not the workload), the integer instance count (a step): say so."""
+    notes = []
+    pb, pc = base.get("power_basis"), cur.get("power_basis")
+    if isinstance(pb, str) and isinstance(pc, str) and pb != pc:
+        notes.append(f"power_basis {pb[:20]} -> {pc[:20]} (the accounting convention changed: energy and "
+                     "CO2 are not like for like)")  # made safe where shown, as every cell
     b, c = base.get("instances"), cur.get("instances")
     if not all(isinstance(x, int | float) and not isinstance(x, bool) for x in (b, c)) or b == c:
-        return ""
+        return "; ".join(notes)
     try:
         shown = f"{float(b):g} -> {float(c):g}"  # type: ignore[arg-type]
     except OverflowError:
-        return ""
-    return f"instances {shown} (an integer step; measured rows are tested at fractional instances)"
+        return "; ".join(notes)
+    notes.append(f"instances {shown} (an integer step; measured rows are tested at fractional instances)")
+    return "; ".join(notes)
 
 
 @dataclass(frozen=True)
@@ -231,10 +238,26 @@ def numeric_metrics(*docs: GateDoc) -> list[str]:
                    if isinstance(v, int | float) and not isinstance(v, bool)})
 
 
+def _signed(metric: str) -> bool:
+    """A change against the scenario's own baseline configuration (``energy_change_pct``, its band):
+    negative for every configuration better than that baseline, so not a figure the gate can hold."""
+    return metric.removesuffix("_low").removesuffix("_high").endswith("_change_pct")
+
+
 def check_metrics(rules: list[Rule | Threshold], current: GateDoc) -> None:
-    """Every rule names a numeric column of the run; otherwise one line listing them."""
+    """Every rule names a numeric column of the run that is not a signed change; otherwise one line
+    listing them (a change column was refused later as bad data in the baseline file)."""
     known = numeric_metrics(current)
     for rule in rules:
+        if _signed(rule.metric) and rule.metric in known:
+            stem = rule.metric.partition("_change_pct")[0]
+            figure = min((m for m in known if m == stem or (m.startswith(f"{stem}_") and not _signed(m)
+                                                            and not m.endswith(("_low", "_high")))),
+                         key=len, default=stem)  # energy_kwh, not energy_accelerator_kwh
+            raise InputError(f"--fail-on {str(rule)!r}: {rule.metric} is the change against the scenario's "
+                             "baseline configuration, negative where a configuration is better, and is not "
+                             f"gated; allowed: the figure itself, e.g. {figure}:+5% (each run against the "
+                             "baseline file)")
         if rule.metric not in known:
             close = difflib.get_close_matches(rule.metric, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -17,7 +17,7 @@ from ecobench.planning.interruption import SpotTerms
 from ecobench.planning.jobs import capabilities
 from ecobench.planning.modes import ConfigRun, mode_for
 from ecobench.planning.plan import Context, PlanResult, activity, measured_host
-from ecobench.power.basis import config_basis
+from ecobench.power.basis import config_basis, from_scenario
 from ecobench.power.carbon import GridIntensity, grid_intensity
 from ecobench.power.setup import power_setup, uncertain_setup
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
@@ -126,8 +126,11 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     acc_override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
     override = (acc_override.idle_w, acc_override.max_w) if acc_override else None
     basis = config_basis(s, cfg)
-    power = power_setup(catalog, inst, override, cfg.host_cpu_utilization, cfg.measured_power_w,
-                        cfg.measured_power_scope, basis)
+    try:
+        power = power_setup(catalog, inst, override, cfg.host_cpu_utilization, cfg.measured_power_w,
+                            cfg.measured_power_scope, basis)
+    except InputError as exc:  # tdp on a chip without a datasheet TDP: say where the basis came from
+        raise from_scenario(exc, s, cfg) from None
     if cells is None:
         price, price_source = _price(s, cfg, inst, region)
         grid = grid_intensity(catalog, region, s.overrides.grid_g_per_kwh)

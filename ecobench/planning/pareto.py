@@ -194,7 +194,7 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
         others = [o for o in picks if o.name != lead.name]
         changes = ", ".join(f"{_change(cols[o.name][i], cols[o.name][base])} {o.words}" for o in others)
         return (f"{_describe(t, i)}: {_change(cols[lead.name][i], cols[lead.name][base])} {lead.words} "
-                f"for {changes} against the baseline {s.baseline}")
+                f"for {changes} against the baseline {s.baseline}{_basis_note(t, i, base)}")
 
     idx = np.flatnonzero(ok)
     for o in picks:
@@ -212,13 +212,25 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
                 "reason": (f"{_describe(t, best)}: the lowest sum of cost, CO2 and {third.words}, each "
                            f"relative to the baseline {s.baseline}, weighted 1/3 each: "
                            + ", ".join(f"{_change(cols[o.name][best], cols[o.name][base])} {o.words}"
-                                       for o in picks))})
+                                       for o in picks) + _basis_note(t, best, base))})
     if all(r["config_id"] == s.baseline for r in out):
         names = ", ".join(o.words for o in picks)
         return [{"objective": "all", "config_id": s.baseline,
                  "reason": f"{_describe(t, base)}: the baseline is the best on every objective ({names}, "
                            "and balanced); no configuration improves on it"}]
     return out
+
+
+def _basis_note(t: Columns, i: int, base: int) -> str:
+    """Where the pick's power basis is not the baseline's (``power_basis``: tdp counts no host and every
+    device at its TDP), a clause saying so: part of the energy and CO2 change is the convention."""
+    if "power_basis" not in t:
+        return ""
+    mine, theirs = t["power_basis"][i], t["power_basis"][base]
+    if mine is None or theirs is None or mine == theirs:
+        return ""
+    return (f" (energy and CO2 on the {mine} power basis, the baseline's {theirs}: part of the change is the "
+            "accounting convention)")
 
 
 def _scale(values: np.ndarray, base: int, idx: np.ndarray) -> float:

@@ -47,8 +47,24 @@ def resolve_basis(scenario_basis: str, scenario_set: bool, config_basis: str | N
 
 def config_basis(s: Scenario, cfg: HardwareConfig) -> str:
     """:func:`resolve_basis` for one configuration of a scenario."""
-    return resolve_basis(s.power_basis, "power_basis" in s.model_fields_set, cfg.power_basis,
-                         cfg.measured_power_w)
+    try:
+        return resolve_basis(s.power_basis, "power_basis" in s.model_fields_set, cfg.power_basis,
+                             cfg.measured_power_w)
+    except InputError as exc:
+        raise from_scenario(exc, s, cfg) from None
+
+
+def from_scenario(exc: InputError, s: Scenario, cfg: HardwareConfig) -> InputError:
+    """An error about a configuration's basis that the scenario-wide ``power_basis`` set (the
+    configuration sets none): about the configuration, not its ``power_basis`` field, saying where the
+    basis came from and how to override it."""
+    if exc.config_field != "power_basis" or cfg.power_basis is not None \
+            or "power_basis" not in s.model_fields_set:
+        return exc
+    exc.args = (f"the scenario's power_basis {s.power_basis} applies here (this configuration sets none): "
+                f"{exc}; or give this configuration its own power_basis",)
+    exc.config_field = ""
+    return exc
 
 
 def tdp_w(chip: str | None, acc: Accelerator | None, override_max_w: float | None) -> float:

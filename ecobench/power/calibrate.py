@@ -40,6 +40,7 @@ from ecobench.power.fit import (
     refits_without_each_group,
 )
 from ecobench.power.params import power_model
+from ecobench.units import BYTES_PER_DTYPE
 
 
 def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
@@ -98,6 +99,32 @@ def check_model(p: PowerPoint, where: str) -> None:
         raise InputError(f"{where}.architecture: {exc}") from None
 
 
+# the layout keys the fit reads (data, pipeline, microbatch, num_microbatches) and those the corpus
+# records beside them; any other key (``tp``, ``dp``) would be ignored without a word
+LAYOUT_KEYS = ("tensor", "pipeline", "data", "context", "microbatch", "num_microbatches")
+# the data types a point may name: the compute and storage types of units.py, and the corpus's fp4
+PRECISIONS = tuple(sorted(set(BYTES_PER_DTYPE) | {"fp4"}))
+
+
+def _check_names(p: PowerPoint, cat: Catalog, where: str) -> None:
+    """The point's instance type (and that it carries the point's chip), layout keys and data types are
+    ones ecobench knows: a misspelt one would be ignored by the fit, not refused."""
+    if p.instance_type is not None:
+        inst = cat.instance(p.instance_type, f"{where}.instance_type")
+        acc = inst.spec.accelerator
+        if p.gpu != "other" and acc != p.gpu:
+            raise InputError(f"{where}.instance_type: {p.instance_type} carries {acc or 'no accelerator'}, "
+                             f"not the point's gpu {p.gpu!r}; allowed: an instance type with that chip, or "
+                             "no instance_type")
+    for key in p.layout or {}:
+        if key not in LAYOUT_KEYS:
+            raise InputError(f"{where}.layout.{key}: unknown field (allowed: {', '.join(LAYOUT_KEYS)})")
+    for field in ("precision", "weight_precision"):
+        v = getattr(p, field)
+        if v is not None and v not in PRECISIONS:
+            raise InputError(f"{where}.{field}: {v!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
+
+
 def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     """Data errors (raised) and warnings (returned) of one point against its chip's idle and maximum."""
     check_model(p, where)
@@ -105,6 +132,7 @@ def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
         raise InputError(f"{where}.gpu: unknown chip {p.gpu!r}; allowed: "
                          f"{', '.join(sorted(cat.accelerators))} or 'other' (evidence only, not fitted, "
                          f"unless chip names one of {', '.join(sorted(corpus_chips()))})")
+    _check_names(p, cat, where)
     chip = chip_figures(p, cat)
     if chip is None:
         return []
@@ -152,6 +180,9 @@ def load_points(path: str | Path) -> PowerCorpus:
     if not isinstance(doc, dict) or set(doc) - {"sources", "points"} or "points" not in doc:
         raise InputError(f"{path}: a calibration file is a mapping with 'sources' and 'points' "
                          "(the format of ecobench/power/data/measured/*.yaml)")
+    if not isinstance(doc["points"], list) or not doc["points"]:
+        raise InputError(f"{path}: points: {'empty' if doc['points'] in (None, []) else 'not a list'}; "
+                         "allowed: a list of at least one measured point")
     _check_ids_and_sources(doc, path)
     try:
         corpus = parse_corpus([doc])
@@ -168,8 +199,45 @@ def load_points(path: str | Path) -> PowerCorpus:
         raise InputError(f"{path}: {exc}") from None
     cat = load_catalog()
     for i, p in enumerate(corpus.points):
-        check_point(p, cat, f"{path}: points[{i}] ({p.id})")
+        where = f"{path}: points[{i}] ({p.id})"
+        check_point(p, cat, where)
+        if p.power_per == "node" and corpus.metered(p) == "device":
+            # the fit reads a node's figure as its devices plus the host: a device meter has no host
+            raise InputError(f"{where}.power_per: node, but source {p.source!r} is metered: device (NVML, "
+                             "neuron-monitor), which covers no host; allowed: power_per device (the mean "
+                             "per device), or a source metered: node (at the wall)")
     return corpus
+
+
+# what each kind of point needs beside its draw for the fit to give it time shares (fit._rates)
+_NEEDS = {"power_serve": ("output_tokens_per_s", "batch_size or avg_batch_size", "model or architecture"),
+          "power_train": ("tokens_per_s, or samples_per_s and seq_len", "model or architecture"),
+          "power_infer": ("samples_per_s", "model or architecture")}
+
+
+def why_not_fitted(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> str:
+    """Why :func:`~ecobench.power.fit.features` gives a point no time shares, in the point's own fields."""
+    if chip_figures(p, cat) is None:
+        return "gpu 'other' without chip: kept as evidence (a chip needs its peaks to be fitted)"
+    if p.exclude_reason:
+        return "exclude_reason is given: kept as evidence"
+    if p.power_stat != "mean":
+        return f"power_stat {p.power_stat}: only mean draws are fitted"
+    if corpus.metered(p) == "facility":
+        return "its source is metered at the facility: only device and node draws are fitted"
+    has = {"output_tokens_per_s": p.output_tokens_per_s is not None,
+           "batch_size or avg_batch_size": p.batch is not None,
+           "model or architecture": p.arch is not None,
+           "tokens_per_s, or samples_per_s and seq_len": p.tokens_per_s is not None
+           or (p.samples_per_s is not None and p.seq_len is not None),
+           "samples_per_s": p.samples_per_s is not None}
+    missing = [n for n in _NEEDS[p.kind] if not has[n]]
+    if missing:
+        return f"a {p.kind} point is fitted with {' and '.join(missing)} (of the same run as its draw)"
+    if p.power_per == "node":
+        return ("power_per node needs the node's host draw: give instance_type (a catalog instance with "
+                f"{p.devices} {p.gpu})")
+    return f"no peak figure of {chip_figures(p, cat).name} for precision {p.precision}"  # type: ignore[union-attr]
 
 
 @dataclass(frozen=True)
@@ -183,6 +251,8 @@ class Calibration:
     corpus_median_before_pct: float  # the corpus held out by group, without the user's points
     corpus_median_after_pct: float  # and with them in every fit
     warnings: list[str]
+    # each fitted point of the user's: (id, measured W, W the packaged fit predicts), as power_per says
+    user_predicted: tuple[tuple[str, float, float], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         errs = [abs(e) for e in self.user_error_before_pct]
@@ -191,6 +261,8 @@ class Calibration:
                 "draws_before": self.before.draws, "draws_after": self.after.draws,
                 "host_before": self.before.host, "host_after": self.after.host,
                 "your_points_median_abs_error_pct_before": med,
+                "your_points": [{"id": i, "power_w": m, "predicted_power_w": w,
+                                 "error_pct": (w / m - 1) * 100} for i, m, w in self.user_predicted],
                 "corpus_holdout_median_abs_error_pct_before": self.corpus_median_before_pct,
                 "corpus_holdout_median_abs_error_pct_after": self.corpus_median_after_pct,
                 "warnings": self.warnings}
@@ -209,7 +281,7 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     for p in user.points:
         f = features(p, user, cat)
         if f is None:
-            unfitted.append(f"{p.id}: no catalog chip, no throughput of the same run, or a peak figure")
+            unfitted.append(f"{p.id}: {why_not_fitted(p, user, cat)}")
         else:
             theirs.append(f)
     # the user's groups are held out together, apart from any packaged group of the same name
@@ -235,4 +307,5 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     with_them = [r for r in holdout((*ours, *theirs)) if r.id in base_ids]
     return Calibration(len(user.points), len(theirs), unfitted, before, after,
                        [(before.predict_w(f) / f.measured_w - 1) * 100 for f in theirs],
-                       med(holdout(ours, refits)), med(with_them), warnings)
+                       med(holdout(ours, refits)), med(with_them), warnings,
+                       tuple((f.point.id, f.measured_w, before.predict_w(f)) for f in theirs))

@@ -10,11 +10,12 @@ about the two seed experiments.
 
 from __future__ import annotations
 
+import datetime
 import functools
 from importlib import resources
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ecobench.io.yamlio import load_packaged
 from ecobench.workloads.architecture import Architecture
@@ -39,6 +40,13 @@ class PowerSource(_Row):
     not_stated: str
     window_idle_s: float = Field(0.0, ge=0, description="seconds of each run's metering window with nothing "
                                  "running (a script's sleeps around the run): drawn as stalls")
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _date_as_text(cls, v: Any) -> Any:
+        """``as_of: 2026-11-20`` unquoted is a date to YAML: kept as its ISO text (it was refused as
+        'Input should be a valid string')."""
+        return v.isoformat() if isinstance(v, datetime.date) else v
 
 
 class PowerPoint(_Row):

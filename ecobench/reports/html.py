@@ -126,7 +126,9 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
             stand_in[current] = (item.removesuffix(" peaks"), str(s["inferred_from"]).split(". ")[0])
     power = []
     for it, (chip, why) in inferred.items():
-        ids = [r["config_id"] for r in rows if r.get("instance_type") == it]
+        # a tdp row counts the datasheet TDP and a measured one the supplied draw: neither the inferred figure
+        ids = [r["config_id"] for r in rows
+               if r.get("instance_type") == it and r.get("power_basis", "modelled") == "modelled"]
         if ids:
             shown = ", ".join(ids[:6]) + (f" and {len(ids) - 6} more" if len(ids) > 6 else "")
             power.append(f"{shown}: the {chip}; {why}.")

@@ -1121,8 +1121,24 @@ def _check_fp8(cat: Any, c: HardwareConfig, where: str) -> None:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario YAML file (regular file, size cap, strict YAML: ecobench.io.yamlio);
-    a local config.json it names is read relative to it."""
-    return scenario_from_dict(load_yaml(path, "scenario"), str(path), Path(path).parent)
+    a local config.json it names is read relative to it. A file ecobench writes or reads elsewhere (a
+    run's results.json, a baseline, calibration points) is named as what it is: its validation as a
+    scenario would list every scenario field as missing."""
+    doc = load_yaml(path, "scenario")
+    if isinstance(doc, dict) and "workload" not in doc:
+        # reports/tables.py's RESULTS_KIND and gate/files.py's BASELINE_KIND (stages above this one,
+        # which it may not import; gate/files.py spells them out too)
+        kind = doc.get("kind")
+        if kind == "ecobench-results":
+            raise InputError(f"{path}: a run's results.json, not a scenario; its scenario is scenario.yaml "
+                             "beside it; read the run back with ecobench.load_run or `ecobench report`")
+        if kind == "ecobench-baseline":
+            raise InputError(f"{path}: a baseline file, not a scenario; give it to `ecobench check RUN_DIR "
+                             "--baseline`")
+        if {"sources", "points"} <= set(doc):
+            raise InputError(f"{path}: a measured-power points file, not a scenario; give it to "
+                             "`ecobench calibrate`")
+    return scenario_from_dict(doc, str(path), Path(path).parent)
 
 
 def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list[tuple[str, str, str]]:

@@ -153,3 +153,50 @@ def test_the_readme_python_example_runs_as_written(tmp_path, monkeypatch, capsys
     exec(compile(code, "README.md (Python API)", "exec"), {})  # noqa: S102
     assert (tmp_path / "results" / "layoutlm_small" / "results.json").is_file()
     assert "cost inf1 inf1: inf1.2xlarge in us-east-1 (bf16):" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("call,words", [
+    (lambda: ecobench.run(SEED, out=5), "ecobench.run: out must be a path (a str or os.PathLike), got int"),
+    (lambda: ecobench.run(SEED, progress=5),
+     "ecobench.run: progress must be a callable taking one str (print, for one), got int"),
+    (lambda: ecobench.load_run(None), "ecobench.load_run: directory must be a path (a str or os.PathLike), "
+                                      "got NoneType"),
+])
+def test_an_argument_of_the_wrong_type_raises_input_error_naming_it(call, words):
+    """These were pathlib's TypeError naming no argument, or a TypeError from inside the evaluation
+    (``progress``), after the scenario was loaded."""
+    with pytest.raises(InputError) as info:
+        call()
+    assert str(info.value) == words
+
+
+@pytest.mark.parametrize("name", ["layoutlm_realtime.yaml", "llama3_8b_chat.yaml"])
+def test_to_pandas_has_the_integer_columns_of_results_csv(tmp_path, name):
+    """docs/results.md types ``instances`` as an integer and results.csv writes ``2``; to_pandas gave
+    2.0 (float64) for inference rows."""
+    import pandas as pd
+
+    from ecobench.reports.columns import JSON_TYPES
+
+    result = ecobench.run(SCENARIOS / name)
+    df = result.to_pandas()
+    assert df["instances"].dtype == "int64"
+    csv = pd.read_csv(result.write(tmp_path / "run") / "results.csv")
+    for c in df.columns:
+        if JSON_TYPES.get(c) == "integer" and c in csv.columns:
+            assert df[c].dtype == csv[c].dtype, c
+
+
+def test_a_dicts_missing_relative_file_says_where_it_was_looked_for(tmp_path, monkeypatch):
+    """llama3_8b_finetune.yaml names models/llama3-8b/config.json relative to scenarios/; read into a
+    dict and run from elsewhere, the error said only 'no such file'."""
+    from ecobench.io.yamlio import load_yaml
+
+    d = load_yaml(SCENARIOS / "llama3_8b_finetune.yaml", "scenario")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError) as info:
+        ecobench.run(d)
+    msg = str(info.value)
+    assert "models/llama3-8b/config.json: no such file" in msg
+    assert msg.endswith(f"; a dict's relative paths are read from the working directory ({tmp_path}), not "
+                        "from the folder of a YAML file it was read from")

@@ -93,6 +93,26 @@ def test_a_file_that_is_not_a_mapping_says_what_it_holds(tmp_path, capsys, text,
     assert "NoneType" not in err
 
 
+def test_a_results_baseline_or_points_file_given_as_the_scenario_says_what_it_is(tmp_path, capsys):
+    """Each was validated as a scenario: every scenario field missing and every one of its own unknown,
+    a screenful that never said what the file was."""
+    run = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(run)]) == 0
+    assert main(["baseline", str(run), "--to", str(tmp_path / "b.json")]) == 0
+    points = tmp_path / "points.yaml"
+    points.write_text("sources: {}\npoints: []\n")
+    capsys.readouterr()
+    cases = ((run / "results.json", "a run's results.json, not a scenario; its scenario is scenario.yaml "
+              "beside it"),
+             (tmp_path / "b.json", "a baseline file, not a scenario; give it to `ecobench check RUN_DIR "
+              "--baseline`"),
+             (points, "a measured-power points file, not a scenario; give it to `ecobench calibrate`"))
+    for f, words in cases:
+        assert main(["run", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert f"{f}: {words}" in err and err.count("\n") == 1, err
+
+
 def test_unknown_field(tmp_path, capsys, scenario_dict):
     scenario_dict["workload"]["inference"]["rate_per_hr"] = 5
     _bad(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_hr: unknown field")

@@ -141,3 +141,20 @@ def test_the_readme_ci_example_rules_are_accepted_on_a_serving_run(tmp_path, cap
     for r in rules:
         args += ["--fail-on", r]
     assert main(args) in (0, 1), capsys.readouterr().err
+
+
+def test_a_changed_power_basis_is_named_beside_the_verdict(tmp_path, capsys):
+    """Switching a configuration to tdp moved its energy 15% with no word why: the gate passed (or
+    failed, the other way round) on a change of accounting convention as if the workload had changed."""
+    base = _run(tmp_path, "base", "layoutlm_realtime.yaml")
+    tdp = _run(tmp_path, "tdp", "layoutlm_realtime.yaml", lambda s: s["configs"][1].update(power_basis="tdp"))
+    capsys.readouterr()
+    assert main(["check", str(base), "--baseline", str(tdp), "--markdown", str(tmp_path / "v.md")]) == 1
+    out = capsys.readouterr().out
+    note = ("power_basis tdp -> modelled (the accounting convention changed: energy and CO2 are not like "
+            "for like)")
+    gpu = next(line for line in out.splitlines() if line.startswith("gpu "))
+    assert note in gpu and "FAIL" in gpu
+    inf1 = next(line for line in out.splitlines() if line.startswith("inf1 "))
+    assert "power_basis" not in inf1
+    assert "power\\_basis tdp \\-&gt; modelled" in (tmp_path / "v.md").read_text()

@@ -229,6 +229,21 @@ def test_rule_with_an_overflowing_threshold_is_bad_input(tmp_path, capsys):
     assert main(["check", str(run), "--baseline", str(run), "--fail-on", huge]) == 2
 
 
+@pytest.mark.parametrize("rule,figure", [("energy_change_pct:+5%", "energy_kwh"),
+                                          ("co2_change_pct<0", "co2_kg")])
+def test_a_rule_on_a_change_against_the_scenarios_baseline_is_refused_naming_the_figure(
+        tmp_path, capsys, rule, figure):
+    """A change column is negative wherever a configuration beats the scenario's baseline: the rule
+    was refused as bad data in the baseline file ('energy_change_pct is -84.9; a gated figure must be
+    ... 0 or more'), blaming a file that was right."""
+    run, _ = _doc(tmp_path)
+    assert main(["check", str(run), "--baseline", str(run), "--fail-on", rule]) == 2
+    err = capsys.readouterr().err
+    metric = rule.split(":")[0].split("<")[0]
+    assert f"--fail-on '{rule}': {metric} is the change against the scenario's baseline configuration" in err
+    assert f"allowed: the figure itself, e.g. {figure}:+5%" in err and "0 or more" not in err
+
+
 EVIL = "![x](https://evil.example/x.png)\n# Heading <img src=x> @team \x1b[2J\x07"
 
 

@@ -80,6 +80,20 @@ def test_scenario_wide_tdp_with_a_pue(tmp_path, capsys):
         in capsys.readouterr().out
 
 
+def test_a_pick_on_another_basis_than_the_baseline_says_so(tmp_path):
+    """tdp counts no host share: a tdp row's energy and CO2 'against the baseline' mix the convention
+    with the hardware, so its recommendation says which basis each side uses (it said nothing)."""
+    code, _ = run(tmp_path, scenario(pue=1.135))
+    assert code == 0
+    recs = json.loads((tmp_path / "out" / "results.json").read_text())["recommendations"]
+    note = "(energy and CO2 on the tdp power basis, the baseline's modelled: part of the change is"
+    by = {r["objective"]: r for r in recs}
+    assert by["energy"]["config_id"] == "tdp" and note in by["energy"]["reason"]
+    assert by["balanced"]["config_id"] != "tdp" or note in by["balanced"]["reason"]
+    for r in recs:
+        assert ("power basis" in r["reason"]) == (r["config_id"] != "modelled")
+
+
 @pytest.mark.parametrize(("change", "expect"), [
     ({"instance_type": "trn1.32xlarge", "power_basis": "tdp"},
      ["configs[0].power_basis", "trainium", "evidence range", "allowed: modelled, tdp", "measured"]),
@@ -122,3 +136,22 @@ def test_the_new_bands_contain_their_central_value(name):
         for r in ecobench.run(s).rows:
             assert r["energy_accelerator_j_per_output_token"] < r["energy_it_j_per_output_token"] \
                 < r["energy_j_per_output_token"]
+
+
+@pytest.mark.parametrize(("basis", "instance", "expect"), [
+    ("measured", "p4d.24xlarge", "power_basis measured needs measured_power_w"),
+    ("tdp", "trn1.32xlarge", "power_basis tdp needs a datasheet TDP and trainium has none"),
+])
+def test_a_scenario_wide_basis_a_configuration_cannot_use_names_the_scenario_not_the_configs_field(
+        tmp_path, capsys, basis, instance, expect):
+    """The error named ``configs[0].power_basis``, a field the user had not written."""
+    s = scenario(power_basis=basis)
+    s["configs"] = [s["configs"][1] | {"instance_type": instance}]
+    s["baseline"] = s["configs"][0]["id"]
+    code, _ = run(tmp_path, s)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f": configs[0]: the scenario's power_basis {basis} applies here (this configuration sets none): " \
+        f"{expect}" in err, err
+    assert "configs[0].power_basis" not in err and err.rstrip().endswith("or give this configuration its own "
+                                                                          "power_basis")

@@ -59,6 +59,14 @@ def test_calibration_refits_with_the_points_and_reports_their_out_of_sample_erro
      "points[0] (team_a_0).architecture.layers: 0 is not allowed; allowed: a whole number >= 1"),
     ({"model": None, "architecture": {**ARCH, "heads": 30}},
      "points[0] (team_a_0).architecture: heads (30) must divide hidden_size (4096)"),
+    # these were accepted (exit 0) and ignored by the fit: a misspelt instance type, one with another chip,
+    # a layout key the fit does not read and a data type that falls back to bf16
+    ({"instance_type": "p5.48xlarg"}, "points[0] (team_a_0).instance_type: unknown instance type "
+                                      "'p5.48xlarg'; did you mean 'p5.48xlarge'"),
+    ({"instance_type": "p4d.24xlarge"}, "points[0] (team_a_0).instance_type: p4d.24xlarge carries a100-40gb, "
+                                        "not the point's gpu 'h100-sxm'"),
+    ({"layout": {"tp": 1}}, "points[0] (team_a_0).layout.tp: unknown field (allowed: tensor, pipeline, data"),
+    ({"precision": "bfloat16"}, "points[0] (team_a_0).precision: 'bfloat16' is not allowed; allowed: bf16"),
 ])
 def test_bad_points_exit_2_naming_file_field_and_what_is_allowed(tmp_path, capsys, change, words):
     path = _write(tmp_path, [{**_point(0, 400.0, 1000.0, 16), **change}])
@@ -73,6 +81,17 @@ def test_a_point_id_given_twice_is_refused_naming_both(tmp_path, capsys):
     err = capsys.readouterr().err
     assert f"{path}: points[1] (team_a_0).id: 'team_a_0' is also points[0]'s id; allowed: each id once" in err
     assert err.count("\n") == 1, err
+
+
+def test_a_node_figure_from_a_device_meter_is_refused(tmp_path, capsys):
+    """The fit reads a per-node figure as devices plus host; NVML summed over a node's GPUs has no host
+    in it, so it was fitted as a node far below its own host draw (accepted, exit 0)."""
+    pt = _point(0, 4000.0, 8000.0, 16, power_per="node", devices=8, tensor=8, instance_type="p5.48xlarge")
+    path = _write(tmp_path, [pt])
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert (f"{path}: points[0] (team_a_0).power_per: node, but source 'team_a' is metered: device" in err
+            and "allowed: power_per device" in err)
 
 
 def test_a_source_without_a_metered_scope_is_refused(tmp_path, capsys):
@@ -108,3 +127,62 @@ def test_the_readme_example_file_calibrates(tmp_path, capsys):
     assert main(["calibrate", str(f), "--format", "json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["points"] == d["fitted"] == 2
+
+
+@pytest.mark.parametrize("points,words", [(None, "points: empty"), ([], "points: empty"),
+                                          ({"a": 1}, "points: not a list")])
+def test_a_file_without_points_is_refused(tmp_path, capsys, points, words):
+    """``points:`` left empty was an internal error (exit 3); an empty list refitted nothing (exit 0)."""
+    f = tmp_path / "points.yaml"
+    f.write_text(yaml.safe_dump({"sources": {"team_a": SOURCE}, "points": points}))
+    assert main(["calibrate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: {words}; allowed: a list of at least one measured point" in err
+
+
+@pytest.mark.parametrize("change,why", [
+    ({"batch_size": None}, "a power_serve point is fitted with batch_size or avg_batch_size"),
+    ({"output_tokens_per_s": None}, "a power_serve point is fitted with output_tokens_per_s"),
+    ({"power_stat": "peak"}, "power_stat peak: only mean draws are fitted"),
+    ({"power_per": "node", "power_w": 900.0},
+     "power_per node needs the node's host draw: give instance_type"),
+])
+def test_a_point_that_cannot_be_fitted_says_which_field_it_lacks(tmp_path, capsys, change, why):
+    pts = [_point(0, 400.0, 1000.0, 16), {**_point(1, 400.0, 1000.0, 16), **change}]
+    source = SOURCE | {"metered": "node"} if change.get("power_per") == "node" else SOURCE
+    assert main(["calibrate", _write(tmp_path, pts, source)]) == 0
+    out = capsys.readouterr().out
+    assert "2 points, 1 fitted" in out and f"not fitted: team_a_1: {why}" in out
+
+
+def test_each_of_your_points_is_shown_measured_and_predicted(tmp_path, capsys):
+    pts = [_point(0, 400.0, 1000.0, 16), _point(1, 500.0, 2000.0, 32)]
+    path = _write(tmp_path, pts)
+    assert main(["calibrate", path, "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    rows = {r["id"]: r for r in d["your_points"]}
+    assert set(rows) == {"team_a_0", "team_a_1"} and rows["team_a_1"]["power_w"] == 500.0
+    for r in rows.values():
+        assert r["error_pct"] == pytest.approx((r["predicted_power_w"] / r["power_w"] - 1) * 100)
+    errs = sorted(abs(r["error_pct"]) for r in rows.values())
+    assert d["your_points_median_abs_error_pct_before"] == pytest.approx(sum(errs) / 2)
+    assert main(["calibrate", path]) == 0
+    out = capsys.readouterr().out
+    assert "team_a_1" in out and "measured    500.0 W" in out
+    # a user expects `ecobench run` to use the refit; it does not, and the output says so
+    assert "the refit is shown, not saved: `ecobench run` keeps the packaged power model" in out
+    # the host scale is not a share of the idle-to-maximum range: it has its own heading
+    assert out.index("host (x ecobench's CPU and memory draw of a node)") < out.index("host_scale")
+
+
+def test_a_source_dated_to_the_day_is_accepted(tmp_path, capsys):
+    """``as_of: 2026-11-20`` unquoted is a date to YAML; it was refused ('Input should be a valid
+    string') where ``2026-11`` passed."""
+    from ecobench.power.calibrate import load_points
+
+    f = tmp_path / "points.yaml"
+    f.write_text(yaml.safe_dump({"sources": {"team_a": SOURCE}, "points": [_point(0, 400.0, 1000.0, 16)]})
+                 .replace("as_of: 2026-10", "as_of: 2026-10-20"))
+    assert "as_of: 2026-10-20\n" in f.read_text()
+    assert load_points(f).sources["team_a"].as_of == "2026-10-20"
+    assert main(["calibrate", str(f)]) == 0

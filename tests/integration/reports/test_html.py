@@ -55,3 +55,20 @@ def test_a_sweep_report_leads_with_the_decisions(tmp_path):
     assert "18 combinations, 15 evaluated, 3 skipped" in html
     for objective in ("cost", "co2", "energy", "balanced"):
         assert f'<td class="l" data-label="objective">{objective}</td>' in html
+
+
+def test_the_inferred_chip_power_caveat_names_only_rows_that_use_the_draw_model():
+    """A tdp row counts the datasheet TDP and a measured row its supplied draw, so the H100's inferred
+    idle does not qualify their figures (the caveat named them)."""
+    from ecobench.reports.html import caveats
+
+    base = {"instance_type": "p5.48xlarge", "precision": "bf16", "instances": 2, "parallelism": "auto"}
+    s = scenario_from_dict({
+        "schema_version": 2, "name": "bases", "baseline": "model", "uncertainty": {"draws": 50},
+        "workload": {"model": "llama2-7b", "training": {"total_tokens": 1e9, "global_batch_size": 64,
+                                                        "phases": [{"seq_len": 2048, "fraction": 1.0}]}},
+        "configs": [base | {"id": "model"}, base | {"id": "tdp", "power_basis": "tdp"},
+                    base | {"id": "meas", "power_basis": "measured", "measured_power_w": 5000.0,
+                            "measured_power_scope": "accelerator"}]})
+    notes = caveats(results_document(s, records(evaluate(s)), "run"))["power"]
+    assert len(notes) == 1 and notes[0].startswith("model: the NVIDIA H100"), notes
