@@ -192,9 +192,9 @@ class _TtftCdf:
         self.theta = np.maximum(d.wait, 1e-30)[:, None, None] / self.k
         self.log_gamma, self.k_theta, self.no_wait = gammaln(self.k + 1), self.k * self.theta, 1 - self.p
         self.r_floor = np.maximum(self.r, 1e-30)
-        self.any_wait = bool(np.any(d.p))
-        has_rest = self.r > 1e-12
-        self.rest = "none" if not has_rest.any() else "all" if has_rest.all() else "some"
+        self.any_wait = bool(d.p.any())
+        self.has_rest = self.r > 1e-12
+        self.rest = "none" if not self.has_rest.any() else "all" if self.has_rest.all() else "some"
 
     def f(self, x: np.ndarray) -> np.ndarray:
         """The wait's CDF."""
@@ -226,7 +226,7 @@ class _TtftCdf:
         r = self.r
         y = (t[:, :, None] - self.fixed) - self.service  # what is left for the waits
         if not self.any_wait:  # no wait but the uniform one: its CDF in closed form
-            return _point_mean(np.where(r > 1e-12, np.clip(y / np.maximum(r, 1e-30), 0.0, 1.0), y >= 0))
+            return _point_mean(np.where(self.has_rest, np.clip(y / self.r_floor, 0.0, 1.0), y >= 0))
         if self.rest == "none":
             return _point_mean(self.f(y))
         both = np.empty((2, *y.shape))  # g at y and at y - r, in one call (np.stack's copy costs more)
@@ -237,7 +237,7 @@ class _TtftCdf:
             uniform = (both[0] - both[1]) / self.r_floor
         if self.rest == "all":
             return _point_mean(uniform)
-        return _point_mean(np.where(np.broadcast_to(r > 1e-12, y.shape), uniform, self.f(y)))
+        return _point_mean(np.where(np.broadcast_to(self.has_rest, y.shape), uniform, self.f(y)))
 
 
 def _point_mean(a: np.ndarray) -> np.ndarray:
