@@ -79,11 +79,12 @@ PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tri
 FIRST_LOADS = 4  # the highest prefill loads whose TTFT is solved first (then twice as many each time)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Steps:
     """A replica's step times: ``decode_s`` at each concurrency ``batch``, a prompt token's prefill
     ``token_s``, a fixed ``request_s`` per prompt, and the seconds per prompt token of sending its
-    key/value cache to another replica (``kv_token_s``, disaggregated)."""
+    key/value cache to another replica (``kv_token_s``, disaggregated). Hashed by identity (its
+    arrays are not hashable): what is worked out from one is cached on it (:func:`_continuous_tpot`)."""
 
     batch: np.ndarray
     decode_s: np.ndarray
@@ -175,8 +176,9 @@ class _TtftCdf:
     depend on the time worked out once."""
 
     def __init__(self, d: Ttft) -> None:
-        from scipy.special import gammaln
+        from scipy.special import gammainc, gammaln
 
+        self.gammainc = gammainc  # imported once per CDF, not at each of its calls
         service = d.service
         self.r = d.residual[:, None, :] if d.residual.ndim == 2 else d.residual[:, None, None]
         if d.residual.ndim == 2:  # a mixture over cycles: every point counts
@@ -191,24 +193,21 @@ class _TtftCdf:
         self.theta = np.maximum(d.wait, 1e-30)[:, None, None] / self.k
         self.log_gamma, self.k_theta, self.no_wait = gammaln(self.k + 1), self.k * self.theta, 1 - self.p
         self.r_floor = np.maximum(self.r, 1e-30)
-        self.any_wait = bool(np.any(d.p))
-        has_rest = self.r > 1e-12
-        self.rest = "none" if not has_rest.any() else "all" if has_rest.all() else "some"
+        self.any_wait = bool(d.p.any())
+        self.has_rest = self.r > 1e-12
+        self.rest = "none" if not self.has_rest.any() else "all" if self.has_rest.all() else "some"
 
     def f(self, x: np.ndarray) -> np.ndarray:
         """The wait's CDF."""
-        from scipy.special import gammainc
-
-        return np.where(x >= 0, 1 - self.p + self.p * gammainc(self.k, np.maximum(x, 0) / self.theta), 0.0)
+        waited = self.gammainc(self.k, np.maximum(x, 0) / self.theta)
+        return np.where(x >= 0, 1 - self.p + self.p * waited, 0.0)
 
     def g(self, x: np.ndarray) -> np.ndarray:
         """The wait's CDF integrated from 0 to ``x``; P(k + 1, z) = P(k, z) - z^k e^-z / Gamma(k + 1):
         one incomplete gamma instead of two."""
-        from scipy.special import gammainc
-
         x = np.maximum(x, 0.0)
         z = x / self.theta
-        pk = gammainc(self.k, z)
+        pk = self.gammainc(self.k, z)
         term = np.log(z)  # in place: the same operations, fewer large temporaries
         term *= self.k
         term -= z
@@ -228,15 +227,24 @@ class _TtftCdf:
         r = self.r
         y = (t[:, :, None] - self.fixed) - self.service  # what is left for the waits
         if not self.any_wait:  # no wait but the uniform one: its CDF in closed form
-            return np.where(r > 1e-12, np.clip(y / np.maximum(r, 1e-30), 0.0, 1.0), y >= 0).mean(axis=2)
+            return _point_mean(np.where(self.has_rest, np.clip(y / self.r_floor, 0.0, 1.0), y >= 0))
         if self.rest == "none":
-            return self.f(y).mean(axis=2)
+            return _point_mean(self.f(y))
+        both = np.empty((2, *y.shape))  # g at y and at y - r, in one call (np.stack's copy costs more)
+        both[0] = y
+        np.subtract(y, r, out=both[1])
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # log(0): no wait yet
-            both = self.g(np.stack([y, y - r]))
+            both = self.g(both)
             uniform = (both[0] - both[1]) / self.r_floor
         if self.rest == "all":
-            return uniform.mean(axis=2)
-        return np.where(np.broadcast_to(r > 1e-12, y.shape), uniform, self.f(y)).mean(axis=2)
+            return _point_mean(uniform)
+        return _point_mean(np.where(np.broadcast_to(self.has_rest, y.shape), uniform, self.f(y)))
+
+
+def _point_mean(a: np.ndarray) -> np.ndarray:
+    """``a.mean(axis=2)`` (the same sum and division) without ``np.mean``'s Python-level overhead,
+    which the CDF's many small calls feel."""
+    return np.add.reduce(a, axis=2) / a.shape[2]
 
 
 @dataclass(frozen=True)
@@ -418,15 +426,16 @@ def _delay_probability(rho: np.ndarray, arrival_cv: float) -> np.ndarray:
     rho = np.clip(np.asarray(rho, dtype=float), 1e-12, 1 - 1e-9)
     if arrival_cv == 1.0:
         return rho
-    lo, hi = np.zeros_like(rho), np.ones_like(rho)
     k = 1.0 / arrival_cv ** 2 if arrival_cv > 0 else math.inf
+    # The bracket's middle and half-width: both dyadic (exact), so stepping the middle by the half-width
+    # gives the bisection's brackets exactly, with fewer array operations than keeping both ends.
+    mid, step = np.full_like(rho, 0.5), 0.25
     for _ in range(DELAY_BISECTIONS):
-        mid = (lo + hi) / 2
         s = (1 - mid) / rho  # the transform's argument over the arrival rate
         a = np.exp(-s) if math.isinf(k) else np.exp(-k * np.log1p(s / k))
-        below = mid < a
-        lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
-    return (lo + hi) / 2
+        mid += np.where(mid < a, step, -step)  # the root is above the middle, or not
+        step /= 2
+    return mid
 
 
 def _gg1_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
@@ -714,8 +723,22 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
             return tp_mean * np.maximum(bursty - poisson, 0.0)
 
         ttft_rows = _with_later(ttft, _RowCache(len(b), later_s))
-    return Operating("continuous", b, t_d, rate, rho, ttft_rows,
-                     _request_tpot(steps, traffic, rate, rho, tp_mean, tp_var), feasible, prefill_s=tp_mean)
+    return Operating("continuous", b, t_d, rate, rho, ttft_rows, _continuous_tpot(steps, traffic), feasible,
+                     prefill_s=tp_mean)
+
+
+@functools.lru_cache(maxsize=256)
+def _continuous_tpot(steps: Steps, traffic: Traffic) -> Tpot:
+    """:func:`_request_tpot` under continuous batching, whose rate and prefill share do not depend on
+    the token budget: worked out once per replica's steps and traffic (its budgets and the unchunked
+    scheduler share it; read-only)."""
+    b, t_d = steps.batch.astype(float), steps.decode_s
+    tp_mean, tp_var, _ = _prefill_moments(steps, traffic)
+    rate = b / (max(traffic.output.mean - 1, 0.0) * t_d + b * tp_mean)
+    tpot = _request_tpot(steps, traffic, rate, rate * tp_mean, tp_mean, tp_var)
+    for v in (tpot.base, tpot.extra, tpot.sd, tpot.sd_batch):
+        v.flags.writeable = False
+    return tpot
 
 
 def _with_later(ttft: Ttft, later_s: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], Ttft]:

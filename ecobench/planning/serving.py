@@ -130,12 +130,10 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
     backend's own decode-step and prefill times (default: the analytic kernels)."""
     b = np.asarray(batch, dtype=float)
     traffic = traffic or Traffic(Lengths(w.input_tokens), Lengths(w.output_tokens))
-    t_p = float(timer.prefill_s(w, cl)) if timer is not None else float(prefill_s(w, cl, eff, 1.0))
-    decode = timer.decode_s(w, cl, b) if timer is not None else decode_step_s(w, cl, eff, b)
-    kv_bytes = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) * w.tensor
-    replicas = max(1, cl.ranks_per_node // w.tensor)
-    steps = Steps(b, decode, t_p / w.input_tokens, request_overhead_s,
-                  kv_bytes / (cl.inter_gb_per_s * 1e9 / replicas))
+    if timer is None:
+        steps = _analytic_steps(w, cl, eff, b, request_overhead_s)
+    else:
+        steps = _steps(w, cl, b, float(timer.prefill_s(w, cl)), timer.decode_s(w, cl, b), request_overhead_s)
     name = cfg.scheduler if cfg is not None else "continuous"
     budget = None
     if name == "continuous" and (cfg is None or cfg.chunked_prefill):
@@ -156,6 +154,37 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
         light = with_light(steps)
         op.light_factory = lambda: SCHEDULERS[name](light, traffic, budget=budget, ttft_ok=ttft_ok)
     return op
+
+
+def _steps(w: ServeWorkload, cl: Cluster, b: np.ndarray, t_p: float, decode: np.ndarray,
+           request_overhead_s: float) -> Steps:
+    """The replica's :class:`Steps` from a prompt's prefill ``t_p`` and the decode steps at ``b``."""
+    kv_bytes = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) * w.tensor
+    replicas = max(1, cl.ranks_per_node // w.tensor)
+    return Steps(b, decode, t_p / w.input_tokens, request_overhead_s,
+                 kv_bytes / (cl.inter_gb_per_s * 1e9 / replicas))
+
+
+STEPS_CACHED = 256  # replicas whose analytic step times are kept
+_analytic_cache: dict[tuple[Any, ...], Steps] = {}
+
+
+def _analytic_steps(w: ServeWorkload, cl: Cluster, eff: Efficiency, b: np.ndarray,
+                    request_overhead_s: float) -> Steps:
+    """:func:`_steps` from the analytic kernels, worked out once per replica: the configurations of
+    an instance that differ in their scheduler only share it (the same object, read-only, so the
+    schedulers' own caches keyed on it are shared too). Keyed by value, the cluster by its repr (its
+    NaN fields never compare equal)."""
+    key = (w, repr(cl), eff, b.tobytes(), request_overhead_s)
+    steps = _analytic_cache.get(key)
+    if steps is None:
+        decode = decode_step_s(w, cl, eff, b)
+        steps = _steps(w, cl, np.array(b), float(prefill_s(w, cl, eff, 1.0)), decode, request_overhead_s)
+        steps.batch.flags.writeable = steps.decode_s.flags.writeable = False
+        if len(_analytic_cache) >= STEPS_CACHED:
+            _analytic_cache.clear()
+        _analytic_cache[key] = steps
+    return steps
 
 
 @dataclass(frozen=True)

@@ -39,17 +39,16 @@ class Lengths:
 
     @functools.cached_property
     def unit(self) -> np.ndarray:
-        """``POINTS`` equally likely values of length / mean."""
-        return unit_quantiles(self, UNIT_QUANTILES)
+        """``POINTS`` equally likely values of length / mean (read-only: shared by equal lengths)."""
+        return _unit(self)
 
     @functools.cached_property
     def bins(self) -> tuple[np.ndarray, np.ndarray]:
         """(edges, tokens): probability bins, ``POINTS`` even ones then ``TAIL_BINS`` that narrow
         geometrically to ``1 - TAIL_LEAST`` and one last, and the length at each bin's middle
-        probability (the largest of many draws lands in the narrow ones)."""
-        tail = 1 - np.geomspace(1 / POINTS, TAIL_LEAST, TAIL_BINS)
-        edges = np.unique(np.concatenate([np.linspace(0.0, 1.0, POINTS + 1), tail]))
-        return edges, self.quantile((edges[:-1] + edges[1:]) / 2)
+        probability (the largest of many draws lands in the narrow ones; read-only: shared by equal
+        lengths)."""
+        return _bins(self)
 
     @property
     def second_moment_ratio(self) -> float:
@@ -71,6 +70,26 @@ class Lengths:
             return self.mean * np.exp(rng.normal(-s * s / 2, s, n))
         k = 1.0 / self.cv ** 2
         return rng.gamma(k, self.mean / k, n)
+
+
+# Every plan of a scenario builds its own Lengths of the same figures: their quantile points (an inverse
+# incomplete gamma each) are worked out once per distribution.
+@functools.lru_cache(maxsize=256)
+def _unit(length: Lengths) -> np.ndarray:
+    """:attr:`Lengths.unit`, read-only."""
+    unit = unit_quantiles(length, UNIT_QUANTILES)
+    unit.flags.writeable = False
+    return unit
+
+
+@functools.lru_cache(maxsize=256)
+def _bins(length: Lengths) -> tuple[np.ndarray, np.ndarray]:
+    """:attr:`Lengths.bins`, read-only."""
+    tail = 1 - np.geomspace(1 / POINTS, TAIL_LEAST, TAIL_BINS)
+    edges = np.unique(np.concatenate([np.linspace(0.0, 1.0, POINTS + 1), tail]))
+    tokens = length.quantile((edges[:-1] + edges[1:]) / 2)
+    edges.flags.writeable = tokens.flags.writeable = False
+    return edges, tokens
 
 
 def unit_quantiles(length: Lengths, q: np.ndarray) -> np.ndarray:
