@@ -56,7 +56,8 @@ SchedulerName = Literal["continuous", "static", "disaggregated"]
 # 2025-11); taken for every instance (an inference; set max_num_batched_tokens for another engine).
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 QUANTILE_GRID = 16  # concurrencies at which whole quantile curves are solved (interpolated in between)
-SOLVE_POINTS = 8  # length quantile points a TTFT quantile is solved over
+SOLVE_POINTS = 8  # groups of length quantile points a TTFT quantile is solved over (one point each,
+SOLVE_TAIL_STEP = 2  # but every second of the last group's: the longest prompts)
 LIGHT_CONCURRENCIES = np.geomspace(1 / 64, 1, 13)[:-1]  # concurrencies below 1 (Operating.light)
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
@@ -175,6 +176,8 @@ class _TtftCdf:
     """P(TTFT <= t) of a :class:`Ttft` at a matrix of times (a row per concurrency), with what does not
     depend on the time worked out once."""
 
+    weights: np.ndarray | None = None  # of the length points (None: equally likely)
+
     def __init__(self, d: Ttft) -> None:
         from scipy.special import gammainc, gammaln
 
@@ -185,8 +188,10 @@ class _TtftCdf:
             pass
         elif service.shape[1] > 1 and np.all(service[:, :1] == service):  # lengths that do not vary
             service = service[:, :1]
-        elif service.shape[1] > SOLVE_POINTS:  # every few length points: the quantile moves little
-            service = service[:, service.shape[1] // SOLVE_POINTS // 2::service.shape[1] // SOLVE_POINTS]
+        elif service.shape[1] > SOLVE_POINTS:  # every few length points (the quantile moves little),
+            # the last few each: a tail quantile of TTFT where few wait is the longest prompts' prefill
+            n = service.shape[1]
+            service, self.weights = service[:, _solve_points(n)], _solve_weights(n)
         self.fixed, self.service = d.fixed[:, None, None], service[:, None, :]
         self.p = d.p[:, None, None]
         self.k = (np.ones_like(d.p) if d.shape is None else d.shape)[:, None, None]
@@ -222,14 +227,18 @@ class _TtftCdf:
         out += pk
         return out
 
+    def _mean(self, a: np.ndarray) -> np.ndarray:
+        """Over the length (or cycle) points, each at its weight."""
+        return _point_mean(a) if self.weights is None else a @ self.weights
+
     def __call__(self, t: np.ndarray) -> np.ndarray:
         """The CDF at the times ``t`` (rows, m): a mean over the length (or cycle) points."""
         r = self.r
         y = (t[:, :, None] - self.fixed) - self.service  # what is left for the waits
         if not self.any_wait:  # no wait but the uniform one: its CDF in closed form
-            return _point_mean(np.where(self.has_rest, np.clip(y / self.r_floor, 0.0, 1.0), y >= 0))
+            return self._mean(np.where(self.has_rest, np.clip(y / self.r_floor, 0.0, 1.0), y >= 0))
         if self.rest == "none":
-            return _point_mean(self.f(y))
+            return self._mean(self.f(y))
         both = np.empty((2, *y.shape))  # g at y and at y - r, in one call (np.stack's copy costs more)
         both[0] = y
         np.subtract(y, r, out=both[1])
@@ -237,8 +246,29 @@ class _TtftCdf:
             both = self.g(both)
             uniform = (both[0] - both[1]) / self.r_floor
         if self.rest == "all":
-            return _point_mean(uniform)
-        return _point_mean(np.where(np.broadcast_to(self.has_rest, y.shape), uniform, self.f(y)))
+            return self._mean(uniform)
+        return self._mean(np.where(np.broadcast_to(self.has_rest, y.shape), uniform, self.f(y)))
+
+
+@functools.lru_cache(maxsize=8)
+def _solve_points(n: int) -> np.ndarray:
+    """Which of ``n`` equally likely length points a TTFT quantile is solved over: the middle one of
+    each of ``SOLVE_POINTS`` groups, but in the last group every ``SOLVE_TAIL_STEP``-th to its last."""
+    step = n // SOLVE_POINTS
+    tail = np.arange(n - step + SOLVE_TAIL_STEP - 1, n, SOLVE_TAIL_STEP)
+    points = np.concatenate([np.arange(step // 2, n - step, step), tail])
+    points.flags.writeable = False
+    return points
+
+
+@functools.lru_cache(maxsize=8)
+def _solve_weights(n: int) -> np.ndarray:
+    """The share of the ``n`` points each of :func:`_solve_points` stands for."""
+    step = n // SOLVE_POINTS
+    w = np.concatenate([np.full(SOLVE_POINTS - 1, step / n),
+                        np.full(step // SOLVE_TAIL_STEP, SOLVE_TAIL_STEP / n)])
+    w.flags.writeable = False
+    return w
 
 
 def _point_mean(a: np.ndarray) -> np.ndarray:
