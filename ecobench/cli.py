@@ -298,7 +298,7 @@ def _check(args: argparse.Namespace) -> int:
         raise InputError(f"{current.path}: is a baseline file; give the run directory to check")
     baseline = read_gate_doc(Path(args.baseline), "baseline")
     verdicts = gate.compare(current, baseline, rules)
-    changes = gate.config_changes(current, baseline)
+    changes = gate.config_changes(current, baseline, rules)
     warns = gate.provenance_warnings(current, baseline) + grid_warnings(
         {**current.meta, "rows": list(current.rows.values())},
         {**baseline.meta, "rows": list(baseline.rows.values())})

@@ -16,7 +16,8 @@ the run's figure is VALUE or more (``METRIC>VALUE``: VALUE or less), e.g. ``ttft
 
 The two documents must be of the same scenario, mode and schema version; the configurations both
 have are gated, those in one only are listed as added or removed and not gated (at least one must be
-in both). A gated figure must be a finite number, 0 or more (``ecobench.gate.files``).
+in both), except that an absolute limit holds for a configuration the run adds too (it needs no
+baseline). A gated figure must be a finite number, 0 or more (``ecobench.gate.files``).
 """
 
 from __future__ import annotations
@@ -211,15 +212,19 @@ def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class ConfigChanges:
-    """Configurations in one document only: not gated, listed."""
+    """Configurations in one document only: not gated (an added one by the absolute limits only),
+    listed."""
 
     added: list[str]  # in the run, not in the baseline
     removed: list[str]  # in the baseline, not in the run
+    limits: tuple[str, ...] = ()  # the absolute limits, which hold for an added configuration too
 
     def lines(self) -> list[str]:
         out = []
         if self.added:
-            out.append(f"{len(self.added)} configuration(s) added, not gated (no baseline; write the "
+            gated = (f"gated by the absolute limit(s) {', '.join(self.limits)} only" if self.limits
+                     else "not gated")
+            out.append(f"{len(self.added)} configuration(s) added, {gated} (no baseline; write the "
                        f"baseline again to gate them): {', '.join(self.added)}")
         if self.removed:
             out.append(f"{len(self.removed)} configuration(s) removed since the baseline, not gated: "
@@ -227,9 +232,11 @@ class ConfigChanges:
         return out
 
 
-def config_changes(current: GateDoc, baseline: GateDoc) -> ConfigChanges:
+def config_changes(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold] | None = None
+                   ) -> ConfigChanges:
     return ConfigChanges([c for c in current.rows if c not in baseline.rows],
-                         [c for c in baseline.rows if c not in current.rows])
+                         [c for c in baseline.rows if c not in current.rows],
+                         tuple(str(r) for r in rules or [] if isinstance(r, Threshold)))
 
 
 def numeric_metrics(*docs: GateDoc) -> list[str]:
@@ -269,8 +276,9 @@ def check_metrics(rules: list[Rule | Threshold], current: GateDoc) -> None:
 
 
 def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) -> list[Verdict]:
-    """Match rows by configuration and apply every rule to the configurations both documents have
-    (:func:`config_changes` lists the others)."""
+    """Match rows by configuration and apply every rule to the configurations both documents have,
+    and the absolute limits to those the run adds too (:func:`config_changes` lists the added and
+    removed)."""
     check_comparable(current, baseline, same_configs=False)
     check_metrics(rules, current)
     verdicts = []
@@ -306,6 +314,13 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
                 failed = sign * change > rule.pct
                 method = "exact" if not (bs or cs) else "exact (samples on one side only)"
             verdicts.append(Verdict(cid, rule, b, c, change, method, failed, noisy, _note(base, cur)))
+    for cid in (c for c in current.rows if c not in baseline.rows):  # added: the absolute limits hold
+        noisy = bool(current.rows[cid].get("measurement_warnings"))
+        for rule in rules:
+            if isinstance(rule, Threshold):
+                c = gated_value(current, cid, rule.metric)
+                verdicts.append(Verdict(cid, rule, math.nan, c, math.nan, f"absolute limit ({rule.op} "
+                                        f"{rule.value:g}); added since the baseline", rule.fails(c), noisy))
     return verdicts
 
 
@@ -339,8 +354,9 @@ def table(verdicts: list[Verdict], allow_noisy: bool = True) -> list[list[str]]:
     for v in verdicts:
         status = "NOISY: not gated" if v.noisy and not allow_noisy else v.status
         method = v.method + (f"; {v.note}" if v.note else "")
-        cells = [v.config_id, str(v.rule), f"{v.baseline:.6g}", f"{v.current:.6g}", f"{v.change_pct:+.2f}%",
-                 method, status]
+        cells = [v.config_id, str(v.rule), "-" if math.isnan(v.baseline) else f"{v.baseline:.6g}",
+                 f"{v.current:.6g}", "-" if math.isnan(v.change_pct) else f"{v.change_pct:+.2f}%", method,
+                 status]
         rows.append([textsafe.terminal(c, keep_newlines=False) for c in cells])
     return rows
 
@@ -353,8 +369,10 @@ def headline(verdicts: list[Verdict], allow_noisy: bool, changes: ConfigChanges 
         parts.append(f"{len(noisy)} noisy configuration(s) not gated: {', '.join(noisy)}")
     head = f"{'; '.join(parts)} in {len(verdicts)} check(s)"
     if changes and (changes.added or changes.removed):
-        head += (f" of {len(dict.fromkeys(v.config_id for v in verdicts))} configuration(s) in both runs; "
-                 f"{len(changes.added)} added, {len(changes.removed)} removed (not gated)")
+        both = dict.fromkeys(v.config_id for v in verdicts if v.config_id not in changes.added)
+        added = f"{len(changes.added)} added" + (" (absolute limits only)" if changes.limits else "")
+        head += (f" of {len(both)} configuration(s) in both runs; {added}, {len(changes.removed)} removed "
+                 "(not gated)")
     return head
 
 
@@ -379,8 +397,10 @@ def junit(verdicts: list[Verdict], allow_noisy: bool = True, changes: ConfigChan
     verdict that is not gated, and a configuration added or removed, is a skipped test case."""
     x = textsafe.xml
     gated = [v for v in verdicts if allow_noisy or not v.noisy]
-    extra = ([(c, "added in this run: no baseline to compare with") for c in changes.added]
-             + [(c, "removed since the baseline") for c in changes.removed]) if changes else []
+    added = ("added in this run: no baseline to compare with; "
+             + ("gated by the absolute limits only" if changes and changes.limits else "not gated"))
+    extra = ([(c, added) for c in changes.added]
+             + [(c, "removed since the baseline; not gated") for c in changes.removed]) if changes else []
     suite = ET.Element("testsuite", name="ecobench.check", tests=str(len(verdicts) + len(extra)),
                        failures=str(sum(v.failed for v in gated)), errors="0",
                        skipped=str(len(verdicts) - len(gated) + len(extra)))
@@ -397,7 +417,7 @@ def junit(verdicts: list[Verdict], allow_noisy: bool = True, changes: ConfigChan
             ET.SubElement(case, "failure", message=x(what))
     for cid, why in extra:
         case = ET.SubElement(suite, "testcase", classname=x(f"ecobench.{cid}"), name="not gated")
-        ET.SubElement(case, "skipped", message=f"{why}; not gated")
+        ET.SubElement(case, "skipped", message=why)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
 

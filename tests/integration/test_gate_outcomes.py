@@ -1,4 +1,5 @@
-"""The gate across change: configurations added or removed are listed, not gated; absolute limits;
+"""The gate across change: configurations added or removed are listed, not gated by the change rules
+(an added one is held to the absolute limits); absolute limits;
 the summary and JUnit file on every outcome (bad input included); the github-action-benchmark export."""
 
 import json
@@ -68,11 +69,28 @@ def test_a_gated_regression_still_fails_beside_an_added_configuration(tmp_path, 
     assert "1 regression(s)" in out and "p5" in out
 
 
-def test_an_added_configuration_that_would_regress_is_not_gated(tmp_path, chat_run):
+def test_an_added_configuration_is_held_to_the_absolute_limits_only(tmp_path, capsys, chat_run):
+    """A change rule needs a baseline, an absolute limit does not: a configuration the run adds is
+    held to ``METRIC<VALUE`` too (it passed any limit, not being gated at all), and never to a change
+    rule."""
     base = _variant(tmp_path, chat_run, "base", _drop("p5"))
     cur = _variant(tmp_path, chat_run, "cur", _scale("p5", "energy_kwh", 100.0))
-    assert main(["check", str(cur), "--baseline", str(base), "--fail-on", "energy_kwh<0.000001"]) == 1
-    assert main(["check", str(cur), "--baseline", str(base)]) == 0
+    rows = {r["config_id"]: r for r in json.loads((cur / "results.json").read_text())["rows"]}
+    limit = 1.01 * max(r["energy_kwh"] for cid, r in rows.items() if cid != "p5")
+    assert rows["p5"]["energy_kwh"] > limit
+    assert main(["check", str(cur), "--baseline", str(base)]) == 0  # the change rule: not for p5
+    capsys.readouterr()
+    rule = ["--fail-on", f"energy_kwh<{limit}"]
+    assert main(["check", str(cur), "--baseline", str(base), *rule, *_outputs(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert ("1 regression(s) in 6 check(s) of 5 configuration(s) in both runs; 1 added (absolute limits "
+            "only)") in out
+    p5 = [line for line in out.splitlines() if line.startswith("p5 ")]
+    assert len(p5) == 1 and "added since the baseline" in p5[0] and "FAIL" in p5[0], out
+    assert f"1 configuration(s) added, gated by the absolute limit(s) energy_kwh<{limit:g} only" in out
+    suite = ET.parse(tmp_path / "v.xml").getroot()
+    failed = [c.get("classname") for c in suite if c.find("failure") is not None]
+    assert failed == ["ecobench.p5"] and suite.get("failures") == "1"
 
 
 def test_no_configuration_in_common_is_bad_input(tmp_path, capsys, chat_run):
