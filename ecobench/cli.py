@@ -317,7 +317,7 @@ def _check(args: argparse.Namespace) -> int:
         for r in rows:
             print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
         for line in changes.lines():
-            print(f"not gated: {terminal(line, keep_newlines=False)}")
+            print(terminal(line, keep_newlines=False))  # says what is and is not gated
         print(f"\n{gate.headline(verdicts, args.allow_noisy, changes)}", flush=True)
     except BrokenPipeError:
         silence_stdout()
@@ -567,7 +567,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "planner, inference at fractional instances) with Welch's t-test "
                         "(one-sided, alpha 0.05) and the threshold as the minimum effect. "
                         "Configurations in one run only are listed as added or removed, not "
-                        "gated. --markdown, --junit and $GITHUB_STEP_SUMMARY are written on "
+                        "gated, but for an added one the absolute limits (METRIC<VALUE). "
+                        "--markdown, --junit and $GITHUB_STEP_SUMMARY are written on "
                         "every outcome (bad input: what was wrong, one JUnit error case); "
                         "an existing --markdown, --junit or --export file is not replaced "
                         "without --force. "
