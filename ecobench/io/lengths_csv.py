@@ -29,7 +29,7 @@ def read_lengths_csv(path: Path, where: str, max_tokens: int | None = None,
     """(input lengths, output lengths) as samples, one per request (a histogram's bins repeated by
     their count); :class:`InputError` naming ``where`` (the scenario field that names the file), the
     file and what is wrong otherwise. With ``max_tokens`` (the model's context), a request longer
-    than it is bad input too. A file is parsed once while it is unchanged (size and modification time)."""
+    than it is bad input too. A file is parsed once while it is unchanged (:func:`file_stamp`)."""
     stamp = file_stamp(path)
     values = (_rows if stamp is None else _rows_cached)(str(path), where, stamp)
     if max_tokens is not None:
@@ -57,7 +57,8 @@ def file_stamp(path: str | Path) -> tuple[int, int, int] | None:
 
 
 def _rows(path: str, where: str, stamp: tuple[int, int, int] | None) -> np.ndarray:
-    """The file's rows as (input_tokens, output_tokens, count), read-only; bad input names the row."""
+    """The file's rows as (input_tokens, output_tokens, count), read-only; bad input names the row.
+    ``stamp`` is not read: it keys :data:`_rows_cached` to the file's version."""
     from ecobench.io.bounded import read_text
 
     def bad(msg: str) -> InputError:

@@ -324,7 +324,7 @@ class Operating:
     # The same scheduler with concurrencies below 1 too (a replica idle between requests), built when
     # first asked for (:meth:`light`): where the rate is below batch 1's, its latencies are those of
     # that rate, not of batch 1's (a replica at the load of one request always in flight).
-    light_factory: Callable[[], Operating] | None = field(default=None, repr=False)
+    light_factory: Callable[[], Operating] | None = field(default=None, repr=False)  # set by continuous
     _light: Operating | None = field(default=None, repr=False)
 
     def light(self) -> Operating | None:
@@ -701,7 +701,7 @@ def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndar
     return Tpot(t_d, t_d * r / (1 - r), np.sqrt(var) / o * short * math.sqrt(o), sd_b / (1 - r))
 
 
-def with_light(steps: Steps) -> Steps:
+def _with_light(steps: Steps) -> Steps:
     """``steps`` with the concurrencies ``LIGHT_CONCURRENCIES`` below its first (1) before them, a
     decode step there as long as at batch 1 (whatever runs, runs as one request)."""
     light = LIGHT_CONCURRENCIES[LIGHT_CONCURRENCIES < steps.batch[0]]
@@ -709,13 +709,19 @@ def with_light(steps: Steps) -> Steps:
     return dataclasses.replace(steps, batch=np.concatenate([light, steps.batch]), decode_s=decode_s)
 
 
+def _continuous_rate(steps: Steps, traffic: Traffic, tp_mean: float) -> np.ndarray:
+    """Requests per second a replica carries at each concurrency under continuous batching:
+    ``R(B) = B / ((O - 1) t_d(B) + B E[t_p])`` (whatever the token budget)."""
+    b = steps.batch.astype(float)
+    return b / (max(traffic.output.mean - 1, 0.0) * steps.decode_s + b * tp_mean)
+
+
 def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
                ttft_ok: Callable[[Ttft], np.ndarray] | None = None) -> Operating:
     """Continuous batching; ``budget``: tokens per step (``None``: a prompt is prefilled alone)."""
     b, t_d = steps.batch.astype(float), steps.decode_s
-    o = max(traffic.output.mean - 1, 0.0)
     tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
-    rate = b / (o * t_d + b * tp_mean)
+    rate = _continuous_rate(steps, traffic, tp_mean)
     rho = rate * tp_mean
     # Below concurrency 1 (Operating.light) a prompt finds a decode step under way, or shares its step
     # with one, only as often as the rate brings one: in proportion to the rate, as at batch 1 there.
@@ -753,8 +759,11 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
             return tp_mean * np.maximum(bursty - poisson, 0.0)
 
         ttft_rows = _with_later(ttft, _RowCache(len(b), later_s))
-    return Operating("continuous", b, t_d, rate, rho, ttft_rows, _continuous_tpot(steps, traffic), feasible,
-                     prefill_s=tp_mean)
+    op = Operating("continuous", b, t_d, rate, rho, ttft_rows, _continuous_tpot(steps, traffic), feasible,
+                   prefill_s=tp_mean)
+    if b[0] >= 1:  # below batch 1's rate: the same scheduler at concurrencies under 1 (Operating.light)
+        op.light_factory = lambda: continuous(_with_light(steps), traffic, budget=budget, ttft_ok=ttft_ok)
+    return op
 
 
 @functools.lru_cache(maxsize=256)
@@ -762,9 +771,8 @@ def _continuous_tpot(steps: Steps, traffic: Traffic) -> Tpot:
     """:func:`_request_tpot` under continuous batching, whose rate and prefill share do not depend on
     the token budget: worked out once per replica's steps and traffic (its budgets and the unchunked
     scheduler share it; read-only)."""
-    b, t_d = steps.batch.astype(float), steps.decode_s
     tp_mean, tp_var, _ = _prefill_moments(steps, traffic)
-    rate = b / (max(traffic.output.mean - 1, 0.0) * t_d + b * tp_mean)
+    rate = _continuous_rate(steps, traffic, tp_mean)
     tpot = _request_tpot(steps, traffic, rate, rate * tp_mean, tp_mean, tp_var)
     for v in (tpot.base, tpot.extra, tpot.sd, tpot.sd_batch):
         v.flags.writeable = False

@@ -55,7 +55,6 @@ from ecobench.planning.schedulers import (
     first_meeting,
     prefill_only,
     prefill_queue,
-    with_light,
 )
 from ecobench.planning.traffic import Lengths, Traffic
 from ecobench.power.draw import Activity
@@ -149,11 +148,7 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
 
     if prefill_only(traffic):  # one output token: no decode, whatever the scheduler
         return prefill_queue(steps, traffic, name)
-    op = SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
-    if name == "continuous":
-        light = with_light(steps)
-        op.light_factory = lambda: SCHEDULERS[name](light, traffic, budget=budget, ttft_ok=ttft_ok)
-    return op
+    return SCHEDULERS[name](steps, traffic, budget=budget, ttft_ok=ttft_ok)
 
 
 def _steps(w: ServeWorkload, cl: Cluster, b: np.ndarray, t_p: float, decode: np.ndarray,

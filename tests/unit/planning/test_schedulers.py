@@ -237,7 +237,6 @@ LIGHT_GAPS = {(2048, 2, 0.5): "TTFT p50 +30%", (2048, 5, 0.5): "TTFT p50 +20%",
 @pytest.mark.parametrize("output", [2, 5, 17])
 @pytest.mark.parametrize("share", [0.2, 0.5])
 def test_latencies_below_batch_1s_rate_are_those_of_the_rate(budget, output, share, request):
-    from ecobench.planning.schedulers import with_light
     from ecobench.planning.serving import at_rate
 
     if gap := LIGHT_GAPS.get((budget, output, share)):
@@ -246,8 +245,6 @@ def test_latencies_below_batch_1s_rate_are_those_of_the_rate(budget, output, sha
     steps = Steps(BATCH, a + b * BATCH, tok, req)
     traffic = Traffic(Lengths(512), Lengths(output))
     op = SCHEDULERS["continuous"](steps, traffic, budget=budget, ttft_ok=None)
-    light = with_light(steps)
-    op.light_factory = lambda: SCHEDULERS["continuous"](light, traffic, budget=budget, ttft_ok=None)
     rate = share * op.rate_per_s[0]
     got = at_rate(op, rate, 1.0, [("p50", 0.5), ("p99", 0.99)])
     sim = simulate("continuous", rate, traffic, lambda k: a + b * k, tok, req, budget=budget, max_batch=256,
@@ -263,15 +260,12 @@ def test_requests_of_one_token_do_not_set_tpot():
     with 99 in 100 requests answered in one token and the rest in 50, TPOT p99 came out 1,638 ms, the
     life of one decode step hit by prefills, against 20 ms simulated (a fifth of batch 1's rate);
     measured now +51%: within twice the simulated, p50 within 15% (-11%)."""
-    from ecobench.planning.schedulers import with_light
     from ecobench.planning.serving import at_rate
 
     a, b, tok, req = REPLICA
     steps = Steps(BATCH, a + b * BATCH, tok, req)
     traffic = Traffic(Lengths(512), Lengths.of_samples(np.array([1.0] * 99 + [50.0])))
     op = SCHEDULERS["continuous"](steps, traffic, budget=None, ttft_ok=None)
-    light = with_light(steps)
-    op.light_factory = lambda: SCHEDULERS["continuous"](light, traffic, budget=None, ttft_ok=None)
     rate = 0.2 * op.rate_per_s[0]
     got = at_rate(op, rate, 1.0, [("p50", 0.5), ("p99", 0.99)])
     sim = simulate("continuous", rate, traffic, lambda k: a + b * k, tok, req, max_batch=256, n=100_000)
