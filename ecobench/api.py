@@ -181,7 +181,8 @@ def run(scenario: ScenarioLike | Scenario, *, out: str | os.PathLike[str] | None
 def load_run(directory: str | os.PathLike[str]) -> Result:
     """A run directory written by ``ecobench run`` or :meth:`Result.write` (or its results.json),
     read back: the same rows, recommendations and document as when it was written."""
-    from ecobench.reports.tables import RESULTS_KIND, read_results
+    from ecobench.reports.tables import read_results
+    from ecobench.version import RESULTS_KIND
 
     path = _path(directory, "ecobench.load_run: directory")
     doc = read_results(path)

@@ -21,7 +21,6 @@ from ecobench.reports.html import write_html
 from ecobench.reports.metadata import git_info, machine_info, now_utc
 from ecobench.reports.tables import (
     CSV_SOURCES,
-    RESULTS_KIND,
     RESULTS_SCHEMA_VERSION,
     csv_columns,
     csv_integers,
@@ -32,7 +31,7 @@ from ecobench.reports.tables import (
     write_parquet_parts,
 )
 from ecobench.scenario.model import Scenario
-from ecobench.version import __version__
+from ecobench.version import RESULTS_KIND, __version__
 
 if TYPE_CHECKING:
     from ecobench.table import Columns

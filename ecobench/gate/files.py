@@ -19,12 +19,12 @@ from ecobench.bounds import Name
 from ecobench.errors import InputError
 from ecobench.io.rundir import not_a_run
 from ecobench.io.yamlio import load_json
-from ecobench.reports.tables import RESULTS_KIND, RESULTS_SCHEMA_VERSION
+from ecobench.reports.tables import RESULTS_SCHEMA_VERSION
+from ecobench.version import BASELINE_KIND, RESULTS_KIND
 
 __all__ = ["BASELINE_KIND", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc", "gated_value",
            "read_gate_doc"]
 
-BASELINE_KIND = "ecobench-baseline"
 SUPPORTED_SCHEMA_VERSIONS = tuple(range(1, RESULTS_SCHEMA_VERSION + 1))
 MAX_ROWS = 10_000
 MAX_SAMPLES = 100_000
@@ -50,7 +50,7 @@ class _Scenario(BaseModel):
 class _Doc(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    kind: Literal["ecobench-results", "ecobench-baseline"] | None = None
+    kind: Literal["ecobench-results", "ecobench-baseline"] | None = None  # RESULTS_KIND, BASELINE_KIND
     schema_version: Annotated[int, Field(strict=True)]
     mode: Literal["inference", "training", "serving"]
     scenario_name: Name | None = None

@@ -7,7 +7,8 @@ import json
 from typing import Any
 
 from ecobench.reports.columns import COLUMNS, PATTERNS, TOP_LEVEL, json_type
-from ecobench.reports.tables import CSV_SOURCES, KEYED_COLUMNS, RESULTS_KIND, RESULTS_SCHEMA_VERSION
+from ecobench.reports.tables import CSV_SOURCES, KEYED_COLUMNS, RESULTS_SCHEMA_VERSION
+from ecobench.version import RESULTS_KIND
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

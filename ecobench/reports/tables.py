@@ -10,7 +10,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 RESULTS_SCHEMA_VERSION = 1
-RESULTS_KIND = "ecobench-results"  # results.json's "kind"; a committed baseline's is "ecobench-baseline"
 
 # Columns every results.csv leads with, in this order.
 CORE_COLUMNS = [

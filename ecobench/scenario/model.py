@@ -34,6 +34,7 @@ from ecobench.units import (
     DEFAULT_RESTART_H,
     DTYPES,
 )
+from ecobench.version import BASELINE_KIND, RESULTS_KIND
 from ecobench.workloads.architecture import Architecture, Mla, MoE, Task
 from ecobench.workloads.hf_config import load_hf_config
 from ecobench.workloads.presets import PRESETS, preset
@@ -1126,13 +1127,11 @@ def load_scenario(path: str | Path) -> Scenario:
     scenario would list every scenario field as missing."""
     doc = load_yaml(path, "scenario")
     if isinstance(doc, dict) and "workload" not in doc:
-        # reports/tables.py's RESULTS_KIND and gate/files.py's BASELINE_KIND (stages above this one,
-        # which it may not import; gate/files.py spells them out too)
         kind = doc.get("kind")
-        if kind == "ecobench-results":
+        if kind == RESULTS_KIND:
             raise InputError(f"{path}: a run's results.json, not a scenario; its scenario is scenario.yaml "
                              "beside it; read the run back with ecobench.load_run or `ecobench report`")
-        if kind == "ecobench-baseline":
+        if kind == BASELINE_KIND:
             raise InputError(f"{path}: a baseline file, not a scenario; give it to `ecobench check RUN_DIR "
                              "--baseline`")
         if {"sources", "points"} <= set(doc):
