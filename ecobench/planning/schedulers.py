@@ -99,7 +99,10 @@ class Ttft:
     """TTFT = ``fixed`` + Uniform(0, ``residual``) + [waits with probability ``p``] a gamma wait of
     mean ``wait`` and shape ``shape`` + ``service`` at the input length's quantile points (a row per
     concurrency). A ``residual`` given per point too (rows, points) makes TTFT a mixture of equally
-    likely points each with its own ``residual`` and ``service`` (static: the cycle a request arrives in)."""
+    likely points each with its own ``residual`` and ``service`` (static: the cycle a request arrives in).
+    With ``bare`` (a probability per concurrency), TTFT is a mixture: with that probability a prompt
+    finds no step in progress and none to share its own (no residual, ``bare_service``), else as above
+    (continuous batching below concurrency 1, where a prompt often runs alone)."""
 
     fixed: np.ndarray
     residual: np.ndarray  # (concurrencies,) or (concurrencies, points)
@@ -107,20 +110,34 @@ class Ttft:
     wait: np.ndarray
     service: np.ndarray  # (concurrencies, points)
     shape: np.ndarray | None = None  # of the wait of those who wait (None: 1, exponential)
+    bare: np.ndarray | None = None  # (concurrencies,): the share of prompts that run alone
+    bare_service: np.ndarray | None = None  # (concurrencies, points): their service
 
     def mean(self) -> np.ndarray:
         rest = self.residual.mean(axis=1) if self.residual.ndim == 2 else self.residual
-        return self.fixed + rest / 2 + self.p * self.wait + self.service.mean(axis=1)
+        busy = rest / 2 + self.service.mean(axis=1)
+        if self.bare is not None and self.bare_service is not None:
+            busy = (1 - self.bare) * busy + self.bare * self.bare_service.mean(axis=1)
+        return self.fixed + self.p * self.wait + busy
+
+    def _parts(self) -> tuple[Ttft, Ttft | None]:
+        """The mixture's two components (the busy one, the bare one; None without ``bare``)."""
+        if self.bare is None or self.bare_service is None:
+            return self, None
+        busy = dataclasses.replace(self, bare=None, bare_service=None)
+        return busy, dataclasses.replace(busy, residual=np.zeros_like(self.residual),
+                                         service=self.bare_service)
 
     def same_rows(self) -> bool:
         """Whether every concurrency has the same distribution (disaggregated: TTFT is the prefill
         pool's)."""
-        fields = (self.residual, self.service, self.p, self.wait, self.fixed, self.shape)  # likeliest first
+        fields = (self.residual, self.service, self.p, self.wait, self.fixed, self.shape,  # likeliest first
+                  self.bare, self.bare_service)
         return all(v is None or bool(np.all(v == v[:1])) for v in fields)
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
         """P(TTFT <= t) for a ``t`` per concurrency."""
-        return _TtftCdf(self)(np.asarray(t, dtype=float)[:, None])[:, 0]
+        return _cdf_of(self)(np.asarray(t, dtype=float)[:, None])[:, 0]
 
     def quantile(self, q: float) -> np.ndarray:
         """Solved on a grid of times between bounds, then on a finer grid inside the bracket found."""
@@ -136,12 +153,12 @@ class Ttft:
         assert isinstance(d, Ttft)
         q = np.repeat(np.asarray(qs, dtype=float), n)
         tail = np.repeat([3 + math.log(1 / (1 - x)) for x in qs], n)  # how far past the mean wait
-        lo = d.fixed + d.service.min(axis=1)
+        lo = d.fixed + (d.service if d.bare_service is None else d.bare_service).min(axis=1)
         k = np.ones_like(d.p) if d.shape is None else d.shape
         spread = d.wait * (1 + tail / np.sqrt(np.minimum(k, 1.0)) * 3)
         rest = (d.residual if d.residual.ndim == 2 else d.residual[:, None]) + d.service
         hi = d.fixed + rest.max(axis=1) + spread + 1e-9
-        cdf = _TtftCdf(d)
+        cdf = _cdf_of(d)
         for _ in range(SOLVE_ROUNDS):
             width = hi - lo
             j = _first_at_or_past(cdf, lo, width, q)
@@ -170,6 +187,16 @@ def _first_at_or_past(cdf: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, w
     inner = fine < SOLVE_GRID - 1  # the grid's last point only bounds the bracket
     c = cdf(lo[:, None] + width[:, None] * SOLVE_U[np.minimum(fine, SOLVE_GRID - 1)])
     return 1 + SOLVE_STEP * below + ((c < q) & inner).sum(axis=1)
+
+
+def _cdf_of(d: Ttft) -> Callable[[np.ndarray], np.ndarray]:
+    """The CDF of ``d`` at a matrix of times: :class:`_TtftCdf`, or the mixture of its components'."""
+    busy, bare = d._parts()
+    if bare is None:
+        return _TtftCdf(d)
+    assert d.bare is not None
+    f, g, w = _TtftCdf(busy), _TtftCdf(bare), d.bare[:, None]
+    return lambda t: (1 - w) * f(t) + w * g(t)
 
 
 class _TtftCdf:
@@ -723,15 +750,17 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
     tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
     rate = _continuous_rate(steps, traffic, tp_mean)
     rho = rate * tp_mean
-    # Below concurrency 1 (Operating.light) a prompt finds a decode step under way, or shares its step
-    # with one, only as often as the rate brings one: in proportion to the rate, as at batch 1 there.
-    decoding = np.minimum(rate / np.interp(1.0, b, rate), 1.0) if b[0] < 1 else np.ones_like(b)
+    # Below concurrency 1 (Operating.light) a prompt finds a decode step under way, or one to share its
+    # own step, only if a request is decoding: a share ``1 - exp(-R (O - 1) t_d)`` of the prompts (the
+    # requests decode at rate R for (O - 1) t_d each); the others run alone (Ttft.bare).
+    light = b < 1
+    decoding = np.where(light, 1.0 - np.exp(-rate * max(traffic.output.mean - 1, 0.0) * t_d), 1.0)
     li = traffic.input
     if budget is None:
         work_mean, work_var = np.full_like(b, tp_mean), np.full_like(b, tp_var)
         service = np.broadcast_to(tp_points, (len(b), len(tp_points)))
         feasible = np.ones_like(b, dtype=bool)
-        residual = t_d * decoding
+        residual = t_d
     else:
         room = np.maximum(budget - b, 1.0)
         # A step's decodes are shared by the prompt tokens it carries: those that arrived during the
@@ -742,12 +771,14 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         work_var = (per_token * li.mean * li.cv) ** 2
         lengths = li.mean * li.unit
         chunks = np.maximum(1.0, lengths[None, :] / room[:, None])
-        service = tp_points[None, :] + (t_d * decoding)[:, None] * chunks
+        service = tp_points[None, :] + t_d[:, None] * chunks
         feasible = budget > b
-        residual = t_d * decoding / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
+        residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
     p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
     feasible = feasible & (rate * work_mean < 1)
-    ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape)
+    alone = np.broadcast_to(tp_points, (len(b), len(tp_points)))  # a prompt's step with no decode
+    bare = (1 - decoding, alone) if light.any() else (None, None)
+    ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape, *bare)
     ttft_rows = functools.partial(_rows, ttft)
     if budget is not None and traffic.arrival_cv != 1.0:  # prompts arriving before its step starts share it
         most = (room - li.mean) / li.mean
@@ -785,7 +816,9 @@ def _with_later(ttft: Ttft, later_s: Callable[[np.ndarray], np.ndarray]) -> Call
     def ttft_rows(rows: np.ndarray) -> Ttft:
         d = _rows(ttft, rows)
         assert isinstance(d, Ttft)
-        return dataclasses.replace(d, service=d.service + later_s(rows)[:, None])
+        later = later_s(rows)[:, None]
+        bare = None if d.bare_service is None else d.bare_service + later
+        return dataclasses.replace(d, service=d.service + later, bare_service=bare)
 
     return ttft_rows
 

@@ -101,18 +101,41 @@ def matmul(a: np.ndarray, b: np.ndarray, fmt: str, rng: np.random.Generator | No
 
 
 def relative_error(y: np.ndarray, ref: np.ndarray) -> float:
-    """||y - ref|| / ||ref|| (Frobenius)."""
-    return float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+    """||y - ref|| / ||ref|| (Frobenius), in float64."""
+    y64, ref64 = y.astype(np.float64), ref.astype(np.float64)
+    return float(np.linalg.norm(y64 - ref64) / np.linalg.norm(ref64))
 
 
+# The scalar and vector engines' FP32 functions (normalisations, softmax, activations) are worked out in
+# float64 and rounded once to FP32, as matmul's sums are: numpy's FP32 exp, tanh and reductions take
+# SIMD paths whose last bits differ between CPUs and numpy versions (numeric_error moved by 7e-8 of
+# itself between two fresh installs, 2026-11-27), a correctly rounded FP32 result does not.
+def _fp32(fn: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    """``fn`` on float64 copies of its arrays, its result rounded to FP32."""
+    return lambda *xs: fn(*(x.astype(np.float64) for x in xs)).astype(np.float32)
+
+
+@_fp32
 def _layernorm(x: np.ndarray) -> np.ndarray:
     mu = x.mean(-1, keepdims=True)
     var = x.var(-1, keepdims=True)
     return (x - mu) / np.sqrt(var + 1e-12)
 
 
+@_fp32
 def _gelu(x: np.ndarray) -> np.ndarray:
     return 0.5 * x * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))
+
+
+@_fp32
+def _softmax(x: np.ndarray) -> np.ndarray:
+    p = np.exp(x - x.max(-1, keepdims=True))
+    return p / p.sum(-1, keepdims=True)
+
+
+@_fp32
+def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    return gate / (1 + np.exp(-gate)) * up
 
 
 def encoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, fmt: str,
@@ -128,9 +151,7 @@ def encoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, fmt: str,
     q, k, v = (qkv[:, i * h:(i + 1) * h].reshape(s, heads, d).transpose(1, 0, 2) for i in range(3))
     scores = np.stack([matmul(q[i], k[i].T, fmt, rng, round_output=False) for i in range(heads)])
     scores /= np.float32(np.sqrt(d))
-    scores -= scores.max(-1, keepdims=True)
-    p = np.exp(scores)
-    p = store(p / p.sum(-1, keepdims=True))
+    p = store(_softmax(scores))
     ctx = np.stack([matmul(p[i], v[i], fmt, rng) for i in range(heads)]).transpose(1, 0, 2).reshape(s, h)
     attn = store(_layernorm(x + matmul(ctx, w["out"], fmt, rng) + w["out_b"]))
     inter = store(_gelu(matmul(attn, w["ffn1"], fmt, rng) + w["ffn1_b"]))
@@ -159,6 +180,7 @@ def layer_error(hidden: int, heads: int, intermediate: int, seq_len: int, fmt: s
     return relative_error(got, ref)
 
 
+@_fp32
 def _rmsnorm(x: np.ndarray) -> np.ndarray:
     return x / np.sqrt(np.mean(x * x, -1, keepdims=True) + 1e-6)
 
@@ -182,12 +204,11 @@ def decoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, kv_heads:
     ctx = []
     for i in range(heads):
         sc = matmul(q[i], k[i // group].T, fmt, rng, round_output=False) / np.float32(np.sqrt(d)) + mask
-        p = np.exp(sc - sc.max(-1, keepdims=True))
-        ctx.append(matmul(store(p / p.sum(-1, keepdims=True)), v[i // group], fmt, rng))
+        ctx.append(matmul(store(_softmax(sc)), v[i // group], fmt, rng))
     x = store(x + matmul(np.stack(ctx).transpose(1, 0, 2).reshape(s, h), w["o"], fmt, rng))
     b = store(_rmsnorm(x))
     gate, up = matmul(b, w["gate"], fmt, rng), matmul(b, w["up"], fmt, rng)
-    return store(x + matmul(store(gate / (1 + np.exp(-gate)) * up), w["down"], fmt, rng))
+    return store(x + matmul(store(_swiglu(gate, up)), w["down"], fmt, rng))
 
 
 def random_decoder_layer(hidden: int, kv_width: int, intermediate: int,

@@ -225,17 +225,19 @@ def test_static_tpot_is_the_decode_step_and_disaggregated_needs_no_prefill_betwe
 # Below batch 1's rate (a replica idle between requests) the latencies were those of batch 1's rate,
 # one request always in flight: for prompt-heavy traffic (512 tokens in, 2-5 out) TTFT p99 1,626 ms
 # against 155 ms simulated at a fifth of that rate (measured 2026-11-27). The same scheduler below
-# concurrency 1 (Operating.light) gives the queue at the rate itself.
-# Where it does not hold the targets (measured 2026-11-27): with a token budget at half batch 1's rate,
-# TTFT p50 +30%, +20%, +16% (outputs 2, 5, 17): a prompt's chunk is charged a decode step of its own
-# whenever the rate brings one in proportion, where in the simulation it more often runs alone.
-LIGHT_GAPS = {(2048, 2, 0.5): "TTFT p50 +30%", (2048, 5, 0.5): "TTFT p50 +20%",
-              (2048, 17, 0.5): "TTFT p50 +16%"}
+# concurrency 1 (Operating.light) gives the queue at the rate itself. Until 2026-11-27 (later) every
+# prompt there was charged a share of a decode step in proportion to the rate: with a token budget at
+# half batch 1's rate TTFT p50 +30%, +20%, +16% (outputs 2, 5, 17), and at 5% of it with 100-token
+# outputs p99 -25%. A prompt finds a decode under way only if a request is decoding (Ttft.bare: the
+# others run alone); where that does not hold the targets (measured then):
+# * outputs of 2 with a budget at half batch 1's rate: those who wait run with the decode of the prompt
+#   before them (its one decode step), which the mixture gives them only in its share: TTFT p50 +12%.
+LIGHT_GAPS = {(2048, 2, 0.5): "TTFT p50 +12%"}
 
 
 @pytest.mark.parametrize("budget", [2048, None])
-@pytest.mark.parametrize("output", [2, 5, 17])
-@pytest.mark.parametrize("share", [0.2, 0.5])
+@pytest.mark.parametrize("output", [2, 5, 17, 100])
+@pytest.mark.parametrize("share", [0.05, 0.2, 0.5, 0.9])
 def test_latencies_below_batch_1s_rate_are_those_of_the_rate(budget, output, share, request):
     from ecobench.planning.serving import at_rate
 
