@@ -784,12 +784,12 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         most = (room - li.mean) / li.mean
         terms = _arrival_terms(most)
 
-        def later_s(rows: np.ndarray) -> np.ndarray:  # their prefill, beyond the Poisson count's
+        def later_s(rows: np.ndarray) -> np.ndarray:  # their prefill, beyond (or short of) Poisson's
             bursty, poisson = _arrivals_after(rate[rows], traffic.arrival_cv, residual[rows], p[rows],
                                               wait[rows], most[rows], terms)
-            return tp_mean * np.maximum(bursty - poisson, 0.0)
+            return tp_mean * (bursty - poisson)
 
-        ttft_rows = _with_later(ttft, _RowCache(len(b), later_s))
+        ttft_rows = _with_later(ttft, _RowCache(len(b), later_s), tp_points)
     op = Operating("continuous", b, t_d, rate, rho, ttft_rows, _continuous_tpot(steps, traffic), feasible,
                    prefill_s=tp_mean)
     if b[0] >= 1:  # below batch 1's rate: the same scheduler at concurrencies under 1 (Operating.light)
@@ -810,15 +810,18 @@ def _continuous_tpot(steps: Steps, traffic: Traffic) -> Tpot:
     return tpot
 
 
-def _with_later(ttft: Ttft, later_s: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], Ttft]:
-    """``ttft_rows`` of ``ttft`` with ``later_s(rows)`` seconds added to every point's service."""
+def _with_later(ttft: Ttft, later_s: Callable[[np.ndarray], np.ndarray],
+                own_s: np.ndarray) -> Callable[[np.ndarray], Ttft]:
+    """``ttft_rows`` of ``ttft`` with ``later_s(rows)`` seconds added to every point's service (fewer
+    where a smoother stream than Poisson brings fewer prompts to share the step), never below the
+    prompt's own prefill ``own_s`` (at each length point)."""
 
     def ttft_rows(rows: np.ndarray) -> Ttft:
         d = _rows(ttft, rows)
         assert isinstance(d, Ttft)
         later = later_s(rows)[:, None]
-        bare = None if d.bare_service is None else d.bare_service + later
-        return dataclasses.replace(d, service=d.service + later, bare_service=bare)
+        bare = None if d.bare_service is None else np.maximum(d.bare_service + later, own_s)
+        return dataclasses.replace(d, service=np.maximum(d.service + later, own_s), bare_service=bare)
 
     return ttft_rows
 
