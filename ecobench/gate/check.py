@@ -95,6 +95,9 @@ def parse_rule(text: str) -> Rule | Threshold:
         if math.isfinite(float(m["value"])):
             return Threshold(m["metric"], m["op"], float(m["value"]))
         raise InputError(f"--fail-on {text!r}: the limit is not a finite number; allowed: " + ALLOWED_FORMS)
+    if m := re.match(r"^([a-z0-9_]+):(\d+(\.\d+)?)%?$", t, re.ASCII):
+        raise InputError(f"--fail-on {text!r}: a relative change needs its sign, + (a rise fails) or - "
+                         f"(a fall fails) (nearest valid: {m[1]}:+{m[2]}%); allowed: {ALLOWED_FORMS}")
     metric = _METRIC.match(t)
     what = (f"unknown operator {t[metric.end():][:10]!r}" if metric and t[metric.end():]
             else "not a rule")

@@ -125,7 +125,9 @@ def test_absolute_limits(tmp_path, capsys, chat_run):
     ("energy_kwh=5", "unknown operator '=5'"), ("energy_kwh<=5", "unknown operator '<=5'"),
     ("energy_kwh>=5", "unknown operator '>=5'"), ("energy_kwh~5", "unknown operator '~5'"),
     ("energy_kwh<five", "unknown operator '<five'"), ("energy_kwh<1e999", "not a finite number"),
-    ("Energy", "not a rule"), ("", "not a rule")])
+    ("Energy", "not a rule"), ("", "not a rule"),
+    ("energy_kwh:5%", "needs its sign, + (a rise fails) or - (a fall fails) (nearest valid: energy_kwh:+5%)"),
+    ("energy_kwh:5", "needs its sign")])
 def test_unknown_operator_is_one_line_listing_the_allowed_forms(tmp_path, capsys, chat_run, rule, expect):
     assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", rule]) == 2
     err = capsys.readouterr().err
