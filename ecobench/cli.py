@@ -472,8 +472,9 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
     from ecobench.measure.neuron_sysfs import MISSING, VALID, sample
 
     if (args.chip is None) == (args.max_w is None):
-        raise InputError("neuron-power: give --chip (inferentia, inferentia2, trainium, trainium2: the "
-                         "catalog's evidence range) or --max-w W (your own device maximum), not both")
+        got = "both given" if args.chip is not None else "neither given"
+        raise InputError(f"neuron-power: {got}; allowed: one of --chip (inferentia, inferentia2, trainium, "
+                         "trainium2: the catalog's evidence range) or --max-w W (your own device maximum)")
     p_max = chip_max_range(args.chip) if args.chip else (args.max_w, args.max_w, args.max_w)
     acc = sample(Path(args.sysfs), args.minutes, p_max)
     lo, mid, hi = acc.energy_kwh()
