@@ -80,8 +80,8 @@ class Result:
         from ecobench.reports.tables import ordered
 
         df = ordered(pd.DataFrame(self.rows))
-        # integer columns as results.csv has them (a count of 2, not 2.0: results.json's rows hold
-        # some as floats); one with an empty cell stays float, as pandas.read_csv reads it
+        # integer columns as results.csv has them (a count of 2, not 2.0, as older results.json files
+        # hold some); one with an empty cell stays float, as pandas.read_csv reads it
         for c in df.columns:
             col = df[c]
             if JSON_TYPES.get(str(c)) == "integer" and col.dtype.kind == "f" and col.notna().all() \

@@ -472,8 +472,9 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
     from ecobench.measure.neuron_sysfs import MISSING, VALID, sample
 
     if (args.chip is None) == (args.max_w is None):
-        raise InputError("neuron-power: give --chip (inferentia, inferentia2, trainium, trainium2: the "
-                         "catalog's evidence range) or --max-w W (your own device maximum), not both")
+        got = "both given" if args.chip is not None else "neither given"
+        raise InputError(f"neuron-power: {got}; allowed: one of --chip (inferentia, inferentia2, trainium, "
+                         "trainium2: the catalog's evidence range) or --max-w W (your own device maximum)")
     p_max = chip_max_range(args.chip) if args.chip else (args.max_w, args.max_w, args.max_w)
     acc = sample(Path(args.sysfs), args.minutes, p_max)
     lo, mid, hi = acc.energy_kwh()
@@ -675,7 +676,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal = add("calibrate", help="refit the power model with your own measured watts",
               description="Read measured-power points in the corpus format (sources and points, as "
                           "ecobench/power/data/measured/*.yaml), check them against the catalog (a device "
-                          "draw below idle or above 1.2x the chip maximum is refused), predict them with "
+                          "draw below idle or above 1.2x the chip maximum is refused, as is a layout whose "
+                          "ways are not the device count; a throughput implausible against the chip's "
+                          "roofline is kept with a warning), predict them with "
                           "the packaged fit (out of sample) and refit the draw model with them; prints "
                           "the draws before and after and the held-out error with and without them. The "
                           "refit is not saved: `ecobench run` keeps the packaged power model.")

@@ -91,9 +91,10 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
                      ev: Evaluation | None = None) -> dict[str, Any]:
     """The content of results.json: ``rows`` (every configuration; of a sweep, the rows shown),
     the recommendations and the sweep's counts."""
+    from ecobench.reports.columns import json_cell
     from ecobench.table import clean
 
-    rows = [{k: clean(v) for k, v in r.items()} for r in rows]
+    rows = [{k: json_cell(k, clean(v)) for k, v in r.items()} for r in rows]
     decisions: dict[str, Any] = {"recommendations": ev.recommendations if ev else []}
     if ev is not None and ev.sweep is not None:
         decisions["sweep"] = ev.sweep | {"rows_in_csv": len(ev.table["config_id"])}

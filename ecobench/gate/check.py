@@ -17,7 +17,9 @@ the run's figure is VALUE or more (``METRIC>VALUE``: VALUE or less), e.g. ``ttft
 The two documents must be of the same scenario, mode and schema version; the configurations both
 have are gated, those in one only are listed as added or removed and not gated (at least one must be
 in both), except that an absolute limit holds for a configuration the run adds too (it needs no
-baseline). A gated figure must be a finite number, 0 or more (``ecobench.gate.files``).
+baseline). A gated figure must be a finite number, 0 or more (``ecobench.gate.files``), except
+``pareto_rank``: a configuration off the Pareto front (null) ranks after every rank, so it fails
+``pareto_rank<N``, and leaving the front fails ``pareto_rank:+PCT%``.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from ecobench.errors import InputError, NoisyMeasurementError
-from ecobench.gate.files import BASELINE_KIND, GateDoc, gated_value, read_gate_doc
+from ecobench.gate.files import BASELINE_KIND, PARETO_RANK, GateDoc, gated_value, read_gate_doc
 from ecobench.io import textsafe
 
 DEFAULT_RULE = "energy_kwh:+5%"
@@ -93,6 +95,9 @@ def parse_rule(text: str) -> Rule | Threshold:
         if math.isfinite(float(m["value"])):
             return Threshold(m["metric"], m["op"], float(m["value"]))
         raise InputError(f"--fail-on {text!r}: the limit is not a finite number; allowed: " + ALLOWED_FORMS)
+    if m := re.match(r"^([a-z0-9_]+):(\d+(\.\d+)?)%?$", t, re.ASCII):
+        raise InputError(f"--fail-on {text!r}: a relative change needs its sign, + (a rise fails) or - "
+                         f"(a fall fails) (nearest valid: {m[1]}:+{m[2]}%); allowed: {ALLOWED_FORMS}")
     metric = _METRIC.match(t)
     what = (f"unknown operator {t[metric.end():][:10]!r}" if metric and t[metric.end():]
             else "not a rule")
@@ -103,7 +108,7 @@ def parse_rule(text: str) -> Rule | Threshold:
 class Verdict:
     config_id: str
     rule: Rule | Threshold
-    baseline: float
+    baseline: float  # NaN: no baseline (an added configuration); inf: off the Pareto front (pareto_rank)
     current: float
     change_pct: float
     method: str  # "exact" or "welch t-test on log ..."
@@ -240,9 +245,22 @@ def config_changes(current: GateDoc, baseline: GateDoc, rules: list[Rule | Thres
 
 
 def numeric_metrics(*docs: GateDoc) -> list[str]:
-    """The numeric columns of the documents' rows: what a rule can gate."""
+    """The numeric columns of the documents' rows, and ``pareto_rank`` (null in every row where no
+    configuration is on the front): what a rule can gate."""
     return sorted({k for d in docs for row in d.rows.values() for k, v in row.items()
-                   if isinstance(v, int | float) and not isinstance(v, bool)})
+                   if (isinstance(v, int | float) and not isinstance(v, bool)) or k == PARETO_RANK})
+
+
+def _off_front(baseline: float, current: float) -> str:
+    """Which side is off the Pareto front (``gated_value``: infinity), said in a verdict's note."""
+    side = {(True, True): "baseline and run", (True, False): "baseline", (False, True): "run"}.get(
+        (math.isinf(baseline), math.isinf(current)))
+    return f"{side} off the Pareto front (pareto_rank null: dominated, or not eligible)" if side else ""
+
+
+def _figure(x: float) -> str:
+    """A gated figure as shown: infinity is a configuration off the Pareto front."""
+    return "-" if math.isnan(x) else "off the front" if math.isinf(x) else f"{x:.6g}"
 
 
 def _signed(metric: str) -> bool:
@@ -266,13 +284,15 @@ def check_metrics(rules: list[Rule | Threshold], current: GateDoc) -> None:
                              f"gated; allowed: the figure itself, e.g. {figure}:+5% (each run against the "
                              "baseline file)")
         if rule.metric not in known:
-            close = difflib.get_close_matches(rule.metric, known, n=1)
+            gateable = [m for m in known if not _signed(m)]  # a change column is refused above
+            close = difflib.get_close_matches(rule.metric, gateable, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            shown = [m for m in known if not (m.endswith(("_low", "_high"))
-                                              and m.rpartition("_")[0] in known)]
-            band = "; each with _low and _high, its 90% band" if len(shown) < len(known) else ""
+            shown = [m for m in gateable if not (m.endswith(("_low", "_high"))
+                                                 and m.rpartition("_")[0] in gateable)]
+            band = "; each with _low and _high, its 90% band" if len(shown) < len(gateable) else ""
             raise InputError(f"--fail-on {str(rule)!r}: unknown metric {rule.metric!r}{hint}; allowed (the "
-                             f"numeric columns of {current.path}{band}): {', '.join(shown)}")
+                             f"numeric columns of {current.path} but the *_change_pct ones{band}): "
+                             + ", ".join(shown))
 
 
 def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) -> list[Verdict]:
@@ -287,10 +307,11 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
         noisy = bool(cur.get("measurement_warnings") or base.get("measurement_warnings"))
         for rule in rules:
             b, c = gated_value(baseline, cid, rule.metric), gated_value(current, cid, rule.metric)
+            note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c)]))
             if isinstance(rule, Threshold):
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 verdicts.append(Verdict(cid, rule, b, c, change, f"absolute limit ({rule.op} {rule.value:g})",
-                                        rule.fails(c), noisy, _note(base, cur)))
+                                        rule.fails(c), noisy, note))
                 continue
             bs, cs = _samples(base, rule.metric), _samples(cur, rule.metric)
             means = (base.get("run_means") or {}).get(rule.metric)
@@ -311,16 +332,17 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
             else:
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 sign = 1.0 if rule.worse_if_higher else -1.0
-                failed = sign * change > rule.pct
+                failed = sign * change > rule.pct  # both off the front: inf/inf, NaN, no change
                 method = "exact" if not (bs or cs) else "exact (samples on one side only)"
-            verdicts.append(Verdict(cid, rule, b, c, change, method, failed, noisy, _note(base, cur)))
+            verdicts.append(Verdict(cid, rule, b, c, change, method, failed, noisy, note))
     for cid in (c for c in current.rows if c not in baseline.rows):  # added: the absolute limits hold
         noisy = bool(current.rows[cid].get("measurement_warnings"))
         for rule in rules:
             if isinstance(rule, Threshold):
                 c = gated_value(current, cid, rule.metric)
                 verdicts.append(Verdict(cid, rule, math.nan, c, math.nan, f"absolute limit ({rule.op} "
-                                        f"{rule.value:g}); added since the baseline", rule.fails(c), noisy))
+                                        f"{rule.value:g}); added since the baseline", rule.fails(c), noisy,
+                                        _off_front(math.nan, c)))
     return verdicts
 
 
@@ -354,9 +376,8 @@ def table(verdicts: list[Verdict], allow_noisy: bool = True) -> list[list[str]]:
     for v in verdicts:
         status = "NOISY: not gated" if v.noisy and not allow_noisy else v.status
         method = v.method + (f"; {v.note}" if v.note else "")
-        cells = [v.config_id, str(v.rule), "-" if math.isnan(v.baseline) else f"{v.baseline:.6g}",
-                 f"{v.current:.6g}", "-" if math.isnan(v.change_pct) else f"{v.change_pct:+.2f}%", method,
-                 status]
+        cells = [v.config_id, str(v.rule), _figure(v.baseline), _figure(v.current),
+                 "-" if math.isnan(v.change_pct) else f"{v.change_pct:+.2f}%", method, status]
         rows.append([textsafe.terminal(c, keep_newlines=False) for c in cells])
     return rows
 
@@ -410,10 +431,10 @@ def junit(verdicts: list[Verdict], allow_noisy: bool = True, changes: ConfigChan
             ET.SubElement(case, "skipped", message="measurement not reproducible (see warnings); "
                           "not gated without --allow-noisy")
         elif v.failed:
-            what = (f"{v.rule.metric} is {v.current:.6g}, outside the limit {v.rule}"
+            what = (f"{v.rule.metric} is {_figure(v.current)}, outside the limit {v.rule}"
                     if isinstance(v.rule, Threshold) else
-                    f"{v.rule.metric} changed {v.change_pct:+.2f}% ({v.baseline:.6g} -> {v.current:.6g}; "
-                    f"{v.method})")
+                    f"{v.rule.metric} changed {v.change_pct:+.2f}% ({_figure(v.baseline)} -> "
+                    f"{_figure(v.current)}; {v.method})")
             ET.SubElement(case, "failure", message=x(what))
     for cid, why in extra:
         case = ET.SubElement(suite, "testcase", classname=x(f"ecobench.{cid}"), name="not gated")

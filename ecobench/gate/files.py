@@ -4,7 +4,8 @@ Read strictly (regular file, size cap, no NaN or Infinity literals: ``ecobench.i
 and checked before any comparison: the document's kind and schema version, a scenario name and
 mode, configuration ids that are well-formed and unique, and per-repetition samples that are
 positive numbers. The figures a rule gates are checked when the rule asks for them
-(:func:`gated_value`): a finite number, not negative.
+(:func:`gated_value`): a finite number, not negative; ``pareto_rank`` may be null, a configuration
+off the Pareto front (dominated, or not eligible), which ranks after every rank (infinity).
 """
 
 
@@ -22,12 +23,14 @@ from ecobench.io.yamlio import load_json
 from ecobench.reports.tables import RESULTS_SCHEMA_VERSION
 from ecobench.version import BASELINE_KIND, RESULTS_KIND
 
-__all__ = ["BASELINE_KIND", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc", "gated_value",
-           "read_gate_doc"]
+__all__ = ["BASELINE_KIND", "PARETO_RANK", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc",
+           "gated_value", "read_gate_doc"]
 
 SUPPORTED_SCHEMA_VERSIONS = tuple(range(1, RESULTS_SCHEMA_VERSION + 1))
 MAX_ROWS = 10_000
 MAX_SAMPLES = 100_000
+# null off the Pareto front (ecobench.planning.pareto.pareto_columns): gated as ranked after every rank
+PARETO_RANK = "pareto_rank"
 
 Sample = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 
@@ -111,13 +114,16 @@ def read_gate_doc(path: Path, role: str) -> GateDoc:
 
 
 def gated_value(doc: GateDoc, config_id: str, metric: str) -> float:
-    """A row's figure for a rule: a finite number, 0 or more; otherwise bad input naming it."""
+    """A row's figure for a rule: a finite number, 0 or more, or infinity for a configuration off the
+    Pareto front (``pareto_rank`` null); otherwise bad input naming the file, row and column."""
     row = doc.rows[config_id]
     if metric not in row:
         numeric = sorted(k for k, v in row.items() if isinstance(v, int | float) and not isinstance(v, bool))
         raise InputError(f"--fail-on: unknown metric {metric!r} for configuration {config_id!r} in "
                          f"{doc.path} (numeric columns: {', '.join(numeric)})")
     v = row[metric]
+    if metric == PARETO_RANK and v is None:
+        return math.inf
     try:
         x = float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
     except OverflowError:  # an integer beyond any float

@@ -2,14 +2,17 @@
 
 The file has the corpus's format (``sources`` and ``points``, ``power/corpus.py``). Its points are
 checked against the catalog (a device draw below the chip's idle or above 1.2x its maximum is a data
-error), predicted by the packaged model (out of sample: the fit never saw them), and the model is
-refitted with them. The answer gives the held-out error of the corpus and of the user's points with
-and without their points in the fit, and the refitted draws.
+error) and their layout against their devices; a throughput far from what the chip can give is kept
+with a warning (a wrong unit more likely than a measurement). The points are predicted by the
+packaged model (out of sample: the fit never saw them), and the model is refitted with them. The
+answer gives the held-out error of the corpus and of the user's points with and without their points
+in the fit, and the refitted draws.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +41,7 @@ from ecobench.power.fit import (
     fit_with_ranges,
     holdout,
     refits_without_each_group,
+    roofline_fraction,
 )
 from ecobench.power.params import power_model
 from ecobench.units import BYTES_PER_DTYPE
@@ -102,6 +106,14 @@ def check_model(p: PowerPoint, where: str) -> None:
 # the layout keys the fit reads (data, pipeline, microbatch, num_microbatches) and those the corpus
 # records beside them; any other key (``tp``, ``dp``) would be ignored without a word
 LAYOUT_KEYS = ("tensor", "pipeline", "data", "context", "microbatch", "num_microbatches")
+# the ways a layout splits the devices over: their product is the device count
+PARALLEL_KEYS = ("tensor", "pipeline", "data", "context")
+# A throughput this far from what its devices can give by the roofline (fit.roofline_fraction) is more
+# likely in a wrong unit (tokens/s given as sequences/s, a node's figure per device) than measured: kept,
+# with a warning. The packaged corpus's fitted points lie within 0.038-1.59 of their roofline
+# (2026-11-27, tests/integration/power/test_calibrate.py); the limits are 10x beyond the roofline itself
+# and 10x below the slowest of them.
+PLAUSIBLE_ROOFLINE_FRACTION = (0.0038, 10.0)
 # the data types a point may name: the compute and storage types of units.py, and the corpus's fp4
 PRECISIONS = tuple(sorted(set(BYTES_PER_DTYPE) | {"fp4"}))
 
@@ -125,9 +137,55 @@ def _check_names(p: PowerPoint, cat: Catalog, where: str) -> None:
             raise InputError(f"{where}.{field}: {v!r} is not allowed; allowed: {', '.join(PRECISIONS)}")
 
 
+def _check_layout(p: PowerPoint, where: str) -> None:
+    """The layout's ways (``layout.tensor`` etc., or the point's ``tensor`` and ``pipeline``) multiply to
+    the devices the throughput is divided over (``devices`` x ``nodes`` for a node's meter, ``devices``
+    for a device's: ``fit._rates``); without ``data`` they divide it (data parallelism is the rest)."""
+    layout, ways = p.layout or {}, {}
+    for key in PARALLEL_KEYS:
+        v, top = layout.get(key), getattr(p, key, None)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise InputError(f"{where}.layout.{key}: {v!r} is not allowed; allowed: a whole number >= 1")
+        if v is not None and top is not None and v != top:
+            raise InputError(f"{where}.layout.{key}: {v}, but {key}: {top}; allowed: the same in both, or "
+                             "one of them")
+        if v is not None or top is not None:
+            ways[key] = v if v is not None else top
+    if not ways:
+        return
+    dev = p.devices * p.nodes if p.power_per == "node" else p.devices
+    product = math.prod(ways.values())
+    if product == dev or ("data" not in ways and dev % product == 0):
+        return
+    split = " x ".join(f"{k} {v}" for k, v in ways.items())
+    count = f"devices {p.devices} x nodes {p.nodes}" if p.power_per == "node" else f"devices {p.devices}"
+    allowed = f"ways whose product is {dev}" + ("" if "data" in ways else f" (without data: ways that divide "
+                                                 f"{dev}, data parallel being the rest)")
+    raise InputError(f"{where}.layout: {split} = {product} devices, but the point ran on {dev} ({count}, "
+                     f"power_per {p.power_per}); allowed: {allowed}")
+
+
+def throughput_warning(p: PowerPoint, cat: Catalog) -> str | None:
+    """A warning naming the point when its throughput is implausible against what its devices can
+    give by the roofline (``PLAUSIBLE_ROOFLINE_FRACTION``); None when plausible or not readable."""
+    fraction = roofline_fraction(p, cat)
+    lo, hi = PLAUSIBLE_ROOFLINE_FRACTION
+    if fraction is None or lo <= fraction <= hi:
+        return None
+    field = {"power_serve": "output_tokens_per_s", "power_infer": "samples_per_s"}.get(
+        p.kind, "tokens_per_s" if p.tokens_per_s is not None else "samples_per_s")
+    how = (f"{fraction:.3g}x the most its devices can give by the chip's peak FLOP/s and memory bandwidth"
+           if fraction > hi else
+           f"{fraction:.2g} of what its devices can give at most, 10x below the slowest packaged point")
+    unit = ("tokens/s given as sequences/s, or the run's figure over fewer devices" if fraction > hi
+            else "sequences/s given as tokens/s, or the figure of one device over the run's devices")
+    return f"{p.id}: {field} {getattr(p, field):g} is {how}; kept: check the unit ({unit})"
+
+
 def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     """Data errors (raised) and warnings (returned) of one point against its chip's idle and maximum."""
     check_model(p, where)
+    _check_layout(p, where)
     if p.gpu not in cat.accelerators and p.gpu != "other":
         raise InputError(f"{where}.gpu: unknown chip {p.gpu!r}; allowed: "
                          f"{', '.join(sorted(cat.accelerators))} or 'other' (evidence only, not fitted, "
@@ -294,7 +352,7 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     # the family's range: from the lowest state draw (stalls, sourced) to the highest (compute, fitted)
     lo = min([r["low"] for k, r in ranges.items() if k in before.draws] + [power_model().draw.stall.low])
     hi = max(r["high"] for k, r in ranges.items() if k in before.draws)
-    warnings = []
+    warnings = [w for p in user.points if (w := throughput_warning(p, cat))]
     for f in theirs:
         if f.per_node:
             continue

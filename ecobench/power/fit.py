@@ -243,6 +243,20 @@ def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float
     return None
 
 
+def roofline_fraction(p: PowerPoint, cat: Catalog) -> float | None:
+    """The point's measured throughput over the most its devices can give by the roofline (the chip's
+    peak FLOP/s and memory bandwidth, :func:`_rates`): above 1 is beyond the datasheet. None where the
+    point has no throughput, model or catalog chip to read it with."""
+    chip = chip_figures(p, cat)
+    if chip is None:
+        return None
+    peak, rates = _peak_tflops(chip, p.precision), _rates(p, chip.memory_gib)
+    if peak is None or rates is None:
+        return None
+    flops, byts, _ = rates
+    return max(flops / (peak * 1e12), byts / (chip.memory_bandwidth_gb_per_s * 1e9))
+
+
 def _vision_key(p: PowerPoint) -> str | None:
     name = p.model_name.lower().replace("-", "")
     return next((k for k in VISION_FLOPS_PER_SAMPLE if k in name), None)

@@ -241,6 +241,16 @@ def json_type(name: str) -> str:
     return JSON_TYPES.get(name, "number")
 
 
+def json_cell(name: str, v: object) -> object:
+    """A results.json cell as the data dictionary types it: a whole number of an integer column (a
+    count, a rank) as an int, ``3`` not ``3.0``. A fraction stays a number where the column means one:
+    ``instances_needed`` (fractional instances the rate needs) and the ``_low`` / ``_high`` bands (a
+    percentile of whole counts may fall between two)."""
+    if isinstance(v, float) and v.is_integer() and JSON_TYPES.get(name) == "integer":
+        return int(v)
+    return v
+
+
 # results.json's top-level keys: key -> (JSON type, required, meaning).
 TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "kind": ("string", True, "`ecobench-results`"),

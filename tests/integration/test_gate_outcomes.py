@@ -125,7 +125,9 @@ def test_absolute_limits(tmp_path, capsys, chat_run):
     ("energy_kwh=5", "unknown operator '=5'"), ("energy_kwh<=5", "unknown operator '<=5'"),
     ("energy_kwh>=5", "unknown operator '>=5'"), ("energy_kwh~5", "unknown operator '~5'"),
     ("energy_kwh<five", "unknown operator '<five'"), ("energy_kwh<1e999", "not a finite number"),
-    ("Energy", "not a rule"), ("", "not a rule")])
+    ("Energy", "not a rule"), ("", "not a rule"),
+    ("energy_kwh:5%", "needs its sign, + (a rise fails) or - (a fall fails) (nearest valid: energy_kwh:+5%)"),
+    ("energy_kwh:5", "needs its sign")])
 def test_unknown_operator_is_one_line_listing_the_allowed_forms(tmp_path, capsys, chat_run, rule, expect):
     assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", rule]) == 2
     err = capsys.readouterr().err
@@ -197,3 +199,37 @@ def test_export_is_written_on_a_regression(tmp_path, chat_run):
     assert main(["check", str(cur), "--baseline", str(chat_run),
                  "--export", "benchmark-action", str(out)]) == 1
     assert len(json.loads(out.read_text())) == 6
+
+
+def test_unknown_metric_does_not_list_the_change_columns_it_refuses(capsys, chat_run):
+    """The allowed list is what a rule may gate: no ``*_change_pct`` column (refused as signed)."""
+    assert main(["check", str(chat_run), "--baseline", str(chat_run), "--fail-on", "nope:+5%"]) == 2
+    allowed = capsys.readouterr().err.rpartition("): ")[2].strip().split(", ")
+    assert "energy_kwh" in allowed and "pareto_rank" in allowed
+    assert not [m for m in allowed if "_change_pct" in m], allowed
+
+
+def _ranks(ranks):
+    """Every row's pareto_rank set from ``ranks`` in row order (None: off the front)."""
+    return lambda d: [r.update(pareto_rank=k) for r, k in zip(d["rows"], ranks, strict=False)]
+
+
+def test_a_configuration_off_the_pareto_front_ranks_after_every_rank(tmp_path, capsys, chat_run):
+    """pareto_rank is null off the front (dominated or not eligible): a rank limit fails it, leaving the
+    front fails a rank rule, staying off it is no change; never 'bad data in the baseline'."""
+    n = len(json.loads((chat_run / "results.json").read_text())["rows"])
+    base = _variant(tmp_path, chat_run, "base", _ranks([None, *range(1, n)]))
+    cur = _variant(tmp_path, chat_run, "cur", _ranks([None, None, *range(2, n)]))
+    first, second = (r["config_id"] for r in json.loads((cur / "results.json").read_text())["rows"][:2])
+    assert main(["check", str(cur), "--baseline", str(base), "--fail-on", f"pareto_rank<{n + 1}",
+                 *_outputs(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    failed = [line.split()[0] for line in out.splitlines() if line.endswith("FAIL")]
+    assert failed == [first, second] and "2 regression(s)" in out, out
+    assert "baseline and run off the Pareto front" in out and "off the front" in out
+    message = ET.parse(tmp_path / "v.xml").getroot().find("testcase/failure").get("message")
+    assert message == f"pareto_rank is off the front, outside the limit pareto_rank<{n + 1}"
+    assert main(["check", str(cur), "--baseline", str(base), "--fail-on", "pareto_rank:+5%"]) == 1
+    out = capsys.readouterr().out
+    failed = [line.split()[0] for line in out.splitlines() if line.endswith("FAIL")]
+    assert failed == [second] and "run off the Pareto front" in out, out  # left it; first: off in both

@@ -186,3 +186,67 @@ def test_a_source_dated_to_the_day_is_accepted(tmp_path, capsys):
     assert "as_of: 2026-10-20\n" in f.read_text()
     assert load_points(f).sources["team_a"].as_of == "2026-10-20"
     assert main(["calibrate", str(f)]) == 0
+
+
+@pytest.mark.parametrize("change,words", [
+    ({"devices": 8, "tensor": 2, "layout": {"data": 2}},
+     "layout: tensor 2 x data 2 = 4 devices, but the point ran on 8 (devices 8, power_per device); allowed: "
+     "ways whose product is 8"),
+    ({"devices": 8, "tensor": 3},
+     "layout: tensor 3 = 3 devices, but the point ran on 8 (devices 8, power_per device); allowed: ways "
+     "whose product is 8 (without data: ways that divide 8"),
+    ({"devices": 8, "layout": {"tensor": 2, "pipeline": 4}},  # beside the point's own tensor: 1
+     "layout.tensor: 2, but tensor: 1; allowed: the same in both, or one of them"),
+    ({"layout": {"data": "2"}}, "layout.data: '2' is not allowed; allowed: a whole number >= 1"),
+])
+def test_a_layout_that_is_not_the_device_count_is_refused(tmp_path, capsys, change, words):
+    """tensor x pipeline x data was not checked against the devices: a point on 8 devices with a 4-way
+    layout was fitted as if each device carried twice the work."""
+    path = _write(tmp_path, [{**_point(0, 400.0, 1000.0, 16), **change}])
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert path in err and "points[0] (team_a_0)" in err and words in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("change", [{"devices": 8, "tensor": 2},  # data parallel: the rest, 4
+                                    {"devices": 8, "tensor": 2, "layout": {"data": 4}},
+                                    {"devices": 2, "nodes": 2, "layout": {"tensor": 1, "data": 2}}])
+def test_a_layout_of_the_device_count_is_accepted(tmp_path, capsys, change):
+    assert main(["calibrate", _write(tmp_path, [{**_point(0, 400.0, 1000.0, 16), **change}])]) == 0
+    assert "layout" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("tokens_per_s,words", [
+    (500_000.0, "x the most its devices can give by the chip's peak FLOP/s and memory bandwidth; kept: check "
+                "the unit (tokens/s given as sequences/s"),
+    (5.0, "of what its devices can give at most, 10x below the slowest packaged point; kept: check the unit "
+          "(sequences/s given as tokens/s"),
+])
+def test_an_implausible_throughput_is_kept_with_a_warning_naming_the_point(tmp_path, capsys, tokens_per_s,
+                                                                           words):
+    """A throughput in the wrong unit (a run's tokens/s where one device's is meant, or a trickle) was
+    taken silently: it is kept (the user may know better) and warned about by name."""
+    pts = [_point(0, 400.0, tokens_per_s, 16), _point(1, 400.0, 1000.0, 16)]
+    assert main(["calibrate", _write(tmp_path, pts)]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "kept: check the unit" in line]
+    assert len(warned) == 1 and words in warned[0], warned
+    assert warned[0].startswith(f"warning: team_a_0: output_tokens_per_s {tokens_per_s:g} is ")
+
+
+def test_every_packaged_point_passes_the_layout_and_throughput_checks():
+    """The limits hold the corpus itself: its layouts are its device counts and its throughputs lie
+    within PLAUSIBLE_ROOFLINE_FRACTION (0.038-1.59 of their roofline, the constant's comment says)."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.calibrate import PLAUSIBLE_ROOFLINE_FRACTION, _check_layout, throughput_warning
+    from ecobench.power.corpus import load_corpus
+    from ecobench.power.fit import roofline_fraction
+
+    cat = load_catalog()
+    fractions = []
+    for p in load_corpus().points:
+        _check_layout(p, p.id)
+        assert throughput_warning(p, cat) is None, p.id
+        if (f := roofline_fraction(p, cat)) is not None:
+            fractions.append(f)
+    lo, hi = PLAUSIBLE_ROOFLINE_FRACTION
+    assert len(fractions) > 300 and lo * 10 <= min(fractions) and max(fractions) <= hi / 5

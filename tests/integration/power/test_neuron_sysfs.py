@@ -94,6 +94,9 @@ def test_cli_reports_energy_and_exits_2_on_bad_input(tmp_path, capsys):
     assert main(["neuron-power", "--sysfs", str(tmp_path / "absent"), "--chip", "trainium"]) == 2
     assert "no Neuron sysfs tree" in capsys.readouterr().err
     assert main(["neuron-power", "--sysfs", str(root)]) == 2  # neither --chip nor --max-w
+    assert "neuron-power: neither given; allowed: one of --chip" in capsys.readouterr().err  # was: 'not both'
+    assert main(["neuron-power", "--sysfs", str(root), "--chip", "trainium", "--max-w", "400"]) == 2
+    assert "neuron-power: both given; allowed: one of --chip" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_:
         main(["neuron-power", "--sysfs", str(root), "--max-w", "-5"])
     assert exit_.value.code == 2

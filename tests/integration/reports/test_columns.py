@@ -105,6 +105,17 @@ def test_results_validate_against_the_schema(runs: dict[str, dict[str, Any]]) ->
     assert not v.is_valid({**doc, "recommendations": [{"objective": "co2"}]})
 
 
+def test_integer_columns_are_written_as_whole_numbers(runs: dict[str, dict[str, Any]]) -> None:
+    """The data dictionary's integer columns (instances, pareto_rank...) are JSON integers in every
+    mode: an inference run wrote ``"instances": 2.0`` (JSON Schema accepts 2.0 as an integer, a
+    reader's ``isinstance(v, int)`` does not)."""
+    for name, doc in runs.items():
+        floats = {(r["config_id"], k, v) for r in doc["rows"] for k, v in r.items()
+                  if JSON_TYPES.get(k) == "integer" and v is not None and not isinstance(v, int)}
+        assert floats == set(), name
+        assert all(isinstance(r["instances"], int) for r in doc["rows"]), name
+
+
 def test_top_level_keys_are_those_written() -> None:
     from ecobench.reports.columns import TOP_LEVEL
     from ecobench.scenario.model import load_scenario
