@@ -80,6 +80,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_examples(args: argparse.Namespace) -> int:
+    import shutil
+    import textwrap
+
+    from ecobench.scenario import examples
+
+    if args.name is None:
+        if args.to is not None:
+            raise InputError(f"--to {args.to}: give the NAME of the example to write (`ecobench examples` "
+                             "lists them)")
+        names = examples.names()
+        width = max(map(len, names))
+        room = max(60, shutil.get_terminal_size().columns - width - 2)
+        for name in names:
+            print(f"{name:<{width}}  {textwrap.shorten(examples.describe(name), room, placeholder='...')}")
+        print("\n`ecobench examples NAME --to DIR` writes one (and the files it reads) into DIR; then "
+              "`ecobench run DIR/NAME.yaml`.")
+        return EXIT_OK
+    examples.describe(args.name)  # an unknown name first, with the known ones
+    if args.to is None:
+        raise InputError(f"examples {args.name}: give --to DIR, the folder to write it into (e.g. --to .)")
+    written = examples.write(args.name, Path(args.to))
+    print(terminal(f"wrote {', '.join(map(str, written))}\nrun it: ecobench run {written[0]}"))
+    return EXIT_OK
+
+
 def _warn_noisy(rows: list[dict[str, Any]]) -> None:
     """A loud block on stderr for every measured row flagged as not reproducible."""
     for r in rows:
@@ -535,6 +561,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="every row as results.csv (default) or results.parquet, for large sweeps "
                         "(needs pyarrow: pip install 'ecobench-ml[parquet]')")
     r.set_defaults(func=cmd_run)
+
+    ex = add("examples", help="list the example scenarios, or write one into a folder",
+             description="List the example scenarios shipped with ecobench (the checkout's scenarios/), "
+                         "or write one, with every file it reads (a local config.json, ...), into a folder "
+                         "to run it: `ecobench examples layoutlm_realtime --to . && ecobench run "
+                         "layoutlm_realtime.yaml`. An existing file is never overwritten (exit 2).")
+    ex.add_argument("name", nargs="?", help="the example to write (default: list them)")
+    ex.add_argument("--to", metavar="DIR", help="folder to write it into (created if need be)")
+    ex.set_defaults(func=cmd_examples)
 
     v = add("validate", help="reproduce the published AWS figures and report errors",
             description="Replay and predict AWS's published seed experiments, and predict every "
