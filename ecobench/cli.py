@@ -603,14 +603,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "planner, inference at fractional instances) with Welch's t-test "
                         "(one-sided, alpha 0.05) and the threshold as the minimum effect. "
                         "Configurations in one run only are listed as added or removed, not "
-                        "gated, but for an added one the absolute limits (METRIC<VALUE). "
+                        "gated, but for an added one the absolute limits (METRIC<VALUE). A rule "
+                        "scoped with @ID,... gates those configurations only. "
                         "--markdown, --junit and $GITHUB_STEP_SUMMARY are written on "
                         "every outcome (bad input: what was wrong, one JUnit error case); "
                         "an existing --markdown, --junit or --export file is not replaced "
                         "without --force. "
                         "Exit 0 pass, 1 regression, 2 bad input (incl. a baseline of "
                         "another scenario, no configuration in common, duplicate ids, "
-                        "non-finite or negative figures, an unknown metric or operator), "
+                        "non-finite or negative figures, an unknown metric, operator or scoped "
+                        "configuration), "
                         "4 an output could not be written, 5 measured rows too noisy to "
                         "gate (see --allow-noisy).")
     k.add_argument("run_dir", help="run directory (holding results.json)")
@@ -621,14 +623,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "limit the run must keep); METRIC is any numeric result column but a "
                         "*_change_pct, e.g. cost_usd:+2%%, "
                         "throughput_per_instance_per_s:-5%%, and for serving ttft_ms_p99<1000 or "
-                        "cost_usd_per_million_output_tokens:+2%%")
+                        "cost_usd_per_million_output_tokens:+2%%. RULE@ID[,ID...] holds for those "
+                        "configurations only, e.g. pareto_rank<3@inf2 or energy_kwh:+5%%@inf2,trn1 (an id "
+                        "in neither run nor baseline is bad input; one in only one of them is listed as "
+                        "added or removed)")
     k.add_argument("--markdown", help="also write the verdict as markdown to this file (must not exist)")
     k.add_argument("--junit", help="also write the verdict as JUnit XML to this file (must not exist)")
     k.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
                    help="also write the run's gated metrics per configuration for a history chart: "
                         "benchmark-action (github-action-benchmark's customSmallerIsBetter JSON: the "
                         "metrics whose rise fails) or benchmark-action-bigger (customBiggerIsBetter: "
-                        "those whose fall fails); repeatable; FILE must not exist")
+                        "those whose fall fails), for the configurations each rule's scope names, each "
+                        "entry's extra naming its rules; repeatable; FILE must not exist")
     k.add_argument("--force", action="store_true",
                    help="replace existing --markdown, --junit and --export files")
     k.add_argument("--allow-noisy", action="store_true",

@@ -3,6 +3,8 @@
 A rule ``METRIC:+PCT%`` fails when METRIC rises by more than PCT percent (``-PCT%``: when it falls,
 for higher-is-better metrics such as throughput). An absolute threshold ``METRIC<VALUE`` fails when
 the run's figure is VALUE or more (``METRIC>VALUE``: VALUE or less), e.g. ``ttft_ms_p99<1000``.
+Either form may be scoped to some configurations, ``RULE@ID[,ID...]`` (``pareto_rank<3@inf2``): it
+then holds for those only (``@`` and ``,`` are in no metric, value or configuration id).
 
 - Modelled figures are deterministic and compared exactly.
 - Measured and projected rows carry per-repetition ``samples`` computed through the planner
@@ -24,6 +26,7 @@ baseline). A gated figure must be a finite number, 0 or more (``ecobench.gate.fi
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from ecobench.bounds import NAME_PATTERN
 from ecobench.errors import InputError, NoisyMeasurementError
 from ecobench.gate.files import BASELINE_KIND, PARETO_RANK, GateDoc, gated_value, read_gate_doc
 from ecobench.io import textsafe
@@ -45,9 +49,15 @@ _RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?)(
 _THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
                         r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$", re.ASCII)
 _METRIC = re.compile(r"^[a-z0-9_]+", re.ASCII)
+_CONFIG_ID = re.compile(NAME_PATTERN, re.ASCII)  # a configuration id: no '@', no ',', no space
+SCOPE_FORM = "RULE@ID[,ID...] (the rule holds for those configurations only), e.g. pareto_rank<3@inf2"
 ALLOWED_FORMS = ("METRIC:+PCT% (rise fails), METRIC:-PCT% (fall fails), METRIC<VALUE (VALUE or more "
                  "fails), METRIC>VALUE (VALUE or less fails), e.g. energy_kwh:+5%, "
-                 "throughput_per_instance_per_s:-5%, ttft_ms_p99<1000")
+                 "throughput_per_instance_per_s:-5%, ttft_ms_p99<1000; any of them as " + SCOPE_FORM)
+
+
+def _scope_text(scope: tuple[str, ...]) -> str:
+    return "@" + ",".join(scope) if scope else ""
 
 
 @dataclass(frozen=True)
@@ -55,9 +65,13 @@ class Rule:
     metric: str
     pct: float
     worse_if_higher: bool
+    scope: tuple[str, ...] = ()  # the configuration ids it holds for; empty: every configuration
 
     def __str__(self) -> str:
-        return f"{self.metric}:{'+' if self.worse_if_higher else '-'}{self.pct:g}%"
+        return f"{self.metric}:{'+' if self.worse_if_higher else '-'}{self.pct:g}%{_scope_text(self.scope)}"
+
+    def applies(self, config_id: str) -> bool:
+        return not self.scope or config_id in self.scope
 
 
 @dataclass(frozen=True)
@@ -67,13 +81,17 @@ class Threshold:
     metric: str
     op: str  # "<" or ">"
     value: float
+    scope: tuple[str, ...] = ()  # the configuration ids it holds for; empty: every configuration
 
     @property
     def worse_if_higher(self) -> bool:
         return self.op == "<"
 
     def __str__(self) -> str:
-        return f"{self.metric}{self.op}{self.value:g}"
+        return f"{self.metric}{self.op}{self.value:g}{_scope_text(self.scope)}"
+
+    def applies(self, config_id: str) -> bool:
+        return not self.scope or config_id in self.scope
 
     def fails(self, current: float) -> bool:
         return not (current < self.value if self.op == "<" else current > self.value)
@@ -81,12 +99,36 @@ class Threshold:
 
 def parse_rule(text: str) -> Rule | Threshold:
     """Parse ``METRIC:+PCT%`` (rise fails), ``METRIC:-PCT%`` (fall fails), ``METRIC<VALUE`` or
-    ``METRIC>VALUE`` (an absolute limit); anything else is bad input listing the allowed forms."""
-    t = text.strip()
+    ``METRIC>VALUE`` (an absolute limit), each optionally scoped, ``RULE@ID[,ID...]``; anything else
+    is bad input listing the allowed forms. Whether a scope's ids are in the run is checked against
+    the documents (:func:`check_scopes`)."""
+    body, at, scope = text.strip().partition("@")
+    if at and not body.strip():
+        raise InputError(f"--fail-on {text!r}: a scope without its rule; the scope follows the rule with "
+                         "no space (in the Action's fail-on a space separates rules); allowed: " + SCOPE_FORM)
+    ids = _parse_scope(text, scope) if at else ()
+    return dataclasses.replace(_parse_unscoped(text, body.strip(), _scope_text(ids)), scope=ids)
+
+
+def _parse_scope(text: str, scope: str) -> tuple[str, ...]:
+    """The configuration ids after a rule's ``@``, once each, in order."""
+    ids = [i.strip() for i in scope.split(",")]
+    for i in ids:
+        if not _CONFIG_ID.fullmatch(i):
+            what = ("an empty configuration id" if not i else
+                    f"{i[:40]!r} is not a configuration id (letters, digits, _ . -; the scope follows the "
+                    "whole rule)")
+            raise InputError(f"--fail-on {text!r}: {what} in the scope {scope[:60]!r}; allowed: {SCOPE_FORM}")
+    return tuple(dict.fromkeys(ids))
+
+
+def _parse_unscoped(text: str, t: str, scope: str = "") -> Rule | Threshold:
+    """A rule without its scope (``t``); errors name the whole ``text``, and the nearest valid rule
+    keeps its ``scope`` (``@ID,...``)."""
     if m := _RULE.match(t):
         if not m["unit"]:
             raise InputError(f"--fail-on {text!r}: a relative change needs its % sign (nearest valid: "
-                             f"{t}%); allowed: {ALLOWED_FORMS}")
+                             f"{t}%{scope}); allowed: {ALLOWED_FORMS}")
         if math.isfinite(float(m["pct"])):
             return Rule(m["metric"], float(m["pct"]), m["sign"] == "+")
         raise InputError(f"--fail-on {text!r}: the percentage is not a finite number; allowed: "
@@ -97,7 +139,7 @@ def parse_rule(text: str) -> Rule | Threshold:
         raise InputError(f"--fail-on {text!r}: the limit is not a finite number; allowed: " + ALLOWED_FORMS)
     if m := re.match(r"^([a-z0-9_]+):(\d+(\.\d+)?)%?$", t, re.ASCII):
         raise InputError(f"--fail-on {text!r}: a relative change needs its sign, + (a rise fails) or - "
-                         f"(a fall fails) (nearest valid: {m[1]}:+{m[2]}%); allowed: {ALLOWED_FORMS}")
+                         f"(a fall fails) (nearest valid: {m[1]}:+{m[2]}%{scope}); allowed: {ALLOWED_FORMS}")
     metric = _METRIC.match(t)
     what = (f"unknown operator {t[metric.end():][:10]!r}" if metric and t[metric.end():]
             else "not a rule")
@@ -218,11 +260,13 @@ def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
 @dataclass(frozen=True)
 class ConfigChanges:
     """Configurations in one document only: not gated (an added one by the absolute limits only),
-    listed."""
+    listed; and those no rule's scope names."""
 
     added: list[str]  # in the run, not in the baseline
     removed: list[str]  # in the baseline, not in the run
-    limits: tuple[str, ...] = ()  # the absolute limits, which hold for an added configuration too
+    limits: tuple[str, ...] = ()  # the absolute limits that hold for an added configuration
+    scoped: tuple[tuple[str, str, str], ...] = ()  # (rule, configuration, why): a scoped one not gated
+    outside: tuple[str, ...] = ()  # in both documents, in no rule's scope: not gated
 
     def lines(self) -> list[str]:
         out = []
@@ -234,14 +278,25 @@ class ConfigChanges:
         if self.removed:
             out.append(f"{len(self.removed)} configuration(s) removed since the baseline, not gated: "
                        f"{', '.join(self.removed)}")
+        out += [f"rule {rule} does not gate {cid}: {why}" for rule, cid, why in self.scoped]
+        if self.outside:
+            out.append(f"{len(self.outside)} configuration(s) in no rule's scope, not gated: "
+                       f"{', '.join(self.outside)}")
         return out
 
 
 def config_changes(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold] | None = None
                    ) -> ConfigChanges:
-    return ConfigChanges([c for c in current.rows if c not in baseline.rows],
-                         [c for c in baseline.rows if c not in current.rows],
-                         tuple(str(r) for r in rules or [] if isinstance(r, Threshold)))
+    rules = rules or []
+    added = [c for c in current.rows if c not in baseline.rows]
+    removed = [c for c in baseline.rows if c not in current.rows]
+    limits = tuple(str(r) for r in rules if isinstance(r, Threshold) and any(map(r.applies, added)))
+    scoped = tuple((str(r), c, "removed since the baseline" if c in removed else
+                    "added since the baseline, no baseline to compare with")
+                   for r in rules for c in r.scope
+                   if c in removed or (c in added and not isinstance(r, Threshold)))
+    outside = tuple(c for c in current.rows if c in baseline.rows and not any(r.applies(c) for r in rules))
+    return ConfigChanges(added, removed, limits, scoped, outside)
 
 
 def numeric_metrics(*docs: GateDoc) -> list[str]:
@@ -295,17 +350,34 @@ def check_metrics(rules: list[Rule | Threshold], current: GateDoc) -> None:
                              + ", ".join(shown))
 
 
+def check_scopes(rules: list[Rule | Threshold], current: GateDoc, baseline: GateDoc) -> None:
+    """Every id in a rule's scope is a configuration of the run or of the baseline (one only: listed
+    as added or removed, :func:`config_changes`); otherwise bad input naming the rule, the id and the
+    run's ids."""
+    for rule in rules:
+        for cid in rule.scope:
+            if cid in current.rows or cid in baseline.rows:
+                continue
+            close = difflib.get_close_matches(cid, [*current.rows, *baseline.rows], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            gone = [c for c in baseline.rows if c not in current.rows]
+            also = f"; the baseline also has {', '.join(gone)}" if gone else ""
+            raise InputError(f"--fail-on {str(rule)!r}: unknown configuration {cid!r} in its scope{hint}; "
+                             f"the run {current.path} has {', '.join(current.rows)}{also}")
+
+
 def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) -> list[Verdict]:
     """Match rows by configuration and apply every rule to the configurations both documents have,
     and the absolute limits to those the run adds too (:func:`config_changes` lists the added and
-    removed)."""
+    removed), each rule to the configurations of its scope only."""
     check_comparable(current, baseline, same_configs=False)
     check_metrics(rules, current)
+    check_scopes(rules, current, baseline)
     verdicts = []
     for cid in (c for c in current.rows if c in baseline.rows):
         cur, base = current.rows[cid], baseline.rows[cid]
         noisy = bool(cur.get("measurement_warnings") or base.get("measurement_warnings"))
-        for rule in rules:
+        for rule in (r for r in rules if r.applies(cid)):
             b, c = gated_value(baseline, cid, rule.metric), gated_value(current, cid, rule.metric)
             note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c)]))
             if isinstance(rule, Threshold):
@@ -338,7 +410,7 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
     for cid in (c for c in current.rows if c not in baseline.rows):  # added: the absolute limits hold
         noisy = bool(current.rows[cid].get("measurement_warnings"))
         for rule in rules:
-            if isinstance(rule, Threshold):
+            if isinstance(rule, Threshold) and rule.applies(cid):
                 c = gated_value(current, cid, rule.metric)
                 verdicts.append(Verdict(cid, rule, math.nan, c, math.nan, f"absolute limit ({rule.op} "
                                         f"{rule.value:g}); added since the baseline", rule.fails(c), noisy,
@@ -392,8 +464,10 @@ def headline(verdicts: list[Verdict], allow_noisy: bool, changes: ConfigChanges 
     if changes and (changes.added or changes.removed):
         both = dict.fromkeys(v.config_id for v in verdicts if v.config_id not in changes.added)
         added = f"{len(changes.added)} added" + (" (absolute limits only)" if changes.limits else "")
-        head += (f" of {len(both)} configuration(s) in both runs; {added}, {len(changes.removed)} removed "
-                 "(not gated)")
+        head += (f" of {len(both) + len(changes.outside)} configuration(s) in both runs; {added}, "
+                 f"{len(changes.removed)} removed (not gated)")
+    if changes and changes.outside:
+        head += f"; {len(changes.outside)} in no rule's scope (not gated)"
     return head
 
 
@@ -420,8 +494,11 @@ def junit(verdicts: list[Verdict], allow_noisy: bool = True, changes: ConfigChan
     gated = [v for v in verdicts if allow_noisy or not v.noisy]
     added = ("added in this run: no baseline to compare with; "
              + ("gated by the absolute limits only" if changes and changes.limits else "not gated"))
-    extra = ([(c, added) for c in changes.added]
-             + [(c, "removed since the baseline; not gated") for c in changes.removed]) if changes else []
+    extra = [(c, "not gated", added) for c in changes.added] if changes else []
+    if changes:
+        extra += ([(c, "not gated", "removed since the baseline; not gated") for c in changes.removed]
+                  + [(c, rule, f"{why}; not gated") for rule, c, why in changes.scoped]
+                  + [(c, "not gated", "in no rule's scope; not gated") for c in changes.outside])
     suite = ET.Element("testsuite", name="ecobench.check", tests=str(len(verdicts) + len(extra)),
                        failures=str(sum(v.failed for v in gated)), errors="0",
                        skipped=str(len(verdicts) - len(gated) + len(extra)))
@@ -436,8 +513,8 @@ def junit(verdicts: list[Verdict], allow_noisy: bool = True, changes: ConfigChan
                     f"{v.rule.metric} changed {v.change_pct:+.2f}% ({_figure(v.baseline)} -> "
                     f"{_figure(v.current)}; {v.method})")
             ET.SubElement(case, "failure", message=x(what))
-    for cid, why in extra:
-        case = ET.SubElement(suite, "testcase", classname=x(f"ecobench.{cid}"), name="not gated")
+    for cid, name, why in extra:
+        case = ET.SubElement(suite, "testcase", classname=x(f"ecobench.{cid}"), name=name)
         ET.SubElement(case, "skipped", message=why)
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
 
@@ -477,12 +554,17 @@ def metric_unit(metric: str) -> str:
 def benchmark_action(current: GateDoc, rules: list[Rule | Threshold], smaller_is_better: bool = True
                      ) -> list[dict[str, Any]]:
     """github-action-benchmark's custom format (``customSmallerIsBetter``; ``customBiggerIsBetter``
-    when not ``smaller_is_better``): one ``{name, unit, value}`` per configuration of the run and
-    gated metric whose direction matches, in file order. A metric gated both ways is in both."""
-    metrics = list(dict.fromkeys(r.metric for r in rules if r.worse_if_higher == smaller_is_better))
+    when not ``smaller_is_better``): one ``{name, unit, value, extra}`` per configuration of the run
+    and metric that a rule of the matching direction gates there (its scope), in file order; ``extra``
+    names those rules. A metric gated both ways is in both."""
+    chosen = [r for r in rules if r.worse_if_higher == smaller_is_better]
+    metrics = list(dict.fromkeys(r.metric for r in chosen))
     out = []
     for cid, row in current.rows.items():
         for m in metrics:
+            gating = list(dict.fromkeys(str(r) for r in chosen if r.metric == m and r.applies(cid)))
+            if not gating:
+                continue
             v = row.get(m)
             try:
                 ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
@@ -490,7 +572,7 @@ def benchmark_action(current: GateDoc, rules: list[Rule | Threshold], smaller_is
                 ok = False
             if ok:
                 out.append({"name": f"{cid} {m}", "unit": metric_unit(m), "value": v,
-                            "extra": f"scenario {current.scenario_name}"})
+                            "extra": f"scenario {current.scenario_name}; gated by {', '.join(gating)}"})
     return out
 
 

@@ -825,20 +825,44 @@ def _format(err: dict[str, Any]) -> str:
     return f"{loc}: {msg}"
 
 
-def _unknown_field(loc: tuple[Any, ...]) -> str:
-    """'unknown field', the nearest field names at that level and every one allowed there (from
-    :func:`describe_fields`; a level it does not describe gets the bare message)."""
+def _allowed_here(loc: tuple[Any, ...]) -> list[str]:
+    """The field names allowed beside the field at ``loc`` (from :func:`describe_fields`; empty for a
+    level it does not describe)."""
     parent = ""
     for part in loc[:-1]:
         parent += "[]" if isinstance(part, int) else (f".{part}" if parent else str(part))
     prefix = f"{parent}." if parent else ""
-    allowed = [path[len(prefix):].removesuffix("[]") for path, _, _ in describe_fields()
-               if path.startswith(prefix) and "." not in path[len(prefix):]]
+    return [path[len(prefix):].removesuffix("[]") for path, _, _ in describe_fields()
+            if path.startswith(prefix) and "." not in path[len(prefix):]]
+
+
+def _nearest(loc: tuple[Any, ...], allowed: list[str]) -> list[str]:
+    """The allowed names nearest an unknown field's (a misspelling's suggestions)."""
+    return difflib.get_close_matches(str(loc[-1]), allowed, n=3, cutoff=0.6) if loc else []
+
+
+def _unknown_field(loc: tuple[Any, ...]) -> str:
+    """'unknown field', the nearest field names at that level and every one allowed there (a level
+    :func:`describe_fields` does not describe gets the bare message)."""
+    allowed = _allowed_here(loc)
     if not allowed or not loc:
         return "unknown field"
-    close = difflib.get_close_matches(str(loc[-1]), allowed, n=3, cutoff=0.6)
+    close = _nearest(loc, allowed)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     return f"unknown field{hint} (allowed here: {', '.join(allowed)})"
+
+
+def _explained(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``errors`` without the missing fields that an unknown field beside them explains: a
+    misspelt ``rate_per_h`` for ``requests_per_h`` is one problem, said once by the unknown field's
+    line and its suggestion, not also as 'requests_per_h: Field required'."""
+    def bare(e: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(p for p in e["loc"] if not _is_tag(p))
+
+    meant = {(loc[:-1], name) for e in errors if e["type"] == "extra_forbidden" and (loc := bare(e))
+             for name in _nearest(loc, _allowed_here(loc))}
+    return [e for e in errors
+            if not (e["type"] == "missing" and (loc := bare(e)) and (loc[:-1], loc[-1]) in meant)]
 
 
 def _is_tag(part: object) -> bool:
@@ -852,7 +876,7 @@ def _messages(errors: list[dict[str, Any]]) -> list[str]:
     which kinds are allowed."""
     groups: dict[tuple[object, ...], list[dict[str, Any]]] = {}
     plain = []
-    for e in errors:
+    for e in _explained(errors):
         loc = tuple(e["loc"])
         tag = next((i for i, p in enumerate(loc) if _is_tag(p)), None)
         if tag is None:

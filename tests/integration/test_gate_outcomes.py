@@ -10,6 +10,7 @@ import pytest
 from ecobench.cli import main
 from ecobench.gate.check import ALLOWED_FORMS, Threshold, benchmark_action, parse_rule
 from ecobench.gate.files import read_gate_doc
+from ecobench.io.textsafe import markdown
 from tests.conftest import SCENARIOS
 
 
@@ -233,3 +234,88 @@ def test_a_configuration_off_the_pareto_front_ranks_after_every_rank(tmp_path, c
     out = capsys.readouterr().out
     failed = [line.split()[0] for line in out.splitlines() if line.endswith("FAIL")]
     assert failed == [second] and "run off the Pareto front" in out, out  # left it; first: off in both
+
+
+def _front(run):
+    """(configuration ranked first, configurations off the front) of a run."""
+    ranks = {r["config_id"]: r["pareto_rank"] for r in json.loads((run / "results.json").read_text())["rows"]}
+    off = [c for c, k in ranks.items() if k is None]
+    assert off, ranks  # the scenario has a dominated configuration: an unscoped rank limit fails it
+    return next(c for c, k in ranks.items() if k == 1), off
+
+
+def test_a_scoped_rule_passes_where_the_unscoped_one_fails(tmp_path, capsys, chat_run):
+    """A rank limit fails every configuration off the front (the usual GPU baseline among them);
+    scoped to the chosen configuration it gates that one only, and says which were not gated."""
+    first, off = _front(chat_run)
+    run = str(chat_run)
+    assert main(["check", run, "--baseline", run, "--fail-on", "pareto_rank<2"]) == 1
+    out = capsys.readouterr().out
+    assert {line.split()[0] for line in out.splitlines() if line.endswith("FAIL")} >= set(off)
+    assert main(["check", run, "--baseline", run, "--fail-on", f"pareto_rank<2@{first}"]) == 0
+    out = capsys.readouterr().out
+    gated = [line.split()[:2] for line in out.splitlines()[1:] if line.endswith("pass")]
+    assert gated == [[first, f"pareto_rank<2@{first}"]], out
+    assert "5 configuration(s) in no rule's scope, not gated: " in out
+    assert "no regression in 1 check(s); 5 in no rule's scope (not gated)" in out
+    # only the trn1 row's energy may not rise
+    cur = _variant(tmp_path, chat_run, "cur", _scale("inf2", "energy_kwh", 1.2))
+    assert main(["check", str(cur), "--baseline", run]) == 1
+    assert main(["check", str(cur), "--baseline", run, "--fail-on", "energy_kwh:+5%@trn1"]) == 0
+    assert main(["check", str(cur), "--baseline", run, "--fail-on", "energy_kwh:+5%@trn1,inf2"]) == 1
+    out = capsys.readouterr().out
+    assert "1 regression(s) in 2 check(s)" in out
+
+
+def test_an_unknown_configuration_in_a_scope_exits_2_naming_it(tmp_path, capsys, monkeypatch, chat_run):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    run = str(chat_run)
+    assert main(["check", run, "--baseline", run, "--fail-on", "energy_kwh:+5%@trn1,inf3",
+                 *_outputs(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert (f"--fail-on 'energy_kwh:+5%@trn1,inf3': unknown configuration 'inf3' in its scope (did you mean "
+            f"'inf2'?); the run {chat_run / 'results.json'} has inf2, inf2_int8, trn1, trn2, g6e, p5") in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "not gated (exit 2)" in summary.read_text()
+    assert "unknown configuration 'inf3'" in ET.parse(tmp_path / "v.xml").getroot().find(
+        "testcase/error").get("message")
+    assert main(["check", run, "--baseline", run, "--fail-on", "energy_kwh:+5%@"]) == 2  # parsed first
+    assert "an empty configuration id" in capsys.readouterr().err
+
+
+def test_the_table_markdown_junit_and_export_show_the_scope(tmp_path, capsys, chat_run):
+    first, _ = _front(chat_run)
+    run = str(chat_run)
+    rules = [f"pareto_rank<2@{first}", "energy_kwh:+5%@trn1,inf2"]
+    small = tmp_path / "small.json"
+    assert main(["check", run, "--baseline", run, *[a for r in rules for a in ("--fail-on", r)],
+                 *_outputs(tmp_path), "--export", "benchmark-action", str(small)]) == 0
+    out = capsys.readouterr().out
+    assert all(r in out for r in rules)
+    md = (tmp_path / "v.md").read_text()
+    assert all(markdown(r) in md for r in rules) and markdown("configuration(s) in no rule's scope") in md
+    suite = ET.parse(tmp_path / "v.xml").getroot()
+    names = [(c.get("classname"), c.get("name")) for c in suite if c.find("skipped") is None]
+    assert names == [("ecobench.inf2", rules[1]), ("ecobench.trn1", rules[1]),
+                     (f"ecobench.{first}", rules[0])]
+    assert suite.get("skipped") == "3"  # the three in no rule's scope
+    entries = {e["name"]: e["extra"] for e in json.loads(small.read_text())}
+    assert entries == {f"{first} pareto_rank": f"scenario llama3_8b_chat; gated by {rules[0]}",
+                       "trn1 energy_kwh": f"scenario llama3_8b_chat; gated by {rules[1]}",
+                       "inf2 energy_kwh": f"scenario llama3_8b_chat; gated by {rules[1]}"}
+
+
+def test_a_scoped_configuration_added_or_removed_is_listed_not_gated(tmp_path, capsys, chat_run):
+    base = _variant(tmp_path, chat_run, "base", _drop("p5"))  # the run adds p5
+    cur = _variant(tmp_path, chat_run, "cur", _drop("g6e"))  # ... and removes g6e
+    rule = "energy_kwh:+5%@p5,g6e,trn1"
+    assert main(["check", str(cur), "--baseline", str(base), "--fail-on", rule, *_outputs(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"rule {rule} does not gate p5: added since the baseline, no baseline to compare with" in out
+    assert f"rule {rule} does not gate g6e: removed since the baseline" in out
+    assert ("in 1 check(s) of 4 configuration(s) in both runs; 1 added, 1 removed (not gated); 3 in no "
+            "rule's scope (not gated)") in out
+    skipped = {(c.get("classname"), c.get("name")) for c in ET.parse(tmp_path / "v.xml").getroot()
+               if c.find("skipped") is not None}
+    assert {("ecobench.p5", rule), ("ecobench.g6e", rule)} <= skipped
