@@ -85,6 +85,13 @@ def prefill_fused_attention(stack: str | None, lnc: int, tokens: int, stated: bo
     return tokens >= 4096
 
 
+def with_stack_attention(w: ServeWorkload, stack: str | None, lnc: int) -> ServeWorkload:
+    """``w`` with the prefill attention ``stack`` runs on its padded bucket at a logical NeuronCore of
+    ``lnc`` (:func:`prefill_fused_attention`)."""
+    fused = prefill_fused_attention(stack, lnc, w.prefill_compute_tokens, w.fused_attention)
+    return w if fused == w.fused_attention else dataclasses.replace(w, fused_attention=fused)
+
+
 def context_bucket(tokens: int, max_len: int) -> int:
     """Tokens a context-encoding (prefill) graph computes for a prompt of ``tokens``: Neuron compiles
     static shapes, and NxD Inference's automatic buckets are the powers of two from

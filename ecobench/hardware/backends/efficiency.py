@@ -51,7 +51,7 @@ import numpy as np
 
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.hardware.cluster import instance_cluster, make_cluster
-from ecobench.hardware.neuron.arch import DEVICES
+from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.collectives import all_reduce_s
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.serving import (
@@ -264,8 +264,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
                            prefill_bucket_tokens=bucket,
                            moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack),
                            fused_attention=prefill_fused_attention(
-                               stack, DEVICES[acc_key].core.physical if acc_key in DEVICES else 1,
-                               bucket or p.input_tokens, pts.sources[p.source].fused_attention))
+                               stack, logical_core_size(acc_key), bucket or p.input_tokens,
+                               pts.sources[p.source].fused_attention))
         # Fitted on TPOT and TTFT; on the throughput only where no TPOT is published (elsewhere it is
         # derived from the same runs, and Neuron's tables disagree with their own TPOT); never on a
         # figure the row contradicts (``unfitted_figures``).

@@ -102,3 +102,30 @@ def test_every_unfitted_row_contradicts_its_own_figures():
         implied = p.batch_size * o / (p.ttft_ms / 1e3 + (o - 1) * p.tpot_ms / 1e3)
         off = abs(np.log(p.output_tokens_per_s / implied))
         assert bool(p.unfitted_figures) == (off > np.log(1.35)), p.id
+
+
+@pytest.mark.parametrize(("instance", "fused"), [("inf2.48xlarge", False), ("trn2.48xlarge", True)])
+def test_the_planners_prefill_optimum_neuron_as_the_fit_does(instance, fused):
+    from ecobench.hardware.neuron.arch import logical_core_size
+    from ecobench.planning.serve_point import serve_point
+    from ecobench.planning.serving import _serve_workload, traffic_of
+    from ecobench.scenario.model import HardwareConfig, ServingSpec
+
+    cat = load_catalog()
+    inst = cat.instance(instance)
+    spec = ServingSpec(requests_per_h=3600, input_tokens=1500, output_tokens=600, ttft_ms=5000, tpot_ms=100)
+    cfg = HardwareConfig(id="a", instance_type=instance, precision="bf16", stack="optimum-neuron-vllm")
+    planned = _serve_workload(preset("llama3-8b"), traffic_of(spec), spec, cfg, 8, True,
+                              lnc=logical_core_size(inst.spec.accelerator))
+    # compiled for 2,100 tokens: the prompt is padded to the 2,048 bucket
+    assert planned.prefill_compute_tokens == 2048 and planned.fused_attention is fused
+    # serve-point times the same prefill
+    acc = cat.accelerator_of(inst)
+    fit = current_fit()
+    eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, "optimum-neuron-vllm")
+    cl = instance_cluster(cat, inst, "bf16")
+    planner_ms = 1e3 * (float(prefill_s(planned, cl, eff, 1.0)) + fit.request_overhead_s(acc.vendor)
+                        + eff.step_overhead_s)
+    point = serve_point("llama3-8b", instance, "bf16", 1, 1500, 600, tensor=8,
+                        stack="optimum-neuron-vllm")
+    assert point.figures["ttft_ms"][0] == pytest.approx(planner_ms, rel=1e-9)
