@@ -142,6 +142,9 @@ class PublishedPoint(_Row):
     tpot_ms: float | None = Field(None, gt=0, description="time per output token, median")
     output_tokens_per_s: float | None = Field(None, gt=0,
                                               description="output tokens per second, all sequences")
+    unfitted_figures: tuple[Literal["tpot_ms", "ttft_ms", "output_tokens_per_s"], ...] = Field(
+        (), description="serving: published figures the efficiency model is held out against but not "
+        "fitted on, where the row contradicts itself (its note says how)")
     derivation: str | None = None
     note: str | None = None
 
@@ -162,6 +165,8 @@ class PublishedPoint(_Row):
                 raise ValueError(f"{self.id}: decode_batch_size is below batch_size")
             if not (self.tpot_ms or self.ttft_ms or self.output_tokens_per_s):
                 raise ValueError(f"{self.id}: a serving point needs tpot_ms, ttft_ms or output_tokens_per_s")
+            if any(getattr(self, f) is None for f in self.unfitted_figures):
+                raise ValueError(f"{self.id}: unfitted_figures names a figure the point does not publish")
             return self
         if (self.sequences_per_s is None) == (self.tokens_per_s is None):
             raise ValueError(f"{self.id}: give exactly one of sequences_per_s or tokens_per_s")

@@ -66,6 +66,32 @@ TP_ALL_REDUCES_PER_LAYER = 2  # after attention and after the feed-forward block
 MIN_BUCKET = 128  # NxD Inference's smallest automatic bucket (feature-guide.rst, 'Automatic Bucketing')
 
 
+OPTIMUM_NEURON_STACK = "optimum-neuron-vllm"
+
+
+def prefill_fused_attention(stack: str | None, lnc: int, tokens: int, stated: bool = True) -> bool:
+    """Whether a prefill of ``tokens`` (its padded bucket) runs attention as one flash kernel:
+    ``stated`` (what the source says of its stack), except on optimum-neuron, whose context encoding
+    calls the flash kernel only at a logical NeuronCore of ``lnc`` > 1 (Trainium2's LNC=2) on buckets
+    that are multiples of 1,024, and at LNC=1 (Inferentia2, Trainium) on buckets of 4,096 or more;
+    otherwise it writes the score matrix to memory (huggingface/optimum-neuron b0a576eb, 2025-10-17,
+    optimum/neuron/models/inference/backend/modules/attention/attention_base.py,
+    ``get_flash_attention_strategy``: "For LNC2, use the sharded kernel if sequence length is
+    divisible by 1024. Otherwise, use no kernel"; "If seq_len is at least 4096, enable flash attn")."""
+    if not stated or stack != OPTIMUM_NEURON_STACK:
+        return stated
+    if lnc > 1:
+        return tokens >= 1024 and tokens % 1024 == 0
+    return tokens >= 4096
+
+
+def with_stack_attention(w: ServeWorkload, stack: str | None, lnc: int) -> ServeWorkload:
+    """``w`` with the prefill attention ``stack`` runs on its padded bucket at a logical NeuronCore of
+    ``lnc`` (:func:`prefill_fused_attention`)."""
+    fused = prefill_fused_attention(stack, lnc, w.prefill_compute_tokens, w.fused_attention)
+    return w if fused == w.fused_attention else dataclasses.replace(w, fused_attention=fused)
+
+
 def context_bucket(tokens: int, max_len: int) -> int:
     """Tokens a context-encoding (prefill) graph computes for a prompt of ``tokens``: Neuron compiles
     static shapes, and NxD Inference's automatic buckets are the powers of two from
@@ -96,6 +122,10 @@ class ServeWorkload:
     # stated bucket; 0: none); None: decided here, from static_cache and the compiled length
     prefill_bucket_tokens: int | None = None
     moe_block_tokens: int = 0  # NxD's blockwise prefill experts: tokens per block (0: routed copies only)
+    # the prefill's attention runs as one flash kernel (False: the stack writes each layer's score
+    # matrix to device memory and reads it back for the softmax and the context, as
+    # transformers-neuronx did before Neuron 2.19; see published_points.yaml, its 2.18 tables)
+    fused_attention: bool = True
 
     @property
     def prefill_tokens(self) -> int:
@@ -135,7 +165,8 @@ def serve_kernels(w: ServeWorkload) -> tuple[KernelArrays, KernelArrays]:
     """(decode step, prefill) kernel arrays per sequence, built with batch 1."""
     a = w.arch
     decode = decode_kernels(a, w.context, 1, w.dtype, w.tensor, w.weight_dtype, w.kv_dtype)
-    prefill = prefill_kernels(a, w.prefill_compute_tokens, 1, w.dtype, w.tensor, w.weight_dtype)
+    prefill = prefill_kernels(a, w.prefill_compute_tokens, 1, w.dtype, w.tensor, w.weight_dtype,
+                              None if w.fused_attention else False)
     if w.moe_block_tokens:  # NxD on Neuron: every provisioned block of the routed experts is computed
         prefill = nxd_prefill_kernels(prefill, a, w.prefill_compute_tokens, w.dtype, w.tensor,
                                       w.moe_block_tokens)

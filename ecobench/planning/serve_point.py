@@ -20,8 +20,15 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
+from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.layout import divisors
-from ecobench.parallel.serving import ServeWorkload, decode_step_s, max_batch_by_memory, prefill_s
+from ecobench.parallel.serving import (
+    ServeWorkload,
+    decode_step_s,
+    max_batch_by_memory,
+    prefill_s,
+    with_stack_attention,
+)
 from ecobench.units import DTYPES
 from ecobench.workloads.moe_blockwise import prefill_block_tokens
 
@@ -105,9 +112,10 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     # static shapes (Neuron): the workload pads the prompt to its context-encoding bucket
     # (ServeWorkload.prefill_compute_tokens, as the serving planner's)
     def workload(t: int) -> ServeWorkload:
-        return ServeWorkload(arch, input_tokens, output_tokens, precision, t, weight_precision,
-                             kv_cache_precision, acc.static_kv_cache,
-                             moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack))
+        w = ServeWorkload(arch, input_tokens, output_tokens, precision, t, weight_precision,
+                          kv_cache_precision, acc.static_kv_cache,
+                          moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack))
+        return with_stack_attention(w, stack, logical_core_size(inst.spec.accelerator))
 
     options = [tensor] if tensor else valid
     fits = [t for t in options if max_batch_by_memory(workload(t), cl) >= batch]

@@ -32,6 +32,7 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
+from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.serving import (
     ServeWorkload,
@@ -43,6 +44,7 @@ from ecobench.parallel.serving import (
     tp_all_reduce_s,
     weights_gib_per_rank,
     with_routed_reads,
+    with_stack_attention,
 )
 from ecobench.parallel.step import Cluster, Efficiency
 from ecobench.planning import serving_options
@@ -211,12 +213,13 @@ class ServingPlan:
 
 
 def _serve_workload(arch: Architecture, traffic: Traffic, spec: ServingSpec, cfg: HardwareConfig, tensor: int,
-                    static_cache: bool, pipeline: int = 1) -> ServeWorkload:
-    return ServeWorkload(arch, max(1, round(traffic.input.mean)), max(1, round(traffic.output.mean)),
-                         cfg.precision, tensor, serving_options.weight_dtype(cfg), cfg.kv_cache_precision,
-                         static_cache, pipeline=pipeline,
-                         moe_block_tokens=prefill_block_tokens(static_cache, cfg.stack),
-                         **serving_options.workload_options(spec, cfg))
+                    static_cache: bool, pipeline: int = 1, lnc: int = 1) -> ServeWorkload:
+    w = ServeWorkload(arch, max(1, round(traffic.input.mean)), max(1, round(traffic.output.mean)),
+                      cfg.precision, tensor, serving_options.weight_dtype(cfg), cfg.kv_cache_precision,
+                      static_cache, pipeline=pipeline,
+                      moe_block_tokens=prefill_block_tokens(static_cache, cfg.stack),
+                      **serving_options.workload_options(spec, cfg))
+    return with_stack_attention(w, cfg.stack, lnc)
 
 
 MAX_SPAN_INSTANCES = 16  # the most instances one replica's pipeline stages are searched over
@@ -494,7 +497,7 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     while i < len(layouts):
         t, pp = layouts[i]
         i += 1
-        w = _serve_workload(arch, traffic, spec, cfg, t, static, pp)
+        w = _serve_workload(arch, traffic, spec, cfg, t, static, pp, logical_core_size(inst.spec.accelerator))
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
             drafter = cfg.speculative is not None and cfg.speculative.method == "draft"

@@ -275,13 +275,14 @@ def _decode_attention(arch: Architecture, context: int, heads: int, kv: int, dty
 
 
 def prefill_kernels(arch: Architecture, input_len: int, batch_size: int, dtype: str, tensor: int = 1,
-                    weight_dtype: str | None = None) -> list[Kernel]:
+                    weight_dtype: str | None = None, fused_attention: bool | None = None) -> list[Kernel]:
     """A prompt's forward pass per sequence: every layer over ``input_len`` tokens, then the LM head
-    on the last position only (the first generated token)."""
+    on the last position only (the first generated token). ``fused_attention`` as for
+    :func:`layer_kernels` (False: the stack writes the score matrix to memory)."""
     ks = embedding_kernels(arch, input_len, dtype, tensor)
     for layer in range(arch.layers):
-        ks += layer_kernels(arch, input_len, batch_size, dtype, layer, tensor, weight_dtype=weight_dtype,
-                            pad=True)
+        ks += layer_kernels(arch, input_len, batch_size, dtype, layer, tensor, fused_attention,
+                            weight_dtype=weight_dtype, pad=True)
     ks.append(_elementwise("final_norm", arch.hidden_size / tensor, LAYERNORM_FLOPS_PER_ELEMENT, dtype, None))
     ks.append(matmul("lm_head", "forward", 1, arch.hidden_size, -(-arch.vocab_size // tensor), batch_size,
                       dtype, None, weight_dtype=weight_dtype))

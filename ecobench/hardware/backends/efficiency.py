@@ -51,6 +51,7 @@ import numpy as np
 
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.hardware.cluster import instance_cluster, make_cluster
+from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.collectives import all_reduce_s
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.serving import (
@@ -58,6 +59,7 @@ from ecobench.parallel.serving import (
     ServeWorkload,
     decode_step_s,
     kv_reread_bytes,
+    prefill_fused_attention,
     prefill_s,
     serve_kernels,
     tp_ring_gb_per_s,
@@ -260,11 +262,15 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
                            p.kv_cache_precision, static_cache=acc.static_kv_cache,
                            grouped_kv_reads=pts.sources[p.source].grouped_reads_for(arch.heads, arch.kv),
                            prefill_bucket_tokens=bucket,
-                           moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack))
+                           moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack),
+                           fused_attention=prefill_fused_attention(
+                               stack, logical_core_size(acc_key), bucket or p.input_tokens,
+                               pts.sources[p.source].fused_attention))
         # Fitted on TPOT and TTFT; on the throughput only where no TPOT is published (elsewhere it is
-        # derived from the same runs, and Neuron's tables disagree with their own TPOT).
+        # derived from the same runs, and Neuron's tables disagree with their own TPOT); never on a
+        # figure the row contradicts (``unfitted_figures``).
         sigma = {"tpot_ms": OBS_SIGMA, "ttft_ms": OBS_SIGMA_TTFT, "output_tokens_per_s": OBS_SIGMA}
-        figs = published_figures(p)
+        figs = {f: v for f, v in published_figures(p).items() if f not in p.unfitted_figures}
         if "tpot_ms" in figs:
             figs.pop("output_tokens_per_s", None)
         targets = tuple((fig, v, sigma[fig]) for fig, v in figs.items())

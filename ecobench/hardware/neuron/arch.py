@@ -166,3 +166,10 @@ DEVICES: dict[str, NeuronDeviceSpec] = {
                                   TRN2_DOC + " (96 GiB at 2.9 TB/s, NeuronLink-v3 1.28 TB/s per chip); "
                                   "4 logical cores at LNC=2, 20 CC-cores: " + NKI_V3_DOC),
 }
+
+
+def logical_core_size(accelerator: str | None) -> int:
+    """Physical NeuronCores per logical core (LNC) of an accelerator: 2 on Trainium2 at its default, 1 on
+    the other Neuron chips and on anything that is not a Neuron chip."""
+    dev = DEVICES.get(accelerator or "")
+    return dev.core.physical if dev else 1

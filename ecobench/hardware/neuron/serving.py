@@ -29,7 +29,12 @@ from ecobench.hardware.neuron.arch import NeuronDeviceSpec
 from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.timing import time_kernels
 from ecobench.parallel.collectives import all_reduce_s
-from ecobench.parallel.serving import TP_ALL_REDUCES_PER_LAYER, ServeWorkload, tp_ring_gb_per_s
+from ecobench.parallel.serving import (
+    TP_ALL_REDUCES_PER_LAYER,
+    ServeWorkload,
+    prefill_fused_attention,
+    tp_ring_gb_per_s,
+)
 from ecobench.parallel.step import Cluster
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.workloads.transformer import decode_kernels, prefill_kernels
@@ -87,7 +92,8 @@ def raw_prefill_s(w: ServeWorkload, cl: Cluster, dev: NeuronDeviceSpec, prompts:
     the prompt's uncached tokens) on one logical core."""
     p = current_fit().params(dev.core.generation)
     n = tokens or w.prefill_tokens
-    ks = prefill_kernels(w.arch, n, prompts, w.dtype, w.tensor, w.weight_dtype)
+    ks = prefill_kernels(w.arch, n, prompts, w.dtype, w.tensor, w.weight_dtype,
+                         None if w.fused_attention else False)
     return sum(t.time_s for t in time_kernels(ks, dev, prompts, p, w.arch.norm)) + p.launch_s + \
         _all_reduces_s(w, cl, prompts * n)
 
@@ -159,7 +165,11 @@ def serve_points() -> tuple[ServePoint, ...]:
         cl = instance_cluster(cat, inst, p.precision)
         w = ServeWorkload(p.arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                           p.kv_cache_precision, static_cache=cat.accelerators[acc].static_kv_cache,
-                          prefill_bucket_tokens=p.prefill_bucket_tokens())
+                          prefill_bucket_tokens=p.prefill_bucket_tokens(),
+                          fused_attention=prefill_fused_attention(
+                              pts.sources[p.source].stack if p.stack is None else p.stack,
+                              DEVICES[acc].core.physical, p.prefill_bucket_tokens() or p.input_tokens,
+                              pts.sources[p.source].fused_attention))
         b = int(p.batch_size or 1)
         raw = {"tpot_ms": 1e3 * raw_decode_s(w, cl, DEVICES[acc], p.decode_batch),
                "ttft_ms": 1e3 * raw_prefill_s(w, cl, DEVICES[acc], b, w.prefill_compute_tokens)}
