@@ -321,6 +321,9 @@ class Tpot:
     sd_batch: np.ndarray
     none: np.ndarray | None = None  # (rows, points): the chance of no prefill at all (then no extra)
     weights: np.ndarray | None = None  # (points,): each point's share (shared by every row)
+    # quantiles in seconds at each row, NaN where not solved yet: kept with the distribution, so the
+    # operating points that share it (continuous batching's token budgets) solve each once
+    solved: dict[float, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
 
     def mean(self) -> np.ndarray:
         return self.base + (self.extra @ self.weights if self.extra.ndim == 2 else self.extra)
@@ -439,7 +442,9 @@ class Operating:
         """The quantiles ``qs`` of ``metric`` (seconds) at every concurrency, solved together at those
         of index ``idx`` where any is not solved yet (a concurrency's quantile does not depend on the
         others solved with it); NaN where not solved."""
-        solved = [self._solved.setdefault((metric, q), np.full(len(self.batch), np.nan)) for q in qs]
+        store = self.tpot.solved if metric == "tpot" else self._solved
+        solved = [store.setdefault(q if metric == "tpot" else (metric, q), np.full(len(self.batch), np.nan))
+                  for q in qs]
         todo = np.unique(idx[np.any([np.isnan(v[idx]) for v in solved], axis=0)]) if qs else idx[:0]
         if len(todo):
             for v, new in zip(solved, self._at(metric, todo).quantiles(qs), strict=True):
@@ -504,7 +509,7 @@ def geometric_rows(n: int, points: int) -> np.ndarray:
 def _rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:
     """The distribution at the concurrencies ``idx`` only."""
     return type(d)(**{k: getattr(d, k) if getattr(d, k) is None or k == "weights"  # type: ignore[arg-type]
-                      else np.asarray(getattr(d, k))[idx] for k in d.__dataclass_fields__})
+                      else np.asarray(getattr(d, k))[idx] for k in d.__dataclass_fields__ if k != "solved"})
 
 
 class _RowCache:
@@ -924,11 +929,27 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
     else:  # those that arrive during the step that finishes its prompt share its first step
         first_s = t_d + carried / li.mean * tp_mean
         first_var = rate * residual * (tp_var + traffic.arrival_cv ** 2 * tp_mean ** 2) + tp_var
-    tpot = _request_tpot(steps, traffic, rate, rho, tp_mean, tp_var, first_s, first_var, budget is not None)
+    tpot = _continuous_tpot(steps, traffic, budget is not None, np.asarray(first_s, dtype=float).tobytes(),
+                            np.broadcast_to(first_var, b.shape).astype(float).tobytes())
     op = Operating("continuous", b, t_d, rate, rho, ttft_rows, tpot, feasible, prefill_s=tp_mean)
     if b[0] >= 1:  # below batch 1's rate: the same scheduler at concurrencies under 1 (Operating.light)
         op.light_factory = lambda: continuous(_with_light(steps), traffic, budget=budget, ttft_ok=ttft_ok)
     return op
+
+
+@functools.lru_cache(maxsize=256)
+def _continuous_tpot(steps: Steps, traffic: Traffic, chunked: bool, first_s: bytes, first_var: bytes) -> Tpot:
+    """:func:`_request_tpot` under continuous batching (``first_s`` and ``first_var`` as the bytes of
+    their arrays): one per replica's steps, traffic and first step, so token budgets that give the same
+    share it and its solved quantiles (read-only)."""
+    tp_mean, tp_var, _ = _prefill_moments(steps, traffic)
+    rate = _continuous_rate(steps, traffic, tp_mean)
+    tpot = _request_tpot(steps, traffic, rate, rate * tp_mean, tp_mean, tp_var, np.frombuffer(first_s),
+                         np.frombuffer(first_var), chunked)
+    for v in (tpot.base, tpot.extra, tpot.sd, tpot.sd_batch, tpot.none):
+        if v is not None and v.flags.owndata:
+            v.flags.writeable = False
+    return tpot
 
 
 def _ttft_var(d: Ttft) -> np.ndarray:
