@@ -59,6 +59,20 @@ class Lengths:
         """Tokens at probability ``q`` (arrays too)."""
         return self.mean * unit_quantiles(self, np.asarray(q, dtype=float))
 
+    def cdf(self, tokens: float) -> float:
+        """P(length < ``tokens``)."""
+        if self.samples is not None:
+            return float(np.mean(np.asarray(self.samples) < tokens))
+        if self.cv == 0:
+            return float(self.mean < tokens)
+        from scipy.special import gammainc, ndtr
+
+        if self.family == "lognormal":
+            s = math.sqrt(math.log1p(self.cv ** 2))
+            return float(ndtr((math.log(tokens / self.mean) + s * s / 2) / s))
+        k = 1.0 / self.cv ** 2
+        return float(gammainc(k, tokens * k / self.mean))
+
     def draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` random lengths (at least one token)."""
         if self.samples is not None:
