@@ -24,9 +24,9 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
 * ``static`` (fixed batches, TensorRT-LLM's and Neuron's batch sweeps): a batch is the prompts that
   arrived during the batch before, prefilled together, then decoded until its longest output ends (the
   order statistics of the output length); batch sizes and cycles vary together (a moment recursion
-  with idle spells when a cycle sees no arrival, :func:`_static_batches`). A request waits out a share
-  of the cycle it arrives in (picked by its length), then its own batch's prefill. TPOT is the decode
-  step at the size of its batch.
+  with idle spells when a cycle sees no arrival, the cycle read over the batch's spread,
+  :func:`_static_batches`). A request waits out a share of the cycle it arrives in (picked by its
+  length), then its own batch's prefill. TPOT is the decode step at the size of its batch.
 * ``disaggregated`` (DistServe, Splitwise, Dynamo): prefill replicas run prompts one at a time as an
   M/G/1 queue at load ``rho_p``; the prompt's key/value cache goes to a decode replica over the
   instance's network; decode replicas keep ``B`` requests decoding with no prefill between steps (a
@@ -78,6 +78,8 @@ LINDLEY_U = (np.arange(16) + 0.5) / 16
 LINDLEY_EDGES = np.concatenate([np.linspace(0.0, 0.75, 7), 1 - np.geomspace(1 / 8, 1e-7, 16), [1.0]])
 STATIC_POINTS = (np.arange(16) + 0.5) / 16  # probabilities of the cycle a request arrives in (static)
 STATIC_ROUNDS = 8  # rounds of the static batches' idle chance and variances
+STATIC_MIXED_ROUNDS = 3  # the last rounds, which read the cycle over the batch's spread
+STATIC_EXACT_COUNT = 24  # static: arrivals per cycle counted one by one (beyond, a gamma's CDF)
 MAX_CYCLE_GAIN = 0.98  # static: the most a batch's excess carries into the next (near saturation)
 PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
 FIRST_LOADS = 4  # the highest prefill loads whose TTFT is solved first (then twice as many each time)
@@ -1064,23 +1066,80 @@ def _static_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2:
     is ``B = R c(B) + P0`` (``b`` when no cycle goes without an arrival), a cycle's variance
     ``V_c + c'^2 Var(B)`` (read as a gamma), and the batch's ``(c_a^2 R c + R^2 V_c) / (1 - g^2) +
     P0 (1 - P0) - 2 R c P0`` with ``g = R c'`` the share of a batch's excess that carries to the next.
-    Solved in rounds from ``B = b``."""
+    Solved in rounds from ``B = b``. Where ``c`` is not linear in the batch (outputs that vary: the
+    longest of ``B`` is concave in ``B``), the last ``STATIC_MIXED_ROUNDS`` read ``c``, ``V_c`` and
+    ``c'`` over the batch's distribution (:func:`_batch_mass`) rather than at its mean: a concave cycle
+    is shorter on average, and more cycles see no arrival."""
     kappa = 1.0 if abs(ca2 - 1) < 1e-9 else (math.inf if ca2 == 0 else math.log(ca2) / (ca2 - 1))
     rate = b / cycle
     grad = np.gradient(cycle, b) if len(b) > 1 else cycle / b
+    curved = len(b) > 2 and bool(np.any(np.abs(np.diff(grad)) > 1e-9 * np.abs(grad[1:])))
     mean_b, batch_var = b.copy(), b.copy()
-    for _ in range(STATIC_ROUNDS):
+    count, count_var = b.copy(), b.copy()  # the arrivals during a cycle
+    for i in range(STATIC_ROUNDS):
         c = np.interp(mean_b, b, cycle, right=cycle[-1]) + grad[-1] * np.maximum(mean_b - b[-1], 0.0)
         slope, v_c = np.interp(mean_b, b, grad), np.interp(mean_b, b, cond_var)
+        if curved and i >= STATIC_ROUNDS - STATIC_MIXED_ROUNDS:  # the cycle over the batch's spread
+            jensen, bent, slope = _over_batches(b, cycle, cond_var, _batch_mass(b, count, count_var))
+            c, v_c = c + jensen, v_c + bent
         cycle_var = np.maximum(v_c + slope ** 2 * batch_var, 1e-12 * c ** 2)
         k, theta = np.minimum(c ** 2 / cycle_var, 1e6), cycle_var / c
         idle = np.zeros_like(b) if math.isinf(kappa) else (1 + rate * theta * kappa) ** -k
         m = rate * c
         gain = np.clip(rate * slope, 0.0, MAX_CYCLE_GAIN)
-        batch_var = (ca2 * m + rate ** 2 * v_c) / (1 - gain ** 2)
-        batch_var = np.maximum(batch_var + idle * (1 - idle) - 2 * m * idle, 1e-9)
+        count, count_var = m, (ca2 * m + rate ** 2 * v_c) / (1 - gain ** 2)
+        batch_var = np.maximum(count_var + idle * (1 - idle) - 2 * m * idle, 1e-9)
         mean_b = m + idle
     return mean_b, idle, batch_var, c, k, theta
+
+
+def _batch_mass(b: np.ndarray, count: np.ndarray, count_var: np.ndarray) -> np.ndarray:
+    """(rows, len(b)): the chance a batch is of each size of ``b`` (the nearest, read between the
+    midpoints) when the arrivals during a cycle are a negative binomial count of mean ``count`` and
+    variance ``count_var`` (a Poisson one where that is under the mean), none taken as a batch of one
+    (after the idle spell). Exact up to ``STATIC_EXACT_COUNT`` arrivals, where a batch's few requests
+    are whole; beyond, a gamma's CDF (Wilson and Hilferty's cube root of a normal)."""
+    from scipy.special import ndtr
+
+    m, v = np.maximum(count, 1e-9)[:, None], np.maximum(count_var, 1e-9)[:, None]
+    edges = np.floor((b[:-1] + b[1:]) / 2)  # P(count <= edge) at each
+    n = int(min(STATIC_EXACT_COUNT, edges[-1] + 1))
+    small = int(np.searchsorted(edges, n))  # edges (rising) counted exactly
+    r = np.minimum(m * m / np.maximum(v - m, 1e-6 * m), 1e6)
+    j = np.arange(1, n)
+    log_pmf = np.empty((len(m), n))
+    log_pmf[:, :1] = -r * np.log1p(m / r)
+    log_pmf[:, 1:] = np.log1p((j - 1 - m) / (r + m)) + (np.log(m) - np.log(j))
+    exact = np.exp(log_pmf.cumsum(axis=1)).cumsum(axis=1)
+    cdf = np.empty((len(m), len(edges) + 2))  # with 0 before the first and 1 after the last
+    cdf[:, 0], cdf[:, -1] = 0.0, 1.0
+    cdf[:, 1:small + 1] = exact[:, edges[:small].astype(int)]
+    if small < len(edges):
+        k = (m * m / v)[:, 0]
+        z = np.cbrt(edges[small:] + 0.5)[None, :] * np.cbrt(1 / m)
+        z -= (1 - 1 / (9 * k))[:, None]
+        z *= (3 * np.sqrt(k))[:, None]
+        tail = ndtr(z)
+        np.maximum(tail, exact[:, -1:], out=tail)  # where the two meet
+        cdf[:, small + 1:-1] = np.minimum(tail, 1.0)
+    return np.diff(cdf, axis=1)
+
+
+def _over_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, mass: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Over batches of the sizes ``b`` at chances ``mass`` (rows): the mean cycle less the cycle at the
+    mean batch (a cycle concave in the batch, as the longest of a long-tailed output is, is shorter on
+    average than at the average batch), the cycle's variance less the line's (the conditional
+    variance at the mean batch, and the batch's variance times the slope of the cycle on it), and that
+    slope (the regression's)."""
+    mean_b = mass @ b
+    var_b = np.maximum(mass @ (b * b) - mean_b ** 2, 1e-12)
+    mean_c = mass @ cycle
+    slope = (mass @ (b * cycle) - mean_b * mean_c) / var_b
+    at_mean = np.interp(mean_b, b, cycle)
+    bent = (mass @ cond_var - np.interp(mean_b, b, cond_var)) + (mass @ (cycle * cycle) - mean_c ** 2
+                                                                  - slope ** 2 * var_b)
+    return mean_c - at_mean, bent, slope
 
 
 def longest_output(traffic: Traffic, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
