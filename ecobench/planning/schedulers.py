@@ -417,6 +417,10 @@ class Operating:
     feasible: np.ndarray  # the scheduler can run at this concurrency (prefill keeps up, budget left)
     prefill_load: float | None = None  # disaggregated: load of the prefill replicas
     prefill_s: float = 0.0  # a mean prompt's prefill (seconds)
+    # the most the prefills add to a TPOT (s, per concurrency): under a token budget a step carries at
+    # most its room of prompt tokens, so every output length's extra, and the mixture's quantile, is
+    # at most that (applied to the shared Tpot's quantiles as they are read: None, no bound)
+    tpot_most: np.ndarray | None = None
     # quantiles in seconds at each concurrency, NaN where not solved yet (solved once each)
     _solved: dict[tuple[str, float], np.ndarray] = field(default_factory=dict, repr=False)
     # The same scheduler with concurrencies below 1 too (a replica idle between requests), built when
@@ -451,6 +455,12 @@ class Operating:
         if len(todo):
             for v, new in zip(solved, self._at(metric, todo).quantiles(qs), strict=True):
                 v[todo] = np.where(np.isnan(v[todo]), new, v[todo])
+        if metric == "tpot" and self.tpot_most is not None:  # TPOT = base + extra + a normal's deviation
+            from scipy.special import ndtri
+
+            t = self.tpot
+            return [np.minimum(v, t.base + self.tpot_most + ndtri(q) * t.sd_batch) for q, v in zip(qs, solved,
+                                                                                               strict=True)]
         return solved
 
     def latency_at(self, metric: str, stat: str | float, idx: np.ndarray) -> np.ndarray:
@@ -944,6 +954,8 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
     tpot = _continuous_tpot(steps, traffic, budget is not None, np.asarray(first_s, dtype=float).tobytes(),
                             np.broadcast_to(first_var, b.shape).astype(float).tobytes())
     op = Operating("continuous", b, t_d, rate, rho, ttft_rows, tpot, feasible, prefill_s=tp_mean)
+    if budget is not None:  # a step carries at most the budget's room of prompt tokens (and their prompts)
+        op.tpot_most = room * steps.token_s + (room / li.mean + 1) * steps.request_s
     if b[0] >= 1:  # below batch 1's rate: the same scheduler at concurrencies under 1 (Operating.light)
         op.light_factory = lambda: continuous(_with_light(steps), traffic, budget=budget, ttft_ok=ttft_ok)
     return op
