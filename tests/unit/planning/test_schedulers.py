@@ -104,6 +104,21 @@ def _requests(traffic, load):
 # 1.5), TPOT p99 without a budget: -67%, -65% to -69%, -60% to -65% before; -7%, -3% (seeds 1 and 2:
 # +9%, -2%), -6% (+6%, -3%) now; with a budget of 2,048 still out: -53% to -56%, -53% to -54%, +11% to
 # +12% before, -21% to -25%, -29%, +31% to +33% now (p50 -13% to -19% before, -4% to -10% now).
+# Under a token budget a step carries at most its room of prompt tokens, so no TPOT exceeds a decode
+# step plus a full step's prefill (and the prompts finishing in it): 2,048 - 81 tokens, 192 ms here;
+# the gamma mixture of the prefills' extra has no such bound, and at load 0.9 gave TPOT p99 307 ms
+# against 234 simulated (a request of one decode token: its one step at most 229 ms at the mean
+# concurrency). The extra's quantile is capped there now (Operating.tpot_most): +15% (+16%, +15%) from
+# +31% (+33%, +32%); no case of the grid changes (seed 0, every traffic with a budget). At loads 0.3
+# and 0.6 it stays -23% (-21%, -25%) and -29% (-29%, -29%): a request of one decode token has a
+# simulated TPOT median of 66 ms at load 0.6 (p90 217 ms: a full step), the model's 15 ms (p90 141):
+# after a request arrives in a burst, the prompts of the same burst queue behind it and fill its first
+# decode steps. The model counts the prompts arriving during the step that finishes its prompt (from
+# its own arrival, schedulers.renewal_count), not those that arrived during its own wait; counting
+# those too (the renewal count over its wait and that step) gives +36% and +30% (measured 2026-11-27,
+# seed 0), and the chance of no prompt at all read from its own arrival (the gap after it outlasting
+# its life) -30% and -33%: neither taken. What a burst leaves queued behind a request when its prompt
+# finishes (the count of a burst's rest, not the renewal mean) is the missing piece.
 # Static batches of long-tailed outputs: a cycle (prefill, then decode to the batch's longest output) is
 # concave in the batch (the longest of n outputs of CV 1.5: 100, 166, 210 tokens for n = 1, 2, 3), so
 # over the batch sizes that vary from cycle to cycle the mean cycle is shorter than the cycle at the mean
@@ -139,6 +154,21 @@ def test_queue_model_agrees_with_the_simulation_at_every_load(scheduler, budget,
     if gap:
         request.applymarker(pytest.mark.xfail(reason=f"a known gap of the closed form: {gap}", strict=False))
     _check(_compare(scheduler, budget, TRAFFIC[traffic], load, n=_requests(traffic, load)))
+
+
+BURSTY_LONG_TAIL = Traffic(Lengths(512), Lengths(100, 1.5), arrival_cv=1.5)
+BURSTY_LONG_TAIL_GAPS = {0.3: "TPOT p99 -23% (-21%, -25%): a burst's prompts queued behind a request",
+                         0.6: "TPOT p99 -29% (-29%, -29%): a burst's prompts queued behind a request"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("load", [0.3, 0.6, 0.9])
+def test_bursty_long_tailed_outputs_under_a_budget(load, request):
+    """Outside the grid: arrival and output CVs 1.5, a budget of 2,048 tokens (see above)."""
+    gap = BURSTY_LONG_TAIL_GAPS.get(load)
+    if gap:
+        request.applymarker(pytest.mark.xfail(reason=f"a known gap of the closed form: {gap}", strict=False))
+    _check(_compare("continuous", 2048, BURSTY_LONG_TAIL, load, n=100_000))
 
 
 # Arrivals smoother than Poisson (a near-deterministic stream) with lengths that vary: a D/G/1-like
