@@ -60,28 +60,34 @@ def _scope_text(scope: tuple[str, ...]) -> str:
     return "@" + ",".join(scope) if scope else ""
 
 
-@dataclass(frozen=True)
-class Rule:
-    metric: str
-    pct: float
-    worse_if_higher: bool
-    scope: tuple[str, ...] = ()  # the configuration ids it holds for; empty: every configuration
+class _Scoped:
+    """A rule's scope: the configuration ids it holds for (empty: every configuration)."""
 
-    def __str__(self) -> str:
-        return f"{self.metric}:{'+' if self.worse_if_higher else '-'}{self.pct:g}%{_scope_text(self.scope)}"
+    scope: tuple[str, ...]
 
     def applies(self, config_id: str) -> bool:
         return not self.scope or config_id in self.scope
 
 
 @dataclass(frozen=True)
-class Threshold:
+class Rule(_Scoped):
+    metric: str
+    pct: float
+    worse_if_higher: bool
+    scope: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.metric}:{'+' if self.worse_if_higher else '-'}{self.pct:g}%{_scope_text(self.scope)}"
+
+
+@dataclass(frozen=True)
+class Threshold(_Scoped):
     """An absolute limit: the run's figure must stay below (``<``) or above (``>``) ``value``."""
 
     metric: str
     op: str  # "<" or ">"
     value: float
-    scope: tuple[str, ...] = ()  # the configuration ids it holds for; empty: every configuration
+    scope: tuple[str, ...] = ()
 
     @property
     def worse_if_higher(self) -> bool:
@@ -89,9 +95,6 @@ class Threshold:
 
     def __str__(self) -> str:
         return f"{self.metric}{self.op}{self.value:g}{_scope_text(self.scope)}"
-
-    def applies(self, config_id: str) -> bool:
-        return not self.scope or config_id in self.scope
 
     def fails(self, current: float) -> bool:
         return not (current < self.value if self.op == "<" else current > self.value)

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ecobench.hardware.neuron.arch import NeuronDeviceSpec
+from ecobench.hardware.neuron.arch import NeuronDeviceSpec, logical_core_size
 from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.timing import time_kernels
 from ecobench.parallel.collectives import all_reduce_s
@@ -167,8 +167,8 @@ def serve_points() -> tuple[ServePoint, ...]:
                           p.kv_cache_precision, static_cache=cat.accelerators[acc].static_kv_cache,
                           prefill_bucket_tokens=p.prefill_bucket_tokens(),
                           fused_attention=prefill_fused_attention(
-                              pts.sources[p.source].stack if p.stack is None else p.stack,
-                              DEVICES[acc].core.physical, p.prefill_bucket_tokens() or p.input_tokens,
+                              p.stack or pts.sources[p.source].stack, logical_core_size(acc),
+                              p.prefill_bucket_tokens() or p.input_tokens,
                               pts.sources[p.source].fused_attention))
         b = int(p.batch_size or 1)
         raw = {"tpot_ms": 1e3 * raw_decode_s(w, cl, DEVICES[acc], p.decode_batch),
