@@ -35,10 +35,10 @@ from ecobench.power.fit import (
     Features,
     PowerFit,
     chip_figures,
-    features,
     features_of,
     fit,
     fit_with_ranges,
+    fitting,
     holdout,
     refits_without_each_group,
     roofline_fraction,
@@ -267,37 +267,6 @@ def load_points(path: str | Path) -> PowerCorpus:
     return corpus
 
 
-# what each kind of point needs beside its draw for the fit to give it time shares (fit._rates)
-_NEEDS = {"power_serve": ("output_tokens_per_s", "batch_size or avg_batch_size", "model or architecture"),
-          "power_train": ("tokens_per_s, or samples_per_s and seq_len", "model or architecture"),
-          "power_infer": ("samples_per_s", "model or architecture")}
-
-
-def why_not_fitted(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> str:
-    """Why :func:`~ecobench.power.fit.features` gives a point no time shares, in the point's own fields."""
-    if chip_figures(p, cat) is None:
-        return "gpu 'other' without chip: kept as evidence (a chip needs its peaks to be fitted)"
-    if p.exclude_reason:
-        return "exclude_reason is given: kept as evidence"
-    if p.power_stat != "mean":
-        return f"power_stat {p.power_stat}: only mean draws are fitted"
-    if corpus.metered(p) == "facility":
-        return "its source is metered at the facility: only device and node draws are fitted"
-    has = {"output_tokens_per_s": p.output_tokens_per_s is not None,
-           "batch_size or avg_batch_size": p.batch is not None,
-           "model or architecture": p.arch is not None,
-           "tokens_per_s, or samples_per_s and seq_len": p.tokens_per_s is not None
-           or (p.samples_per_s is not None and p.seq_len is not None),
-           "samples_per_s": p.samples_per_s is not None}
-    missing = [n for n in _NEEDS[p.kind] if not has[n]]
-    if missing:
-        return f"a {p.kind} point is fitted with {' and '.join(missing)} (of the same run as its draw)"
-    if p.power_per == "node":
-        return ("power_per node needs the node's host draw: give instance_type (a catalog instance with "
-                f"{p.devices} {p.gpu})")
-    return f"no peak figure of {chip_figures(p, cat).name} for precision {p.precision}"  # type: ignore[union-attr]
-
-
 @dataclass(frozen=True)
 class Calibration:
     points: int  # the user's points
@@ -337,9 +306,9 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     theirs: list[Features] = []
     unfitted = []
     for p in user.points:
-        f = features(p, user, cat)
-        if f is None:
-            unfitted.append(f"{p.id}: {why_not_fitted(p, user, cat)}")
+        f = fitting(p, user, cat)
+        if isinstance(f, str):
+            unfitted.append(f"{p.id}: {f}")
         else:
             theirs.append(f)
     # the user's groups are held out together, apart from any packaged group of the same name

@@ -201,15 +201,19 @@ def _serve_bytes(p: PowerPoint) -> tuple[float, float]:
     return weights, context * kv_cache_bytes_per_token(p.arch, dtype, tensor)
 
 
-def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float, float] | None:
+def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float, float] | str:
     """(FLOP/s, bytes/s, of which KV-cache bytes/s) per device that the point's measured throughput
-    implies; a serving point's decode steps carry its :func:`running_batch` on a chip of ``memory_gib``."""
+    implies; a serving point's decode steps carry its :func:`running_batch` on a chip of ``memory_gib``.
+    Without them, the fields the point lacks, in its own words."""
     # devices: per node for a node's meter, every metered device for a device's
     arch, dev = p.arch, p.devices * p.nodes if p.power_per == "node" else p.devices
     dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
     if p.kind == "power_serve":
-        if arch is None or p.output_tokens_per_s is None or p.batch is None:
-            return None
+        missing = [name for name, lacks in (("output_tokens_per_s", p.output_tokens_per_s is None),
+                                            ("batch_size or avg_batch_size", p.batch is None),
+                                            ("model or architecture", arch is None)) if lacks]
+        if missing or arch is None or p.output_tokens_per_s is None:
+            return " and ".join(missing)
         tensor = p.tensor or 1
         params = arch.params
         # every output token carries its request's prefill: input / output prompt tokens per output token
@@ -217,30 +221,31 @@ def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float
         flops = 2.0 * params * p.output_tokens_per_s * (1.0 + prompt) / dev
         replicas = max(1.0, dev / tensor)
         batch = running_batch(p, memory_gib)
+        assert batch is not None
         steps_per_s = p.output_tokens_per_s / replicas / batch
         weights, per_seq = _serve_bytes(p)
         kv = batch * per_seq
         return flops, steps_per_s * (weights + kv), steps_per_s * kv
+    key = _vision_key(p) if arch is None else None
+    shape = "" if arch is not None or key is not None else "model or architecture"
     if p.kind == "power_infer":
-        if p.samples_per_s is None:
-            return None
-        if arch is not None:
-            f = totals(forward_kernels(arch, p.seq_len or 384, 1, dtype))[0]
-        else:
-            key = _vision_key(p)
-            if key is None:
-                return None
-            f = VISION_FLOPS_PER_SAMPLE[key]
+        if p.samples_per_s is None or shape:
+            return " and ".join(n for n in ("samples_per_s" if p.samples_per_s is None else "", shape) if n)
+        f = (totals(forward_kernels(arch, p.seq_len or 384, 1, dtype))[0] if arch is not None
+             else VISION_FLOPS_PER_SAMPLE[key])  # type: ignore[index]
         return p.samples_per_s * f / dev, 0.0, 0.0
     # training: 6N FLOPs per token (forward 2N, backward 4N); low-rank adapters 4N (no weight gradients)
     tokens = p.tokens_per_s or (p.samples_per_s * p.seq_len if p.samples_per_s and p.seq_len else None)
     if arch is not None and tokens is not None:
         per_token = 4.0 if p.trainable == "lora" else 6.0
         return per_token * arch.params * tokens / dev, 0.0, 0.0
-    key = _vision_key(p)
-    if arch is None and key is not None and p.samples_per_s is not None:  # forward and backward: 3x
+    if key is not None and p.samples_per_s is not None:  # forward and backward: 3x
         return 3.0 * VISION_FLOPS_PER_SAMPLE[key] * p.samples_per_s / dev, 0.0, 0.0
-    return None
+    if key is not None:
+        return "samples_per_s"
+    if shape and (tokens is not None or p.samples_per_s is not None):
+        return shape  # a throughput is given: a transformer's shape (and its seq_len) reads it
+    return " and ".join(n for n in (shape, "tokens_per_s, or samples_per_s and seq_len") if n)
 
 
 def roofline_fraction(p: PowerPoint, cat: Catalog) -> float | None:
@@ -251,7 +256,7 @@ def roofline_fraction(p: PowerPoint, cat: Catalog) -> float | None:
     if chip is None:
         return None
     peak, rates = _peak_tflops(chip, p.precision), _rates(p, chip.memory_gib)
-    if peak is None or rates is None:
+    if peak is None or isinstance(rates, str):
         return None
     flops, byts, _ = rates
     return max(flops / (peak * 1e12), byts / (chip.memory_bandwidth_gb_per_s * 1e9))
@@ -263,15 +268,29 @@ def _vision_key(p: PowerPoint) -> str | None:
 
 
 def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | None:
-    """The point's time shares, or None when it cannot be fitted (chip outside the catalog, no
-    throughput of the same run, a model without kernels, peak draw, facility scope)."""
+    """The point's time shares, or None when it cannot be fitted (:func:`fitting` says why)."""
+    f = fitting(p, corpus, cat)
+    return f if isinstance(f, Features) else None
+
+
+def fitting(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | str:
+    """The point's time shares, or why it cannot be fitted, in the point's own fields (a chip outside
+    the catalog, no throughput of the same run, a model without kernels, a peak draw, facility scope)."""
     chip = chip_figures(p, cat)
-    if chip is None or p.exclude_reason or p.power_stat != "mean" or corpus.metered(p) == "facility":
-        return None
-    peak = _peak_tflops(chip, p.precision)
+    if chip is None:
+        return "gpu 'other' without chip: kept as evidence (a chip needs its peaks to be fitted)"
+    if p.exclude_reason:
+        return "exclude_reason is given: kept as evidence"
+    if p.power_stat != "mean":
+        return f"power_stat {p.power_stat}: only mean draws are fitted"
+    if corpus.metered(p) == "facility":
+        return "its source is metered at the facility: only device and node draws are fitted"
     rates = _rates(p, chip.memory_gib)
-    if peak is None or rates is None:
-        return None
+    if isinstance(rates, str):
+        return f"a {p.kind} point is fitted with {rates} (of the same run as its draw)"
+    peak = _peak_tflops(chip, p.precision)
+    if peak is None:
+        return f"no peak figure of {chip.name} for precision {p.precision}"
     flops, byts, kv = rates
     s_c = min(1.0, flops / (COMPUTE_CEILING * peak * 1e12))
     s_m = min(1.0 - s_c, byts / (MEMORY_CEILING * chip.memory_bandwidth_gb_per_s * 1e9))
@@ -289,7 +308,8 @@ def features(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | Non
     per_node = p.power_per == "node"
     host = _host_w(p, cat) if per_node else 0.0
     if host is None:
-        return None
+        return ("power_per node needs the node's host draw: give instance_type (a catalog instance with "
+                f"{p.devices} {p.gpu})")
     limit = None if p.power_limit_w is None or p.power_limit_w >= chip.max_w else p.power_limit_w
     return Features(p, corpus.group(p), shares, chip.idle_w, chip.max_w, per_node, p.devices, p.power_w, host,
                     limit)

@@ -327,3 +327,27 @@ def test_a_configured_batch_runs_only_what_the_kv_cache_holds():
     stated = {**row, "avg_batch_size": 50.0}
     measured = parse_corpus([{"sources": {"s": SOURCE}, "points": [stated]}]).points[0]
     assert running_batch(measured, 40) == 50.0
+
+
+@pytest.mark.parametrize("fields,why", [
+    ({"kind": "power_train"}, "power_train point is fitted with tokens_per_s, or samples_per_s and seq_len"),
+    ({"kind": "power_train", "model": None, "model_name": "ResNet-50"}, "fitted with samples_per_s"),
+    ({"kind": "power_train", "model": None, "model_name": "Odd", "samples_per_s": 9.0},
+     "fitted with model or architecture"),
+    ({"kind": "power_infer"}, "power_infer point is fitted with samples_per_s"),
+    ({"kind": "power_infer", "model": None, "model_name": "Odd"},
+     "fitted with samples_per_s and model or architecture"),
+    ({"output_tokens_per_s": 2000.0}, "power_serve point is fitted with batch_size or avg_batch_size"),
+    ({"batch_size": 8, "output_tokens_per_s": 2000.0, "precision": "int4"}, None),
+])
+def test_fitting_says_in_the_points_own_fields_why_it_cannot_be_fitted(fields, why):
+    """One rule decides and explains: the reason comes from the checks that refuse the point."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.fit import Features, features, fitting
+
+    c = parse_corpus([{"sources": {"s": SOURCE}, "points": [{**POINT, **fields}]}])
+    got = fitting(c.points[0], c, load_catalog())
+    if why is None:
+        assert isinstance(got, Features) and features(c.points[0], c, load_catalog()) == got
+    else:
+        assert isinstance(got, str) and why in got and features(c.points[0], c, load_catalog()) is None
