@@ -48,17 +48,17 @@ from ecobench.parallel.serving import (
 )
 from ecobench.parallel.step import Cluster, Efficiency
 from ecobench.planning import serving_options
+from ecobench.planning.operating import Operating
 from ecobench.planning.schedulers import (
     DEFAULT_MAX_NUM_BATCHED_TOKENS,
     SCHEDULERS,
-    Operating,
     Steps,
-    Ttft,
     first_meeting,
     prefill_only,
     prefill_queue,
 )
 from ecobench.planning.traffic import Lengths, Traffic
+from ecobench.planning.ttft_dist import Ttft
 from ecobench.power.draw import Activity
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR

@@ -5,9 +5,11 @@ within 20% (issue 22), for TTFT and for the per-request TPOT."""
 import numpy as np
 import pytest
 
-from ecobench.planning.schedulers import SCHEDULERS, Steps, Ttft, _gg1_wait, prefill_pool_ttft
+from ecobench.planning.queueing import _gg1_wait
+from ecobench.planning.schedulers import SCHEDULERS, Steps, prefill_pool_ttft
 from ecobench.planning.simulate import simulate
 from ecobench.planning.traffic import Lengths, Traffic
+from ecobench.planning.ttft_dist import Ttft
 
 # decode step a + b * batch (s), prefill per prompt token (s), per request (s)
 REPLICA = (0.01, 0.0002, 0.05 / 512, 0.002)
@@ -72,7 +74,7 @@ def _requests(traffic, load):
 #   prefill load 0.41), and TTFT p50 falls there. (A gamma of the shape that one more step of Lindley's
 #   recursion gives, 1.58 against 1.35, brought it to -7% (-8%, -8%) but every bursty TTFT p99 4-7 points
 #   lower, -21% at load 0.9 with a budget on seed 2: not taken.) With a budget, a burst's prompts
-#   finishing together in one chunked step is in the model: schedulers._arrivals_after; TTFT p50 at
+#   finishing together in one chunked step is in the model: arrivals._arrivals_after; TTFT p50 at
 #   load 0.3 went from -14% to +1% (-2%, seed 2: -1%);
 # * the slot limit: at 90% load a bursty stream fills all 256 slots now and then (1% of the time without
 #   a budget), and the closed form has no wait for a free slot. It is all of the gap: the simulation
@@ -80,7 +82,7 @@ def _requests(traffic, load):
 #   2026-11-27, later). A wait for a slot needs the concurrency's tail, which the flow-equivalent chain
 #   does not have: at the arrivals' peakedness (2.25) it holds 250 slots or more 3e-4 of the time and all
 #   256 never (to 4 decimals). (The larger concurrency that bursts bring
-#   to TPOT is in the model: schedulers.peakedness; TPOT p50 at load 0.9 went from -12% (-11%, -12%) to
+#   to TPOT is in the model: arrivals.peakedness; TPOT p50 at load 0.9 went from -12% (-11%, -12%) to
 #   -2% (-0%, -2%) with a budget, from -12% (-11%, -13%) to -2% (-1%, -3%) without.)
 # TPOT of long-tailed outputs ("long_tail": CV 1.5, an eighth of the requests one token and as many
 # again under ten): until 2026-11-27 (later) one gamma per concurrency, its SD the mean of the output
@@ -90,10 +92,10 @@ def _requests(traffic, load):
 # decode step stretch (unchunked, all that arrived during its TTFT are prefilled first; chunked, what
 # arrived during the step that finished its prompt shares its first step), or, disaggregated, whose
 # first decode token waits out the step in progress. A mixture over the output's points given two tokens
-# or more (schedulers._request_tpot, _decoded_points) now: -16%, +6%, +5%; -15%, -5%, +3%; +1%, +4%,
+# or more (schedulers._request_tpot, tpot_dist._decoded_points) now: -16%, +6%, +5%; -15%, -5%, +3%; +1%, +4%,
 # +6% (seeds 1 and 2: -16%, +6%, +1%; -15%, -4%, +3%; +1%, +5%, +7%; and -15%, +7%, +8%; -15%, -5%,
 # +4%; +1%, +5%, +7%), p50 within 2% (seed 2 at load 0.9 without a budget: +5%). Under a renewal stream
-# the prompts arriving after a request's own are counted from its arrival (schedulers.renewal_count:
+# the prompts arriving after a request's own are counted from its arrival (arrivals.renewal_count:
 # bursts bring more, a smoother stream fewer than the rate times the time). What it changed elsewhere
 # (seed 0, seeds 1 and 2 alike): near-regular arrivals' TPOT p99, continuous, +5% to +11% before, +6%
 # to +15% now; disaggregated +7% to +11% before, +10% to +14% now, and at load 0.9 with Poisson or
@@ -114,7 +116,7 @@ def _requests(traffic, load):
 # simulated TPOT median of 66 ms at load 0.6 (p90 217 ms: a full step), the model's 15 ms (p90 141):
 # after a request arrives in a burst, the prompts of the same burst queue behind it and fill its first
 # decode steps. The model counts the prompts arriving during the step that finishes its prompt (from
-# its own arrival, schedulers.renewal_count), not those that arrived during its own wait; counting
+# its own arrival, arrivals.renewal_count), not those that arrived during its own wait; counting
 # those too (the renewal count over its wait and that step) gives +36% and +30% (measured 2026-11-27,
 # seed 0), and the chance of no prompt at all read from its own arrival (the gap after it outlasting
 # its life) -30% and -33%: neither taken. What a burst leaves queued behind a request when its prompt
@@ -176,7 +178,7 @@ def test_bursty_long_tailed_outputs_under_a_budget(load, request):
 # queue that waits only when a prompt outlasts the gap to the next. Until 2026-11-27 (later), with a
 # budget at load 0.9, TTFT p50 +15% (+16%, +15% on seeds 1 and 2): the prompts that arrive before a
 # prompt's step starts and share it were counted as Poisson arrivals bring them, plus what bursts bring
-# beyond, but nothing taken off for a smoother stream that brings fewer (schedulers._arrivals_after's
+# beyond, but nothing taken off for a smoother stream that brings fewer (arrivals._arrivals_after's
 # count was clipped at the Poisson one). Unclipped (never below the prompt's own prefill): p50 -5%
 # (-4%, -5%), p99 -16% (-13%, -15%) at CV 0.01; -7% (-6%, -7%) and -16% (-14%, -15%) at CV 0.1.
 # Beyond these runs (measured then, seed 0, continuous with a budget of 2,048): lengths of CV 1 at load
@@ -189,7 +191,7 @@ def test_bursty_long_tailed_outputs_under_a_budget(load, request):
 # TTFT CDF read the prompts' service at 8 of their 64 length points, the highest at the 0.945 quantile,
 # where few prompts wait the TTFT p99 is the longest prompts' own prefill: disaggregated at load 0.3,
 # p99 -24%; continuous without a budget at 0.6, -19%. With the last group's points every second one,
-# to the 0.992 quantile (schedulers.SOLVE_TAIL_STEP): +3% and +4%.)
+# to the 0.992 quantile (ttft_dist.SOLVE_TAIL_STEP): +3% and +4%.)
 SMOOTH = {cv: Traffic(Lengths(512, 0.5), Lengths(100, 0.5), arrival_cv=cv) for cv in (0.01, 0.1)}
 SMOOTH_GAPS: dict[tuple[str, int | None, float], str] = {}
 
@@ -363,7 +365,7 @@ def test_the_tpot_mixtures_quantile_is_its_cdfs():
     bursty and near-regular arrivals, with and without a budget."""
     from scipy.special import gammainc
 
-    from ecobench.planning.schedulers import _gamma_mixture_quantiles
+    from ecobench.planning.tpot_dist import _gamma_mixture_quantiles
 
     a, b, tok, req = REPLICA
     steps = Steps(BATCH, a + b * BATCH, tok, req)
@@ -394,7 +396,7 @@ def test_a_tpot_mixture_whose_zero_mass_contradicts_its_variance_is_still_bracke
     near a spike converge more slowly than the 0.1% of the regular mixtures above)."""
     from scipy.special import gammainc
 
-    from ecobench.planning.schedulers import _gamma_mixture_quantiles
+    from ecobench.planning.tpot_dist import _gamma_mixture_quantiles
 
     mean, sd, none = np.array([[0.01, 0.02]]), np.array([[0.001, 0.002]]), np.array([[0.9, 0.9]])
     weights = np.array([0.5, 0.5])

@@ -7,17 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from ecobench.planning.schedulers import (
-    SCHEDULERS,
-    SOLVE_GRID,
-    SOLVE_ROUNDS,
-    Steps,
-    Ttft,
-    first_meeting,
-    geometric_rows,
-)
+from ecobench.planning.operating import geometric_rows
+from ecobench.planning.schedulers import SCHEDULERS, Steps, first_meeting
 from ecobench.planning.serving import at_rate, batch_grid, latency_columns, load_at
 from ecobench.planning.traffic import Lengths, Traffic
+from ecobench.planning.ttft_dist import SOLVE_GRID, SOLVE_ROUNDS, Ttft
 
 BATCH = np.arange(1.0, 129.0)
 STEPS = Steps(BATCH, 0.01 + 0.0002 * BATCH, 0.05 / 512, 0.002, 1e-6)

@@ -1,0 +1,99 @@
+"""The arrival stream as the queue models read it: a renewal stream of gamma gaps of CV ``c_a``
+(``arrival_cv``; Poisson at 1). The chance that no request arrives within a time
+(:func:`no_arrival_exponent`), the mean count after an arrival (:func:`renewal_count`), the prompts that
+arrive after one and share its chunked step (:func:`_arrivals_after`), and the peakedness of the
+requests in flight (:func:`peakedness`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from ecobench.planning.traffic import Traffic
+
+CARRIED_POINTS = 4  # points of the step in progress the prompts carried with a prompt are counted at
+
+
+def no_arrival_exponent(ca2: float) -> float:
+    """The exponent ``kappa`` of the chance that a renewal stream of squared arrival CV ``ca2`` brings no
+    arrival while it brings ``m`` on average: ``exp(-kappa m)``, ``kappa = ln(c_a^2) / (c_a^2 - 1)`` (the
+    count read as a negative binomial of mean ``m`` and the renewal stream's variance ``c_a^2 m``, which
+    is 0 with chance ``(1 / c_a^2)^(m / (c_a^2 - 1))``): 1 for Poisson arrivals (``ca2`` within 1e-9 of
+    1), above 1 for a smoother stream and below for a burstier one, infinite for a regular one (``ca2``
+    0). Uncapped: a caller that needs a bound applies it (:func:`schedulers._request_tpot`: 50)."""
+    return 1.0 if abs(ca2 - 1) < 1e-9 else (math.inf if ca2 == 0 else math.log(ca2) / (ca2 - 1))
+
+
+RENEWAL_U = np.concatenate([[0.0], np.geomspace(1e-4, 1e3, 141)])  # arrivals per mean gap, tabulated
+
+
+@functools.lru_cache(maxsize=64)
+def renewal_count(arrival_cv: float) -> Callable[[np.ndarray], np.ndarray]:
+    """The mean number of arrivals within ``u`` mean gaps after an arrival of a renewal stream of gamma
+    gaps of CV ``arrival_cv`` (the renewal function ``M(u) = sum_n P(S_n <= u)``, ``S_n`` a gamma of
+    shape ``n k``; ``u`` for Poisson arrivals, about ``u + (c_a^2 - 1) / 2`` once ``u`` is large),
+    tabulated at ``RENEWAL_U`` and read linearly in between."""
+    from scipy.special import gammainc
+
+    k = 1.0 / max(arrival_cv, 1e-3) ** 2
+    u = RENEWAL_U
+    n = np.arange(1, int((k * u[-1] + 8 * math.sqrt(k * u[-1]) + 20) / k) + 2, dtype=float)
+    table = gammainc(n[None, :] * k, k * u[:, None]).sum(axis=1)
+    return lambda x: np.interp(x, u, table, right=float(table[-1])) + np.maximum(np.asarray(x) - u[-1], 0.0)
+
+
+def _arrival_terms(most: np.ndarray) -> int:
+    """The arrivals :func:`_arrivals_after` counts per row: as many as the most any row counts (rows
+    worked out apart sum the same terms, so the same floating-point sum, as all rows together)."""
+    return int(np.ceil(most.max())) if most.max() > 0 else 0
+
+
+def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray,
+                    wait: np.ndarray, most: np.ndarray, terms: int) -> tuple[np.ndarray, np.ndarray]:
+    """Mean number of prompts that arrive after a prompt and before its chunked step starts (they are
+    carried in the same step, so its first token waits for their prefill too), at most ``most``, for
+    gamma inter-arrival times of CV ``arrival_cv`` and for Poisson arrivals (CV 1), on the same grid:
+    the renewal count ``E[min(N(s), m)] = sum_{n <= m} P(S_n <= s)`` (``S_n``: the n-th arrival after
+    it, a gamma of shape ``n k``), averaged over the start ``s`` = the rest of the step in progress
+    (uniform) plus, with probability ``p``, the mean queue wait. Bursty arrivals (``k < 1``) come in
+    clusters, so this is far above ``rate * s``."""
+    from scipy.special import gammainc
+
+    k = np.array([1.0 / arrival_cv ** 2 if arrival_cv > 0 else 1e6, 1.0])  # bursty, Poisson
+    u = (np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS
+    s = residual[:, None] * u[None, :]  # (rows, points): the rest of the step in progress
+    m = np.maximum(most, 0.0)
+    n = np.arange(1, terms + 1, dtype=float)  # the arrivals counted (:func:`_arrival_terms`)
+    # the n-th arrival counts fully up to the whole prompts that fit, a fraction for the chunk after
+    weight = np.clip(m[:, None] - (n[None, :] - 1), 0.0, 1.0)[:, None, :]  # (rows, 1, n)
+    shape = n[None, :] * k[:, None]  # (2, n)
+    theta = 1.0 / (np.maximum(rate, 1e-30)[None, :] * k[:, None])  # (2, rows)
+
+    def count(t: np.ndarray) -> np.ndarray:  # (2, rows, points)
+        return (weight * gammainc(shape[:, None, None, :], t[None, :, :, None] / theta[:, :, None, None])
+                ).sum(axis=3)
+
+    both = (1 - p) * count(s).mean(axis=2) + p * count(s + wait[:, None]).mean(axis=2)
+    return both[0], both[1]
+
+
+def peakedness(traffic: Traffic) -> float:
+    """Var / mean of the number of requests in flight when they arrive as the traffic's renewal stream
+    and each stays for a life in proportion to its output: ``z = 1 + (c_a^2 - 1) eta``, ``eta =
+    int (1 - G(t))^2 dt / E[S] = E[min(S_1, S_2)] / E[S]`` (``G``: the life's distribution, read at the
+    output's quantile points). It is derived here, and has the form of the infinite-server queue's
+    heavy-traffic peakedness (recalled from W. Whitt, "Heavy-traffic approximations for service systems
+    with blocking", AT&T Bell Lab. Tech. J. 63(5), 1984; not re-read, no copy reachable from here):
+    the count ``N(t) = int 1{S > t - a} dA(a)`` has variance ``R int G(1 - G) + c_a^2 R int (1 - G)^2``
+    when arrivals in a window have variance ``c_a^2`` times their mean. 1 for Poisson arrivals (the
+    birth-death chain of :func:`queueing.concurrency_seen` then holds as it is); ``c_a^2`` for outputs of one
+    length."""
+    if traffic.arrival_cv == 1.0:
+        return 1.0
+    u = traffic.output.unit
+    eta = float(np.minimum(u[:, None], u[None, :]).mean() / u.mean())
+    return 1.0 + (traffic.arrival_cv ** 2 - 1.0) * eta

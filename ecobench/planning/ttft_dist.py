@@ -1,0 +1,248 @@
+"""A prompt's time to first token (TTFT) as the schedulers give it: :class:`Ttft`, a fixed time, the
+uniform rest of the step in progress, a gamma wait in the queue of prompts (for those who wait) and the
+prefill at the input length's quantile points (a mixture of them, and of a bare component where a prompt
+often runs alone), with its CDF and the quantiles solved on a grid that narrows in rounds
+(``SOLVE_GRID``, ``SOLVE_ROUNDS``) over a few of the length points (``SOLVE_POINTS``,
+``SOLVE_TAIL_STEP``). The schedulers that build it: ``planning/schedulers.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ecobench.planning.tpot_dist import Tpot
+
+SOLVE_POINTS = 8  # groups of length quantile points a TTFT quantile is solved over (one point each,
+SOLVE_TAIL_STEP = 2  # but every second of the last group's: the longest prompts)
+SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
+SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
+
+
+@dataclass(frozen=True)
+class Ttft:
+    """TTFT = ``fixed`` + Uniform(0, ``residual``) + [waits with probability ``p``] a gamma wait of
+    mean ``wait`` and shape ``shape`` + ``service`` at the input length's quantile points (a row per
+    concurrency). A ``residual`` given per point too (rows, points) makes TTFT a mixture of equally
+    likely points each with its own ``residual`` and ``service`` (static: the cycle a request arrives in).
+    With ``bare`` (a probability per concurrency), TTFT is a mixture: with that probability a prompt
+    finds no step in progress and none to share its own (no residual, ``bare_service``), else as above
+    (continuous batching below concurrency 1, where a prompt often runs alone)."""
+
+    fixed: np.ndarray
+    residual: np.ndarray  # (concurrencies,) or (concurrencies, points)
+    p: np.ndarray
+    wait: np.ndarray
+    service: np.ndarray  # (concurrencies, points)
+    shape: np.ndarray | None = None  # of the wait of those who wait (None: 1, exponential)
+    bare: np.ndarray | None = None  # (concurrencies,): the share of prompts that run alone
+    bare_service: np.ndarray | None = None  # (concurrencies, points): their service
+
+    def mean(self) -> np.ndarray:
+        rest = self.residual.mean(axis=1) if self.residual.ndim == 2 else self.residual
+        busy = rest / 2 + self.service.mean(axis=1)
+        if self.bare is not None and self.bare_service is not None:
+            busy = (1 - self.bare) * busy + self.bare * self.bare_service.mean(axis=1)
+        return self.fixed + self.p * self.wait + busy
+
+    def _parts(self) -> tuple[Ttft, Ttft | None]:
+        """The mixture's two components (the busy one, the bare one; None without ``bare``)."""
+        if self.bare is None or self.bare_service is None:
+            return self, None
+        busy = dataclasses.replace(self, bare=None, bare_service=None)
+        return busy, dataclasses.replace(busy, residual=np.zeros_like(self.residual),
+                                         service=self.bare_service)
+
+    def same_rows(self) -> bool:
+        """Whether every concurrency has the same distribution (disaggregated: TTFT is the prefill
+        pool's)."""
+        fields = (self.residual, self.service, self.p, self.wait, self.fixed, self.shape,  # likeliest first
+                  self.bare, self.bare_service)
+        return all(v is None or bool(np.all(v == v[:1])) for v in fields)
+
+    def cdf(self, t: np.ndarray) -> np.ndarray:
+        """P(TTFT <= t) for a ``t`` per concurrency."""
+        return _cdf_of(self)(np.asarray(t, dtype=float)[:, None])[:, 0]
+
+    def quantile(self, q: float) -> np.ndarray:
+        """Solved on a grid of times between bounds, then on a finer grid inside the bracket found."""
+        return self.quantiles([q])[0]
+
+    def quantiles(self, qs: Sequence[float]) -> np.ndarray:
+        """:meth:`quantile` at each probability of ``qs`` (a row each), solved together: one grid
+        search over every (probability, concurrency) pair."""
+        n = len(self.p)
+        if n > 1 and self.same_rows():  # one solved for all
+            return np.repeat(_rows(self, np.zeros(1, dtype=int)).quantiles(qs), n, axis=1)
+        d = _rows(self, np.tile(np.arange(n), len(qs)))
+        assert isinstance(d, Ttft)
+        q = np.repeat(np.asarray(qs, dtype=float), n)
+        tail = np.repeat([3 + math.log(1 / (1 - x)) for x in qs], n)  # how far past the mean wait
+        lo = d.fixed + (d.service if d.bare_service is None else d.bare_service).min(axis=1)
+        k = np.ones_like(d.p) if d.shape is None else d.shape
+        spread = d.wait * (1 + tail / np.sqrt(np.minimum(k, 1.0)) * 3)
+        rest = (d.residual if d.residual.ndim == 2 else d.residual[:, None]) + d.service
+        hi = d.fixed + rest.max(axis=1) + spread + 1e-9
+        cdf = _cdf_of(d)
+        for _ in range(SOLVE_ROUNDS):
+            width = hi - lo
+            j = _first_at_or_past(cdf, lo, width, q)
+            lo, hi = lo + width * SOLVE_U[j - 1], lo + width * SOLVE_U[j]  # the bracket's grid points
+        return ((lo + hi) / 2).reshape(len(qs), n)
+
+
+SOLVE_U = np.linspace(0.0, 1.0, SOLVE_GRID)  # a round's grid over its bracket
+# A round's grid searched in two steps (the CDF rises with the time): every fourth point, then the
+# three between the last below the quantile and the next.
+SOLVE_STEP = 4
+SOLVE_COARSE = np.arange(SOLVE_STEP, SOLVE_GRID - 1, SOLVE_STEP)
+SOLVE_FINE = np.arange(1, SOLVE_STEP)
+
+
+def _first_at_or_past(cdf: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, width: np.ndarray,
+                      q: np.ndarray) -> np.ndarray:
+    """Per row of the grid ``lo + width * SOLVE_U``: the first inner point whose CDF is at or past the
+    row's ``q`` (1 when the first inner point is, the last point when none is) -- what counting the
+    grid's points below ``q`` gives for a CDF that rises with the time, from 6 points a row instead of
+    16 (only those are worked out)."""
+    q = q[:, None]
+    coarse = lo[:, None] + width[:, None] * SOLVE_U[SOLVE_COARSE]
+    below = (cdf(coarse) < q).sum(axis=1)  # coarse points below q: all before them are too
+    fine = SOLVE_STEP * below[:, None] + SOLVE_FINE
+    inner = fine < SOLVE_GRID - 1  # the grid's last point only bounds the bracket
+    c = cdf(lo[:, None] + width[:, None] * SOLVE_U[np.minimum(fine, SOLVE_GRID - 1)])
+    return 1 + SOLVE_STEP * below + ((c < q) & inner).sum(axis=1)
+
+
+def _cdf_of(d: Ttft) -> Callable[[np.ndarray], np.ndarray]:
+    """The CDF of ``d`` at a matrix of times: :class:`_TtftCdf`, or the mixture of its components'."""
+    busy, bare = d._parts()
+    if bare is None:
+        return _TtftCdf(d)
+    assert d.bare is not None
+    f, g, w = _TtftCdf(busy), _TtftCdf(bare), d.bare[:, None]
+    return lambda t: (1 - w) * f(t) + w * g(t)
+
+
+class _TtftCdf:
+    """P(TTFT <= t) of a :class:`Ttft` at a matrix of times (a row per concurrency), with what does not
+    depend on the time worked out once."""
+
+    weights: np.ndarray | None = None  # of the length points (None: equally likely)
+
+    def __init__(self, d: Ttft) -> None:
+        from scipy.special import gammainc, gammaln
+
+        self.gammainc = gammainc  # imported once per CDF, not at each of its calls
+        service = d.service
+        self.r = d.residual[:, None, :] if d.residual.ndim == 2 else d.residual[:, None, None]
+        if d.residual.ndim == 2:  # a mixture over cycles: every point counts
+            pass
+        elif service.shape[1] > 1 and np.all(service[:, :1] == service):  # lengths that do not vary
+            service = service[:, :1]
+        elif service.shape[1] > SOLVE_POINTS:  # every few length points (the quantile moves little),
+            # the last few each: a tail quantile of TTFT where few wait is the longest prompts' prefill
+            n = service.shape[1]
+            service, self.weights = service[:, _solve_points(n)], _solve_weights(n)
+        self.fixed, self.service = d.fixed[:, None, None], service[:, None, :]
+        self.p = d.p[:, None, None]
+        self.k = (np.ones_like(d.p) if d.shape is None else d.shape)[:, None, None]
+        self.theta = np.maximum(d.wait, 1e-30)[:, None, None] / self.k
+        self.log_gamma, self.k_theta, self.no_wait = gammaln(self.k + 1), self.k * self.theta, 1 - self.p
+        self.r_floor = np.maximum(self.r, 1e-30)
+        self.any_wait = bool(d.p.any())
+        self.has_rest = self.r > 1e-12
+        self.rest = "none" if not self.has_rest.any() else "all" if self.has_rest.all() else "some"
+
+    def f(self, x: np.ndarray) -> np.ndarray:
+        """The wait's CDF."""
+        waited = self.gammainc(self.k, np.maximum(x, 0) / self.theta)
+        return np.where(x >= 0, 1 - self.p + self.p * waited, 0.0)
+
+    def g(self, x: np.ndarray) -> np.ndarray:
+        """The wait's CDF integrated from 0 to ``x``; P(k + 1, z) = P(k, z) - z^k e^-z / Gamma(k + 1):
+        one incomplete gamma instead of two."""
+        x = np.maximum(x, 0.0)
+        z = x / self.theta
+        pk = self.gammainc(self.k, z)
+        term = np.log(z)  # in place: the same operations, fewer large temporaries
+        term *= self.k
+        term -= z
+        term -= self.log_gamma
+        np.exp(term, out=term)
+        np.subtract(pk, term, out=term)
+        term *= self.k_theta
+        pk *= x
+        pk -= term
+        pk *= self.p
+        out = self.no_wait * x
+        out += pk
+        return out
+
+    def _mean(self, a: np.ndarray) -> np.ndarray:
+        """Over the length (or cycle) points, each at its weight."""
+        return _point_mean(a) if self.weights is None else a @ self.weights
+
+    def __call__(self, t: np.ndarray) -> np.ndarray:
+        """The CDF at the times ``t`` (rows, m): a mean over the length (or cycle) points."""
+        r = self.r
+        y = (t[:, :, None] - self.fixed) - self.service  # what is left for the waits
+        if not self.any_wait:  # no wait but the uniform one: its CDF in closed form
+            return self._mean(np.where(self.has_rest, np.clip(y / self.r_floor, 0.0, 1.0), y >= 0))
+        if self.rest == "none":
+            return self._mean(self.f(y))
+        both = np.empty((2, *y.shape))  # g at y and at y - r, in one call (np.stack's copy costs more)
+        both[0] = y
+        np.subtract(y, r, out=both[1])
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # log(0): no wait yet
+            both = self.g(both)
+            uniform = (both[0] - both[1]) / self.r_floor
+        if self.rest == "all":
+            return self._mean(uniform)
+        return self._mean(np.where(np.broadcast_to(self.has_rest, y.shape), uniform, self.f(y)))
+
+
+@functools.lru_cache(maxsize=8)
+def _solve_points(n: int) -> np.ndarray:
+    """Which of ``n`` equally likely length points a TTFT quantile is solved over: the middle one of
+    each of ``SOLVE_POINTS`` groups, but in the last group every ``SOLVE_TAIL_STEP``-th to its last."""
+    step = n // SOLVE_POINTS
+    tail = np.arange(n - step + SOLVE_TAIL_STEP - 1, n, SOLVE_TAIL_STEP)
+    points = np.concatenate([np.arange(step // 2, n - step, step), tail])
+    points.flags.writeable = False
+    return points
+
+
+@functools.lru_cache(maxsize=8)
+def _solve_weights(n: int) -> np.ndarray:
+    """The share of the ``n`` points each of :func:`_solve_points` stands for."""
+    step = n // SOLVE_POINTS
+    w = np.concatenate([np.full(SOLVE_POINTS - 1, step / n),
+                        np.full(step // SOLVE_TAIL_STEP, SOLVE_TAIL_STEP / n)])
+    w.flags.writeable = False
+    return w
+
+
+def _point_mean(a: np.ndarray) -> np.ndarray:
+    """``a.mean(axis=2)`` (the same sum and division) without ``np.mean``'s Python-level overhead,
+    which the CDF's many small calls feel."""
+    return np.add.reduce(a, axis=2) / a.shape[2]
+
+
+def _ttft_var(d: Ttft) -> np.ndarray:
+    """The variance of a :class:`Ttft` of one residual per concurrency (its busy component: the
+    uniform rest of a step, the gamma wait of those who wait, the service over the length points)."""
+    k = np.ones_like(d.p) if d.shape is None else d.shape
+    waited = d.p * d.wait ** 2 * (1 + 1 / k) - (d.p * d.wait) ** 2
+    return d.residual ** 2 / 12 + waited + d.service.var(axis=1)
+
+
+def _rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:
+    """The distribution at the concurrencies ``idx`` only."""
+    return type(d)(**{k: getattr(d, k) if getattr(d, k) is None or k == "weights"  # type: ignore[arg-type]
+                      else np.asarray(getattr(d, k))[idx] for k in d.__dataclass_fields__ if k != "solved"})
