@@ -1,7 +1,7 @@
 """The arrival stream as the queue models read it: a renewal stream of gamma gaps of CV ``c_a``
 (``arrival_cv``; Poisson at 1). The chance that no request arrives within a time
 (:func:`no_arrival_exponent`), the mean count after an arrival (:func:`renewal_count`), the prompts that
-arrive after one and share its chunked step (:func:`_arrivals_after`), and the peakedness of the
+arrive after one and share its chunked step (:func:`arrivals_after`), and the peakedness of the
 requests in flight (:func:`peakedness`).
 """
 
@@ -46,13 +46,13 @@ def renewal_count(arrival_cv: float) -> Callable[[np.ndarray], np.ndarray]:
     return lambda x: np.interp(x, u, table, right=float(table[-1])) + np.maximum(np.asarray(x) - u[-1], 0.0)
 
 
-def _arrival_terms(most: np.ndarray) -> int:
-    """The arrivals :func:`_arrivals_after` counts per row: as many as the most any row counts (rows
+def arrival_terms(most: np.ndarray) -> int:
+    """The arrivals :func:`arrivals_after` counts per row: as many as the most any row counts (rows
     worked out apart sum the same terms, so the same floating-point sum, as all rows together)."""
     return int(np.ceil(most.max())) if most.max() > 0 else 0
 
 
-def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray,
+def arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray,
                     wait: np.ndarray, most: np.ndarray, terms: int) -> tuple[np.ndarray, np.ndarray]:
     """Mean number of prompts that arrive after a prompt and before its chunked step starts (they are
     carried in the same step, so its first token waits for their prefill too), at most ``most``, for
@@ -67,7 +67,7 @@ def _arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p
     u = (np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS
     s = residual[:, None] * u[None, :]  # (rows, points): the rest of the step in progress
     m = np.maximum(most, 0.0)
-    n = np.arange(1, terms + 1, dtype=float)  # the arrivals counted (:func:`_arrival_terms`)
+    n = np.arange(1, terms + 1, dtype=float)  # the arrivals counted (:func:`arrival_terms`)
     # the n-th arrival counts fully up to the whole prompts that fit, a fraction for the chunk after
     weight = np.clip(m[:, None] - (n[None, :] - 1), 0.0, 1.0)[:, None, :]  # (rows, 1, n)
     shape = n[None, :] * k[:, None]  # (2, n)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ecobench.planning.tpot_dist import Tpot
-from ecobench.planning.ttft_dist import Ttft, _rows
+from ecobench.planning.ttft_dist import Ttft, take_rows
 
 QUANTILE_GRID = 16  # concurrencies at which whole quantile curves are solved (interpolated in between)
 
@@ -57,7 +57,7 @@ class Operating:
 
     def _at(self, metric: str, idx: np.ndarray) -> Ttft | Tpot:
         """``ttft`` or ``tpot`` at the concurrencies of index ``idx``."""
-        return self.ttft_rows(idx) if metric == "ttft" else _rows(self.tpot, idx)
+        return self.ttft_rows(idx) if metric == "ttft" else take_rows(self.tpot, idx)
 
     def solve(self, metric: str, qs: Sequence[float], idx: np.ndarray) -> list[np.ndarray]:
         """The quantiles ``qs`` of ``metric`` (seconds) at every concurrency, solved together at those

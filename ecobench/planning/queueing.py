@@ -1,5 +1,5 @@
 """The queues of a serving replica: the wait of a prompt in a GI/G/1 queue of prefill work with gamma
-inter-arrival times (:func:`_gg1_wait`: GI/M/1's delay probability, corrected for the work's spread by
+inter-arrival times (:func:`gg1_wait`: GI/M/1's delay probability, corrected for the work's spread by
 Lindley's recursion, :func:`_lindley_table`; the wait's shape from the M/G/1 queue), and the
 concurrency a request sees (:func:`concurrency_seen`, the flow-equivalent server's birth-death chain).
 """
@@ -45,7 +45,7 @@ def _delay_probability(rho: np.ndarray, arrival_cv: float) -> np.ndarray:
     return mid
 
 
-def _gg1_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
+def gg1_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arrival_cv: float,
               third: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(probability of waiting, mean wait of those who wait, gamma shape of that wait) in a GI/G/1
     queue of work with gamma inter-arrival times. Those who wait wait ``(c_a^2 + c_s^2) / (c_a^2 + 1)
@@ -73,7 +73,7 @@ def _gg1_wait(rate: np.ndarray, work_mean: np.ndarray, work_var: np.ndarray, arr
 
 def _waited_wait(sigma_m: np.ndarray, cs2: np.ndarray, arrival_cv: float) -> np.ndarray:
     """The mean wait of those who wait in a GI/G/1 queue, in mean works: GI/M/1's ``1 / (1 - sigma_M)``
-    scaled by ``(c_a^2 + c_s^2) / (c_a^2 + 1)`` (:func:`_gg1_wait`)."""
+    scaled by ``(c_a^2 + c_s^2) / (c_a^2 + 1)`` (:func:`gg1_wait`)."""
     ca2 = arrival_cv ** 2
     return (ca2 + cs2) / (ca2 + 1) / (1 - sigma_m)
 
@@ -108,7 +108,7 @@ def _lindley_table(arrival_cv: float) -> np.ndarray:
     work CV^2 of ``LINDLEY_CS2`` (rows) and load of ``LINDLEY_LOADS`` (columns), from Lindley's recursion
     (D. V. Lindley, "The theory of queues with a single server", Proc. Cambridge Philos. Soc. 48(2),
     277-289, 1952: ``W' = max(0, W + S - A)``, so an arrival waits with chance ``P(A < W + S)``, the one
-    before it waiting ``W`` and bringing ``S``) solved as a fixed point, ``W`` read as :func:`_gg1_wait`'s
+    before it waiting ``W`` and bringing ``S``) solved as a fixed point, ``W`` read as :func:`gg1_wait`'s
     wait (none with chance ``1 - sigma``, else a gamma of the mean wait of those who wait) and ``S`` as a
     gamma of the work's CV at the middles of ``LINDLEY_EDGES``' bins. Bursty arrivals (CV > 1): ``W`` at
     ``LINDLEY_U`` points, ``A``'s CDF whole. Smoother ones (CV < 1) wait only when the work (and wait)

@@ -16,11 +16,11 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   ``R T E[t_p^2] / (1 - rho)^3``), read at each output length as a gamma above ``t_d`` (or none,
   when no prompt arrives): a mixture, since a request of a few tokens decodes a few steps that the
   prompts arriving before its first step stretch most (:func:`_request_tpot`). A prompt waits for the step in
-  progress (uniform), then in a GI/G/1 queue of prefill work (:func:`queueing._gg1_wait`: those who wait wait
+  progress (uniform), then in a GI/G/1 queue of prefill work (:func:`queueing.gg1_wait`: those who wait wait
   GI/M/1's mean scaled by ``(c_a^2 + c_s^2) / (c_a^2 + 1)``; how many wait: Lindley's fixed point for
   non-Poisson arrivals, :func:`queueing._lindley_table`; both exact for Poisson arrivals), then for its own
   chunks: ``t_p(L) + t_d max(1, L / (C - B))``, and for the prompts that arrive before its step starts
-  and share that step, beyond the Poisson count (bursts: :func:`arrivals._arrivals_after`).
+  and share that step, beyond the Poisson count (bursts: :func:`arrivals.arrivals_after`).
 * ``static`` (fixed batches, TensorRT-LLM's and Neuron's batch sweeps): a batch is the prompts that
   arrived during the batch before, prefilled together, then decoded until its longest output ends (the
   order statistics of the output length); batch sizes and cycles vary together (a moment recursion
@@ -59,17 +59,17 @@ from typing import Literal, Protocol
 import numpy as np
 
 from ecobench.planning.arrivals import (
-    _arrival_terms,
-    _arrivals_after,
+    arrival_terms,
+    arrivals_after,
     no_arrival_exponent,
     peakedness,
     renewal_count,
 )
 from ecobench.planning.operating import Operating
-from ecobench.planning.queueing import _gg1_wait, concurrency_seen, per_concurrency
-from ecobench.planning.tpot_dist import Tpot, _decoded_points
+from ecobench.planning.queueing import concurrency_seen, gg1_wait, per_concurrency
+from ecobench.planning.tpot_dist import Tpot, decoded_points
 from ecobench.planning.traffic import Traffic
-from ecobench.planning.ttft_dist import Ttft, _rows, _ttft_var
+from ecobench.planning.ttft_dist import Ttft, take_rows, ttft_var
 
 SchedulerName = Literal["continuous", "static", "disaggregated"]
 # vLLM V1's default token budget of its OpenAI server on GPUs of 70 GiB or more other than A100 (2048 on
@@ -156,10 +156,10 @@ def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndar
     + (n - 1) t_d`` they arrive in). Chunked, a step carries what arrived during the step before (``a_i = t_d
     + rho a_(i-1)`` on average, ``a_-1 = first_s``), so the branching runs for ``n`` steps only. No prompt
     arrives with chance ``exp(-kappa R X)`` (the count a negative binomial, ``kappa`` of
-    :func:`arrivals.no_arrival_exponent`, at most 50 for a near-regular stream: 50 below a squared CV of
-    1e-6); the rest is a gamma of the mean and variance given some."""
+    :func:`arrivals.no_arrival_exponent`, at most 50 for a near-regular stream); the
+    rest is a gamma of the mean and variance given some."""
     t_d, sd_b = _continuous_seen(steps, traffic)
-    n, w = _decoded_points(traffic)
+    n, w = decoded_points(traffic)
     n = n[None, :]
     r = np.clip(rho, 0, 1 - 1e-6)[:, None]
     first = (t_d if first_s is None else first_s)[:, None]
@@ -177,7 +177,7 @@ def _request_tpot(steps: Steps, traffic: Traffic, rate: np.ndarray, rho: np.ndar
         mean = r / (1 - r) * exposure
         var = lam * exposure * e / (1 - r) ** 3 + (r / (1 - r)) ** 2 * first_var
     ca2 = traffic.arrival_cv ** 2
-    kappa = 50.0 if ca2 < 1e-6 else min(no_arrival_exponent(ca2), 50.0)  # at most 50: near-regular
+    kappa = min(no_arrival_exponent(ca2), 50.0)  # at most 50: a near-regular stream
     none = np.exp(-kappa * lam * (first + (n - 1) * step))
     return Tpot(t_d, mean / n, np.sqrt(var) / n, sd_b / (1 - r[:, 0]), none, w)
 
@@ -243,24 +243,24 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         service = tp_points[None, :] + t_d[:, None] * chunks
         feasible = budget > b
         residual = t_d / np.maximum(1 - rho, 1e-9)  # the step in progress: a mean step
-    p, wait, shape = _gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
+    p, wait, shape = gg1_wait(rate, work_mean, work_var, traffic.arrival_cv, _third(traffic))
     feasible = feasible & (rate * work_mean < 1)
     alone = np.broadcast_to(tp_points, (len(b), len(tp_points)))  # a prompt's step with no decode
     bare = (1 - decoding, alone) if light.any() else (None, None)
     ttft = Ttft(np.zeros_like(b), residual, p, wait, np.asarray(service), shape, *bare)
-    ttft_rows = functools.partial(_rows, ttft)
+    ttft_rows = functools.partial(take_rows, ttft)
     if budget is not None and traffic.arrival_cv != 1.0:  # prompts arriving before its step starts share it
         most = (room - li.mean) / li.mean
-        terms = _arrival_terms(most)
+        terms = arrival_terms(most)
 
         def later_s(rows: np.ndarray) -> np.ndarray:  # their prefill, beyond (or short of) Poisson's
-            bursty, poisson = _arrivals_after(rate[rows], traffic.arrival_cv, residual[rows], p[rows],
+            bursty, poisson = arrivals_after(rate[rows], traffic.arrival_cv, residual[rows], p[rows],
                                               wait[rows], most[rows], terms)
             return tp_mean * (bursty - poisson)
 
         ttft_rows = _with_later(ttft, _RowCache(len(b), later_s), tp_points)
     if budget is None:  # the prompts that arrive during its TTFT are prefilled before its first step
-        first_s, first_var = ttft.mean(), _ttft_var(ttft)
+        first_s, first_var = ttft.mean(), ttft_var(ttft)
         since = np.zeros_like(b)
     else:  # those that arrive during the step that finishes its prompt share its first step
         first_s = t_d + carried / li.mean * tp_mean
@@ -305,7 +305,7 @@ def _with_later(ttft: Ttft, later_s: Callable[[np.ndarray], np.ndarray],
     prompt's own prefill ``own_s`` (at each length point)."""
 
     def ttft_rows(rows: np.ndarray) -> Ttft:
-        d = _rows(ttft, rows)
+        d = take_rows(ttft, rows)
         assert isinstance(d, Ttft)
         later = later_s(rows)[:, None]
         bare = None if d.bare_service is None else np.maximum(d.bare_service + later, own_s)
@@ -483,7 +483,7 @@ def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
                 np.broadcast_to(tp_points + kv, (n, len(kv))), np.full(n, shape[i]))
     per_request = tp_mean / rho_p + o * t_d / b
     return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request,
-                     functools.partial(_rows, ttft),
+                     functools.partial(take_rows, ttft),
                      _decode_pool_tpot(steps, o, traffic), np.full(n, meets), prefill_load=rho_p,
                      prefill_s=tp_mean)
 
@@ -495,7 +495,7 @@ def _highest_load(cand: Ttft, ttft_ok: Callable[[Ttft], np.ndarray] | None) -> t
     n = len(cand.p)
     if ttft_ok is None:
         return n - 1, True
-    i = first_meeting(np.arange(n)[::-1], lambda rows: ttft_ok(_rows(cand, rows)), np.arange(1, n + 1),
+    i = first_meeting(np.arange(n)[::-1], lambda rows: ttft_ok(take_rows(cand, rows)), np.arange(1, n + 1),
                       FIRST_LOADS)
     return (0, False) if i is None else (i, True)
 
@@ -527,7 +527,7 @@ def _decode_pool_tpot(steps: Steps, decode_tokens: float, traffic: Traffic) -> T
     seen, spread = concurrency_seen(capacity, per_concurrency(b, capacity))
     slope = np.interp(seen, b, np.gradient(steps.decode_s, b) if len(b) > 1 else np.zeros_like(b))
     t_d = np.interp(seen, b, steps.decode_s)
-    n, w = _decoded_points(traffic)
+    n, w = decoded_points(traffic)
     joined = t_d[:, None] / n[None, :]
     return Tpot(t_d, joined / 2, joined / math.sqrt(12), slope * spread, None, w)
 
@@ -537,7 +537,7 @@ def prefill_pool_ttft(steps: Steps, traffic: Traffic, loads: np.ndarray) -> Ttft
     tp_mean, tp_var, tp_points = _prefill_moments(steps, traffic)
     kv = steps.kv_token_s * traffic.input.mean * traffic.input.unit
     loads = np.asarray(loads, dtype=float)
-    p, wait, shape = _gg1_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
+    p, wait, shape = gg1_wait(loads / tp_mean, np.full_like(loads, tp_mean), np.full_like(loads, tp_var),
                                traffic.arrival_cv, _third(traffic))
     zeros = np.zeros_like(loads)
     return Ttft(zeros, zeros, p, wait, np.broadcast_to(tp_points + kv, (len(loads), len(kv))), shape)
@@ -566,7 +566,7 @@ def prefill_queue(steps: Steps, traffic: Traffic, name: str) -> Operating:
     rho = np.interp(b, held, PREFILL_ONLY_LOADS)
     zeros = np.zeros_like(b)
     return Operating(name, b, steps.decode_s, rho / tp_mean, rho,
-                     functools.partial(_rows, prefill_pool_ttft(alone, traffic, rho)),
+                     functools.partial(take_rows, prefill_pool_ttft(alone, traffic, rho)),
                      Tpot(zeros, zeros, zeros, zeros), np.ones_like(b, dtype=bool), prefill_s=tp_mean)
 
 

@@ -1,6 +1,6 @@
 """A request's time per output token (TPOT) as the schedulers give it: :class:`Tpot`, the decode step
 plus a gamma of the prefills slotted between a request's steps (a mixture over output length points:
-:func:`_decoded_points`) plus a normal for the concurrency's swings, and the quantiles of the gamma
+:func:`decoded_points`) plus a normal for the concurrency's swings, and the quantiles of the gamma
 mixture (:func:`_gamma_mixture_quantiles`: a grid below Cantelli bounds, then Newton steps). The
 schedulers that build it: ``planning/schedulers.py``.
 """
@@ -128,7 +128,7 @@ TPOT_GROUPS = 3  # then the rest in this many groups (each its middle point, wei
 
 
 @functools.lru_cache(maxsize=256)
-def _decoded_points(traffic: Traffic) -> tuple[np.ndarray, np.ndarray]:
+def decoded_points(traffic: Traffic) -> tuple[np.ndarray, np.ndarray]:
     """(decode tokens, weight) of a request at quantile points of the output: only a request of two
     tokens or more has a TPOT (vllm bench serve's rule; a length rounds to whole tokens, so one of 1.5
     or more), and its decode tokens are its output less the first, so the points are ``UNIT_QUANTILES``

@@ -78,8 +78,8 @@ class Ttft:
         search over every (probability, concurrency) pair."""
         n = len(self.p)
         if n > 1 and self.same_rows():  # one solved for all
-            return np.repeat(_rows(self, np.zeros(1, dtype=int)).quantiles(qs), n, axis=1)
-        d = _rows(self, np.tile(np.arange(n), len(qs)))
+            return np.repeat(take_rows(self, np.zeros(1, dtype=int)).quantiles(qs), n, axis=1)
+        d = take_rows(self, np.tile(np.arange(n), len(qs)))
         assert isinstance(d, Ttft)
         q = np.repeat(np.asarray(qs, dtype=float), n)
         tail = np.repeat([3 + math.log(1 / (1 - x)) for x in qs], n)  # how far past the mean wait
@@ -234,7 +234,7 @@ def _point_mean(a: np.ndarray) -> np.ndarray:
     return np.add.reduce(a, axis=2) / a.shape[2]
 
 
-def _ttft_var(d: Ttft) -> np.ndarray:
+def ttft_var(d: Ttft) -> np.ndarray:
     """The variance of a :class:`Ttft` of one residual per concurrency (its busy component: the
     uniform rest of a step, the gamma wait of those who wait, the service over the length points)."""
     k = np.ones_like(d.p) if d.shape is None else d.shape
@@ -242,7 +242,7 @@ def _ttft_var(d: Ttft) -> np.ndarray:
     return d.residual ** 2 / 12 + waited + d.service.var(axis=1)
 
 
-def _rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:
+def take_rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:
     """The distribution at the concurrencies ``idx`` only."""
     return type(d)(**{k: getattr(d, k) if getattr(d, k) is None or k == "weights"  # type: ignore[arg-type]
                       else np.asarray(getattr(d, k))[idx] for k in d.__dataclass_fields__ if k != "solved"})

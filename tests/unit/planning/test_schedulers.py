@@ -2,10 +2,12 @@
 same replica (planning/simulate.py) at 30-90% of its capacity: medians within 10%, 99th percentiles
 within 20% (issue 22), for TTFT and for the per-request TPOT."""
 
+import math
+
 import numpy as np
 import pytest
 
-from ecobench.planning.queueing import _gg1_wait
+from ecobench.planning.queueing import gg1_wait
 from ecobench.planning.schedulers import SCHEDULERS, Steps, prefill_pool_ttft
 from ecobench.planning.simulate import simulate
 from ecobench.planning.traffic import Lengths, Traffic
@@ -74,7 +76,7 @@ def _requests(traffic, load):
 #   prefill load 0.41), and TTFT p50 falls there. (A gamma of the shape that one more step of Lindley's
 #   recursion gives, 1.58 against 1.35, brought it to -7% (-8%, -8%) but every bursty TTFT p99 4-7 points
 #   lower, -21% at load 0.9 with a budget on seed 2: not taken.) With a budget, a burst's prompts
-#   finishing together in one chunked step is in the model: arrivals._arrivals_after; TTFT p50 at
+#   finishing together in one chunked step is in the model: arrivals.arrivals_after; TTFT p50 at
 #   load 0.3 went from -14% to +1% (-2%, seed 2: -1%);
 # * the slot limit: at 90% load a bursty stream fills all 256 slots now and then (1% of the time without
 #   a budget), and the closed form has no wait for a free slot. It is all of the gap: the simulation
@@ -92,7 +94,7 @@ def _requests(traffic, load):
 # decode step stretch (unchunked, all that arrived during its TTFT are prefilled first; chunked, what
 # arrived during the step that finished its prompt shares its first step), or, disaggregated, whose
 # first decode token waits out the step in progress. A mixture over the output's points given two tokens
-# or more (schedulers._request_tpot, tpot_dist._decoded_points) now: -16%, +6%, +5%; -15%, -5%, +3%; +1%, +4%,
+# or more (schedulers._request_tpot, tpot_dist.decoded_points) now: -16%, +6%, +5%; -15%, -5%, +3%; +1%, +4%,
 # +6% (seeds 1 and 2: -16%, +6%, +1%; -15%, -4%, +3%; +1%, +5%, +7%; and -15%, +7%, +8%; -15%, -5%,
 # +4%; +1%, +5%, +7%), p50 within 2% (seed 2 at load 0.9 without a budget: +5%). Under a renewal stream
 # the prompts arriving after a request's own are counted from its arrival (arrivals.renewal_count:
@@ -178,7 +180,7 @@ def test_bursty_long_tailed_outputs_under_a_budget(load, request):
 # queue that waits only when a prompt outlasts the gap to the next. Until 2026-11-27 (later), with a
 # budget at load 0.9, TTFT p50 +15% (+16%, +15% on seeds 1 and 2): the prompts that arrive before a
 # prompt's step starts and share it were counted as Poisson arrivals bring them, plus what bursts bring
-# beyond, but nothing taken off for a smoother stream that brings fewer (arrivals._arrivals_after's
+# beyond, but nothing taken off for a smoother stream that brings fewer (arrivals.arrivals_after's
 # count was clipped at the Poisson one). Unclipped (never below the prompt's own prefill): p50 -5%
 # (-4%, -5%), p99 -16% (-13%, -15%) at CV 0.01; -7% (-6%, -7%) and -16% (-14%, -15%) at CV 0.1.
 # Beyond these runs (measured then, seed 0, continuous with a budget of 2,048): lengths of CV 1 at load
@@ -229,7 +231,7 @@ def test_a_smooth_stream_waits_little_and_those_who_wait_wait_about_a_work():
     """Arrival CV 0.01 at load 0.3, work CV^2 0.25: the delay probability's correction takes it to about
     none, and the wait of those who wait stays a share of a work (it was the uncorrected mean wait over
     that probability: 1e10 mean works), so the mean wait is that share times the probability."""
-    p, waited, _ = _gg1_wait(np.array([0.3]), np.ones(1), np.array([0.25]), 0.01, 1.25 * 1.5)
+    p, waited, _ = gg1_wait(np.array([0.3]), np.ones(1), np.array([0.25]), 0.01, 1.25 * 1.5)
     sim = _lindley_wait(0.01, 0.25, 0.3)
     assert p[0] < 0.01 and (sim > 0).mean() < 0.01
     assert 0.1 < waited[0] < 1.0  # simulated: 0.29 mean works
@@ -242,7 +244,7 @@ def test_the_wait_of_a_smooth_stream_agrees_with_lindleys_recursion(work_cs2, lo
     """Arrival CV 0.01: the delay probability within 0.01 plus a tenth, the wait of those who wait
     within 20% where more than 1% wait."""
     third = (1 + work_cs2) * (1 + 2 * work_cs2)
-    p, waited, _ = _gg1_wait(np.array([load]), np.ones(1), np.array([work_cs2]), 0.01, third)
+    p, waited, _ = gg1_wait(np.array([load]), np.ones(1), np.array([work_cs2]), 0.01, third)
     sim = _lindley_wait(0.01, work_cs2, load)
     sim_p = (sim > 0).mean()
     assert abs(p[0] - sim_p) <= 0.01 + 0.1 * sim_p, (p[0], sim_p)
@@ -258,7 +260,7 @@ def test_the_wait_goes_continuously_to_none_as_the_arrivals_grow_regular():
     for cs2 in (0.0, 0.25, 1.0, 1.44):
         prev = None
         for cv in (0.0, 0.001, 0.01, 0.05, 0.1, 0.3):
-            p, waited, shape = _gg1_wait(loads, np.ones_like(loads), np.full_like(loads, cs2), cv,
+            p, waited, shape = gg1_wait(loads, np.ones_like(loads), np.full_like(loads, cs2), cv,
                                          (1 + cs2) * (1 + 2 * cs2))
             assert np.all(waited[loads < 0.9] < 10), (cs2, cv, waited)
             zeros = np.zeros_like(loads)
@@ -411,3 +413,15 @@ def test_a_tpot_mixture_whose_zero_mass_contradicts_its_variance_is_still_bracke
             below = (none + (1 - none) * gammainc(k, mid[:, None] * k / m)) @ weights < q
             lo, hi = np.where(below, mid, lo), np.where(below, hi, mid)
         np.testing.assert_allclose(got[i], lo, rtol=5e-3, err_msg=str(q))
+
+
+def test_the_no_arrival_exponent_is_continuous_and_falls_with_the_arrival_cv():
+    """kappa = ln(c^2) / (c^2 - 1): 1 for Poisson, larger for smoother streams, unbounded at a regular one
+    (the TPOT mixture caps it at 50 at its call; below c^2 = 1e-6 it once jumped from 13.8 to 50)."""
+    from ecobench.planning.arrivals import no_arrival_exponent
+
+    assert no_arrival_exponent(1.0) == 1.0 and math.isinf(no_arrival_exponent(0.0))
+    grid = [1e-9, 1e-6 * (1 - 1e-9), 1e-6, 1e-6 * (1 + 1e-9), 1e-3, 0.25, 1.0, 2.25, 9.0]
+    k = [no_arrival_exponent(c) for c in grid]
+    assert all(a > b for a, b in zip(k, k[1:], strict=False))
+    assert k[1] == pytest.approx(k[3], rel=1e-6)  # no step at 1e-6
