@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 ARCH = {"layers": 4, "hidden_size": 256, "heads": 4, "intermediate_size": 1024, "vocab_size": 1000,
         "max_position_embeddings": 128}

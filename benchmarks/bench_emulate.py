@@ -50,7 +50,7 @@ def main() -> None:
           f"(target < {STEP_TARGET_S:g} s)")
 
     from ecobench.reports.emulation import emulate_scenario
-    from ecobench.scenario.model import load_scenario
+    from ecobench.scenario.load import load_scenario
 
     s = load_scenario(big)
     emulate_scenario(s)  # warm: imports, the numeric check, the layout search's caches

@@ -19,7 +19,7 @@ import numpy as np
 
 from ecobench.io import lengths_csv
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import load_scenario
+from ecobench.scenario.load import load_scenario
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
 from timing import timed_passes  # noqa: E402

@@ -10,7 +10,7 @@ Usage: python benchmarks/bench_reference.py   (about 3 minutes on a 2-core machi
 from __future__ import annotations
 
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 MEASURE = {"warmup_s": 2, "min_window_s": 2, "repetitions": 10, "gemm_s": 2}
 

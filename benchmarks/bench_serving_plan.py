@@ -20,7 +20,7 @@ import sys
 
 from ecobench.errors import EcobenchError
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
 from timing import timed_passes  # noqa: E402

@@ -15,7 +15,7 @@ from ecobench.hardware.catalog import load_catalog
 from ecobench.planning.configs import evaluate_config
 from ecobench.planning.evaluate import evaluate
 from ecobench.power.uncertainty import bands
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 INSTANCES = ["inf1.2xlarge", "inf2.xlarge", "trn1.2xlarge", "g4dn.xlarge", "g4dn.2xlarge", "g5.xlarge",
              "g6.xlarge", "inf1.xlarge", "inf2.8xlarge", "g6e.xlarge"]

@@ -130,7 +130,8 @@ def _new_dir(directory: str | os.PathLike[str], what: str = "Result.write: direc
 
 def _scenario(scenario: ScenarioLike | Scenario) -> tuple[Scenario, str]:
     """The validated scenario and the name its errors are prefixed with."""
-    from ecobench.scenario.model import Scenario, load_scenario, scenario_from_dict
+    from ecobench.scenario.load import load_scenario, scenario_from_dict
+    from ecobench.scenario.model import Scenario
 
     if isinstance(scenario, Scenario):
         return scenario, "scenario"

@@ -42,7 +42,7 @@ def _progress(msg: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.runner import run
-    from ecobench.scenario.model import load_scenario
+    from ecobench.scenario.load import load_scenario
 
     if args.format == "parquet":  # before anything is read or written
         from ecobench.reports.tables import require_parquet
@@ -431,7 +431,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         return 0
     if not args.scenario:
         raise InputError("emulate: give a SCENARIO, or --training-demo")
-    from ecobench.scenario.model import load_scenario
+    from ecobench.scenario.load import load_scenario
 
     s = load_scenario(args.scenario)
     process.settled()

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 MEASUREMENT = {"warmup_s": 2.0, "min_window_s": 2.0, "repetitions": 5, "gemm_s": 1.0}
 CASES = {

@@ -9,7 +9,9 @@ from pydantic import ValidationError
 
 from ecobench.errors import InputError
 from ecobench.io.yamlio import load_yaml
-from ecobench.scenario.model import ArchitectureSpec, _messages, load_scenario
+from ecobench.scenario.load import load_scenario
+from ecobench.scenario.messages import error_lines
+from ecobench.scenario.model import MESSAGE_SCHEMA, ArchitectureSpec
 from ecobench.workloads.architecture import Architecture, Task
 
 
@@ -28,7 +30,7 @@ def architecture_from_file(path: str | Path) -> tuple[Architecture, tuple[Task, 
     try:
         spec = ArchitectureSpec.model_validate(block)
     except ValidationError as exc:
-        lines = _messages(exc.errors())  # type: ignore[arg-type]
+        lines = error_lines(exc.errors(), MESSAGE_SCHEMA)  # type: ignore[arg-type]
         prefix = f"{where}: " if where else ""
         raise InputError(f"{p}: invalid architecture\n  " + "\n  ".join(prefix + m for m in lines)) from None
     if spec.from_hf_config is not None:

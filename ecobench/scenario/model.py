@@ -1,10 +1,11 @@
-"""Scenario schema (pydantic v2) and loader: the only place user input is validated.
+"""Scenario schema (pydantic v2): every field, its bounds and the checks within one mapping.
 
-Errors name the file, the field path and what is wrong, and surface as :class:`InputError`.
+Reading a file is :mod:`ecobench.scenario.load`; the checks against the catalog and the presets are
+:mod:`ecobench.scenario.checks`; pydantic's errors become one-line messages in
+:mod:`ecobench.scenario.messages`, which this schema tells its field names (:data:`MESSAGE_SCHEMA`).
 """
 
 
-import difflib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -15,18 +16,16 @@ from pydantic import (
     Field,
     PrivateAttr,
     SerializerFunctionWrapHandler,
-    ValidationError,
     model_serializer,
     model_validator,
 )
 
 from ecobench import bounds as b
 from ecobench.bounds import SWEEP_MAX_COMBINATIONS, SWEEP_MAX_VALUES
-from ecobench.errors import EcobenchError, InputError, UnknownNameError
-from ecobench.hardware.catalog import LOCAL_INSTANCE, load_catalog
-from ecobench.io.yamlio import load_yaml
+from ecobench.hardware.catalog import LOCAL_INSTANCE
 from ecobench.measure.defaults import DEFAULT_REPETITIONS
-from ecobench.scenario.profile import AutoscaleSpec, ProfileSpec, resolve_profile
+from ecobench.scenario.messages import Schema, error_lines
+from ecobench.scenario.profile import AutoscaleSpec, ProfileSpec
 from ecobench.units import (
     CCF_AWS_PUE,
     DEFAULT_CHECKPOINT_INTERVAL_H,
@@ -34,7 +33,6 @@ from ecobench.units import (
     DEFAULT_RESTART_H,
     DTYPES,
 )
-from ecobench.version import BASELINE_KIND, RESULTS_KIND
 from ecobench.workloads.architecture import Architecture, Mla, MoE, Task
 from ecobench.workloads.hf_config import load_hf_config
 from ecobench.workloads.presets import PRESETS, preset
@@ -52,7 +50,7 @@ DEFAULT_ENCODER_BATCH = 65536  # NVIDIA's BERT phase-1 recipe (sequences per ste
 DEFAULT_ENCODER_MICROBATCH = 32
 DEFAULT_DECODER_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2's 4M-token batch (Touvron et al. 2023, §2.2)
 
-__all__ = ["SCHEMA_VERSION", "Scenario", "load_scenario", "scenario_from_dict"]
+__all__ = ["SCHEMA_VERSION", "Scenario", "describe_fields"]
 
 
 class _Model(BaseModel):
@@ -803,367 +801,6 @@ def backend_capabilities(name: str) -> "Capabilities":
     return BACKENDS[name].capabilities
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if not isinstance(part, int) and len(str(part)) > 40:  # a key from the file: at most 40 characters
-            part = f"{str(part)[:40]}..."
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-_UNION_TAG = re.compile(r"^(literal\[.*\]|constrained-\w+|int|float|str|bool|function-\w+\[.*\]|[A-Z]\w*)$")
-
-
-def _format(err: dict[str, Any]) -> str:
-    loc = _loc(tuple(p for p in err["loc"] if not _is_tag(p)))
-    msg = str(err["msg"]).removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        msg = _unknown_field(tuple(p for p in err["loc"] if not _is_tag(p)))
-    if not err["loc"] and err["type"] == "value_error":
-        return msg  # a check across fields: its message names the fields
-    return f"{loc}: {msg}"
-
-
-def _allowed_here(loc: tuple[Any, ...]) -> list[str]:
-    """The field names allowed beside the field at ``loc`` (from :func:`describe_fields`; empty for a
-    level it does not describe)."""
-    parent = ""
-    for part in loc[:-1]:
-        parent += "[]" if isinstance(part, int) else (f".{part}" if parent else str(part))
-    prefix = f"{parent}." if parent else ""
-    return [path[len(prefix):].removesuffix("[]") for path, _, _ in describe_fields()
-            if path.startswith(prefix) and "." not in path[len(prefix):]]
-
-
-def _nearest(loc: tuple[Any, ...], allowed: list[str]) -> list[str]:
-    """The allowed names nearest an unknown field's (a misspelling's suggestions)."""
-    return difflib.get_close_matches(str(loc[-1]), allowed, n=3, cutoff=0.6) if loc else []
-
-
-def _unknown_field(loc: tuple[Any, ...]) -> str:
-    """'unknown field', the nearest field names at that level and every one allowed there (a level
-    :func:`describe_fields` does not describe gets the bare message)."""
-    allowed = _allowed_here(loc)
-    if not allowed or not loc:
-        return "unknown field"
-    close = _nearest(loc, allowed)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown field{hint} (allowed here: {', '.join(allowed)})"
-
-
-def _explained(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``errors`` without the missing fields that an unknown field beside them explains: a
-    misspelt ``rate_per_h`` for ``requests_per_h`` is one problem, said once by the unknown field's
-    line and its suggestion, not also as 'requests_per_h: Field required'."""
-    def bare(e: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(p for p in e["loc"] if not _is_tag(p))
-
-    meant = {(loc[:-1], name) for e in errors if e["type"] == "extra_forbidden" and (loc := bare(e))
-             for name in _nearest(loc, _allowed_here(loc))}
-    return [e for e in errors
-            if not (e["type"] == "missing" and (loc := bare(e)) and (loc[:-1], loc[-1]) in meant)]
-
-
-def _is_tag(part: object) -> bool:
-    """A union branch pydantic names in an error's location (``literal['auto']``, a model class)."""
-    return isinstance(part, str) and bool(_UNION_TAG.match(part))
-
-
-def _messages(errors: list[dict[str, Any]]) -> list[str]:
-    """One line per problem, without pydantic's union branches: where a value may be one of several
-    kinds (``'auto'`` or a mapping), an error inside the mapping is the user's, else one line says
-    which kinds are allowed."""
-    groups: dict[tuple[object, ...], list[dict[str, Any]]] = {}
-    plain = []
-    for e in _explained(errors):
-        loc = tuple(e["loc"])
-        tag = next((i for i, p in enumerate(loc) if _is_tag(p)), None)
-        if tag is None:
-            plain.append(_format(e))
-        else:
-            groups.setdefault(loc[:tag], []).append(e)
-    out = plain
-    for base, errs in groups.items():
-        deep = [e for e in errs if len(e["loc"]) > len(base) + 1]
-        if deep:
-            out += [_format(e) for e in deep]
-            continue
-        kinds = []
-        for e in errs:
-            branch = e["loc"][len(base)]
-            model = globals().get(branch) if isinstance(branch, str) else None
-            if isinstance(model, type) and issubclass(model, BaseModel):
-                kinds.append(f"a mapping of {', '.join(model.model_fields)}")
-            elif e["type"] == "literal_error":
-                kinds.append(str(e["msg"]).removeprefix("Input should be "))
-            else:
-                kinds.append(str(e["msg"]).removeprefix("Input should be "))
-        out.append(f"{_loc(base)}: should be " + ", or ".join(dict.fromkeys(kinds)))
-    return out
-
-
-def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path | None = None) -> Scenario:
-    """Validate a parsed scenario; errors name ``source`` and each field path. Relative paths in it
-    are read from ``base_dir``."""
-    if not isinstance(data, dict):
-        got = ("an empty file" if data is None else "a list" if isinstance(data, list)
-               else f"a single {type(data).__name__} value")
-        raise InputError(f"{source}: a scenario is a mapping of fields (schema_version, name, workload, "
-                         f"configs, baseline, ...; see `ecobench run --help`), got {got}")
-    try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as exc:
-        lines = _messages(exc.errors())  # type: ignore[arg-type]
-        raise InputError(f"{source}: invalid scenario\n  " + "\n  ".join(lines)) from None
-    scenario = _resolve_paths(scenario, base_dir, source)
-    scenario = _resolve_measured_serving(scenario, base_dir, source)
-    _check_names(scenario, source)
-    return scenario
-
-
-def _resolve_measured_serving(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
-    """Each ``configs[].measured_serving`` made absolute (relative to the scenario file's folder) and
-    read once here, so a bad file is bad input before anything runs."""
-    from ecobench.io import vllm_bench
-
-    if not any(c.measured_serving for c in s.configs):
-        return s
-    configs = []
-    for i, c in enumerate(s.configs):
-        if c.measured_serving is not None:
-            p = Path(c.measured_serving)
-            if not p.is_absolute() and base_dir is not None:
-                p = (base_dir / p).resolve()
-            try:
-                vllm_bench.read(p)
-            except InputError as exc:
-                raise InputError(f"{source}: configs[{i}].measured_serving: {exc}") from None
-            c = c.model_copy(update={"measured_serving": str(p)})
-        configs.append(c)
-    return s.model_copy(update={"configs": configs})
-
-
-def _resolve_paths(s: Scenario, base_dir: Path | None, source: str = "<scenario>") -> Scenario:
-    """Make a relative ``from_hf_config`` absolute (relative to the scenario file's folder); read a
-    load profile's CSV."""
-    s = _resolve_profile(s, base_dir, source)
-    s = _resolve_lengths(s, base_dir, source)
-    a = s.workload.architecture
-    if a is not None and a.from_hf_config is not None:
-        from ecobench.io.bounded import check_path
-
-        try:
-            check_path(a.from_hf_config, "workload.architecture.from_hf_config")
-        except InputError as exc:
-            raise InputError(f"{source}: {exc}") from None
-    if a is None or a.from_hf_config is None or base_dir is None or Path(a.from_hf_config).is_absolute():
-        return s
-    from ecobench.io.bounded import resolve_path
-
-    try:
-        path = str(resolve_path(base_dir / a.from_hf_config, "workload.architecture.from_hf_config"))
-    except InputError as exc:
-        raise InputError(f"{source}: {exc}") from None
-    arch = a.model_copy(update={"from_hf_config": path})
-    return s.model_copy(update={"workload": s.workload.model_copy(update={"architecture": arch})})
-
-
-def _resolve_lengths(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
-    """Read a serving workload's lengths CSV (relative to the scenario's folder): bad rows are bad input
-    now, and its means become ``input_tokens`` and ``output_tokens``."""
-    sv = s.workload.serving
-    if sv is None or sv.lengths_csv is None:
-        return s
-    from ecobench.io.lengths_csv import read_lengths_csv
-
-    path = Path(sv.lengths_csv)
-    if not path.is_absolute() and base_dir is not None:
-        path = (base_dir / path).resolve()
-    try:
-        li, lo = read_lengths_csv(path, "workload.serving.lengths_csv")
-    except InputError as exc:
-        raise InputError(f"{source}: {exc}") from None
-    spec = sv.model_copy(update={"lengths_csv": str(path), "input_tokens": max(1, round(float(li.mean()))),
-                                 "output_tokens": max(1, round(float(lo.mean())))})
-    return s.model_copy(update={"workload": s.workload.model_copy(update={"serving": spec})})
-
-
-def _resolve_profile(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
-    """The workload with its load profile's CSV read and its hourly rates bounded."""
-    w = s.workload
-    spec = w.inference or w.serving
-    if spec is None or spec.profile is None:
-        return s
-    rate = w.inference.rate_per_h if w.inference else w.serving.requests_per_h  # type: ignore[union-attr]
-    try:
-        profile = resolve_profile(spec.profile, rate, base_dir, f"workload.{w.mode}.profile")
-    except InputError as exc:
-        raise InputError(f"{source}: {exc}") from None
-    return s.model_copy(update={"workload": w.model_copy(update={
-        w.mode: spec.model_copy(update={"profile": profile})})})
-
-
-def _check_names(s: Scenario, source: str) -> None:
-    """Names the schema cannot know: instance types, regions, presets, data types per chip."""
-    cat = load_catalog()
-    try:
-        if s.workload.model is not None and s.workload.model not in PRESETS:
-            raise UnknownNameError("model preset", s.workload.model, PRESETS, "workload.model")
-        arch = s.workload.arch()
-        cat.region(s.region, "region")
-        for region in s.overrides.grid_g_per_kwh:
-            cat.region(region, f"overrides.grid_g_per_kwh.{region}")
-        for acc in s.overrides.accelerator_power_w:
-            if acc not in cat.accelerators:
-                raise UnknownNameError("accelerator", acc, cat.accelerators,
-                                       f"overrides.accelerator_power_w.{acc}")
-        for i, c in enumerate(s.configs):
-            _check_expert(c, arch, f"configs[{i}].parallelism.expert")
-            _check_drafter(c, arch, f"configs[{i}].speculative")
-            if (arch.moe or arch.mla) and not backend_capabilities(c.backend).experts:
-                raise InputError(f"configs[{i}].backend: {c.backend} does not model mixture-of-experts "
-                                 "layers or latent attention; allowed: analytic")
-            if c.instance_type != LOCAL_INSTANCE:
-                cat.instance(c.instance_type, f"configs[{i}].instance_type")
-                _check_measured_power(s, c, cat, f"configs[{i}].measured_power_w")
-                if s.workload.training and c.precision == "fp8":
-                    _check_fp8(cat, c, f"configs[{i}].precision")
-            if c.region:
-                cat.region(c.region, f"configs[{i}].region")
-            if c.stack is not None:
-                from ecobench.hardware.backends.efficiency import fitted_stacks
-
-                if c.stack not in fitted_stacks():
-                    raise UnknownNameError("software stack", c.stack, fitted_stacks(), f"configs[{i}].stack")
-        for key, check in (("instance_type", lambda v, where: cat.instance(v, where)),
-                           ("region", lambda v, where: cat.region(v, where))):
-            for i, v in enumerate((s.sweep or {}).get(key, [])):
-                check(v, f"sweep.{key}[{i}]")
-        w = s.workload
-        seq_lens = ([w.inference.seq_len] if w.inference
-                    else [int(w.serving.input_tokens or 0) + int(w.serving.output_tokens or 0)] if w.serving
-                    else [p.seq_len for p in w.training.phases])  # type: ignore[union-attr]
-        for n in seq_lens:
-            if n > arch.max_position_embeddings:
-                what = "input_tokens + output_tokens" if w.serving else "seq_len"
-                raise InputError(f"workload: {what} {n} exceeds the model's "
-                                 f"max_position_embeddings ({arch.max_position_embeddings})")
-        if w.serving is not None and w.serving.lengths_csv is not None:
-            from ecobench.io.lengths_csv import read_lengths_csv
-
-            # every row, not only the means: a request longer than the context cannot be served
-            read_lengths_csv(Path(w.serving.lengths_csv), "workload.serving.lengths_csv",
-                             arch.max_position_embeddings, arch.name)
-        if s.workload.inference and arch.kind == "decoder":
-            raise InputError(f"workload.inference: {arch.name} is a decoder; inference models a fixed-size "
-                             "forward pass of an encoder: use workload.serving for token-by-token generation")
-        if s.workload.serving and arch.kind != "decoder":
-            raise InputError(f"workload.serving: {arch.name} is an encoder; serving generates tokens with a "
-                             "decoder: use workload.inference for an encoder")
-    except EcobenchError as exc:
-        raise InputError(f"{source}: {exc}") from None
-
-
-MEASURED_POWER_SLACK = 2.0  # a supplied draw this far below its chips' idle or above their maximum is refused
-
-
-def _check_measured_power(s: Scenario, c: HardwareConfig, cat: Any, where: str) -> None:
-    """A supplied draw in watts for every accelerator of one instance: a figure in kW (or mW) lands far
-    outside what its chips can draw together (half their idle to twice their maximum; the instance
-    scope: at least half their idle)."""
-    if c.measured_power_w is None or c.measured_power_scope is None:
-        return
-    inst = cat.instance(c.instance_type)
-    acc = cat.accelerator_of(inst)
-    n = inst.spec.accelerator_count
-    if acc is None or not n:
-        return
-    override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
-    idle, top = ((override.idle_w, override.max_w) if override
-                 else (acc.power.idle_w, max(acc.power.max_w, acc.power.high_w or 0.0)))
-    low, high = n * idle / MEASURED_POWER_SLACK, n * top * MEASURED_POWER_SLACK
-    w = c.measured_power_w
-
-    def watts(x: float) -> str:
-        return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
-
-    if c.measured_power_scope == "accelerator" and not low <= w <= high:
-        raise InputError(f"{where}: {w:g} W is outside {watts(low)}-{watts(high)} W, half the idle to twice "
-                         f"the maximum draw of the {n} {acc.name} of {c.instance_type} together; allowed: "
-                         "watts for all of one instance's accelerators (measured_power_scope: accelerator; a "
-                         "figure in kW is the usual cause)")
-    if c.measured_power_scope == "instance" and w < low:
-        raise InputError(f"{where}: {w:g} W is below {watts(low)} W, half the idle draw of the {n} "
-                         f"{acc.name} of {c.instance_type} alone; allowed: watts for the whole instance "
-                         "(measured_power_scope: instance; a figure in kW is the usual cause)")
-
-
-def _check_drafter(c: HardwareConfig, arch: Architecture, where: str) -> None:
-    """A speculative drafter is smaller than the model it drafts for (a larger one was planned, and its
-    weights blamed on the target when they did not fit)."""
-    sp = c.speculative
-    if sp is None or sp.method != "draft":
-        return
-    field, params = (("draft_model", float(preset(sp.draft_model).params)) if sp.draft_model is not None
-                     else ("draft_params", float(sp.draft_params or 0.0)))
-    if params >= arch.params:
-        named = f"{sp.draft_model} ({params / 1e9:.3g} B parameters)" if sp.draft_model else f"{params:.3g}"
-        raise InputError(f"{where}.{field}: {named} is not smaller than the model it drafts for, "
-                         f"{arch.name} ({arch.params / 1e9:.3g} B); allowed: a drafter of fewer than "
-                         f"{arch.params:.3g} parameters (a smaller preset, or draft_params)")
-
-
-def _check_expert(c: HardwareConfig, arch: Architecture, where: str) -> None:
-    """The expert-parallel degree against the model's experts (exit 2 naming the nearest valid one)."""
-    if not isinstance(c.parallelism, ParallelismSpec) or c.parallelism.expert == 1:
-        return
-    e = c.parallelism.expert
-    if arch.moe is None:
-        raise InputError(f"{where}: {e} expert-parallel ranks, but {arch.name} has no experts; allowed: 1 "
-                         "(or a model with architecture.moe)")
-    n = arch.moe.experts
-    if n % e:
-        ok = [d for d in range(1, n + 1) if n % d == 0]
-        near = min(ok, key=lambda d: (abs(d - e), d))
-        raise InputError(f"{where}: {e} does not divide the {n} experts; allowed: divisors of {n} "
-                         f"({', '.join(map(str, ok))}); nearest valid value: {near}")
-
-
-def _check_fp8(cat: Any, c: HardwareConfig, where: str) -> None:
-    """FP8 training needs FP8 matmuls: a chip without a published FP8 peak is refused."""
-    acc = cat.accelerator_of(cat.instance(c.instance_type))
-    if acc is None or acc.peak_tflops.get("fp8"):
-        return
-    with_fp8 = sorted({i.name for i in cat.instances.values()
-                       if (a := cat.accelerator_of(i)) is not None and a.peak_tflops.get("fp8")
-                       and i.spec.intra_link is not None})
-    near = "bf16" if acc.peak_tflops.get("bf16") else "fp16"
-    raise InputError(f"{where}: fp8 training runs its matmuls in FP8, and {acc.name} ({c.instance_type}) has "
-                     f"no FP8 peak; allowed here: {', '.join(d for d, v in acc.peak_tflops.items() if v)} "
-                     f"(nearest valid: {near}), or an instance with FP8: {', '.join(with_fp8)}")
-
-
-def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a scenario YAML file (regular file, size cap, strict YAML: ecobench.io.yamlio);
-    a local config.json it names is read relative to it. A file ecobench writes or reads elsewhere (a
-    run's results.json, a baseline, calibration points) is named as what it is: its validation as a
-    scenario would list every scenario field as missing."""
-    doc = load_yaml(path, "scenario")
-    if isinstance(doc, dict) and "workload" not in doc:
-        kind = doc.get("kind")
-        if kind == RESULTS_KIND:
-            raise InputError(f"{path}: a run's results.json, not a scenario; its scenario is scenario.yaml "
-                             "beside it; read the run back with ecobench.load_run or `ecobench report`")
-        if kind == BASELINE_KIND:
-            raise InputError(f"{path}: a baseline file, not a scenario; give it to `ecobench check RUN_DIR "
-                             "--baseline`")
-        if {"sources", "points"} <= set(doc):
-            raise InputError(f"{path}: a measured-power points file, not a scenario; give it to "
-                             "`ecobench calibrate`")
-    return scenario_from_dict(doc, str(path), Path(path).parent)
-
-
 def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list[tuple[str, str, str]]:
     """(path, default, description) for every scenario field, nested, for docs and ``--help``."""
     rows: list[tuple[str, str, str]] = []
@@ -1181,6 +818,10 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
         if sub is not None:
             rows += describe_fields(sub, path + ".")
     return rows
+
+
+# What the messages read of this schema: its field paths, and its classes by name (a union branch).
+MESSAGE_SCHEMA = Schema(describe_fields, globals())
 
 
 def check_sweep(s: Scenario) -> None:
@@ -1208,7 +849,7 @@ def check_sweep(s: Scenario) -> None:
             try:
                 c = HardwareConfig.model_validate(base | {key: v})
             except ValidationError as exc:
-                lines = [m.removeprefix(f"{key}: ") for m in _messages(exc.errors())]  # type: ignore[arg-type]
+                lines = [m.removeprefix(f"{key}: ") for m in error_lines(exc.errors(), MESSAGE_SCHEMA)]  # type: ignore[arg-type]
                 raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
             s._check_config(c, f"sweep.{key}[{i}]")
             if not backend_capabilities(c.backend).sweepable:

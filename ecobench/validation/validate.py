@@ -19,7 +19,8 @@ from typing import Any
 
 from ecobench.io.yamlio import load_packaged
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import Scenario, scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
+from ecobench.scenario.model import Scenario
 from ecobench.units import SECONDS_PER_HOUR
 
 MODES = ("replay", "predict", "holdout")

@@ -8,7 +8,7 @@ import pytest
 
 from ecobench.cli import main
 from ecobench.scenario import examples
-from ecobench.scenario.model import load_scenario
+from ecobench.scenario.load import load_scenario
 from tests.conftest import SCENARIOS
 
 

@@ -143,7 +143,7 @@ def test_workload_reads_an_inline_architecture(tmp_path, capsys):
 def test_workload_of_a_fine_tune_scenario_has_its_classification_head(tmp_path, capsys):
     """`workload SCENARIO` counts the head `run` evaluates: workload.training.task and num_labels."""
     from ecobench.planning.jobs import make_job
-    from ecobench.scenario.model import load_scenario
+    from ecobench.scenario.load import load_scenario
 
     s = tmp_path / "s.yaml"
     s.write_text(yaml.safe_dump(_scenario([_cfg(parallelism="auto")], task="classification", num_labels=3)))

@@ -16,7 +16,7 @@ from ecobench.planning.evaluate import evaluate
 from ecobench.planning.plan import plan_inference
 from ecobench.reports.tables import records
 from ecobench.runner import results_document
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 from tests.conftest import SCENARIOS
 
 

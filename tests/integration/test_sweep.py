@@ -11,7 +11,7 @@ import yaml
 from ecobench.cli import main
 from ecobench.errors import InputError
 from ecobench.planning.evaluate import evaluate_all
-from ecobench.scenario.model import load_scenario, scenario_from_dict
+from ecobench.scenario.load import load_scenario, scenario_from_dict
 from ecobench.scenario.sweep import config_at
 from ecobench.scenario.sweep_size import combinations
 

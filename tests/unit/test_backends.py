@@ -11,7 +11,8 @@ from ecobench.hardware.backends.testing import FakeBackend, ReplayBackend, fixed
 from ecobench.hardware.catalog import load_catalog
 from ecobench.planning.evaluate import evaluate
 from ecobench.planning.jobs import capabilities, make_job
-from ecobench.scenario.model import BackendName, scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
+from ecobench.scenario.model import BackendName
 
 CAT = load_catalog()
 

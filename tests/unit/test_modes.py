@@ -8,7 +8,7 @@ from ecobench.planning.plan import Context
 from ecobench.power.carbon import GridIntensity
 from ecobench.power.setup import power_setup
 from ecobench.power.uncertainty import BAND_METRICS_INFERENCE, BAND_METRICS_SERVING, BAND_METRICS_TRAINING
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 CAT = load_catalog()
 

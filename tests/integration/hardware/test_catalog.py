@@ -105,7 +105,7 @@ def test_p3dn_carries_the_32_gb_v100_and_the_memory_check_uses_it(monkeypatch):
     from ecobench.errors import EcobenchError
     from ecobench.hardware.cluster import instance_cluster
     from ecobench.planning.evaluate import evaluate
-    from ecobench.scenario.model import scenario_from_dict
+    from ecobench.scenario.load import scenario_from_dict
 
     cat = load_catalog()
     p3dn, p3 = cat.instance("p3dn.24xlarge"), cat.instance("p3.2xlarge")

@@ -4,7 +4,7 @@ from ecobench.errors import InputError
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.prices import on_demand_price, priced_regions, regional_prices
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 CAT = load_catalog()
 

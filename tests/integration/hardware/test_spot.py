@@ -7,7 +7,7 @@ from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.prices import on_demand_price
 from ecobench.hardware.spot import spot_price, spot_regions, spot_snapshot
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 CAT = load_catalog()
 # Regions where the snapshot's zones all showed the on-demand price (capacity short there): spot is

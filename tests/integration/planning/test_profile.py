@@ -12,7 +12,7 @@ import yaml
 from ecobench.cli import main
 from ecobench.planning.evaluate import evaluate
 from ecobench.planning.profile import Fleet, profile_strategies, sized_rates
-from ecobench.scenario.model import load_scenario, scenario_from_dict
+from ecobench.scenario.load import load_scenario, scenario_from_dict
 from ecobench.scenario.profile import AutoscaleSpec
 from tests.conftest import SCENARIOS
 

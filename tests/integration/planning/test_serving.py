@@ -6,7 +6,7 @@ import re
 import pytest
 
 from ecobench.errors import InputError
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 from ecobench.units import SECONDS_PER_HOUR
 
 CHAT = {"requests_per_h": 36000, "input_tokens": 512, "output_tokens": 256, "ttft_ms": 1000, "tpot_ms": 50,

@@ -3,7 +3,7 @@
 import pytest
 
 from ecobench.errors import InputError
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 AUTO_P4D = {"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16", "parallelism": "auto"}
 

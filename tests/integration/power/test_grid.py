@@ -48,7 +48,7 @@ def test_table_equals_a_rebuild_from_the_codecarbon_it_was_built_from():
 
 def test_an_analytic_run_needs_no_codecarbon():
     code = ("import sys; from ecobench.planning.evaluate import evaluate; "
-            "from ecobench.scenario.model import load_scenario; "
+            "from ecobench.scenario.load import load_scenario; "
             "evaluate(load_scenario('scenarios/layoutlm_inf2_upgrade.yaml')); "
             "print('codecarbon' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,7 +5,7 @@ import yaml
 
 from ecobench.cli import main
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 
 def test_every_row_has_three_scopes_that_nest(scenario_dict):

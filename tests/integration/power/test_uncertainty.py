@@ -9,7 +9,7 @@ from ecobench.hardware.catalog import load_catalog
 from ecobench.planning.configs import evaluate_config
 from ecobench.planning.evaluate import evaluate
 from ecobench.power.uncertainty import PERCENTILES, ZeroDraws, bands, percentiles, simulate
-from ecobench.scenario.model import load_scenario, scenario_from_dict
+from ecobench.scenario.load import load_scenario, scenario_from_dict
 from tests.conftest import SCENARIOS
 
 CAT = load_catalog()

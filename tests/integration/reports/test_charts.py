@@ -17,7 +17,7 @@ from ecobench.reports import charts
 from ecobench.reports.html import caveats, front_flags, render, render_validation
 from ecobench.reports.tables import records
 from ecobench.runner import results_document
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 from tests.conftest import SCENARIOS
 
 SVG = re.compile(r"<svg.*?</svg>", re.S)

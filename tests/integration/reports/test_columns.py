@@ -118,7 +118,7 @@ def test_integer_columns_are_written_as_whole_numbers(runs: dict[str, dict[str, 
 
 def test_top_level_keys_are_those_written() -> None:
     from ecobench.reports.columns import TOP_LEVEL
-    from ecobench.scenario.model import load_scenario
+    from ecobench.scenario.load import load_scenario
 
     doc = results_document(load_scenario(SCENARIOS / "layoutlm_realtime.yaml"), [], "r")
     assert {k for k, (_, required, _) in TOP_LEVEL.items() if required} <= set(doc) <= set(TOP_LEVEL)

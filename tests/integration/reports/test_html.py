@@ -4,7 +4,7 @@ from ecobench.planning.evaluate import evaluate
 from ecobench.reports.html import render
 from ecobench.reports.tables import records
 from ecobench.runner import results_document
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 
 def test_report_escapes_user_text(scenario_dict):

@@ -8,7 +8,7 @@ import yaml
 
 from ecobench.planning.evaluate import evaluate_all
 from ecobench.reports.summary import fit_table, format_summary, targets_cell
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 from tests.conftest import SCENARIOS
 
 

@@ -70,7 +70,7 @@ def test_serve_point_gives_the_bands_of_its_regime(capsys):
 
 def test_a_serving_runs_throughput_band_is_its_regimes_band():
     from ecobench.planning.evaluate import evaluate
-    from ecobench.scenario.model import scenario_from_dict
+    from ecobench.scenario.load import scenario_from_dict
 
     s = scenario_from_dict({
         "schema_version": 2, "name": "t",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")

@@ -8,7 +8,7 @@ import pytest
 from ecobench.cli import main
 from ecobench.errors import BackendError
 from ecobench.planning.evaluate import evaluate
-from ecobench.scenario.model import scenario_from_dict
+from ecobench.scenario.load import scenario_from_dict
 from ecobench.units import MAX_OTHER_CPU_PCT, MAX_THROUGHPUT_CV_PCT
 
 pytest.importorskip("torch")

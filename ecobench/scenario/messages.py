@@ -1,0 +1,123 @@
+"""Pydantic's validation errors as the one-line bad-input messages: each names the field path, what is
+wrong and, for an unknown field, the nearest names and every one allowed there.
+
+The schema imports this module (its sweep check explains a value's errors), so what the messages
+need of the schema comes in as a :class:`Schema` (``ecobench.scenario.model.MESSAGE_SCHEMA``).
+"""
+
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel
+
+__all__ = ["Schema", "error_lines"]
+
+
+class Schema(NamedTuple):
+    """What the messages read of the schema they explain."""
+
+    fields: Callable[[], list[tuple[str, str, str]]]  # describe_fields: (path, default, description)
+    names: Mapping[str, object]  # the schema module's namespace: a union branch named by its class
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        if not isinstance(part, int) and len(str(part)) > 40:  # a key from the file: at most 40 characters
+            part = f"{str(part)[:40]}..."
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+_UNION_TAG = re.compile(r"^(literal\[.*\]|constrained-\w+|int|float|str|bool|function-\w+\[.*\]|[A-Z]\w*)$")
+
+
+def _format(err: dict[str, Any], schema: Schema) -> str:
+    loc = _loc(tuple(p for p in err["loc"] if not _is_tag(p)))
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = _unknown_field(tuple(p for p in err["loc"] if not _is_tag(p)), schema)
+    if not err["loc"] and err["type"] == "value_error":
+        return msg  # a check across fields: its message names the fields
+    return f"{loc}: {msg}"
+
+
+def _allowed_here(loc: tuple[Any, ...], schema: Schema) -> list[str]:
+    """The field names allowed beside the field at ``loc`` (from ``schema.fields``, the schema's
+    describe_fields; empty for a level it does not describe)."""
+    parent = ""
+    for part in loc[:-1]:
+        parent += "[]" if isinstance(part, int) else (f".{part}" if parent else str(part))
+    prefix = f"{parent}." if parent else ""
+    return [path[len(prefix):].removesuffix("[]") for path, _, _ in schema.fields()
+            if path.startswith(prefix) and "." not in path[len(prefix):]]
+
+
+def _nearest(loc: tuple[Any, ...], allowed: list[str]) -> list[str]:
+    """The allowed names nearest an unknown field's (a misspelling's suggestions)."""
+    return difflib.get_close_matches(str(loc[-1]), allowed, n=3, cutoff=0.6) if loc else []
+
+
+def _unknown_field(loc: tuple[Any, ...], schema: Schema) -> str:
+    """'unknown field', the nearest field names at that level and every one allowed there (a level
+    ``schema.fields`` does not describe gets the bare message)."""
+    allowed = _allowed_here(loc, schema)
+    if not allowed or not loc:
+        return "unknown field"
+    close = _nearest(loc, allowed)
+    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    return f"unknown field{hint} (allowed here: {', '.join(allowed)})"
+
+
+def _explained(errors: list[dict[str, Any]], schema: Schema) -> list[dict[str, Any]]:
+    """``errors`` without the missing fields that an unknown field beside them explains: a
+    misspelt ``rate_per_h`` for ``requests_per_h`` is one problem, said once by the unknown field's
+    line and its suggestion, not also as 'requests_per_h: Field required'."""
+    def bare(e: dict[str, Any]) -> tuple[Any, ...]:
+        return tuple(p for p in e["loc"] if not _is_tag(p))
+
+    meant = {(loc[:-1], name) for e in errors if e["type"] == "extra_forbidden" and (loc := bare(e))
+             for name in _nearest(loc, _allowed_here(loc, schema))}
+    return [e for e in errors
+            if not (e["type"] == "missing" and (loc := bare(e)) and (loc[:-1], loc[-1]) in meant)]
+
+
+def _is_tag(part: object) -> bool:
+    """A union branch pydantic names in an error's location (``literal['auto']``, a model class)."""
+    return isinstance(part, str) and bool(_UNION_TAG.match(part))
+
+
+def error_lines(errors: list[dict[str, Any]], schema: Schema) -> list[str]:
+    """One line per problem, without pydantic's union branches: where a value may be one of several
+    kinds (``'auto'`` or a mapping), an error inside the mapping is the user's, else one line says
+    which kinds are allowed."""
+    groups: dict[tuple[object, ...], list[dict[str, Any]]] = {}
+    plain = []
+    for e in _explained(errors, schema):
+        loc = tuple(e["loc"])
+        tag = next((i for i, p in enumerate(loc) if _is_tag(p)), None)
+        if tag is None:
+            plain.append(_format(e, schema))
+        else:
+            groups.setdefault(loc[:tag], []).append(e)
+    out = plain
+    for base, errs in groups.items():
+        deep = [e for e in errs if len(e["loc"]) > len(base) + 1]
+        if deep:
+            out += [_format(e, schema) for e in deep]
+            continue
+        kinds = []
+        for e in errs:
+            branch = e["loc"][len(base)]
+            model = schema.names.get(branch) if isinstance(branch, str) else None
+            if isinstance(model, type) and issubclass(model, BaseModel):
+                kinds.append(f"a mapping of {', '.join(model.model_fields)}")
+            elif e["type"] == "literal_error":
+                kinds.append(str(e["msg"]).removeprefix("Input should be "))
+            else:
+                kinds.append(str(e["msg"]).removeprefix("Input should be "))
+        out.append(f"{_loc(base)}: should be " + ", or ".join(dict.fromkeys(kinds)))
+    return out
