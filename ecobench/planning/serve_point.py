@@ -133,7 +133,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
     tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])
     # a static batch's prefill is one engine step: its fixed host cost too
-    ttft_s = (float(prefill_s(w, cl, eff, float(batch))) + fit.request_overhead_s(acc.vendor)
+    ttft_s = (float(prefill_s(w, cl, eff, float(batch))) + fit.request_overhead_s(acc.vendor, stack)
               + eff.step_overhead_s)
     figs = serving_figures(tpot_s, ttft_s, batch, output_tokens)
     regime = Regime("analytic", acc.vendor, t, float(batch))

@@ -58,7 +58,7 @@ def serving_performance(run: ConfigRun,
         except BackendError as exc:
             raise exc.in_config("backend") from None
     sp = serve_plan(spec, s.workload.arch(), cfg, inst, catalog, eff,
-                    0.0 if timer is not None else fit.request_overhead_s(acc.vendor), timer)
+                    0.0 if timer is not None else fit.request_overhead_s(acc.vendor, cfg.stack), timer)
     cpu = cfg.host_cpu_utilization if cfg.host_cpu_utilization is not None else DEFAULT_HOST_CPU_UTILIZATION
     capacity = sp.capacity_per_replica_per_s * sp.replicas_per_instance
     perf = Performance(

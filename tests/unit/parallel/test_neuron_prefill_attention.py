@@ -124,8 +124,8 @@ def test_the_planners_prefill_optimum_neuron_as_the_fit_does(instance, fused):
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, "optimum-neuron-vllm")
     cl = instance_cluster(cat, inst, "bf16")
-    planner_ms = 1e3 * (float(prefill_s(planned, cl, eff, 1.0)) + fit.request_overhead_s(acc.vendor)
-                        + eff.step_overhead_s)
+    planner_ms = 1e3 * (float(prefill_s(planned, cl, eff, 1.0))
+                        + fit.request_overhead_s(acc.vendor, "optimum-neuron-vllm") + eff.step_overhead_s)
     point = serve_point("llama3-8b", instance, "bf16", 1, 1500, 600, tensor=8,
                         stack="optimum-neuron-vllm")
     assert point.figures["ttft_ms"][0] == pytest.approx(planner_ms, rel=1e-9)

@@ -42,7 +42,7 @@ def test_batched_prediction_equals_point_by_point():
                            collective_latency_s=x.get(E.collective_key(p.stack, p.all_reduce)),
                            step_overhead_s=x[f"step.{p.stack}"] if p.serve is not None else 0.0,
                            kv_reread=x.get(f"reread.{v}", 0.0))
-        got[i] = p.predict(eff, x.get(f"request.{v}", 0.0))
+        got[i] = p.predict(eff, x.get(f"request.{v}", 0.0) * x.get(f"request_stack.{p.stack}", 1.0))
     kinds = set()
     for value, (i, fig) in zip(predicted, batch.targets, strict=True):
         assert value == pytest.approx(got[i][fig], rel=1e-9), (pts[i].point.id, fig)
@@ -63,6 +63,17 @@ def test_unseen_stack_and_accelerator_take_the_vendor_typical_value():
     typical = f.efficiency("aws", "training")
     unseen = f.efficiency("aws", "training", "trainium2", "never-seen")
     assert unseen.compute == pytest.approx(typical.compute)
+
+
+def test_request_overhead_is_the_vendors_times_the_stacks_factor():
+    """A per-request cost per stack (a C++ benchmark loop adds less than an HTTP server), falling back
+    to the vendor's where the stack is unseen or not named."""
+    f = E.current_fit()
+    vendor = f.values["request.nvidia"]
+    assert f.request_overhead_s("nvidia") == f.request_overhead_s("nvidia", "never-seen") == vendor
+    trt = f.request_overhead_s("nvidia", "tensorrt-llm")
+    assert trt == pytest.approx(vendor * f.values["request_stack.tensorrt-llm"])
+    assert trt < vendor  # its TTFTs come from C++ gptSessionBenchmark runs
 
 
 @pytest.mark.slow
@@ -142,7 +153,8 @@ def test_docs_serving_lists_every_stack_with_a_fitted_step_cost(tmp_path, capsys
     from tests.conftest import SCENARIOS
 
     doc = (SCENARIOS.parent / "docs" / "serving.md").read_text()
-    table = doc.split("| stack | step (ms) | collective (µs) | compute factor |", 1)[1].split("\n\n", 1)[0]
+    head = "| stack | step (ms) | collective (µs) | compute factor | request (ms: vendor's x factor) |"
+    table = doc.split(head, 1)[1].split("\n\n", 1)[0]
     listed = {line.split("|")[1].strip().split(" ")[0] for line in table.splitlines()[2:]}
     fitted = {k.removeprefix("step.") for k in E.current_fit().values if k.startswith("step.")}
     assert fitted <= listed, fitted - listed
