@@ -86,6 +86,17 @@ def test_invalid_yaml(tmp_path, capsys):
     _bad(tmp_path, capsys, "name: [unclosed\n", "invalid YAML")
 
 
+@pytest.mark.parametrize("text,expect", [
+    ("name: [unclosed\n", "invalid YAML at line 2, column 1: did not find expected ',' or ']' "
+                          "(while parsing a flow sequence at line 1, column 7)"),
+    ("a: 1\na: 2\n", "invalid YAML at line 2, column 1: found duplicate key 'a' (first at line 1)"),
+    ("a: \x01\n", "invalid YAML at character 4: character #x0001: control characters are not allowed")])
+def test_invalid_yaml_is_one_line_with_its_line_and_column(tmp_path, capsys, text, expect):
+    # PyYAML's message spanned four lines and named the file "<unicode string>"
+    err = _bad(tmp_path, capsys, text, expect)
+    assert err.count("\n") == 1 and "<unicode string>" not in err
+
+
 @pytest.mark.parametrize("text,got", [("", "got an empty file"), ("# only a comment\n", "got an empty file"),
                                       ("[a, b]\n", "got a list"), ("3\n", "got a single int value")])
 def test_a_file_that_is_not_a_mapping_says_what_it_holds(tmp_path, capsys, text, got):
