@@ -297,3 +297,22 @@ def test_readme_documents_every_scenario_field_and_commands():
         assert f"| `scenarios/{scenario.name}` |" in shipped, f"{scenario.name} is not in 'Scenarios shipped'"
     ci = (SCENARIOS.parent / ".ci" / "run").read_text()
     assert "python -m pytest -q" in ci and "python -m pytest -q" in readme
+
+
+@pytest.mark.parametrize("workload,expect", [
+    ({"model": "llama3-8b", "serving": {"requests_per_h": 100, "input_tokens": 9000, "output_tokens": 100}},
+     "workload.serving.input_tokens + output_tokens: 9100 exceeds llama3-8b's max_position_embeddings "
+     "(8192); allowed: at most 8192 tokens"),
+    ({"model": "layoutlm-base", "inference": {"rate_per_h": 1000, "seq_len": 600}},
+     "workload.inference.seq_len: 600 exceeds layoutlm-base's max_position_embeddings (512); "
+     "allowed: at most 512"),
+    ({"model": "bert-base", "training": {"total_sequences": 1000, "global_batch_size": 8,
+                                         "phases": [{"seq_len": 128, "fraction": 0.5},
+                                                    {"seq_len": 1024, "fraction": 0.5}]}},
+     "workload.training.phases[1].seq_len: 1024 exceeds bert-base's max_position_embeddings (512)")])
+def test_a_sequence_beyond_the_context_names_its_field_and_the_limit(tmp_path, capsys, workload, expect):
+    # it said "workload: input_tokens + output_tokens 9100 exceeds the model's max_position_embeddings (8192)"
+    _bad(tmp_path, capsys, {"schema_version": 2, "name": "t", "workload": workload, "baseline": "a",
+                            "configs": [{"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16"}
+                                        | ({"instances": 1} if "training" in workload else {})]},
+         expect)
