@@ -295,6 +295,14 @@ def test_readme_documents_every_scenario_field_and_commands():
     shipped = readme.split("## Scenarios shipped", 1)[1].split("\n## ", 1)[0]
     for scenario in sorted(SCENARIOS.glob("*.yaml")):
         assert f"| `scenarios/{scenario.name}` |" in shipped, f"{scenario.name} is not in 'Scenarios shipped'"
+    import argparse
+
+    from ecobench.cli import build_parser
+
+    table = readme.split("Other commands:", 1)[1].split("\n\n", 2)[1]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command in sub.choices:  # `serve-point` was missing
+        assert f"| `ecobench {command} " in table or f"| `ecobench {command}`" in table, command
     ci = (SCENARIOS.parent / ".ci" / "run").read_text()
     assert "python -m pytest -q" in ci and "python -m pytest -q" in readme
 
