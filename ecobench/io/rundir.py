@@ -120,7 +120,9 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def refuse_existing(path: Path, flag: str, force: bool) -> None:
     """Never overwrite an earlier result: an existing ``path`` (a dangling link too) given with
-    ``flag`` is bad input unless ``force``."""
+    ``flag`` is bad input unless ``force``; a folder always is (no file can replace it)."""
+    if path.is_dir() and not path.is_symlink():
+        raise InputError(f"{flag} {path}: is a folder; allowed: a file name (such as {path / 'NAME'})")
     if not force and (path.exists() or path.is_symlink()):
         raise InputError(f"{flag} {path}: already exists; not overwritten (pass --force to replace it)")
 
