@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN
+
 __all__ = ["Schema", "error_lines"]
 
 
@@ -40,6 +42,8 @@ def _format(err: dict[str, Any], schema: Schema) -> str:
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = _unknown_field(tuple(p for p in err["loc"] if not _is_tag(p)), schema)
+    if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == NAME_PATTERN:
+        msg = f"{err['input']!r} is not a name; allowed: {NAME_ALLOWED}"  # not the regular expression
     if not err["loc"] and err["type"] == "value_error":
         return msg  # a check across fields: its message names the fields
     return f"{loc}: {msg}"

@@ -324,3 +324,14 @@ def test_a_sequence_beyond_the_context_names_its_field_and_the_limit(tmp_path, c
                             "configs": [{"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16"}
                                         | ({"instances": 1} if "training" in workload else {})]},
          expect)
+
+
+@pytest.mark.parametrize("field,value", [("name", "../evil"), ("name", "my run"), ("id", "inf 1")])
+def test_a_bad_name_says_what_a_name_may_hold_not_its_regular_expression(tmp_path, capsys, field, value):
+    # it said "name: String should match pattern '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$'"
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    (s if field == "name" else s["configs"][0])[field] = value
+    where = "name" if field == "name" else "configs[0].id"
+    err = _bad(tmp_path, capsys, s, f"{where}: {value!r} is not a name; allowed: 1 to 100 letters, digits, "
+                                    "'_', '.' or '-', the first a letter, digit or '_'")
+    assert "pattern" not in err
