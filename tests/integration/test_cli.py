@@ -335,3 +335,16 @@ def test_a_bad_name_says_what_a_name_may_hold_not_its_regular_expression(tmp_pat
     err = _bad(tmp_path, capsys, s, f"{where}: {value!r} is not a name; allowed: 1 to 100 letters, digits, "
                                     "'_', '.' or '-', the first a letter, digit or '_'")
     assert "pattern" not in err
+
+
+@pytest.mark.parametrize("extra,allowed", [
+    ({}, "allowed: 4-bit weights (quantization: int4), or an instance with more accelerator memory"),
+    ({"quantization": "int4", "instance_type": "g6.xlarge"},
+     "allowed: an instance with more accelerator memory")])
+def test_serving_weights_that_fit_no_layout_say_what_would(tmp_path, capsys, extra, allowed):
+    # llama3-70b on g6e.xlarge said only "... which has 44.7 GiB; no tensor degree fits"
+    s = {"schema_version": 2, "name": "t", "baseline": "a",
+         "workload": {"model": "llama3-70b", "serving": {"requests_per_h": 1000, "input_tokens": 512,
+                                                         "output_tokens": 128}},
+         "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16"} | extra]}
+    _bad(tmp_path, capsys, s, "configs[0]: llama3-70b needs", f"no tensor degree fits; {allowed}")
