@@ -4,6 +4,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 import yaml
 
 from ecobench.cli import main
@@ -179,3 +180,22 @@ def test_a_folder_where_an_output_file_goes_is_bad_input_even_with_force(tmp_pat
             assert f"{args[-2]} {folder}: is a folder; allowed: a file name" in err, err
             assert err.count("\n") == 1, err
     assert (folder / "keep").read_text() == "x"
+
+
+def test_a_scenario_or_a_runs_other_file_given_as_results_is_named_as_such(tmp_path, capsys):
+    """`check RUN --baseline scenario.yaml` (or a run's results.csv) said 'not a valid baseline
+    results JSON file (Expecting value: line 1 column 1 (char 0))'."""
+    from ecobench.api import load_run
+    from ecobench.errors import InputError
+
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    scenario = SCENARIOS / "layoutlm_realtime.yaml"
+    capsys.readouterr()
+    assert main(["check", str(run), "--baseline", str(scenario)]) == 2
+    err = capsys.readouterr().err
+    assert "a YAML file (a scenario?), not a run's results; allowed: a run directory" in err
+    assert main(["compare", str(run / "results.csv"), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"a run's results.csv, not its results; allowed: the run directory ({run})" in err
+    with pytest.raises(InputError, match="a YAML file"):
+        load_run(scenario)
