@@ -425,3 +425,23 @@ def test_the_no_arrival_exponent_is_continuous_and_falls_with_the_arrival_cv():
     k = [no_arrival_exponent(c) for c in grid]
     assert all(a > b for a, b in zip(k, k[1:], strict=False))
     assert k[1] == pytest.approx(k[3], rel=1e-6)  # no step at 1e-6
+
+
+def test_periodic_arrivals_with_outputs_of_one_length_plan_finite_latencies():
+    """`ecobench run` of llama3_8b_chat with arrival_cv 0 (allowed: 0 to 10) exited 3 (TypeError in the
+    report) after numpy's divide-by-zero warnings: the requests in flight had peakedness 0, which the
+    concurrency chain divides by. It is read as CV 0.01's (arrivals.MIN_PEAKEDNESS)."""
+    import math
+
+    from ecobench.api import run
+    from ecobench.planning.arrivals import MIN_PEAKEDNESS, peakedness
+
+    periodic = Traffic(Lengths(1024.0), Lengths(256.0), arrival_cv=0.0)
+    assert peakedness(periodic) == MIN_PEAKEDNESS
+    s = {"schema_version": 2, "name": "t", "baseline": "a",
+         "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 36000, "input_tokens": 1024,
+                                                        "output_tokens": 256, "arrival_cv": 0,
+                                                        "median_tpot_ms": 50}},
+         "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16"}]}
+    row = run(s).rows[0]
+    assert all(math.isfinite(row[k]) for k in ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p50", "tpot_ms_p99"))
