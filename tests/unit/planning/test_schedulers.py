@@ -445,3 +445,19 @@ def test_periodic_arrivals_with_outputs_of_one_length_plan_finite_latencies():
          "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16"}]}
     row = run(s).rows[0]
     assert all(math.isfinite(row[k]) for k in ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p50", "tpot_ms_p99"))
+
+
+def test_a_narrow_concurrency_chain_at_a_low_rate_keeps_its_weights():
+    """At near-periodic arrivals (peakedness 1e-4, arrival CV 0.01) and a rate far below the capacity,
+    the chain's mass sits at n = 0 and every n >= 1 underflowed to 0: the size-biased weights were
+    0 / 0, TPOT NaN, and `ecobench run` (1 request/h, arrival_cv 0.01, max_batch 1) exited 3."""
+    from ecobench.planning.queueing import concurrency_seen
+
+    mean, sd = concurrency_seen(np.array([1 / 3600, 0.5]), np.array([0.14, 0.27, 0.4]), 1e-4)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(sd))
+    assert mean[0] == pytest.approx(1.0) and sd[0] == pytest.approx(0.0, abs=1e-9)
+    # a wide chain is as before: the size-biased mean of the Poisson chain
+    lam, cap = 0.2, np.array([0.14, 0.27, 0.4])
+    pi = np.cumprod(lam / cap)
+    m, _ = concurrency_seen(np.array([lam]), cap, 1.0)
+    assert m[0] == pytest.approx((np.arange(1, 4) ** 2 * pi).sum() / (np.arange(1, 4) * pi).sum(), rel=1e-12)
