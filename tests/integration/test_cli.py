@@ -348,3 +348,16 @@ def test_serving_weights_that_fit_no_layout_say_what_would(tmp_path, capsys, ext
                                                          "output_tokens": 128}},
          "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16"} | extra]}
     _bad(tmp_path, capsys, s, "configs[0]: llama3-70b needs", f"no tensor degree fits; {allowed}")
+
+
+def test_a_deadline_with_a_tensor_degree_the_model_cannot_split_names_why(tmp_path, capsys):
+    # it said "configs[0].instances: no valid layout of up to 2048x trn1.32xlarge for this model and
+    # global batch", though no instance count helps a tensor degree of 3 for 32 heads
+    s = {"schema_version": 2, "name": "t", "baseline": "a",
+         "workload": {"model": "llama2-7b", "training": {"total_tokens": 1.0e9, "global_batch_size": 64,
+                                                         "deadline_h": 24,
+                                                         "phases": [{"seq_len": 2048, "fraction": 1.0}]}},
+         "configs": [{"id": "a", "instance_type": "trn1.32xlarge", "precision": "bf16",
+                      "parallelism": {"tensor": 3, "pipeline": 1}}]}
+    _bad(tmp_path, capsys, s, "configs[0].parallelism.tensor: tensor 3 must divide the 32 attention heads",
+         "allowed: tensor 1, 2, 4, 8, 16, 32")
