@@ -113,9 +113,15 @@ def error_lines(errors: list[dict[str, Any]], schema: Schema) -> list[str]:
         if deep:
             out += [_format(e, schema) for e in deep]
             continue
+        checked = [e for e in errs if e["type"] == "value_error"]  # a mapping's own check: the user's
+        if checked:
+            out += [f"{_loc(base)}: {str(e['msg']).removeprefix('Value error, ')}" for e in checked]
+            continue
         kinds = []
         for e in errs:
             branch = e["loc"][len(base)]
+            if isinstance(branch, str) and branch.startswith("function-"):  # a model with an after-validator
+                branch = branch.rstrip("]").rpartition(", ")[2]
             model = schema.names.get(branch) if isinstance(branch, str) else None
             if isinstance(model, type) and issubclass(model, BaseModel):
                 kinds.append(f"a mapping of {', '.join(model.model_fields)}")

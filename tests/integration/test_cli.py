@@ -361,3 +361,16 @@ def test_a_deadline_with_a_tensor_degree_the_model_cannot_split_names_why(tmp_pa
                       "parallelism": {"tensor": 3, "pipeline": 1}}]}
     _bad(tmp_path, capsys, s, "configs[0].parallelism.tensor: tensor 3 must divide the 32 attention heads",
          "allowed: tensor 1, 2, 4, 8, 16, 32")
+
+
+@pytest.mark.parametrize("parallelism,expect", [
+    ({"tensor": 1, "pipeline": 1, "schedule": "interleaved", "virtual_stages": 2},
+     "configs[0].parallelism: schedule: interleaved needs pipeline >= 2 (nearest valid: 2)"),
+    ("fast", "configs[0].parallelism: should be 'auto', or a mapping of tensor, pipeline, data,")])
+def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, parallelism, expect):
+    # they said "should be 'auto', or Value error, schedule: ..." and "or a valid dictionary or
+    # instance of ParallelismSpec"
+    s = yaml.safe_load((SCENARIOS / "llama2_7b_pretrain.yaml").read_text())
+    s["configs"][0]["parallelism"] = parallelism
+    err = _bad(tmp_path, capsys, s, expect)
+    assert "Value error" not in err and "instance of" not in err
