@@ -469,7 +469,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(json.dumps(d, indent=1))
         return 0
     for w in d["warnings"]:
-        print(f"warning: {w}", file=sys.stderr)
+        print(f"ecobench: warning: {terminal(w, keep_newlines=False)}", file=sys.stderr)
     print(f"{d['points']} points, {d['fitted']} fitted (a catalog chip and a throughput of the same run)")
     for why in d["not_fitted"]:
         print(f"  not fitted: {why}")

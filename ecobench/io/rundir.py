@@ -28,6 +28,7 @@ from ecobench.io.textsafe import terminal
 from ecobench.process import deferred_signals, note_output
 
 __all__ = ["append_text", "atomic_dir", "check_folder", "make_folder", "new_run_id", "refuse_existing",
+           "refuse_non_json",
            "sweep_stale", "target_dir", "write_new", "write_text_atomic"]
 
 # Temporary directories of the old format (tempfile.mkdtemp, no owner in the name) are swept once
@@ -59,6 +60,18 @@ def not_a_run(path: Path) -> InputError:
         return InputError(f"{path}: a folder without results.json, not a run directory (give a directory "
                           "`ecobench run` wrote, or its results.json)")
     return InputError(f"{path}: no such run directory or baseline file")
+
+
+def refuse_non_json(f: Path) -> None:
+    """A run's other files or a scenario given where its results are read: said as such, not as
+    'not a valid JSON file (Expecting value: line 1 column 1 (char 0))'."""
+    suffix = f.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        raise InputError(f"{f}: a YAML file (a scenario?), not a run's results; allowed: a run directory "
+                         "`ecobench run` wrote, its results.json, or a baseline file")
+    if suffix in (".csv", ".parquet", ".html"):
+        raise InputError(f"{f}: a run's {f.name}, not its results; allowed: the run directory "
+                         f"({f.parent}) or its results.json, or a baseline file")
 
 
 def _output_error(path: Path, exc: OSError) -> OutputError:
@@ -120,7 +133,9 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def refuse_existing(path: Path, flag: str, force: bool) -> None:
     """Never overwrite an earlier result: an existing ``path`` (a dangling link too) given with
-    ``flag`` is bad input unless ``force``."""
+    ``flag`` is bad input unless ``force``; a folder always is (no file can replace it)."""
+    if path.is_dir() and not path.is_symlink():
+        raise InputError(f"{flag} {path}: is a folder; allowed: a file name (such as {path / 'NAME'})")
     if not force and (path.exists() or path.is_symlink()):
         raise InputError(f"{flag} {path}: already exists; not overwritten (pass --force to replace it)")
 

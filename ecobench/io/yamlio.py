@@ -110,6 +110,22 @@ def _check_shape(text: str, p: Path) -> None:
             raise InputError(f"{p}: more than {MAX_YAML_NODES:,} values once aliases are expanded")
 
 
+def _at(mark: Any) -> str:
+    return f"line {mark.line + 1}, column {mark.column + 1}"
+
+
+def yaml_error(exc: yaml.YAMLError) -> str:
+    """A parser's error on one line: ``invalid YAML at line L, column C: what (the construct it was
+    reading)``; PyYAML's own text spans four lines and names the file ``<unicode string>``."""
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        context = f" ({exc.context} at {_at(exc.context_mark)})" if exc.context and exc.context_mark else ""
+        return f"invalid YAML at {_at(exc.problem_mark)}: {exc.problem}{context}"
+    if isinstance(exc, yaml.reader.ReaderError):
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or "\0")
+        return f"invalid YAML at character {exc.position + 1}: character #x{char:04x}: {exc.reason}"
+    return "invalid YAML: " + " ".join(str(exc).split())
+
+
 def load_yaml(path: str | Path, what: str = "scenario") -> Any:
     """Parse a YAML file under the limits above; errors name the file and the line."""
     p = Path(path)
@@ -118,7 +134,7 @@ def load_yaml(path: str | Path, what: str = "scenario") -> Any:
         _check_shape(text, p)
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise InputError(f"{p}: invalid YAML: {exc}") from None
+        raise InputError(f"{p}: {yaml_error(exc)}") from None
 
 
 def load_json(path: str | Path, what: str) -> Any:

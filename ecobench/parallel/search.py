@@ -146,10 +146,19 @@ def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficienc
     ev2 = evaluate_phases(phases, cl, more, eff)
     both = Layouts(*(np.concatenate([getattr(L, f), getattr(more, f)]) for f in Layouts.FIELDS))
     results = [StepResult(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in _RESULT_ARRAYS),
-                          {k: np.concatenate([a.parts[k], b.parts[k]]) for k in a.parts})
+                          _joined_parts(a.parts, b.parts, len(a.step_s), len(b.step_s)))
                for a, b in zip(ev.results, ev2.results, strict=True)]
     return Evaluated(both, results, np.concatenate([ev.total_s, ev2.total_s]),
                      np.concatenate([ev.fits, ev2.fits]))
+
+
+def _joined_parts(a: dict[str, np.ndarray], b: dict[str, np.ndarray], na: int,
+                  nb: int) -> dict[str, np.ndarray]:
+    """Two evaluations' step parts, one after the other; a part only one of them has is 0 in the
+    other (``ep_comm_s`` exists only where some layout has expert parallelism: the offloaded subset
+    of a mixture-of-experts search may have none, which was a KeyError, exit 3)."""
+    return {k: np.concatenate([np.broadcast_to(a.get(k, 0.0), na), np.broadcast_to(b.get(k, 0.0), nb)])
+            for k in dict.fromkeys([*a, *b])}
 
 
 _RESULT_ARRAYS = ("step_s", "compute_s", "comm_exposed_s", "bubble_s", "memory_gib", "fits", "mfu",

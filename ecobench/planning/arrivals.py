@@ -81,6 +81,11 @@ def arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p:
     return both[0], both[1]
 
 
+# Periodic arrivals (arrival CV 0) with outputs of one length leave the requests in flight no spread
+# at all (peakedness 0), which the chain of queueing.concurrency_seen divides by: read as CV 0.01's.
+MIN_PEAKEDNESS = 1e-4
+
+
 def peakedness(traffic: Traffic) -> float:
     """Var / mean of the number of requests in flight when they arrive as the traffic's renewal stream
     and each stays for a life in proportion to its output: ``z = 1 + (c_a^2 - 1) eta``, ``eta =
@@ -96,4 +101,4 @@ def peakedness(traffic: Traffic) -> float:
         return 1.0
     u = traffic.output.unit
     eta = float(np.minimum(u[:, None], u[None, :]).mean() / u.mean())
-    return 1.0 + (traffic.arrival_cv ** 2 - 1.0) * eta
+    return max(MIN_PEAKEDNESS, 1.0 + (traffic.arrival_cv ** 2 - 1.0) * eta)

@@ -189,7 +189,10 @@ def concurrency_seen(rate: np.ndarray, capacity: np.ndarray, peakedness: float =
                              np.cumsum(np.log(np.maximum(lam, 1e-300)) - np.log(capacity)[None, :], axis=1)
                              / peakedness],
                             axis=1)
-    pi = np.exp(log_pi - log_pi.max(axis=1, keepdims=True))[:, 1:]
+    # scaled by the largest of n >= 1 (the size-biased read leaves n = 0 out): a narrow chain whose mass
+    # sits at n = 0 would otherwise underflow every n >= 1 to 0 and the weights to 0 / 0
+    tail = log_pi[:, 1:]
+    pi = np.exp(tail - tail.max(axis=1, keepdims=True))
     w = n[None, :] * pi
     w /= w.sum(axis=1, keepdims=True)
     mean = (w * n).sum(axis=1)

@@ -23,10 +23,12 @@ from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.serving import (
+    WORKSPACE_GIB,
     ServeWorkload,
     decode_step_s,
     max_batch_by_memory,
     prefill_s,
+    weights_gib_per_rank,
     with_stack_attention,
 )
 from ecobench.units import DTYPES
@@ -121,6 +123,13 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     fits = [t for t in options if max_batch_by_memory(workload(t), cl) >= batch]
     if not fits:
         larger = [v for v in valid if v > max(options)]
+        weights_gib = weights_gib_per_rank(workload(max(options)))
+        if not larger and weights_gib + WORKSPACE_GIB > cl.memory_gib:  # no batch or length helps
+            smaller = "" if weight_precision == "int4" else "4-bit weights (--quantization int4), or "
+            raise InputError(f"--instance-type {instance_type}: {model}'s weights alone take "
+                             f"{weights_gib:.1f} GiB per device at tensor {max(options)}, beyond its "
+                             f"{cl.memory_gib:.1f} GiB; allowed: {smaller}an instance with more accelerator "
+                             "memory")
         advice = (f"a larger --tensor ({', '.join(map(str, larger))})" if larger
                   else "fewer tokens, or an instance with more accelerator memory")
         raise InputError(f"--batch {batch}: {model}'s weights and {batch} caches of "

@@ -559,6 +559,10 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         if best is None or key < best_key:
             best, best_key = candidate, key
     if best is None:
+        if not fits and given is None:  # the weights fit no layout: what would
+            smaller = "" if "int4" in (cfg.quantization, cfg.weight_precision) else \
+                "4-bit weights (quantization: int4), or "
+            failure += f"; allowed: {smaller}an instance with more accelerator memory"
         raise InputError(failure).in_config()
     lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
     spans = best.tensor * best.pipeline // rpn

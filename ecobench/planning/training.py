@@ -46,6 +46,7 @@ from ecobench.parallel.search import (
     fixes_that_fit,
     layout_problems,
     nearest_counts,
+    tensor_options,
     with_offload,
 )
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, Workload
@@ -241,11 +242,16 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
                           pipelines=[sp.pipeline] if sp is not None else None)
     if sp is not None:
         arch = phases[0].workload.arch
-        bad = [b for b in layout_problems(phases, Layout(sp.tensor, sp.pipeline, 1, 0, sp.recompute, 1,
-                                                         sp.virtual_stages, sp.schedule),
-                                          cl.ranks_per_node, 1 << 30, cl.max_zero_stage) if "layers" in b]
+        found = layout_problems(phases, Layout(sp.tensor, sp.pipeline, 1, 0, sp.recompute, 1,
+                                               sp.virtual_stages, sp.schedule),
+                                cl.ranks_per_node, 1 << 30, cl.max_zero_stage)
+        bad = [b for b in found if "layers" in b]
         if bad:
             raise InputError(f"{arch.layers} layers: " + "; ".join(bad)).in_config("parallelism")
+        split = [b for b in found if b.startswith("tensor ")]  # no instance count mends these
+        if split:
+            valid = ", ".join(map(str, tensor_options(phases[0].workload, cl.ranks_per_node)))
+            raise InputError("; ".join(split) + f"; allowed: tensor {valid}").in_config("parallelism.tensor")
         mask = (L.tensor == sp.tensor) & (L.pipeline == sp.pipeline) & (L.zero == sp.zero)
         mask &= L.recompute == ("none", "selective", "full").index(sp.recompute)
         if sp.microbatch is not None:

@@ -31,6 +31,9 @@ from ecobench.table import CHANGE_METRICS, change_pct
 from ecobench.units import MILLION, SECONDS_PER_HOUR, per_output_token, whole
 
 PERCENTILES = (5.0, 95.0)
+# Whole counts in every draw: a percentile between two draws is widened to them (the low edge rounded
+# down, the high one up), so a band never names a fraction of an instance.
+COUNT_METRICS = ("instances",)
 # The changes against the baseline the Monte Carlo bands (of the one change map, ecobench.table)
 BANDED_CHANGES = ("energy_kwh", "energy_it_kwh", "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg",
                   "co2_accelerator_kg")
@@ -276,6 +279,8 @@ def bands(configs: list[McConfig], baseline_id: str, draws: int, seed: int) -> d
         row: dict[str, float] = {}
         for i, k in enumerate(names):
             lo, hi = float(q[i, 0]), float(q[i, 1])
+            if k in COUNT_METRICS and math.isfinite(lo) and math.isfinite(hi):
+                lo, hi = float(math.floor(lo)), float(math.ceil(hi))
             row[f"{k}_low"] = lo if math.isfinite(lo) else math.nan
             row[f"{k}_high"] = hi if math.isfinite(hi) else math.nan
         out[c.config_id] = row

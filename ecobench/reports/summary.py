@@ -83,9 +83,12 @@ def columns(template: list[str], scope: Any) -> list[str]:
 
 def number(v: Any) -> str:
     """Three significant figures, written out (with thousands separators) rather than in exponent
-    form up to 10^12: ``400,000`` not ``4e+05``."""
+    form up to 10^12: ``400,000`` not ``4e+05``; a whole number (a count: instances, replicas) in
+    full, ``2,048`` not ``2,050``."""
     if v is None or v != v:
         return "n/a"
+    if abs(v) < 1e12 and float(v).is_integer():
+        return f"{v:,.0f}"
     if 1e3 <= abs(v) < 1e12:
         return f"{float(f'{v:.3g}'):,.0f}"
     return f"{v:,.3g}"

@@ -52,14 +52,17 @@ def check_names(s: Scenario, source: str) -> None:
             for i, v in enumerate((s.sweep or {}).get(key, [])):
                 check(v, f"sweep.{key}[{i}]")
         w = s.workload
-        seq_lens = ([w.inference.seq_len] if w.inference
-                    else [int(w.serving.input_tokens or 0) + int(w.serving.output_tokens or 0)] if w.serving
-                    else [p.seq_len for p in w.training.phases])  # type: ignore[union-attr]
-        for n in seq_lens:
+        seq_lens = ([("workload.inference.seq_len", w.inference.seq_len)] if w.inference
+                    else [] if w.serving and w.serving.lengths_csv is not None  # each row is checked below
+                    else [("workload.serving.input_tokens + output_tokens",
+                           int(w.serving.input_tokens or 0) + int(w.serving.output_tokens or 0))] if w.serving
+                    else [(f"workload.training.phases[{i}].seq_len", p.seq_len)
+                          for i, p in enumerate(w.training.phases)])  # type: ignore[union-attr]
+        for what, n in seq_lens:
             if n > arch.max_position_embeddings:
-                what = "input_tokens + output_tokens" if w.serving else "seq_len"
-                raise InputError(f"workload: {what} {n} exceeds the model's "
-                                 f"max_position_embeddings ({arch.max_position_embeddings})")
+                raise InputError(f"{what}: {n} exceeds {arch.name}'s max_position_embeddings "
+                                 f"({arch.max_position_embeddings}); allowed: at most "
+                                 f"{arch.max_position_embeddings} tokens")
         if w.serving is not None and w.serving.lengths_csv is not None:
             from ecobench.io.lengths_csv import read_lengths_csv
 

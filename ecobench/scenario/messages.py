@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
+from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN
+
 __all__ = ["Schema", "error_lines"]
 
 
@@ -40,6 +42,8 @@ def _format(err: dict[str, Any], schema: Schema) -> str:
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         msg = _unknown_field(tuple(p for p in err["loc"] if not _is_tag(p)), schema)
+    if err["type"] == "string_pattern_mismatch" and err.get("ctx", {}).get("pattern") == NAME_PATTERN:
+        msg = f"{err['input']!r} is not a name; allowed: {NAME_ALLOWED}"  # not the regular expression
     if not err["loc"] and err["type"] == "value_error":
         return msg  # a check across fields: its message names the fields
     return f"{loc}: {msg}"
@@ -109,9 +113,15 @@ def error_lines(errors: list[dict[str, Any]], schema: Schema) -> list[str]:
         if deep:
             out += [_format(e, schema) for e in deep]
             continue
+        checked = [e for e in errs if e["type"] == "value_error"]  # a mapping's own check: the user's
+        if checked:
+            out += [f"{_loc(base)}: {str(e['msg']).removeprefix('Value error, ')}" for e in checked]
+            continue
         kinds = []
         for e in errs:
             branch = e["loc"][len(base)]
+            if isinstance(branch, str) and branch.startswith("function-"):  # a model with an after-validator
+                branch = branch.rstrip("]").rpartition(", ")[2]
             model = schema.names.get(branch) if isinstance(branch, str) else None
             if isinstance(model, type) and issubclass(model, BaseModel):
                 kinds.append(f"a mapping of {', '.join(model.model_fields)}")

@@ -86,6 +86,17 @@ def test_invalid_yaml(tmp_path, capsys):
     _bad(tmp_path, capsys, "name: [unclosed\n", "invalid YAML")
 
 
+@pytest.mark.parametrize("text,expect", [
+    ("name: [unclosed\n", "invalid YAML at line 2, column 1: did not find expected ',' or ']' "
+                          "(while parsing a flow sequence at line 1, column 7)"),
+    ("a: 1\na: 2\n", "invalid YAML at line 2, column 1: found duplicate key 'a' (first at line 1)"),
+    ("a: \x01\n", "invalid YAML at character 4: character #x0001: control characters are not allowed")])
+def test_invalid_yaml_is_one_line_with_its_line_and_column(tmp_path, capsys, text, expect):
+    # PyYAML's message spanned four lines and named the file "<unicode string>"
+    err = _bad(tmp_path, capsys, text, expect)
+    assert err.count("\n") == 1 and "<unicode string>" not in err
+
+
 @pytest.mark.parametrize("text,got", [("", "got an empty file"), ("# only a comment\n", "got an empty file"),
                                       ("[a, b]\n", "got a list"), ("3\n", "got a single int value")])
 def test_a_file_that_is_not_a_mapping_says_what_it_holds(tmp_path, capsys, text, got):
@@ -284,5 +295,82 @@ def test_readme_documents_every_scenario_field_and_commands():
     shipped = readme.split("## Scenarios shipped", 1)[1].split("\n## ", 1)[0]
     for scenario in sorted(SCENARIOS.glob("*.yaml")):
         assert f"| `scenarios/{scenario.name}` |" in shipped, f"{scenario.name} is not in 'Scenarios shipped'"
+    import argparse
+
+    from ecobench.cli import build_parser
+
+    table = readme.split("Other commands:", 1)[1].split("\n\n", 2)[1]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for command in sub.choices:  # `serve-point` was missing
+        assert f"| `ecobench {command} " in table or f"| `ecobench {command}`" in table, command
     ci = (SCENARIOS.parent / ".ci" / "run").read_text()
     assert "python -m pytest -q" in ci and "python -m pytest -q" in readme
+
+
+@pytest.mark.parametrize("workload,expect", [
+    ({"model": "llama3-8b", "serving": {"requests_per_h": 100, "input_tokens": 9000, "output_tokens": 100}},
+     "workload.serving.input_tokens + output_tokens: 9100 exceeds llama3-8b's max_position_embeddings "
+     "(8192); allowed: at most 8192 tokens"),
+    ({"model": "layoutlm-base", "inference": {"rate_per_h": 1000, "seq_len": 600}},
+     "workload.inference.seq_len: 600 exceeds layoutlm-base's max_position_embeddings (512); "
+     "allowed: at most 512"),
+    ({"model": "bert-base", "training": {"total_sequences": 1000, "global_batch_size": 8,
+                                         "phases": [{"seq_len": 128, "fraction": 0.5},
+                                                    {"seq_len": 1024, "fraction": 0.5}]}},
+     "workload.training.phases[1].seq_len: 1024 exceeds bert-base's max_position_embeddings (512)")])
+def test_a_sequence_beyond_the_context_names_its_field_and_the_limit(tmp_path, capsys, workload, expect):
+    # it said "workload: input_tokens + output_tokens 9100 exceeds the model's max_position_embeddings (8192)"
+    _bad(tmp_path, capsys, {"schema_version": 2, "name": "t", "workload": workload, "baseline": "a",
+                            "configs": [{"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16"}
+                                        | ({"instances": 1} if "training" in workload else {})]},
+         expect)
+
+
+@pytest.mark.parametrize("field,value", [("name", "../evil"), ("name", "my run"), ("id", "inf 1")])
+def test_a_bad_name_says_what_a_name_may_hold_not_its_regular_expression(tmp_path, capsys, field, value):
+    # it said "name: String should match pattern '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$'"
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    (s if field == "name" else s["configs"][0])[field] = value
+    where = "name" if field == "name" else "configs[0].id"
+    err = _bad(tmp_path, capsys, s, f"{where}: {value!r} is not a name; allowed: 1 to 100 letters, digits, "
+                                    "'_', '.' or '-', the first a letter, digit or '_'")
+    assert "pattern" not in err
+
+
+@pytest.mark.parametrize("extra,allowed", [
+    ({}, "allowed: 4-bit weights (quantization: int4), or an instance with more accelerator memory"),
+    ({"quantization": "int4", "instance_type": "g6.xlarge"},
+     "allowed: an instance with more accelerator memory")])
+def test_serving_weights_that_fit_no_layout_say_what_would(tmp_path, capsys, extra, allowed):
+    # llama3-70b on g6e.xlarge said only "... which has 44.7 GiB; no tensor degree fits"
+    s = {"schema_version": 2, "name": "t", "baseline": "a",
+         "workload": {"model": "llama3-70b", "serving": {"requests_per_h": 1000, "input_tokens": 512,
+                                                         "output_tokens": 128}},
+         "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16"} | extra]}
+    _bad(tmp_path, capsys, s, "configs[0]: llama3-70b needs", f"no tensor degree fits; {allowed}")
+
+
+def test_a_deadline_with_a_tensor_degree_the_model_cannot_split_names_why(tmp_path, capsys):
+    # it said "configs[0].instances: no valid layout of up to 2048x trn1.32xlarge for this model and
+    # global batch", though no instance count helps a tensor degree of 3 for 32 heads
+    s = {"schema_version": 2, "name": "t", "baseline": "a",
+         "workload": {"model": "llama2-7b", "training": {"total_tokens": 1.0e9, "global_batch_size": 64,
+                                                         "deadline_h": 24,
+                                                         "phases": [{"seq_len": 2048, "fraction": 1.0}]}},
+         "configs": [{"id": "a", "instance_type": "trn1.32xlarge", "precision": "bf16",
+                      "parallelism": {"tensor": 3, "pipeline": 1}}]}
+    _bad(tmp_path, capsys, s, "configs[0].parallelism.tensor: tensor 3 must divide the 32 attention heads",
+         "allowed: tensor 1, 2, 4, 8, 16, 32")
+
+
+@pytest.mark.parametrize("parallelism,expect", [
+    ({"tensor": 1, "pipeline": 1, "schedule": "interleaved", "virtual_stages": 2},
+     "configs[0].parallelism: schedule: interleaved needs pipeline >= 2 (nearest valid: 2)"),
+    ("fast", "configs[0].parallelism: should be 'auto', or a mapping of tensor, pipeline, data,")])
+def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, parallelism, expect):
+    # they said "should be 'auto', or Value error, schedule: ..." and "or a valid dictionary or
+    # instance of ParallelismSpec"
+    s = yaml.safe_load((SCENARIOS / "llama2_7b_pretrain.yaml").read_text())
+    s["configs"][0]["parallelism"] = parallelism
+    err = _bad(tmp_path, capsys, s, expect)
+    assert "Value error" not in err and "instance of" not in err

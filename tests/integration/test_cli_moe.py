@@ -134,3 +134,18 @@ def test_expert_options_run_and_bad_expert_tensor_exit_2(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert "expert_tensor 3 must divide tensor 2" in proc.stderr and "nearest valid value: 2" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_auto_layouts_of_a_moe_model_with_offloaded_ones_join_their_step_parts():
+    """Mixtral on 16x p5.48xlarge, 128-token sequences, parallelism auto: the offloaded layouts tried
+    for those that do not fit had no expert parallelism, so their step parts lacked ep_comm_s and
+    joining them raised KeyError (exit 3)."""
+    from ecobench.api import run
+
+    s = {"schema_version": 2, "name": "t", "baseline": "a",
+         "workload": {"model": "mixtral-8x7b", "training": {"total_tokens": 1.0e12, "global_batch_size": 64,
+                                                            "phases": [{"seq_len": 128, "fraction": 1.0}]}},
+         "configs": [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "instances": 16,
+                      "parallelism": "auto"}]}
+    row = run(s).rows[0]
+    assert row["duration_h"] > 0 and 0 < row["mfu"] < 1

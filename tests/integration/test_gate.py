@@ -4,6 +4,7 @@ import json
 import xml.etree.ElementTree as ET
 
 import numpy as np
+import pytest
 import yaml
 
 from ecobench.cli import main
@@ -158,3 +159,43 @@ def test_a_changed_power_basis_is_named_beside_the_verdict(tmp_path, capsys):
     inf1 = next(line for line in out.splitlines() if line.startswith("inf1 "))
     assert "power_basis" not in inf1
     assert "power\\_basis tdp \\-&gt; modelled" in (tmp_path / "v.md").read_text()
+
+
+def test_a_folder_where_an_output_file_goes_is_bad_input_even_with_force(tmp_path, capsys):
+    """`baseline --to DIR` said 'already exists; not overwritten (pass --force to replace it)', and
+    with --force exited 4 ('cannot write: Is a directory'); `check --markdown DIR --force` gated and
+    warned. A folder is no file to replace: exit 2, naming the flag, whatever --force says."""
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "keep").write_text("x")
+    capsys.readouterr()
+    for force in ([], ["--force"]):
+        for args in (["baseline", str(run), "--to", str(folder)],
+                     ["check", str(run), "--baseline", str(run), "--markdown", str(folder)],
+                     ["compare", str(run), str(run), "--out", str(folder)],
+                     ["validate", "--mode", "replay", "-q", "--html", str(folder)]):
+            assert main([*args, *force]) == 2, args
+            err = capsys.readouterr().err
+            assert f"{args[-2]} {folder}: is a folder; allowed: a file name" in err, err
+            assert err.count("\n") == 1, err
+    assert (folder / "keep").read_text() == "x"
+
+
+def test_a_scenario_or_a_runs_other_file_given_as_results_is_named_as_such(tmp_path, capsys):
+    """`check RUN --baseline scenario.yaml` (or a run's results.csv) said 'not a valid baseline
+    results JSON file (Expecting value: line 1 column 1 (char 0))'."""
+    from ecobench.api import load_run
+    from ecobench.errors import InputError
+
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    scenario = SCENARIOS / "layoutlm_realtime.yaml"
+    capsys.readouterr()
+    assert main(["check", str(run), "--baseline", str(scenario)]) == 2
+    err = capsys.readouterr().err
+    assert "a YAML file (a scenario?), not a run's results; allowed: a run directory" in err
+    assert main(["compare", str(run / "results.csv"), str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"a run's results.csv, not its results; allowed: the run directory ({run})" in err
+    with pytest.raises(InputError, match="a YAML file"):
+        load_run(scenario)

@@ -39,7 +39,7 @@ MIN_RESIDUALS = 20  # fewest errors a cell needs before its own quantile is used
 MIN_SOURCES = 3  # ... from at least this many sources (one or two sources' biases are no regime's spread)
 Z_95 = 1.6448536269514722  # standard normal 95th percentile: the Monte Carlo's draws hit the band at 5/95%
 BATCH_CLASSES = ((1, "1"), (16, "2-16"))  # decode batch up to the bound -> class; above: "17+"
-TENSOR_CLASSES = ((1, "1"), (2, "2"))  # tensor degree up to the bound -> class; above: "4+"
+TENSOR_CLASSES = ((1, "1"), (2, "2"))  # tensor degree up to the bound -> class; above: "3+"
 # The figures whose errors band each figure: decode speed sets TPOT and tokens per second alike.
 FIGURE_POOLS: dict[str, tuple[str, ...]] = {"ttft_ms": ("ttft_ms",),
                                             "tpot_ms": ("tpot_ms", "output_tokens_per_s"),
@@ -67,7 +67,7 @@ class Regime:
 
     def cells(self) -> tuple[tuple[str, ...], ...]:
         """The regime's cells, narrowest first."""
-        t = _class_of(self.tensor, TENSOR_CLASSES, "4+")
+        t = _class_of(self.tensor, TENSOR_CLASSES, "3+")
         b = _class_of(math.ceil(self.batch - 1e-9), BATCH_CLASSES, "17+")
         return ((self.model, self.vendor, t, b), (self.model, self.vendor, t), (self.model, self.vendor),
                 (self.model,))

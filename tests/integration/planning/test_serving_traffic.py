@@ -241,6 +241,23 @@ def test_serve_point_bad_input_exits_2(capsys, args, message):
     assert message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("model,instance,args,message", [
+    ("deepseek-v3", "p5.48xlarge", [],
+     "--instance-type p5.48xlarge: deepseek-v3's weights alone take 156.2 GiB per device at tensor 8, "
+     "beyond its 80.0 GiB; allowed: 4-bit weights (--quantization int4), or an instance with more "
+     "accelerator memory"),
+    ("llama3-70b", "g6.xlarge", ["--quantization", "int4"],
+     "llama3-70b's weights alone take 32.9 GiB per device at tensor 1, beyond its 22.4 GiB; allowed: an "
+     "instance with more accelerator memory"),
+])
+def test_serve_point_names_weights_that_fit_no_batch(capsys, model, instance, args, message):
+    """deepseek-v3 on p5.48xlarge said '--batch 1: deepseek-v3's weights and 1 caches of 256 tokens do
+    not fit ...; use fewer tokens, ...': no batch or length helps when the weights alone overflow."""
+    assert main(["serve-point", model, "--instance-type", instance, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "fewer tokens" not in err and err.count("\n") == 1, err
+
+
 def test_serve_point_takes_a_quantization_as_a_configuration_does(capsys):
     """--quantization (which a scenario's configuration takes) was missing, and --weight-precision int4
     refused: W8A8 runs the prefill's weight matmuls at the 8-bit peak and halves the weights a decode
@@ -321,7 +338,9 @@ def test_serve_point_with_one_output_token_gives_no_tpot(capsys):
 
 
 @pytest.mark.parametrize("instance,args,advice,not_advised", [
-    ("g6e.xlarge", [], "at tensor 1; use fewer tokens, or an instance with more accelerator memory",
+    ("g6e.xlarge",
+     ["--quantization", "int4", "--batch", "8", "--input-tokens", "4000", "--output-tokens", "4000"],
+     "at tensor 1; use a smaller batch or fewer tokens, or an instance with more accelerator memory",
      "--tensor"),
     ("p5.48xlarge", ["--tensor", "1", "--batch", "2000"], "or a larger --tensor (2, 4, 8)", "instance with"),
 ])

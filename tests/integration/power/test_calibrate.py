@@ -103,7 +103,8 @@ def test_a_source_without_a_metered_scope_is_refused(tmp_path, capsys):
 def test_a_draw_outside_the_fitted_range_is_kept_with_a_warning(tmp_path, capsys):
     assert main(["calibrate", _write(tmp_path, [_point(0, 90.0, 1000.0, 16)])]) == 0
     out = capsys.readouterr()
-    assert "warning: team_a_0: draws 0.02 of its chip's idle-to-maximum range" in out.err
+    # as every other warning: it said "warning: team_a_0: ..." without the program's name
+    assert out.err.startswith("ecobench: warning: team_a_0: draws 0.02 of its chip's idle-to-maximum range")
     assert "1 points, 1 fitted" in out.out
 
 
@@ -230,7 +231,7 @@ def test_an_implausible_throughput_is_kept_with_a_warning_naming_the_point(tmp_p
     assert main(["calibrate", _write(tmp_path, pts)]) == 0
     warned = [line for line in capsys.readouterr().err.splitlines() if "kept: check the unit" in line]
     assert len(warned) == 1 and words in warned[0], warned
-    assert warned[0].startswith(f"warning: team_a_0: output_tokens_per_s {tokens_per_s:g} is ")
+    assert warned[0].startswith(f"ecobench: warning: team_a_0: output_tokens_per_s {tokens_per_s:g} is ")
 
 
 def test_every_packaged_point_passes_the_layout_and_throughput_checks():

@@ -102,3 +102,12 @@ def test_percentiles_are_numpys_linear_percentiles() -> None:
         b = rng.normal(size=(3, n))
         np.testing.assert_allclose(percentiles(b, (0.0, 5.0, 50.0, 95.0, 100.0)),
                                    np.percentile(b, (0.0, 5.0, 50.0, 95.0, 100.0), axis=1).T, rtol=1e-12)
+
+
+def test_an_instance_band_is_whole_instances():
+    # layoutlm_realtime_p99 (a p99 target sizes each draw) printed inf1's band as "1 to 91.1" instances:
+    # the 95th percentile fell between two draws of 91 and 92
+    df = evaluate(load_scenario(SCENARIOS / "layoutlm_realtime_p99.yaml")).set_index("config_id")
+    for c in df.index:
+        lo, hi = df.loc[c, "instances_low"], df.loc[c, "instances_high"]
+        assert lo == int(lo) and hi == int(hi) and lo <= df.loc[c, "instances"] <= hi, (c, lo, hi)

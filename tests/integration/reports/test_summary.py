@@ -79,3 +79,11 @@ def test_training_bands_use_the_short_headers(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     header = lines[lines.index(next(ln for ln in lines if ln.startswith("90% bands"))) + 1]
     assert "per s/inst" in header and "MFU" in header and "throughput_per_instance_per_s" not in header
+
+
+def test_a_whole_number_is_printed_in_full():
+    # gpt3_175b_deadline with an unreachable deadline printed 2,048 instances as "2,050"
+    from ecobench.reports.summary import number
+
+    assert number(2048) == "2,048" and number(2048.0) == "2,048" and number(256) == "256"
+    assert number(478123.4) == "478,000" and number(0.0597) == "0.0597" and number(0) == "0"

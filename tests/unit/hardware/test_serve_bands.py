@@ -120,6 +120,11 @@ def test_monte_carlo_multipliers_put_the_band_edges_at_5_and_95_percent():
 
 
 def test_regime_classes():
-    assert Regime("analytic", "nvidia", 4, 17.2).cells()[0] == ("analytic", "nvidia", "4+", "17+")
+    assert Regime("analytic", "nvidia", 4, 17.2).cells()[0] == ("analytic", "nvidia", "3+", "17+")
     assert Regime("analytic", "nvidia", 2, 1.0).cells()[0] == ("analytic", "nvidia", "2", "1")
-    assert Regime("emulated", "aws", 24, 8).cells()[0] == ("emulated", "aws", "4+", "2-16")
+    assert Regime("emulated", "aws", 24, 8).cells()[0] == ("emulated", "aws", "3+", "2-16")
+
+
+def test_a_tensor_degree_of_3_is_named_by_the_class_it_falls_in():
+    # `serve-point --tensor 3` on inf2.48xlarge said its band came from "tensor 4+"
+    assert Regime("analytic", "aws", 3, 7).cells()[0] == ("analytic", "aws", "3+", "2-16")

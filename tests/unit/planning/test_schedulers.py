@@ -425,3 +425,39 @@ def test_the_no_arrival_exponent_is_continuous_and_falls_with_the_arrival_cv():
     k = [no_arrival_exponent(c) for c in grid]
     assert all(a > b for a, b in zip(k, k[1:], strict=False))
     assert k[1] == pytest.approx(k[3], rel=1e-6)  # no step at 1e-6
+
+
+def test_periodic_arrivals_with_outputs_of_one_length_plan_finite_latencies():
+    """`ecobench run` of llama3_8b_chat with arrival_cv 0 (allowed: 0 to 10) exited 3 (TypeError in the
+    report) after numpy's divide-by-zero warnings: the requests in flight had peakedness 0, which the
+    concurrency chain divides by. It is read as CV 0.01's (arrivals.MIN_PEAKEDNESS)."""
+    import math
+
+    from ecobench.api import run
+    from ecobench.planning.arrivals import MIN_PEAKEDNESS, peakedness
+
+    periodic = Traffic(Lengths(1024.0), Lengths(256.0), arrival_cv=0.0)
+    assert peakedness(periodic) == MIN_PEAKEDNESS
+    s = {"schema_version": 2, "name": "t", "baseline": "a",
+         "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 36000, "input_tokens": 1024,
+                                                        "output_tokens": 256, "arrival_cv": 0,
+                                                        "median_tpot_ms": 50}},
+         "configs": [{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16"}]}
+    row = run(s).rows[0]
+    assert all(math.isfinite(row[k]) for k in ("ttft_ms_p50", "ttft_ms_p99", "tpot_ms_p50", "tpot_ms_p99"))
+
+
+def test_a_narrow_concurrency_chain_at_a_low_rate_keeps_its_weights():
+    """At near-periodic arrivals (peakedness 1e-4, arrival CV 0.01) and a rate far below the capacity,
+    the chain's mass sits at n = 0 and every n >= 1 underflowed to 0: the size-biased weights were
+    0 / 0, TPOT NaN, and `ecobench run` (1 request/h, arrival_cv 0.01, max_batch 1) exited 3."""
+    from ecobench.planning.queueing import concurrency_seen
+
+    mean, sd = concurrency_seen(np.array([1 / 3600, 0.5]), np.array([0.14, 0.27, 0.4]), 1e-4)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(sd))
+    assert mean[0] == pytest.approx(1.0) and sd[0] == pytest.approx(0.0, abs=1e-9)
+    # a wide chain is as before: the size-biased mean of the Poisson chain
+    lam, cap = 0.2, np.array([0.14, 0.27, 0.4])
+    pi = np.cumprod(lam / cap)
+    m, _ = concurrency_seen(np.array([lam]), cap, 1.0)
+    assert m[0] == pytest.approx((np.arange(1, 4) ** 2 * pi).sum() / (np.arange(1, 4) * pi).sum(), rel=1e-12)
