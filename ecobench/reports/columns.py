@@ -124,6 +124,10 @@ _COLUMNS: dict[str, tuple[str, str]] = {
                               f"token) / (output tokens - 1), as vLLM's benchmark computes it), {what}")
        for s, what in STATS},
     "scheduler": ("", "serving: continuous (chunked prefill), static or disaggregated"),
+    "weight_precision": ("", "serving: how the weights are stored (the quantization's type, "
+                             "weight_precision, else precision)"),
+    "kv_cache_precision": ("", "serving: the key/value cache's data type (kv_cache_precision, else "
+                               "precision)"),
     "prefill_replicas": ("count", "serving, disaggregated: replicas in the prefill pool"),
     "decode_replicas": ("count", "serving, disaggregated: replicas in the decode pool"),
     "slo": ("", "serving: each latency target, the planned value and meets / misses"),
@@ -178,7 +182,8 @@ _CHANGE_COLUMNS = {f"{short}_change_pct": ("%", f"{col} against the baseline row
                                                  "x 100") for short, col in CHANGES.items()}
 COLUMNS: dict[str, tuple[str, str]] = _COLUMNS | _CHANGE_COLUMNS
 
-_STRING = ("config_id instance_type accelerator backend precision provenance method region grid_source "
+_STRING = ("config_id instance_type accelerator backend precision weight_precision kv_cache_precision "
+           "provenance method region grid_source "
            "price_source headline_scope draw_basis power_basis recompute offload layout_choice "
            "pipeline_schedule "
            "measurement_method "

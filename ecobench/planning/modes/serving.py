@@ -86,6 +86,8 @@ def serving_performance(run: ConfigRun,
                   "replicas": sp.replicas, "replicas_per_instance": sp.replicas_per_instance,
                   "batch": sp.batch,
                   "max_batch": sp.max_batch, "scheduler": sp.scheduler,
+                  "weight_precision": sp.workload.weight_dtype or sp.workload.dtype,
+                  "kv_cache_precision": sp.workload.kv_dtype or sp.workload.dtype,
                   **({"prefill_replicas": sp.prefill_replicas, "decode_replicas": sp.decode_replicas}
                      if sp.prefill_replicas is not None else {}),
                   **sp.latency, "slo": sp.slo, "memory_per_device_gib": sp.memory_per_device_gib,

@@ -137,3 +137,17 @@ def test_scenario_schema_rejects_what_the_loader_rejects() -> None:
     assert not v.is_valid({**good, "colour": "green"})
     assert not v.is_valid({**good, "workload": {**good["workload"], "inference": {
         **good["workload"]["inference"], "rate_per_h": "a lot"}}})
+
+
+def test_a_serving_row_says_how_its_weights_and_cache_are_stored(tmp_path):
+    """A new user could not tell inf2 from inf2_int8 in the results: precision reads bf16 for both."""
+    import pandas as pd
+
+    from ecobench.cli import main
+
+    out = tmp_path / "run"
+    assert main(["run", "scenarios/llama3_8b_chat.yaml", "-q", "--out", str(out)]) == 0
+    rows = pd.read_csv(out / "results.csv").set_index("config_id")
+    weights = rows["weight_precision"]
+    assert weights["inf2"] == "bf16" and weights["inf2_int8"] == "int8"
+    assert set(rows["kv_cache_precision"]) == {"bf16"} and set(rows["precision"]) == {"bf16"}
