@@ -21,6 +21,7 @@ degree meets the targets, the plan is batch 1 (the least latency) at the degree 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -462,9 +463,64 @@ def _ttft_parts(op: Operating) -> str:
     return f"its mean, {total:.1f} ms, is {parts}"
 
 
+def dispatched_cv(arrival_cv: float, replicas: int) -> float:
+    """The CV of the gaps between requests one of ``replicas`` replicas sees when a renewal stream of
+    gap CV ``arrival_cv`` is dispatched at random (each request to any replica alike, as a load
+    balancer that does not look at the replicas' queues does): a replica's gap is the sum of a
+    geometric number (mean ``replicas``) of the stream's gaps, of squared CV ``1 + (c^2 - 1) / R``
+    (Bernoulli thinning of a renewal process; e.g. Cox and Isham, Point Processes, 1980, sec. 4.3).
+    Bursts spread over the replicas; a smooth stream tends to Poisson."""
+    return math.sqrt(1.0 + (arrival_cv ** 2 - 1.0) / max(replicas, 1))
+
+
+def _dispatched_to(p: ServingPlan) -> int:
+    """The replicas a plan's requests are dispatched over: the prefill pool where prompts queue apart
+    (disaggregated), else every replica."""
+    return p.prefill_replicas or p.replicas
+
+
 def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
          eff: Efficiency, request_overhead_s: float = 0.0, timer: ServeTimer | None = None) -> ServingPlan:
-    """The fewest instances that serve ``spec.requests_per_h`` within the targets (``timer``: a
+    """The fewest replicas that serve the scenario when its requests are dispatched at random over
+    them (:func:`dispatched_cv`): each replica sees gaps of the CV that its count implies, so the
+    count is the smallest ``R`` whose replicas, each at that CV, need no more than ``R``
+    (:func:`plan_at`; for Poisson arrivals one plan). Bursts need more replicas than Poisson
+    arrivals and fewer than if every replica saw the whole stream's gaps; a smoother stream the
+    other way round."""
+    c = traffic_of(spec).arrival_cv
+    args = (spec, arch, cfg, inst, cat, eff, request_overhead_s, timer)
+    if c == 1.0:
+        return plan_at(*args)
+    poisson = plan_at(*args, arrival_cv=1.0)  # what many replicas come to
+    # at the layout chosen for Poisson arrivals: every layout at every count took the planner 1.6 times
+    # as long again (benchmarks/bench_serving_plan.py, 2026-11-27)
+    layout, seen = (poisson.tensor, poisson.pipeline), {}
+
+    def need(r: int) -> int:
+        seen[r] = plan_at(*args, arrival_cv=dispatched_cv(c, r), layout=layout)
+        return _dispatched_to(seen[r])
+
+    first = _dispatched_to(poisson)
+    lo, hi = (first, first) if (n := need(first)) == first else (first + 1 if c > 1 else 1, n)
+    while lo < hi:  # the smallest R with need(R) <= R (need falls with R for bursts, rises if smooth)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if need(mid) <= mid else (mid + 1, hi)
+    # R replicas at the CV R implies (need(R) fewer would each see burstier gaps than planned for)
+    chosen = seen[lo] if lo in seen and _dispatched_to(seen[lo]) == lo else \
+        plan_at(*args, arrival_cv=dispatched_cv(c, lo), min_replicas=lo, layout=layout)
+    note = (f"; requests dispatched at random over {_dispatched_to(chosen)} replicas, each seeing gaps of "
+            f"CV {dispatched_cv(c, lo):.2f} (the stream's {c:g})")
+    return dataclasses.replace(chosen, choice=chosen.choice + note)
+
+
+def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
+            eff: Efficiency, request_overhead_s: float = 0.0, timer: ServeTimer | None = None,
+            arrival_cv: float | None = None, min_replicas: int = 1,
+            layout: tuple[int, int] | None = None) -> ServingPlan:
+    """The fewest instances that serve ``spec.requests_per_h`` within the targets, each replica seeing
+    gaps of ``arrival_cv`` (None: the scenario's), with at least ``min_replicas`` replicas (prefill
+    replicas, disaggregated) over which requests are dispatched, at ``layout`` (tensor, pipeline) only
+    where given (``timer``: a
     backend's own decode and prefill times). Where no concurrency of any layout meets them, the plan
     closest to them: batch 1 at the layout whose batch-1 latencies come nearest the targets (the least
     largest ratio of value to target), with the replicas the rate needs there; ``unmet`` says why and
@@ -484,8 +540,12 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
         layouts = [_given_layout(given.tensor, given.pipeline, rpn, inst.name, arch)]
     else:  # heads that do not divide are padded (see tensor_split)
         layouts = [(t, 1) for t in divisors(rpn)]
+    if layout is not None:
+        layouts = [layout]
     rate = spec.requests_per_h / SECONDS_PER_HOUR
     traffic = traffic_of(spec)
+    if arrival_cv is not None:  # the gaps one replica sees (plan)
+        traffic = dataclasses.replace(traffic, arrival_cv=arrival_cv)
     stats = latency_stats(spec)
     best: ServingPlan | None = None
     best_key: tuple[Any, ...] = ()
@@ -529,13 +589,13 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
                 continue
             top, unmet = 0, failure  # batch 1, the least latency: kept where no layout meets the targets
         capacity = float(op.rate_per_s[top])
-        replicas = int(replicas_for(rate, capacity))
+        replicas = max(int(replicas_for(rate, capacity)), min_replicas)
         pools: tuple[int | None, int | None] = (None, None)
         if op.prefill_load is not None:  # disaggregated: each pool rounded up on its own
             b_top = float(op.batch[top])
             decode_rate = b_top / (max(traffic.output.mean - 1, 0.0) * float(np.interp(b_top, op.batch,
                                                                                            op.decode_s)))
-            pools = (max(1, math.ceil(rate * op.prefill_s / op.prefill_load - 1e-9)),
+            pools = (max(1, min_replicas, math.ceil(rate * op.prefill_s / op.prefill_load - 1e-9)),
                      max(1, math.ceil(rate / decode_rate - 1e-9)))
             replicas = pools[0] + pools[1]
         span = max(1, t * pp // rpn)  # instances one replica occupies

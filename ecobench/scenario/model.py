@@ -226,7 +226,9 @@ class ServingSpec(_Model):
                                                       "relative to the scenario file")
     arrival_cv: b.LengthCv | None = Field(None, description="coefficient of variation of the time between "
                                                             "requests: none or 1 for Poisson arrivals, "
-                                                            "more for bursty (gamma) arrivals")
+                                                            "more for bursty (gamma) arrivals (the whole "
+                                                            "stream's: requests are dispatched at random "
+                                                            "over the replicas)")
     median_ttft_ms: b.LatencyMs | None = Field(None, description="time to first token, median target (ms)")
     p90_ttft_ms: b.LatencyMs | None = Field(None, description="time to first token, 90th-percentile target")
     p95_ttft_ms: b.LatencyMs | None = Field(None, description="time to first token, 95th-percentile target")
