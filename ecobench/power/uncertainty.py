@@ -213,6 +213,9 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
                 out["ttft_ms_p50"] = out["ttft_ms_p50"] * m / speed_p
     else:
         n = np.full(d.n, float(case.instances))
+        if case.mfu is not None:  # no draw runs faster than the chips' peak: MFU at most 1
+            central_s = sum(ph.seconds for ph in case.phases) * case.time_factor
+            m = np.minimum(m, 1.0 / max(float(case.mfu(central_s)), 1e-12))
         seconds = np.zeros(d.n)
         acc_ws, it_ws, total_ws = np.zeros(d.n), np.zeros(d.n), np.zeros(d.n)
         for ph in case.phases:
