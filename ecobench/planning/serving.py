@@ -508,6 +508,8 @@ def plan(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: Insta
     # R replicas at the CV R implies (need(R) fewer would each see burstier gaps than planned for)
     chosen = seen[lo] if lo in seen and _dispatched_to(seen[lo]) == lo else \
         plan_at(*args, arrival_cv=dispatched_cv(c, lo), min_replicas=lo, layout=layout)
+    if _dispatched_to(chosen) <= 1:  # one replica sees the whole stream
+        return chosen
     note = (f"; requests dispatched at random over {_dispatched_to(chosen)} replicas, each seeing gaps of "
             f"CV {dispatched_cv(c, lo):.2f} (the stream's {c:g})")
     return dataclasses.replace(chosen, choice=chosen.choice + note)
