@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ecobench.bounds import Name
 from ecobench.errors import InputError
-from ecobench.io.rundir import not_a_run, refuse_non_json
+from ecobench.io.rundir import results_file
 from ecobench.io.yamlio import load_json
 from ecobench.reports.tables import RESULTS_SCHEMA_VERSION
 from ecobench.version import BASELINE_KIND, RESULTS_KIND
@@ -81,10 +81,7 @@ def _loc(loc: tuple[int | str, ...]) -> str:
 def read_gate_doc(path: Path, role: str) -> GateDoc:
     """Read and check a run directory's results.json or a baseline file; ``role`` ("run" or
     "baseline") names it in errors."""
-    f = path / "results.json" if path.is_dir() else path
-    if not f.exists():
-        raise not_a_run(path)
-    refuse_non_json(f)
+    f = results_file(path)
     raw = load_json(f, f"{role} results")
     if not isinstance(raw, dict):
         raise InputError(f"{f}: a {role} document is a JSON object, got {type(raw).__name__}")

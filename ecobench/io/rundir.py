@@ -28,8 +28,7 @@ from ecobench.io.textsafe import terminal
 from ecobench.process import deferred_signals, note_output
 
 __all__ = ["append_text", "atomic_dir", "check_folder", "make_folder", "new_run_id", "refuse_existing",
-           "refuse_non_json",
-           "sweep_stale", "target_dir", "write_new", "write_text_atomic"]
+           "results_file", "sweep_stale", "target_dir", "write_new", "write_text_atomic"]
 
 # Temporary directories of the old format (tempfile.mkdtemp, no owner in the name) are swept once
 # they are this old: no ecobench run takes a day to write its files.
@@ -62,9 +61,13 @@ def not_a_run(path: Path) -> InputError:
     return InputError(f"{path}: no such run directory or baseline file")
 
 
-def refuse_non_json(f: Path) -> None:
-    """A run's other files or a scenario given where its results are read: said as such, not as
-    'not a valid JSON file (Expecting value: line 1 column 1 (char 0))'."""
+def results_file(path: Path) -> Path:
+    """The results.json a run directory or a baseline file given as ``path`` is read from; bad input
+    where there is none, and where a run's other files or a scenario is given (said as such, not as
+    'not a valid JSON file (Expecting value: line 1 column 1 (char 0))')."""
+    f = path / "results.json" if path.is_dir() else path
+    if not f.exists():
+        raise not_a_run(path)
     suffix = f.suffix.lower()
     if suffix in (".yaml", ".yml"):
         raise InputError(f"{f}: a YAML file (a scenario?), not a run's results; allowed: a run directory "
@@ -72,6 +75,7 @@ def refuse_non_json(f: Path) -> None:
     if suffix in (".csv", ".parquet", ".html"):
         raise InputError(f"{f}: a run's {f.name}, not its results; allowed: the run directory "
                          f"({f.parent}) or its results.json, or a baseline file")
+    return f
 
 
 def _output_error(path: Path, exc: OSError) -> OutputError:

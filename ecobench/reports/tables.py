@@ -199,13 +199,10 @@ def write_json(doc: dict[str, Any], path: Path) -> None:
 def read_results(path: Path) -> dict[str, Any]:
     """A run directory's results.json, or a baseline file; a clear error if it is neither."""
     from ecobench.errors import InputError
-    from ecobench.io.rundir import not_a_run, refuse_non_json
+    from ecobench.io.rundir import results_file
     from ecobench.io.yamlio import load_json
 
-    f = path / "results.json" if path.is_dir() else path
-    if not f.exists():
-        raise not_a_run(path)
-    refuse_non_json(f)
+    f = results_file(path)
     doc = load_json(f, "results")
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         raise InputError(f"{f}: has no 'rows'; not a results or baseline file")
