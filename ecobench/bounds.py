@@ -157,6 +157,15 @@ def _fmt(v: float) -> str:
     return f"{v:.6f}".rstrip("0")
 
 
+def limits_text(lo: float | None, hi: float | None) -> str:
+    """' from 1 to 16,777,216' (' of at least 0', ' of at most 1', '' unbounded): a range in a message."""
+    if lo is not None and hi is not None:
+        return f" from {_fmt(lo)} to {_fmt(hi)}"
+    if lo is not None or hi is not None:
+        return f" of at {'least' if hi is None else 'most'} {_fmt(lo if hi is None else hi)}"
+    return ""
+
+
 def _limits(t: object) -> tuple[float, float]:
     """(lowest, highest) of a bounded Annotated type, read from its pydantic metadata."""
     lo = hi = math.nan

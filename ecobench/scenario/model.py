@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     SerializerFunctionWrapHandler,
@@ -24,6 +23,7 @@ from ecobench import bounds as b
 from ecobench.bounds import SWEEP_MAX_COMBINATIONS, SWEEP_MAX_VALUES
 from ecobench.hardware.catalog import LOCAL_INSTANCE
 from ecobench.measure.defaults import DEFAULT_REPETITIONS
+from ecobench.scenario.base import SchemaModel
 from ecobench.scenario.messages import Schema, error_lines
 from ecobench.scenario.profile import AutoscaleSpec, ProfileSpec
 from ecobench.units import (
@@ -53,8 +53,7 @@ DEFAULT_DECODER_BATCH_TOKENS = 4 * 1024 * 1024  # Llama 2's 4M-token batch (Touv
 __all__ = ["SCHEMA_VERSION", "Scenario", "describe_fields"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+_Model = SchemaModel  # unknown fields refused, frozen, no boolean where a number goes
 
 
 class MoESpec(_Model):

@@ -21,10 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from ecobench import bounds as b
 from ecobench.errors import InputError
+from ecobench.scenario.base import SchemaModel
 
 HOURS = 24
 RATE_COLUMNS = ("rate_per_h", "requests_per_h")
@@ -34,8 +35,7 @@ MIN_HOURLY_RATE_PER_H = 1e-3  # the workload rate's own floor (bounds.RatePerH);
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_ .()/%-]{0,39}")  # what a column name is shown as
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+_Model = SchemaModel  # unknown fields refused, frozen, no boolean where a number goes
 
 
 class AutoscaleSpec(_Model):

@@ -83,6 +83,37 @@ def test_training_fields_out_of_range(tmp_path, capsys, path, value):
     _rejected(tmp_path, capsys, s, path[-1])
 
 
+SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text())
+
+
+@pytest.mark.parametrize("base,path,value,expect", [
+    (SERVING, ("workload", "serving", "input_tokens"), True,
+     "workload.serving.input_tokens: true, a boolean, not a number; allowed: an integer from 1 to 16,777,216"),
+    (SERVING, ("workload", "serving", "output_tokens"), False,
+     "workload.serving.output_tokens: false, a boolean, not a number; allowed: an integer"),
+    (SERVING, ("workload", "serving", "requests_per_h"), True,
+     "workload.serving.requests_per_h: true, a boolean, not a number; allowed: a number from 0.001"),
+    (SERVING, ("configs", 0, "max_batch"), True, "configs[0].max_batch: true, a boolean, not a number; "
+                                                 "allowed: an integer from 1 to 1,048,576 or 'auto'"),
+    (SERVING, ("workload", "serving", "profile"), {"multipliers": [1] * 23 + [True]},
+     "workload.serving.profile.multipliers: [23] is true, a boolean"),
+    (SERVING, ("sweep",), {"max_num_batched_tokens": [2048, True]},
+     "sweep.max_num_batched_tokens[1]: true, a boolean, not a number"),
+    (TRAINING, ("configs", 0, "batch_size"), True, "configs[0].batch_size: true, a boolean, not a number"),
+    (TRAINING, ("configs", 0, "parallelism"), {"zero": True},
+     "configs[0].parallelism.zero: true, a boolean, not a number; allowed: one of 0, 1, 2, 3"),
+    (TRAINING, ("schema_version",), True, "schema_version: true, a boolean, not a number; allowed: one of 1, 2"),
+    (TRAINING, ("pue",), False, "pue: false, a boolean, not a number; allowed: a number from 1 to 3"),
+    (TRAINING, ("overrides",), {"grid_g_per_kwh": {"us-east-1": True}},
+     "overrides.grid_g_per_kwh: [us-east-1] is true, a boolean"),
+])
+def test_a_boolean_is_not_a_number(tmp_path, capsys, base, path, value, expect):
+    """Pydantic's lax mode read YAML's true/false as 1/0 wherever a number goes."""
+    s = yaml.safe_load(yaml.safe_dump(base))
+    _set(s, path, value)
+    _rejected(tmp_path, capsys, s, expect)
+
+
 def test_yaml_infinity_literal_is_bad_input(tmp_path, capsys, scenario_dict):
     text = yaml.safe_dump(scenario_dict).replace("rate_per_h: 100000", "rate_per_h: .inf")
     assert ".inf" in text

@@ -1,0 +1,112 @@
+"""The base of every scenario schema class: unknown fields refused, instances frozen, and a boolean
+refused wherever a number is expected.
+
+Pydantic's lax mode reads YAML's ``true``/``false`` as 1/0 for an integer, a float or a numeric
+choice (``zero: 1``), so ``input_tokens: true`` would plan one-token prompts. Strict mode refuses
+booleans but also the numeric choices' and each number's other lax readings, and does not cover a
+``Literal`` of numbers; this one check covers every numeric field, inside lists and mappings too.
+"""
+
+
+import functools
+import types
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+
+from ecobench.bounds import limits_text
+
+__all__ = ["SchemaModel"]
+
+
+class SchemaModel(BaseModel):
+    """A scenario schema class (see the module's docstring)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        if not isinstance(value, bool | list | dict) or info.field_name is None:
+            return value  # the common case, kept cheap (a sweep validates thousands of configurations)
+        allowed = _numbers_allowed(cls, info.field_name)
+        found = _boolean_in(value) if allowed else None
+        if found is not None:
+            where, flag = found
+            at = f"{where} is " if where else ""
+            raise ValueError(f"{at}{str(flag).lower()}, a boolean, not a number; allowed: {allowed}")
+        return value
+
+
+@functools.cache
+def _numbers_allowed(cls: type[SchemaModel], name: str) -> str | None:
+    """What field ``name`` of ``cls`` allows where it holds numbers and no boolean (its lists' and
+    mappings' items included), e.g. 'an integer from 1 to 16,777,216'; None where it may hold a
+    boolean, a model (whose own fields are checked) or any value, or holds no number."""
+    field = cls.model_fields[name]
+    kinds = _kinds(field.annotation)
+    if kinds is None or not kinds & {"int", "float"} and not any(k.startswith("one of") for k in kinds):
+        return None
+    parts = []
+    if kinds & {"int", "float"}:
+        lo, hi = _bounds(field.annotation, field.metadata)
+        parts.append(("an integer" if "float" not in kinds else "a number") + limits_text(lo, hi))
+    parts += sorted(k for k in kinds if k.startswith(("one of", "'")))
+    return " or ".join(parts)
+
+
+def _kinds(t: Any) -> set[str] | None:
+    """The scalar kinds type ``t`` holds: 'int', 'float', 'one of 0, 1, 2, 3' (numeric choices), a
+    quoted string choice, 'other'; None where a boolean, a model or any value may stand."""
+    if t is bool or t is Any or isinstance(t, type) and issubclass(t, BaseModel):
+        return None
+    origin, args = get_origin(t), get_args(t)
+    if origin is Literal:
+        if any(isinstance(a, bool) for a in args):
+            return None
+        numeric = [str(a) for a in args if isinstance(a, int | float)]
+        return ({"one of " + ", ".join(numeric)} if numeric else set()) | {
+            repr(a) for a in args if isinstance(a, str)}
+    if origin is Annotated:
+        return _kinds(args[0])
+    if origin is dict:
+        return _kinds(args[1]) if args else None
+    if origin in (list, Union, types.UnionType):
+        out: set[str] = set()
+        for a in args or (Any,):
+            k = _kinds(a)
+            if k is None:
+                return None
+            out |= k
+        return out
+    return {"int"} if t is int else {"float"} if t is float else {"other"}
+
+
+def _bounds(t: Any, metadata: list[Any]) -> tuple[float | None, float | None]:
+    """(lowest, highest) of the number in type ``t`` (its items' for a list; ``metadata``: the field's
+    own constraints); None where unbounded."""
+    found = list(metadata)
+    todo = [t]
+    while todo:  # Annotated[float, Field(ge=...)] inside Optional[...] or list[...]
+        a = todo.pop()
+        if get_origin(a) is Annotated:
+            found += [c for m in a.__metadata__ for c in getattr(m, "metadata", [])]
+        todo += get_args(a)
+    lo = hi = None
+    for c in found:  # annotated_types.Ge, Le, Gt, Lt
+        lo = getattr(c, "ge", getattr(c, "gt", lo))
+        hi = getattr(c, "le", getattr(c, "lt", hi))
+    return lo, hi
+
+
+def _boolean_in(value: Any, where: str = "") -> tuple[str, bool] | None:
+    """(where, the boolean) for the first boolean in ``value`` (a scalar, list or mapping): where is
+    '' for ``value`` itself, '[3]' or '[key]' inside it; None where there is none."""
+    if isinstance(value, bool):
+        return where, value
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _boolean_in(item, f"{where}[{str(key)[:40]}]")  # a key from the file: short
+        if found is not None:
+            return found
+    return None
