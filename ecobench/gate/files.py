@@ -1,11 +1,12 @@
 """The two documents the gate compares: a run's results.json and a committed baseline.
 
-Read strictly (regular file, size cap, no NaN or Infinity literals: ``ecobench.io.yamlio.load_json``)
-and checked before any comparison: the document's kind and schema version, a scenario name and
-mode, configuration ids that are well-formed and unique, and per-repetition samples that are
-positive numbers. The figures a rule gates are checked when the rule asks for them
-(:func:`gated_value`): a finite number, not negative; ``pareto_rank`` may be null, a configuration
-off the Pareto front (dominated, or not eligible), which ranks after every rank (infinity).
+Read strictly (regular file, size cap, no NaN or Infinity literals; every energy, cost and CO2 figure a
+finite number, 0 or more: ``ecobench.reports.tables.read_results``) and checked before any
+comparison: the document's kind and schema version, a scenario name and mode, configuration ids that
+are well-formed and unique, and per-repetition samples that are positive numbers. The figures a rule
+gates are checked when the rule asks for them (:func:`gated_value`): a finite number, not negative;
+``pareto_rank`` may be null, a configuration off the Pareto front (dominated, or not eligible), which
+ranks after every rank (infinity).
 """
 
 
@@ -19,8 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ecobench.bounds import Name
 from ecobench.errors import InputError
 from ecobench.io.rundir import results_file
-from ecobench.io.yamlio import load_json
-from ecobench.reports.tables import RESULTS_SCHEMA_VERSION
+from ecobench.reports.tables import RESULTS_SCHEMA_VERSION, read_results
 from ecobench.version import BASELINE_KIND, RESULTS_KIND
 
 __all__ = ["BASELINE_KIND", "PARETO_RANK", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc",
@@ -82,9 +82,7 @@ def read_gate_doc(path: Path, role: str) -> GateDoc:
     """Read and check a run directory's results.json or a baseline file; ``role`` ("run" or
     "baseline") names it in errors."""
     f = results_file(path)
-    raw = load_json(f, f"{role} results")
-    if not isinstance(raw, dict):
-        raise InputError(f"{f}: a {role} document is a JSON object, got {type(raw).__name__}")
+    raw = read_results(f, f"{role} results")  # its energy, cost and CO2 figures checked there
     try:
         doc = _Doc.model_validate(raw)
     except ValidationError as exc:

@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 from ecobench.table import CHANGE_METRICS
 
-__all__ = ["CHANGES", "COLUMNS", "JSON_TYPES", "PATTERNS", "Pattern", "TOP_LEVEL", "describe", "json_type"]
+__all__ = ["CHANGES", "COLUMNS", "FOOTPRINT", "JSON_TYPES", "PATTERNS", "Pattern", "TOP_LEVEL", "describe",
+           "is_footprint", "json_type"]
 
 # <metric>_change_pct: against the baseline row, (this / baseline - 1) x 100: the inverse of the one
 # change map (ecobench.table.CHANGE_METRICS), short name -> figure.
@@ -254,6 +255,17 @@ def json_cell(name: str, v: object) -> object:
     if isinstance(v, float) and v.is_integer() and JSON_TYPES.get(name) == "integer":
         return int(v)
     return v
+
+
+# The energy, cost and CO2 figures (totals, per unit of work, per profile fleet; not their changes against
+# the baseline): a finite number, 0 or more, or null where unknown (cost without a price).
+FOOTPRINT = frozenset(k for k, (unit, _) in COLUMNS.items() if re.search(r"(^|_)(energy|cost|co2)_", k)
+                      and unit != "%" and json_type(k) == "number")
+
+
+def is_footprint(name: str) -> bool:
+    """An energy, cost or CO2 figure (:data:`FOOTPRINT`) or the low or high end of its 90% band."""
+    return name in FOOTPRINT or (name.endswith(("_low", "_high")) and name.rsplit("_", 1)[0] in FOOTPRINT)
 
 
 # results.json's top-level keys: key -> (JSON type, required, meaning).

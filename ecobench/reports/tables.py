@@ -196,14 +196,40 @@ def write_json(doc: dict[str, Any], path: Path) -> None:
     path.write_text(json.dumps(doc, indent=2, sort_keys=False) + "\n", encoding="utf-8")
 
 
-def read_results(path: Path) -> dict[str, Any]:
-    """A run directory's results.json, or a baseline file; a clear error if it is neither."""
+def read_results(path: Path, what: str = "results") -> dict[str, Any]:
+    """A run directory's results.json, or a baseline file (the one reader of both: report, compare,
+    load_run, the gate); a clear error if it is neither, or if an energy, cost or CO2 figure in it is
+    not a finite number, 0 or more (a file edited by hand). ``what`` names the file in errors."""
     from ecobench.errors import InputError
     from ecobench.io.rundir import results_file
     from ecobench.io.yamlio import load_json
 
     f = results_file(path)
-    doc = load_json(f, "results")
+    doc = load_json(f, what)
     if not isinstance(doc, dict) or not isinstance(doc.get("rows"), list):
         raise InputError(f"{f}: has no 'rows'; not a results or baseline file")
+    _check_footprint(doc["rows"], f)
     return doc
+
+
+def _check_footprint(rows: list[Any], f: Path) -> None:
+    """Every energy, cost and CO2 figure of ``rows`` (``columns.is_footprint``) null or a finite number,
+    0 or more; otherwise bad input naming the file, the row, its configuration and the figure."""
+    import math
+
+    from ecobench.errors import InputError
+    from ecobench.reports.columns import is_footprint
+
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            continue  # the readers' own checks name a row that is not an object
+        for name, v in row.items():
+            if v is None or not is_footprint(name):
+                continue
+            number = isinstance(v, int | float) and not isinstance(v, bool)
+            if number and math.isfinite(v) and v >= 0:
+                continue
+            cid = row.get("config_id")
+            which = f"configuration {cid[:40]!r}: " if isinstance(cid, str) else ""
+            raise InputError(f"{f}: rows[{i}]: {which}{name} is {repr(v)[:40]}; allowed: a finite number, "
+                             "0 or more (or null where the figure is unknown)")

@@ -192,6 +192,41 @@ def test_400_digit_integer_in_a_results_file_is_bad_input(tmp_path, capsys, run_
     assert code == 2 and "an integer of 401 digits; at most 40" in err, err
 
 
+@pytest.mark.parametrize("command", ["compare", "report", "check"])
+@pytest.mark.parametrize("field,value,shown", [("energy_kwh", -1.5, "-1.5"), ("cost_usd", -0.01, "-0.01"),
+                                              ("co2_kg", "Infinity", "'Infinity'"), ("co2_kg_low", -2, "-2"),
+                                              ("energy_kwh_per_million", True, "True")])
+def test_negative_or_non_finite_footprint_in_a_results_file_is_bad_input(tmp_path, capsys, run_dir, command,
+                                                                        field, value, shown):
+    """A results.json edited by hand: every reader refuses an energy, cost or CO2 figure that is not a
+    finite number, 0 or more, naming the file, the row, its configuration and the figure."""
+    doc = json.loads((run_dir / "results.json").read_text())
+    doc["rows"][0][field] = value
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "results.json").write_text(json.dumps(doc))
+    args = {"compare": ["compare", str(run_dir), str(bad)], "report": ["report", str(bad)],
+            "check": ["check", str(bad), "--baseline", str(run_dir)]}[command]
+    capsys.readouterr()
+    code, err = _cli(capsys, *args)
+    assert code == 2, err
+    assert (f"{bad / 'results.json'}: rows[0]: configuration 'a': {field} is {shown}; allowed: a finite "
+            "number, 0 or more") in err, err
+    assert not (bad / "report.html").exists()
+
+
+def test_a_null_footprint_figure_is_read(tmp_path, capsys, run_dir):
+    """Null is how a results file says a figure is unknown (cost without a price): not refused."""
+    doc = json.loads((run_dir / "results.json").read_text())
+    doc["rows"][0]["cost_usd"] = None
+    bad = tmp_path / "nulls"
+    bad.mkdir()
+    (bad / "results.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    code, err = _cli(capsys, "compare", str(run_dir), str(bad))
+    assert code == 0, err
+
+
 def test_results_nested_too_deep_is_bad_input(tmp_path):
     f = tmp_path / "results.json"
     f.write_text(json.dumps({"rows": []})[:-1] + ', "x": ' + "[" * 100 + "]" * 100 + "}")
