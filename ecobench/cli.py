@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 
 from ecobench import process
 from ecobench.errors import (
+    EXIT_BAD_INPUT,
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -525,8 +526,27 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """The CLI's parser, and its commands' (``add_subparsers`` makes them of this class): a usage error
+    is one line on stderr, exit 2, not argparse's usage block; ``--help`` is argparse's."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {terminal(message, keep_newlines=False)} "
+                              f"(see {self.prog} --help)\n")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """argparse's, but an option the command does not take is said by that command's parser."""
+        ns, extra = self.parse_known_args(args, namespace)
+        if extra:
+            sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
+            parser = sub.choices.get(getattr(ns, "command", None), self) if sub else self
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        return ns
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="ecobench",
         description="What an ML workload costs in instances, energy, money and CO2 on each kind "
                     "of hardware. Exit codes: 0 ok, 1 the gate found a regression, 2 bad input or "
@@ -536,7 +556,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"ecobench {__version__}")
     p.add_argument("--debug", action="store_true", help="show the traceback of an internal error")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="show the traceback of an internal error")
 

@@ -216,6 +216,37 @@ def test_help_lists_commands(capsys):
         assert cmd in out
 
 
+@pytest.mark.parametrize("argv,line", [
+    ([], "ecobench: error: the following arguments are required: COMMAND (see ecobench --help)"),
+    (["frob"], "ecobench: error: argument COMMAND: invalid choice: 'frob' (choose from "),
+    (["run"], "ecobench run: error: the following arguments are required: scenario "
+              "(see ecobench run --help)"),
+    (["run", "s.yaml", "--bogus", "x"], "ecobench run: error: unrecognized arguments: --bogus x "
+                                        "(see ecobench run --help)"),
+    (["catalog", "--format", "xml"], "ecobench catalog: error: argument --format: invalid choice: 'xml'"),
+    (["serve-point", "llama3-8b", "--batch", "x\nusage: forged"],
+     "ecobench serve-point: error: argument --batch: invalid int value: 'x\\nusage: forged' "
+     "(see ecobench serve-point --help)"),
+    (["run", "s.yaml", "x\nusage: forged"], "ecobench run: error: unrecognized arguments: x usage: forged "
+                                             "(see ecobench run --help)"),
+])
+def test_a_usage_error_is_one_line(capsys, argv, line):
+    """argparse printed its usage block before the error; one line names the command, the error and
+    where its help is."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith(line), captured.err
+
+
+def test_help_still_prints_the_usage(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["run", "--help"])
+    assert e.value.code == 0 and capsys.readouterr().out.startswith("usage: ecobench run [-h]")
+
+
 def test_catalog_lists_and_shows_sources(capsys):
     assert main(["catalog"]) == 0
     assert "trn1.32xlarge" in capsys.readouterr().out

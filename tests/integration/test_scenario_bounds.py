@@ -88,7 +88,8 @@ SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text(
 
 @pytest.mark.parametrize("base,path,value,expect", [
     (SERVING, ("workload", "serving", "input_tokens"), True,
-     "workload.serving.input_tokens: true, a boolean, not a number; allowed: an integer from 1 to 16,777,216"),
+     "workload.serving.input_tokens: true, a boolean, not a number; allowed: an integer from 1 to "
+     "16,777,216"),
     (SERVING, ("workload", "serving", "output_tokens"), False,
      "workload.serving.output_tokens: false, a boolean, not a number; allowed: an integer"),
     (SERVING, ("workload", "serving", "requests_per_h"), True,
@@ -102,7 +103,8 @@ SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text(
     (TRAINING, ("configs", 0, "batch_size"), True, "configs[0].batch_size: true, a boolean, not a number"),
     (TRAINING, ("configs", 0, "parallelism"), {"zero": True},
      "configs[0].parallelism.zero: true, a boolean, not a number; allowed: one of 0, 1, 2, 3"),
-    (TRAINING, ("schema_version",), True, "schema_version: true, a boolean, not a number; allowed: one of 1, 2"),
+    (TRAINING, ("schema_version",), True,
+     "schema_version: true, a boolean, not a number; allowed: one of 1, 2"),
     (TRAINING, ("pue",), False, "pue: false, a boolean, not a number; allowed: a number from 1 to 3"),
     (TRAINING, ("overrides",), {"grid_g_per_kwh": {"us-east-1": True}},
      "overrides.grid_g_per_kwh: [us-east-1] is true, a boolean"),
