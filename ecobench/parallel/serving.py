@@ -243,6 +243,19 @@ def with_routed_reads(ks: KernelArrays, arch: Architecture, tokens: np.ndarray |
     return dataclasses.replace(ks, weight_bytes=np.where(ks.routed, ks.weight_bytes * share, ks.weight_bytes))
 
 
+def memory_advice(int4: bool, quantization: str) -> str:
+    """What a model whose weights alone overflow the accelerators can do: 4-bit weights (unless already;
+    ``quantization``: how the caller's input names the setting), or more accelerator memory."""
+    more = "an instance with more accelerator memory"
+    return more if int4 else f"4-bit weights ({quantization} int4), or {more}"
+
+
+def step_host_s(eff: Efficiency, sequences: np.ndarray | float) -> np.ndarray:
+    """The engine's host seconds around one step that carries ``sequences`` sequences: a fixed cost per
+    step plus one per sequence (scheduling, sampling, the step's input metadata)."""
+    return eff.step_overhead_s + eff.seq_step_overhead_s * np.asarray(sequences, dtype=float)
+
+
 def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndarray) -> np.ndarray:
     """Seconds of one decode step at each batch size (one token for every sequence); with
     speculative decoding, a drafted-and-verified step over the tokens it yields per sequence."""
@@ -253,7 +266,7 @@ def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndar
         return whole + stage_transfers_s(w, cl, micro)
     kernels, _ = serve_kernels(w)
     decode = with_routed_reads(kernels, w.arch, b)
-    plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b) + eff.step_overhead_s
+    plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b) + step_host_s(eff, b)
     if not w.grouped_kv_reads:
         plain = plain + eff.kv_reread * b * kv_reread_bytes(w) / (eff.memory * cl.memory_gb_per_s * 1e9)
     sp = w.speculation
@@ -262,7 +275,7 @@ def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndar
     n = sp.tokens + 1
     verify = (verification_arrays(with_routed_reads(kernels, w.arch, b * n), n).time_s(b, cl, eff)
               + tp_all_reduce_s(w, cl, eff, b * n)
-              + eff.step_overhead_s)
+              + step_host_s(eff, b))
     if sp.draft_arch is not None:
         draft = ServeWorkload(sp.draft_arch, w.input_tokens, w.output_tokens, w.dtype, w.tensor,
                               w.weight_dtype, w.kv_dtype, w.static_cache)

@@ -131,7 +131,14 @@ class Efficiency:
     zero3_sync_gathers: bool = False  # ZeRO-3's parameter gathers wait for the device: none overlaps compute
     collective_latency_s: float | None = None  # serving: seconds per all-reduce step (None: the link's)
     step_overhead_s: float = 0.0  # serving: fixed seconds per decode step (the engine's host work)
+    seq_step_overhead_s: float = 0.0  # serving: host seconds per sequence of a step (host-bound stacks)
     kv_reread: float = 0.0  # serving: share of an ungrouped decode attention's repeated reads from memory
+
+    @property
+    def steps_wait_on_host(self) -> bool:
+        """Whether the engine's step loop runs on the host between device steps (a cost per sequence
+        of a step: vLLM V0), so the device waits with nothing launched for that time."""
+        return self.seq_step_overhead_s > 0
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ from ecobench.parallel.serving import (
     ServeWorkload,
     decode_step_s,
     max_batch_by_memory,
+    memory_advice,
     prefill_s,
+    step_host_s,
     weights_gib_per_rank,
     with_stack_attention,
 )
@@ -125,11 +127,10 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         larger = [v for v in valid if v > max(options)]
         weights_gib = weights_gib_per_rank(workload(max(options)))
         if not larger and weights_gib + WORKSPACE_GIB > cl.memory_gib:  # no batch or length helps
-            smaller = "" if weight_precision == "int4" else "4-bit weights (--quantization int4), or "
             raise InputError(f"--instance-type {instance_type}: {model}'s weights alone take "
                              f"{weights_gib:.1f} GiB per device at tensor {max(options)}, beyond its "
-                             f"{cl.memory_gib:.1f} GiB; allowed: {smaller}an instance with more accelerator "
-                             "memory")
+                             f"{cl.memory_gib:.1f} GiB; allowed: "
+                             + memory_advice(weight_precision == "int4", "--quantization"))
         advice = (f"a larger --tensor ({', '.join(map(str, larger))})" if larger
                   else "fewer tokens, or an instance with more accelerator memory")
         raise InputError(f"--batch {batch}: {model}'s weights and {batch} caches of "
@@ -141,9 +142,9 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
     tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])
-    # a static batch's prefill is one engine step: its fixed host cost too
-    ttft_s = (float(prefill_s(w, cl, eff, float(batch))) + fit.request_overhead_s(acc.vendor, stack)
-              + eff.step_overhead_s)
+    # a static batch's prefill is one engine step carrying its prompts: its host cost too
+    ttft_s = (float(prefill_s(w, cl, eff, float(batch)) + step_host_s(eff, float(batch)))
+              + fit.request_overhead_s(acc.vendor, stack))
     figs = serving_figures(tpot_s, ttft_s, batch, output_tokens)
     regime = Regime("analytic", acc.vendor, t, float(batch))
     # one output token: no decode step follows the first token, so there is no TPOT to give

@@ -39,9 +39,11 @@ from ecobench.parallel.serving import (
     ServeWorkload,
     decode_step_s,
     max_batch_by_memory,
+    memory_advice,
     memory_gib_per_rank,
     prefill_s,
     serve_kernels,
+    step_host_s,
     tp_all_reduce_s,
     weights_gib_per_rank,
     with_routed_reads,
@@ -305,8 +307,10 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
     (``power/draw.py`` ``decode_draw_shares``, the rule the power corpus's serving points are fitted
     with). Per-kernel overhead and tensor-parallel all-reduces count as memory-bound
     time: the chip is launching and running kernels with its clocks up, as the draw model's fit takes
-    a service's time beyond the roofline (power/fit.py ``split_rest``); stalls (host-side gaps) are
-    only what a slower supplied throughput adds (``Activity.scaled``)."""
+    a service's time beyond the roofline (power/fit.py ``split_rest``). Stalls (host-side gaps) are the
+    host's share of each step where the engine's step loop runs on the host between device steps
+    (``Efficiency.steps_wait_on_host``: vLLM V0, whose measured draw the power fit takes the same way,
+    ``HOST_BOUND_ENGINE``), and what a slower supplied throughput adds (``Activity.scaled``)."""
     from ecobench.hardware.backends.activity import kernel_regime_arrays
     from ecobench.power.draw import decode_draw_shares
 
@@ -320,13 +324,15 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
         kv = float(m_k[ks.attention].sum()) if ks is decode else 0.0
         tokens = micro * (1 if ks is decode else w.prefill_tokens)
         tp = float(tp_all_reduce_s(w, cl, eff, np.array([tokens]))[0])
-        total = c + m + o + tp
+        host = float(step_host_s(eff, micro)) if eff.steps_wait_on_host else 0.0
+        total = c + m + o + tp + host
         split = decode_draw_shares(c, m - kv, kv, o + tp)
-        parts.append([share * x / total for x in split] if total > 0 else [0.0, share])
-    c, m = (sum(x) for x in zip(*parts, strict=True))
-    return Activity(c, m, 0.0, "serving model: decode steps and prefills (compute-bound and decode "
-                               "attention's KV-cache reads; memory-bound weight reads, per-kernel overhead "
-                               "and all-reduces; power/draw.py decode_draw_shares)")
+        parts.append([share * x / total for x in (*split, host)] if total > 0 else [0.0, share, 0.0])
+    c, m, stall = (sum(x) for x in zip(*parts, strict=True))
+    return Activity(c, m, stall, "serving model: decode steps and prefills (compute-bound and decode "
+                                 "attention's KV-cache reads; memory-bound weight reads, per-kernel overhead "
+                                 "and all-reduces; power/draw.py decode_draw_shares"
+                                 + ("; stalls: the engine's step loop on the host)" if stall else ")"))
 
 
 def at_rate(op: Operating, rate: Any, speed: Any = 1.0,
@@ -622,9 +628,8 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             best, best_key = candidate, key
     if best is None:
         if not fits and given is None:  # the weights fit no layout: what would
-            smaller = "" if "int4" in (cfg.quantization, cfg.weight_precision) else \
-                "4-bit weights (quantization: int4), or "
-            failure += f"; allowed: {smaller}an instance with more accelerator memory"
+            failure += "; allowed: " + memory_advice("int4" in (cfg.quantization, cfg.weight_precision),
+                                                     "quantization:")
         raise InputError(failure).in_config()
     lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
     spans = best.tensor * best.pipeline // rpn

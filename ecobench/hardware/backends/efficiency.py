@@ -26,6 +26,12 @@ left to fit is how well a stack drives the hardware:
 * ``step.<stack>``: serving's fixed seconds per engine step of each stack (the host's work around a
   step: scheduling, sampling, launches a CUDA graph does not cover), paid by every decode step and by
   a static batch's prefill step (its TTFT); one never seen takes the prior centre;
+* ``seq_step.<stack>``: serving's host seconds per sequence an engine step carries (scheduling each
+  sequence, sampling its token, building its share of the step's input metadata in Python), paid by a
+  decode step per sequence of its batch and by a static batch's prefill step per prompt; only for the
+  stacks whose step loop runs on the host, in Python, between device steps
+  (:data:`HOST_STEP_STACKS`); a C++ runtime's (TensorRT-LLM, TurboMind) or a compiled Neuron graph's
+  is taken as none;
 * ``reread.<vendor>``: the share of an ungrouped decode attention's repeated key/value reads that
   reach memory (``parallel/serving.py``: sources whose stack predates grouped-query kernels);
 * ``network``: share of link bandwidth reached by collectives (``network.serving`` for serving's
@@ -65,6 +71,7 @@ from ecobench.parallel.serving import (
     prefill_fused_attention,
     prefill_s,
     serve_kernels,
+    step_host_s,
     tp_ring_gb_per_s,
     with_routed_reads,
 )
@@ -99,6 +106,22 @@ OBS_SIGMA_TTFT = 0.3  # time to first token carries more of the host's schedulin
 # -> 1.0): 12.4 / 47.5 / 90.1 -> 11.9 / 41.7 / 88.6 -> 12.0 / 41.4 / 87.6 (the v0.9.0 sweep's batch-1
 # rows: p90 54.6 -> 35.3 -> 26.7); docs/serving.md.
 REQUEST_STACK_SIGMA = 0.5
+# The per-sequence host cost per engine step, for the stacks whose step loop runs in Python on the host
+# between device steps: vLLM's V0 engine (2023-2024), which scheduled, prepared the inputs, sampled and
+# turned each step's outputs into Python objects synchronously, per sequence ("the time between two steps
+# ... sampling time, prepare input time, process_model_output time, and scheduler time. When BS is 200,
+# all this together can be 20ms": vllm-project/vllm issue #6801, comment of 2024-08-08, a vLLM
+# maintainer agreeing; "GPU is often idle, waiting for CPU operations (5-13ms of GPU bubble)": RFC #6854,
+# 2024-07-26). Prior centre 20 ms / 200 sequences = 100 us (inferred from that figure; it also holds the
+# step's fixed part, which step.<stack> carries, so the centre is high if anything); sigma 1.0 (x2.7).
+# The published vLLM points are V0-era (the Argonne sweep, 2024); vLLM's V1 engine (default from 0.8,
+# 2025) overlaps this work with the device's, and TensorRT-LLM's and TurboMind's C++ runtimes, the
+# Neuron stacks' compiled fixed-batch graphs and one-request benchmarks have no such term.
+# Tried with the term on every stack (helper seq12, 2026-11-27: prior 20 us, sigma 1.5): fitted on
+# every point 70 us for vLLM, 12 us TensorRT-LLM, 16 us LMDeploy; held out the TensorRT-LLM sweeps lost
+# (their batch >= 16 rows split a step cost from a per-sequence one) and it was not kept.
+HOST_STEP_STACKS = frozenset({"vllm"})
+SEQ_STEP_PRIOR_S = 1e-4
 # Priors: (centre, sigma in log space). Wide except the stack factor, which is the shrinkage.
 PRIORS: dict[str, tuple[float, float]] = {
     "compute": (0.5, 0.7),
@@ -110,6 +133,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "request_stack": (1.0, REQUEST_STACK_SIGMA),
     "collective": (1e-5, 1.5),
     "step": (2e-4, 2.0),
+    "seq_step": (SEQ_STEP_PRIOR_S, 1.0),
     "reread": (0.5, 1.0),
     "memory": (0.6, 0.5),
     "overhead": (5e-6, 1.5),
@@ -118,7 +142,7 @@ PRIORS: dict[str, tuple[float, float]] = {
 BOUNDS: dict[str, tuple[float, float]] = {
     "compute": (0.02, 1.0), "stack": (0.3, 3.0), "device": (0.3, 3.0), "attention": (0.05, 1.5),
     "zero3": (0.02, 3.0), "request": (1e-5, 0.5), "request_stack": (0.01, 100.0), "collective": (1e-7, 1e-3),
-    "step": (1e-6, 0.2), "reread": (0.01, 1.0),
+    "step": (1e-6, 0.2), "seq_step": (1e-8, 1e-3), "reread": (0.01, 1.0),
     "memory": (0.02, 1.0), "overhead": (1e-8, 1e-3), "network": (0.02, 1.0),
 }
 FIT_FILE = "data/efficiency_fit.json"
@@ -155,12 +179,15 @@ class Fit:
     values: dict[str, float]
     points: tuple[str, ...]
 
+    def value(self, name: str, kind: str) -> float:
+        """The fitted parameter ``name`` (of prior ``kind``); one the fit never saw: its prior centre."""
+        return self.values.get(name, PRIORS[kind][0])
+
     def request_overhead_s(self, vendor: str, stack: str | None = None) -> float:
         """Fixed seconds a serving stack adds to every prefill (scheduling, graph launch, sampling): the
         vendor's, times the stack's factor (None, or a stack never seen: the vendor's)."""
-        get = lambda name, kind: self.values.get(name, PRIORS[kind][0])  # noqa: E731
-        factor = get(f"request_stack.{stack}", "request_stack") if stack else 1.0
-        return get(f"request.{vendor}", "request") * factor
+        factor = self.value(f"request_stack.{stack}", "request_stack") if stack else 1.0
+        return self.value(f"request.{vendor}", "request") * factor
 
     def efficiency(self, vendor: str, mode: str, accelerator: str | None = None,
                    stack: str | None = None, all_reduce: str | None = None) -> Efficiency:
@@ -168,9 +195,8 @@ class Fit:
         vendor's typical stack), its tensor-parallel all-reduces by ``all_reduce`` (None: what the stack
         runs by default, :data:`STACK_ALL_REDUCE`). Parameters the fit never saw take their prior centre
         (1 for the accelerator and stack factors)."""
-        v = self.values
-        get = lambda name, kind: v.get(name, PRIORS[kind][0])  # noqa: E731
-        device = v.get(device_key(accelerator, mode), get(f"device.{accelerator}", "device"))
+        get = self.value
+        device = self.values.get(device_key(accelerator, mode), get(f"device.{accelerator}", "device"))
         compute = get(f"compute.{vendor}.{mode}", "compute") * device \
             * (get(f"stack.{stack}", "stack") if stack else 1.0)
         label = f"{accelerator or vendor} {mode}" + (f" on {stack}" if stack else " (typical stack)")
@@ -184,6 +210,8 @@ class Fit:
                           collective_latency_s=get(collective_key(stack, all_reduce), "collective")
                           if mode == "serving" else None,
                           step_overhead_s=get(f"step.{stack}", "step") if mode == "serving" else 0.0,
+                          seq_step_overhead_s=get(f"seq_step.{stack}", "seq_step")
+                          if mode == "serving" and stack in HOST_STEP_STACKS else 0.0,
                           kv_reread=get(f"reread.{vendor}", "reread") if mode == "serving" else 0.0,
                           source=f"efficiency fitted on {len(self.points)} published points: {label}")
 
@@ -221,6 +249,8 @@ class Prepared:
         if self.serve is not None:
             keys += [f"request.{v}", f"request_stack.{self.stack}",
                      collective_key(self.stack, self.all_reduce), f"step.{self.stack}"]
+            if self.stack in HOST_STEP_STACKS:
+                keys.append(f"seq_step.{self.stack}")
             if kv_reread_bytes(self.serve) > 0:
                 keys.append(f"reread.{v}")
         return keys
@@ -232,7 +262,8 @@ class Prepared:
             b = float(self.point.batch_size or 1)
             rows = np.array([float(self.point.decode_batch)])  # Neuron: the compiled batch
             tpot = float(decode_step_s(self.serve, self.cluster, eff, rows)[0])
-            ttft = float(prefill_s(self.serve, self.cluster, eff, b)) + request_s + eff.step_overhead_s
+            # a static batch's prefill is one engine step carrying its b prompts
+            ttft = float(prefill_s(self.serve, self.cluster, eff, b) + step_host_s(eff, b)) + request_s
             return serving_figures(tpot, ttft, b, self.serve.output_tokens)
         if self.kernels is not None:
             b = self.point.batch_size or 1
@@ -371,6 +402,7 @@ class Batch:
         self.i_request_stack = np.array([idx.get(f"request_stack.{p.stack}", -1) for p in prepared])
         self.i_collective = np.array([idx.get(collective_key(p.stack, p.all_reduce), -1) for p in prepared])
         self.i_step = np.array([idx.get(f"step.{p.stack}", -1) for p in prepared])
+        self.i_seq_step = np.array([idx.get(f"seq_step.{p.stack}", -1) for p in prepared])
         self.i_reread = np.array([idx.get(f"reread.{p.vendor}", -1) for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
         for i, p in enumerate(prepared):
@@ -464,11 +496,13 @@ class Batch:
             tp = lambda tokens: self.s_layers * TP_ALL_REDUCES_PER_LAYER * all_reduce_s(  # noqa: E731
                 tokens * self.s_token_bytes, self.s_tensor, net, lat)
             step = x[np.maximum(self.i_step[sv], 0)]
+            seq_step = np.where(self.i_seq_step[sv] >= 0, x[np.maximum(self.i_seq_step[sv], 0)], 0.0)
             reread = np.where(self.i_reread[sv] >= 0, x[np.maximum(self.i_reread[sv], 0)], 0.0)
-            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_decode_batch) + step
+            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_decode_batch) + step + seq_step * self.s_decode_batch
                               + reread * self.s_reread_s / memory[sv])
             request = x[self.i_request[sv]] * x[self.i_request_stack[sv]]
-            ttft[sv] = 1e3 * (seg[sv, 1] + tp(self.s_batch * self.s_input) + request + step)
+            ttft[sv] = 1e3 * (seg[sv, 1] + tp(self.s_batch * self.s_input) + request + step
+                              + seq_step * self.s_batch)
             tokens[sv] = serving_figures(tpot[sv] / 1e3, ttft[sv] / 1e3, self.s_batch,
                                          self.s_output)["output_tokens_per_s"]
         return {"sequences_per_s": seqs, "tpot_ms": tpot, "ttft_ms": ttft, "output_tokens_per_s": tokens}

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ecobench.hardware.backends.efficiency import (
+    HOST_STEP_STACKS,
     PCIE_ALL_REDUCE,
     PRIORS,
     UNSTATED_STACK,
@@ -54,6 +55,39 @@ def test_step_cost_adds_once_per_decode_step_and_not_to_prefill(cluster):
     diff = decode_step_s(w, cluster, more, BATCHES) - decode_step_s(w, cluster, base, BATCHES)
     assert diff == pytest.approx(np.full(3, 2e-3), rel=1e-9)
     assert prefill_s(w, cluster, more, 4.0) == pytest.approx(prefill_s(w, cluster, base, 4.0))
+
+
+def test_only_a_host_bound_stack_pays_a_cost_per_sequence_of_a_step():
+    fit = Fit({"seq_step.vllm": 7e-5, "seq_step.tensorrt-llm": 5e-5}, ())
+    vllm = fit.efficiency("nvidia", "serving", "h100-sxm", "vllm")
+    assert "vllm" in HOST_STEP_STACKS and vllm.seq_step_overhead_s == 7e-5 and vllm.steps_wait_on_host
+    # a C++ runtime has none, whatever a parameter file holds; nor has training
+    trt = fit.efficiency("nvidia", "serving", "h100-sxm", "tensorrt-llm")
+    assert trt.seq_step_overhead_s == 0.0 and not trt.steps_wait_on_host
+    assert fit.efficiency("nvidia", "training", "h100-sxm", "vllm").seq_step_overhead_s == 0.0
+    # a host-bound stack the fit never saw a point of: the sourced prior centre
+    assert Fit({}, ()).efficiency("nvidia", "serving", "h100-sxm", "vllm").seq_step_overhead_s \
+        == PRIORS["seq_step"][0]
+
+
+def test_cost_per_sequence_grows_a_decode_step_with_its_batch(cluster):
+    eff = current_fit().efficiency("nvidia", "serving", "h100-sxm", "tensorrt-llm")
+    w = _w()
+    more = dataclasses.replace(eff, seq_step_overhead_s=1e-4)
+    diff = decode_step_s(w, cluster, more, BATCHES) - decode_step_s(w, cluster, eff, BATCHES)
+    assert diff == pytest.approx(1e-4 * BATCHES, rel=1e-9)
+
+
+def test_host_bound_steps_are_stalls_in_the_serving_activity(cluster):
+    from ecobench.planning.serving import serving_activity
+
+    eff = current_fit().efficiency("nvidia", "serving", "h100-sxm", "tensorrt-llm")
+    w = _w()
+    plain = serving_activity(w, cluster, eff, 32.0, 0.1)
+    host = serving_activity(w, cluster, dataclasses.replace(eff, seq_step_overhead_s=1e-4), 32.0, 0.1)
+    assert plain.stall == 0.0 and 0.0 < host.stall < 1.0
+    assert host.compute + host.memory + host.stall == pytest.approx(1.0)
+    assert host.compute < plain.compute and host.memory < plain.memory
 
 
 def test_tensor_parallel_step_grows_with_the_stack_collective_latency(cluster):
