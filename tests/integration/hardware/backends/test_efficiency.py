@@ -41,6 +41,8 @@ def test_batched_prediction_equals_point_by_point():
                            zero3_sync_gathers=p.stack in E.ZERO3_SYNC_GATHER_STACKS,
                            collective_latency_s=x.get(E.collective_key(p.stack, p.all_reduce)),
                            step_overhead_s=x[f"step.{p.stack}"] if p.serve is not None else 0.0,
+                           seq_step_overhead_s=x.get(f"seq_step.{p.stack}", 0.0) if p.serve is not None
+                           else 0.0,
                            kv_reread=x.get(f"reread.{v}", 0.0))
         got[i] = p.predict(eff, x.get(f"request.{v}", 0.0) * x.get(f"request_stack.{p.stack}", 1.0))
     kinds = set()
