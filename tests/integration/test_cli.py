@@ -45,7 +45,10 @@ def test_out_must_not_exist(tmp_path, capsys):
     out = tmp_path / "exists"
     out.mkdir()
     assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "--out", str(out)]) == 2
-    assert "already exists" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "already exists" in err
+    # what is allowed instead: a new directory, or the default under --results
+    assert "(name a new directory, or omit --out to write results/layoutlm_realtime/<run-id>/)" in err, err
     assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out",
                  str(tmp_path / "new")]) == 0
     assert (tmp_path / "new" / "report.html").exists()
