@@ -93,7 +93,10 @@ def test_invalid_yaml(tmp_path, capsys):
     ("name: [unclosed\n", "invalid YAML at line 2, column 1: did not find expected ',' or ']' "
                           "(while parsing a flow sequence at line 1, column 7)"),
     ("a: 1\na: 2\n", "invalid YAML at line 2, column 1: found duplicate key 'a' (first at line 1)"),
-    ("a: \x01\n", "invalid YAML at character 4: character #x0001: control characters are not allowed")])
+    ("a: \x01\n", "invalid YAML at character 4: character #x0001: control characters are not allowed"),
+    ("a:\n\tb: 1\n", "invalid YAML at line 2, column 1: found character that cannot start any token (while "
+                     "scanning for the next token at line 2, column 1); it is a tab: YAML indents with "
+                     "spaces only")])
 def test_invalid_yaml_is_one_line_with_its_line_and_column(tmp_path, capsys, text, expect):
     # PyYAML's message spanned four lines and named the file "<unicode string>"
     err = _bad(tmp_path, capsys, text, expect)
