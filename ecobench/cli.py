@@ -229,7 +229,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
-        raise InputError(f"{run_dir}: not a run directory")
+        what = "a file, not a run directory" if run_dir.exists() else "no such run directory"
+        raise InputError(f"{run_dir}: {what} (give the directory `ecobench run` wrote, which holds "
+                         "results.json)")
     doc = read_results(run_dir)
     try:
         write_html(doc, run_dir / "report.html")
