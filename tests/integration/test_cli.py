@@ -411,3 +411,32 @@ def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, pa
     s["configs"][0]["parallelism"] = parallelism
     err = _bad(tmp_path, capsys, s, expect)
     assert "Value error" not in err and "instance of" not in err
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["run", "SCENARIO", "--out", ""], "--out"),
+    (["run", "SCENARIO", "--results", ""], "--results"),
+    (["run", ""], "scenario"),
+    (["emulate", "SCENARIO", "--out", ""], "--out"),
+    (["examples", "layoutlm_realtime", "--to", ""], "--to"),
+    (["compare", "A", "B", "--out", ""], "--out"),
+    (["compare", "A", "B", "--html", ""], "--html"),
+    (["check", "A", "--baseline", "B", "--markdown", ""], "--markdown"),
+    (["check", "A", "--baseline", "B", "--junit", ""], "--junit"),
+    (["check", "A", "--baseline", ""], "--baseline"),
+    (["baseline", "A", "--to", ""], "--to"),
+    (["validate", "--html", ""], "--html"),
+    (["report", ""], "run_dir"),
+])
+def test_an_empty_path_is_bad_input(tmp_path, monkeypatch, capsys, args, flag):
+    """An unset shell variable (``--out "$DIR"``): run --out '' and --results '' wrote into the current
+    folder, compare --out '' and check --markdown '' were taken as no option at all, examples --to ''
+    wrote the example into the current folder."""
+    monkeypatch.chdir(tmp_path)
+    scenario = str(SCENARIOS / "layoutlm_realtime.yaml")
+    with pytest.raises(SystemExit) as exit_:
+        main([scenario if a == "SCENARIO" else a for a in args])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: '' is an empty path; allowed: a file or folder name" in err, err
+    assert list(tmp_path.iterdir()) == []
