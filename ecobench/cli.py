@@ -182,9 +182,9 @@ def cmd_workload(args: argparse.Namespace) -> int:
         if args.arch is not None and name is not None:
             raise InputError(f"give a model or --arch, not both (got {name!r} and --arch {args.arch})")
         arch, head = architecture_from_file(args.arch or name)
-    elif name is None:
+    elif not name:
         raise InputError("give a preset, a local config.json, or --arch FILE (a scenario or an "
-                         "architecture block)")
+                         "architecture block)" + (f"; got {name!r}" if name is not None else ""))
     elif name in PRESETS:
         arch = preset(name)
     elif Path(name).is_dir():
@@ -710,7 +710,7 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("model", nargs="?",
                     help="a preset (bert-base, llama3-8b, gpt3-175b, ...), a local config.json, or a "
                          "scenario YAML (its workload's model)")
-    wl.add_argument("--arch", metavar="FILE",
+    wl.add_argument("--arch", type=_path, metavar="FILE",
                     help="a YAML file with an architecture block (layers, hidden_size, heads, ...), the "
                          "block's fields alone, or a scenario")
     wl.add_argument("--seq-len", type=int,

@@ -427,6 +427,7 @@ def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, pa
     (["baseline", "A", "--to", ""], "--to"),
     (["validate", "--html", ""], "--html"),
     (["report", ""], "run_dir"),
+    (["workload", "--arch", ""], "--arch"),  # was an internal error (exit 3)
 ])
 def test_an_empty_path_is_bad_input(tmp_path, monkeypatch, capsys, args, flag):
     """An unset shell variable (``--out "$DIR"``): run --out '' and --results '' wrote into the current
@@ -440,3 +441,11 @@ def test_an_empty_path_is_bad_input(tmp_path, monkeypatch, capsys, args, flag):
     err = capsys.readouterr().err
     assert f"argument {flag}: '' is an empty path; allowed: a file or folder name" in err, err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_workload_of_an_empty_model_name_says_what_to_give(capsys):
+    """``ecobench workload ''`` read '' as the current folder: ': a directory without config.json'."""
+    assert main(["workload", ""]) == 2
+    err = capsys.readouterr().err
+    words = "give a preset, a local config.json, or --arch FILE (a scenario or an architecture block); got ''"
+    assert words in err, err
