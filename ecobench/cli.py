@@ -182,9 +182,9 @@ def cmd_workload(args: argparse.Namespace) -> int:
         if args.arch is not None and name is not None:
             raise InputError(f"give a model or --arch, not both (got {name!r} and --arch {args.arch})")
         arch, head = architecture_from_file(args.arch or name)
-    elif name is None:
+    elif not name:
         raise InputError("give a preset, a local config.json, or --arch FILE (a scenario or an "
-                         "architecture block)")
+                         "architecture block)" + (f"; got {name!r}" if name is not None else ""))
     elif name in PRESETS:
         arch = preset(name)
     elif Path(name).is_dir():
@@ -229,7 +229,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
-        raise InputError(f"{run_dir}: not a run directory")
+        what = "a file, not a run directory" if run_dir.exists() else "no such run directory"
+        raise InputError(f"{run_dir}: {what} (give the directory `ecobench run` wrote, which holds "
+                         "results.json)")
     doc = read_results(run_dir)
     try:
         write_html(doc, run_dir / "report.html")
@@ -459,6 +461,14 @@ def _positive_watts(text: str) -> float:
     return v
 
 
+def _path(text: str) -> str:
+    """A file or folder argument: an empty one (an unset shell variable, ``--out "$DIR"``) is refused,
+    not read as the current folder or as no option at all."""
+    if not text:
+        raise argparse.ArgumentTypeError(f"{text!r} is an empty path; allowed: a file or folder name")
+    return text
+
+
 def cmd_calibrate(args: argparse.Namespace) -> int:
     import json
 
@@ -573,9 +583,9 @@ def build_parser() -> argparse.ArgumentParser:
             description="Evaluate every configuration of a scenario against its baseline and "
                         "write results/<scenario>/<run-id>/ (scenario.yaml, results.csv, "
                         "results.json, report.html). Scenario fields: see README.")
-    r.add_argument("scenario", help="scenario YAML file")
-    r.add_argument("--out", help="write exactly this directory (must not exist)")
-    r.add_argument("--results", default="results", help="results root (default: results)")
+    r.add_argument("scenario", type=_path, help="scenario YAML file")
+    r.add_argument("--out", type=_path, help="write exactly this directory (must not exist)")
+    r.add_argument("--results", type=_path, default="results", help="results root (default: results)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     r.add_argument("--format", choices=["csv", "parquet"], default="csv",
                    help="every row as results.csv (default) or results.parquet, for large sweeps "
@@ -588,7 +598,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "to run it: `ecobench examples layoutlm_realtime --to . && ecobench run "
                          "layoutlm_realtime.yaml`. An existing file is never overwritten (exit 2).")
     ex.add_argument("name", nargs="?", help="the example to write (default: list them)")
-    ex.add_argument("--to", metavar="DIR", help="folder to write it into (created if need be)")
+    ex.add_argument("--to", type=_path, metavar="DIR", help="folder to write it into (created if need be)")
     ex.set_defaults(func=cmd_examples)
 
     v = add("validate", help="reproduce the published AWS figures and report errors",
@@ -603,8 +613,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--mode", action="append", choices=["replay", "predict", "holdout"],
                    help="only this mode (repeatable; default all): replay and predict the seed experiments, "
                         "holdout every published point with a model fitted without its source")
-    v.add_argument("--html", help="also write the validation page (table and charts) to this file "
-                                  "(must not exist)")
+    v.add_argument("--html", type=_path,
+                   help="also write the validation page (table and charts) to this file (must not exist)")
     v.add_argument("--force", action="store_true", help="replace an existing --html file")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     v.set_defaults(func=cmd_validate)
@@ -613,7 +623,7 @@ def build_parser() -> argparse.ArgumentParser:
              description="Write a run directory's report.html again from its saved results.json, "
                          "without recomputing anything (e.g. after an ecobench upgrade changed the "
                          "report).")
-    rp.add_argument("run_dir", help="run directory")
+    rp.add_argument("run_dir", type=_path, help="run directory")
     rp.set_defaults(func=cmd_report)
 
     k = add("check", help="fail (exit 1) when a run regresses against a baseline",
@@ -635,8 +645,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "configuration), "
                         "4 an output could not be written, 5 measured rows too noisy to "
                         "gate (see --allow-noisy).")
-    k.add_argument("run_dir", help="run directory (holding results.json)")
-    k.add_argument("--baseline", required=True, help="baseline run directory or baseline JSON file")
+    k.add_argument("run_dir", type=_path, help="run directory (holding results.json)")
+    k.add_argument("--baseline", type=_path, required=True,
+                   help="baseline run directory or baseline JSON file")
     k.add_argument("--fail-on", action="append", metavar="RULE",
                    help="rule, repeatable (default energy_kwh:+5%%): METRIC:+PCT%% (a rise beyond PCT "
                         "fails), METRIC:-PCT%% (a fall), METRIC<VALUE or METRIC>VALUE (an absolute "
@@ -647,8 +658,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "configurations only, e.g. pareto_rank<3@inf2 or energy_kwh:+5%%@inf2,trn1 (an id "
                         "in neither run nor baseline is bad input; one in only one of them is listed as "
                         "added or removed)")
-    k.add_argument("--markdown", help="also write the verdict as markdown to this file (must not exist)")
-    k.add_argument("--junit", help="also write the verdict as JUnit XML to this file (must not exist)")
+    k.add_argument("--markdown", type=_path,
+                   help="also write the verdict as markdown to this file (must not exist)")
+    k.add_argument("--junit", type=_path,
+                   help="also write the verdict as JUnit XML to this file (must not exist)")
     k.add_argument("--export", nargs=2, action="append", metavar=("FORMAT", "FILE"),
                    help="also write the run's gated metrics per configuration for a history chart: "
                         "benchmark-action (github-action-benchmark's customSmallerIsBetter JSON: the "
@@ -666,9 +679,10 @@ def build_parser() -> argparse.ArgumentParser:
             description="Write a baseline from one run, or from several runs of the same scenario: "
                         "with several, measured figures are gated against the spread between the "
                         "baseline runs (run-to-run drift), not only the noise within one run.")
-    b.add_argument("run_dir", nargs="+", help="run directory (several: the spread between runs is kept)")
-    b.add_argument("--to", required=True, help="baseline file, e.g. results/baselines/NAME.json (must "
-                                                "not exist)")
+    b.add_argument("run_dir", type=_path, nargs="+",
+                   help="run directory (several: the spread between runs is kept)")
+    b.add_argument("--to", type=_path, required=True,
+                   help="baseline file, e.g. results/baselines/NAME.json (must not exist)")
     b.add_argument("--force", action="store_true", help="replace an existing baseline file")
     b.add_argument("--allow-noisy", action="store_true",
                    help="accept measured rows flagged as not reproducible (exit 5 without it)")
@@ -681,12 +695,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "bound, each engine's utilisation, and the numeric error of one layer in "
                         "the configuration's data type. --training-demo trains a small MLP "
                         "with weights in FP32, BF16-RNE and BF16-SR.")
-    e.add_argument("scenario", nargs="?", help="scenario YAML file")
+    e.add_argument("scenario", type=_path, nargs="?", help="scenario YAML file")
     e.add_argument("--training-demo", action="store_true", help="FP32 / BF16-RNE / BF16-SR loss curves")
     e.add_argument("--format", choices=["table", "json"], default="table",
                    help="a table (default) or JSON")
-    e.add_argument("--out", help="write exactly this directory (must not exist)")
-    e.add_argument("--results", default="results", help="results root (default: results)")
+    e.add_argument("--out", type=_path, help="write exactly this directory (must not exist)")
+    e.add_argument("--results", type=_path, default="results", help="results root (default: results)")
     e.set_defaults(func=cmd_emulate)
 
     wl = add("workload", help="parameters, FLOPs per token and training-state bytes of a model",
@@ -696,7 +710,7 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("model", nargs="?",
                     help="a preset (bert-base, llama3-8b, gpt3-175b, ...), a local config.json, or a "
                          "scenario YAML (its workload's model)")
-    wl.add_argument("--arch", metavar="FILE",
+    wl.add_argument("--arch", type=_path, metavar="FILE",
                     help="a YAML file with an architecture block (layers, hidden_size, heads, ...), the "
                          "block's fields alone, or a scenario")
     wl.add_argument("--seq-len", type=int,
@@ -743,7 +757,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "the packaged fit (out of sample) and refit the draw model with them; prints "
                           "the draws before and after and the held-out error with and without them. The "
                           "refit is not saved: `ecobench run` keeps the packaged power model.")
-    cal.add_argument("points", help="YAML file of measured points")
+    cal.add_argument("points", type=_path, help="YAML file of measured points")
     cal.add_argument("--format", choices=["table", "json"], default="table",
                      help="a table (default) or JSON")
     cal.set_defaults(func=cmd_calibrate)
@@ -754,7 +768,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "timestamp, min/max/avg % of the device's maximum power, updated each minute) now and "
                     "once a minute for --minutes, and report the energy of the VALID minutes: avg% x P_max "
                     "x 60 s, with P_max the catalog's evidence range for --chip, or --max-w.")
-    npw.add_argument("--sysfs", default="/sys/devices/virtual/neuron_device", help="sysfs tree to read")
+    npw.add_argument("--sysfs", type=_path, default="/sys/devices/virtual/neuron_device",
+                     help="sysfs tree to read")
     npw.add_argument("--chip", help="catalog chip whose maximum-power range to use (e.g. trainium)")
     npw.add_argument("--max-w", type=_positive_watts, help="your own device maximum power, W")
     npw.add_argument("--minutes", type=int, default=0, choices=range(0, 1441), metavar="0..1440",
@@ -769,11 +784,12 @@ def build_parser() -> argparse.ArgumentParser:
                          "figures, TTFT/TPOT) in A and B and its change in % of A; configurations in "
                          "one run only are listed as added or removed; then what differs between the "
                          "runs (versions, data snapshots, git commit, scenario fields).")
-    cp.add_argument("run_a", help="run directory or results.json (A, the reference)")
-    cp.add_argument("run_b", help="run directory or results.json (B, compared with A)")
+    cp.add_argument("run_a", type=_path, help="run directory or results.json (A, the reference)")
+    cp.add_argument("run_b", type=_path, help="run directory or results.json (B, compared with A)")
     cp.add_argument("--markdown", action="store_true", help="print a GitHub markdown table instead")
-    cp.add_argument("--out", help="write the markdown table to this file (must not exist)")
-    cp.add_argument("--html", help="also write a self-contained HTML page to this file (must not exist)")
+    cp.add_argument("--out", type=_path, help="write the markdown table to this file (must not exist)")
+    cp.add_argument("--html", type=_path,
+                    help="also write a self-contained HTML page to this file (must not exist)")
     cp.add_argument("--force", action="store_true", help="replace existing --out and --html files")
     cp.set_defaults(func=cmd_compare)
 

@@ -63,7 +63,8 @@ class UnknownNameError(InputError):
 
     def __init__(self, kind: str, name: str, known: Iterable[str], where: str = "") -> None:
         known = sorted(known)
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        folded = {k.lower(): k for k in known}  # 'vLLM' or 'P5.48xlarge' is nearest 'vllm', 'p5.48xlarge'
+        close = [folded[c] for c in difflib.get_close_matches(name.lower(), list(folded), n=3, cutoff=0.5)]
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         prefix = f"{where}: " if where else ""
         shown = repr(name) if len(name) <= 40 else f"{name[:40]!r}..."  # from a file: 40 characters at most

@@ -176,7 +176,8 @@ def target_dir(results_root: Path, scenario_name: str, out: Path | None) -> Path
     which must stay inside the results root."""
     if out is not None:
         if out.exists() or out.is_symlink():
-            raise InputError(f"--out {out}: already exists; runs never overwrite an earlier run")
+            raise InputError(f"--out {out}: already exists; runs never overwrite an earlier run (name a new "
+                             f"directory, or omit --out to write {results_root}/{scenario_name}/<run-id>/)")
         check_folder(out.parent, f"--out {out}")
         return out
     check_folder(results_root, f"--results {results_root}")

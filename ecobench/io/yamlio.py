@@ -114,12 +114,22 @@ def _at(mark: Any) -> str:
     return f"line {mark.line + 1}, column {mark.column + 1}"
 
 
-def yaml_error(exc: yaml.YAMLError) -> str:
+def _tab_hint(mark: Any, text: str) -> str:
+    """What to do where the parser stopped at a tab in ``text`` (PyYAML says only 'found character
+    that cannot start any token')."""
+    lines = text.splitlines()
+    line = lines[mark.line] if 0 <= mark.line < len(lines) else ""
+    return "; it is a tab: YAML indents with spaces only" if line[mark.column:mark.column + 1] == "\t" else ""
+
+
+def yaml_error(exc: yaml.YAMLError, text: str = "") -> str:
     """A parser's error on one line: ``invalid YAML at line L, column C: what (the construct it was
-    reading)``; PyYAML's own text spans four lines and names the file ``<unicode string>``."""
+    reading)``; PyYAML's own text spans four lines and names the file ``<unicode string>``. ``text``:
+    the document, to say when the parser stopped at a tab."""
     if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
         context = f" ({exc.context} at {_at(exc.context_mark)})" if exc.context and exc.context_mark else ""
-        return f"invalid YAML at {_at(exc.problem_mark)}: {exc.problem}{context}"
+        hint = _tab_hint(exc.problem_mark, text)
+        return f"invalid YAML at {_at(exc.problem_mark)}: {exc.problem}{context}{hint}"
     if isinstance(exc, yaml.reader.ReaderError):
         char = exc.character if isinstance(exc.character, int) else ord(exc.character[:1] or "\0")
         return f"invalid YAML at character {exc.position + 1}: character #x{char:04x}: {exc.reason}"
@@ -134,7 +144,7 @@ def load_yaml(path: str | Path, what: str = "scenario") -> Any:
         _check_shape(text, p)
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
-        raise InputError(f"{p}: {yaml_error(exc)}") from None
+        raise InputError(f"{p}: {yaml_error(exc, text)}") from None
 
 
 def load_json(path: str | Path, what: str) -> Any:

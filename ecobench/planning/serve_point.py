@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ecobench.errors import InputError
+from ecobench.errors import InputError, UnknownNameError
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
@@ -88,7 +88,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         if value < 1:
             raise InputError(f"{name} {value}: must be at least 1 (nearest valid: 1)")
     if stack is not None and stack not in fitted_stacks():
-        raise InputError(f"--stack {stack!r}: no fitted efficiency; allowed: {', '.join(fitted_stacks())}")
+        raise UnknownNameError("software stack", stack, fitted_stacks(), "--stack")
     arch = preset(model)
     if arch.kind != "decoder":
         decoders = [n for n, a in PRESETS.items() if a.kind == "decoder"]

@@ -1,5 +1,6 @@
 """The base of every scenario schema class: unknown fields refused, instances frozen, and a boolean
-refused wherever a number is expected.
+or a string that is no number (``rate_per_h: 1M``) refused wherever a number is expected, with what
+is allowed there.
 
 Pydantic's lax mode reads YAML's ``true``/``false`` as 1/0 for an integer, a float or a numeric
 choice (``zero: 1``), so ``input_tokens: true`` would plan one-token prompts. Strict mode refuses
@@ -27,6 +28,9 @@ class SchemaModel(BaseModel):
     @field_validator("*", mode="before")
     @classmethod
     def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        if isinstance(value, str) and info.field_name is not None:
+            _check_number_text(cls, info.field_name, value)
+            return value
         if not isinstance(value, bool | list | dict) or info.field_name is None:
             return value  # the common case, kept cheap (a sweep validates thousands of configurations)
         allowed = _numbers_allowed(cls, info.field_name)
@@ -36,6 +40,38 @@ class SchemaModel(BaseModel):
             at = f"{where} is " if where else ""
             raise ValueError(f"{at}{str(flag).lower()}, a boolean, not a number; allowed: {allowed}")
         return value
+
+
+def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> None:
+    """Refuse text that is no number (``1M``, ``1,000,000``, ``10 ms``) in a field that holds only
+    numbers, saying what is allowed (pydantic says only 'unable to parse string as a number')."""
+    if not _numbers_only(cls, name):
+        return
+    try:
+        float(value)  # '1000000', '1e6', 'nan' go on to pydantic's own checks
+    except ValueError:
+        allowed = _numbers_allowed(cls, name)
+        raise ValueError(f"{value[:40]!r} is not a number; allowed: {allowed}, in plain digits (1000000 or "
+                         "1e6 for a million; no unit, suffix or separator)") from None
+
+
+@functools.cache
+def _numbers_only(cls: type[SchemaModel], name: str) -> bool:
+    """Whether field ``name`` of ``cls`` is a plain number: no string choice, no other kind, no list or
+    mapping (whose own message, 'a valid list', says what goes there)."""
+    t = cls.model_fields[name].annotation
+    kinds = _kinds(t)
+    return bool(kinds) and kinds <= {"int", "float"} and not _container(t)  # type: ignore[operator]
+
+
+def _container(t: Any) -> bool:
+    """Whether type ``t`` is, or may be, a list or a mapping."""
+    origin = get_origin(t)
+    if origin in (list, dict):
+        return True
+    args = get_args(t)[:1] if origin is Annotated else get_args(t) if origin in (Union, types.UnionType) \
+        else ()
+    return any(_container(a) for a in args)
 
 
 @functools.cache
@@ -57,7 +93,8 @@ def _numbers_allowed(cls: type[SchemaModel], name: str) -> str | None:
 
 def _kinds(t: Any) -> set[str] | None:
     """The scalar kinds type ``t`` holds: 'int', 'float', 'one of 0, 1, 2, 3' (numeric choices), a
-    quoted string choice, 'other'; None where a boolean, a model or any value may stand."""
+    quoted string choice, 'other' (nothing for None); None where a boolean, a model or any value may
+    stand."""
     if t is bool or t is Any or isinstance(t, type) and issubclass(t, BaseModel):
         return None
     origin, args = get_origin(t), get_args(t)
@@ -79,6 +116,8 @@ def _kinds(t: Any) -> set[str] | None:
                 return None
             out |= k
         return out
+    if t is type(None):
+        return set()  # Optional: a missing value is never text
     return {"int"} if t is int else {"float"} if t is float else {"other"}
 
 

@@ -6,6 +6,7 @@ Reading a file is :mod:`ecobench.scenario.load`; the checks against the catalog 
 """
 
 
+import difflib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -837,7 +838,9 @@ def check_sweep(s: Scenario) -> None:
     total = 1
     for key, values in s.sweep.items():
         if key not in allowed:
-            raise ValueError(f"sweep.{key}: not a configuration field (allowed: {', '.join(allowed)})")
+            close = difflib.get_close_matches(str(key), allowed, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ValueError(f"sweep.{key}: not a configuration field{hint} (allowed: {', '.join(allowed)})")
         if not values or len(values) > SWEEP_MAX_VALUES:
             raise ValueError(f"sweep.{key}: give 1 to {SWEEP_MAX_VALUES:,} values, got {len(values)}")
         if key == "region" and None in values:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import signal
 import subprocess
@@ -153,6 +154,24 @@ def test_the_readme_python_example_runs_as_written(tmp_path, monkeypatch, capsys
     exec(compile(code, "README.md (Python API)", "exec"), {})  # noqa: S102
     assert (tmp_path / "results" / "layoutlm_small" / "results.json").is_file()
     assert "cost inf1 inf1: inf1.2xlarge in us-east-1 (bf16):" in capsys.readouterr().out
+
+
+def test_the_readme_python_example_shows_the_table_it_prints():
+    """The README's commented table under ``result.to_pandas()[...]`` is what that line prints: it
+    had gone stale (0.183512 kWh shown, 0.183488 printed). After a change of model outputs, paste
+    the printed table into the README."""
+    readme = (SCENARIOS.parent / "README.md").read_text()
+    code = readme.split("## Python API", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    lines = code.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("result.to_pandas()["))
+    shown = []
+    for line in lines[at + 1:]:
+        if not line.startswith("# "):
+            break
+        shown.append(line[2:])
+    columns = ast.literal_eval(lines[at].removeprefix("result.to_pandas()"))[0]
+    printed = ecobench.run(SEED).to_pandas()[columns].to_string()
+    assert shown == printed.splitlines(), f"README shows:\n{chr(10).join(shown)}\nthe code prints:\n{printed}"
 
 
 @pytest.mark.parametrize("call,words", [

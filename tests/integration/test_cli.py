@@ -45,7 +45,10 @@ def test_out_must_not_exist(tmp_path, capsys):
     out = tmp_path / "exists"
     out.mkdir()
     assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "--out", str(out)]) == 2
-    assert "already exists" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "already exists" in err
+    # what is allowed instead: a new directory, or the default under --results
+    assert "(name a new directory, or omit --out to write results/layoutlm_realtime/<run-id>/)" in err, err
     assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out",
                  str(tmp_path / "new")]) == 0
     assert (tmp_path / "new" / "report.html").exists()
@@ -90,7 +93,10 @@ def test_invalid_yaml(tmp_path, capsys):
     ("name: [unclosed\n", "invalid YAML at line 2, column 1: did not find expected ',' or ']' "
                           "(while parsing a flow sequence at line 1, column 7)"),
     ("a: 1\na: 2\n", "invalid YAML at line 2, column 1: found duplicate key 'a' (first at line 1)"),
-    ("a: \x01\n", "invalid YAML at character 4: character #x0001: control characters are not allowed")])
+    ("a: \x01\n", "invalid YAML at character 4: character #x0001: control characters are not allowed"),
+    ("a:\n\tb: 1\n", "invalid YAML at line 2, column 1: found character that cannot start any token (while "
+                     "scanning for the next token at line 2, column 1); it is a tab: YAML indents with "
+                     "spaces only")])
 def test_invalid_yaml_is_one_line_with_its_line_and_column(tmp_path, capsys, text, expect):
     # PyYAML's message spanned four lines and named the file "<unicode string>"
     err = _bad(tmp_path, capsys, text, expect)
@@ -405,3 +411,41 @@ def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, pa
     s["configs"][0]["parallelism"] = parallelism
     err = _bad(tmp_path, capsys, s, expect)
     assert "Value error" not in err and "instance of" not in err
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["run", "SCENARIO", "--out", ""], "--out"),
+    (["run", "SCENARIO", "--results", ""], "--results"),
+    (["run", ""], "scenario"),
+    (["emulate", "SCENARIO", "--out", ""], "--out"),
+    (["examples", "layoutlm_realtime", "--to", ""], "--to"),
+    (["compare", "A", "B", "--out", ""], "--out"),
+    (["compare", "A", "B", "--html", ""], "--html"),
+    (["check", "A", "--baseline", "B", "--markdown", ""], "--markdown"),
+    (["check", "A", "--baseline", "B", "--junit", ""], "--junit"),
+    (["check", "A", "--baseline", ""], "--baseline"),
+    (["baseline", "A", "--to", ""], "--to"),
+    (["validate", "--html", ""], "--html"),
+    (["report", ""], "run_dir"),
+    (["workload", "--arch", ""], "--arch"),  # was an internal error (exit 3)
+])
+def test_an_empty_path_is_bad_input(tmp_path, monkeypatch, capsys, args, flag):
+    """An unset shell variable (``--out "$DIR"``): run --out '' and --results '' wrote into the current
+    folder, compare --out '' and check --markdown '' were taken as no option at all, examples --to ''
+    wrote the example into the current folder."""
+    monkeypatch.chdir(tmp_path)
+    scenario = str(SCENARIOS / "layoutlm_realtime.yaml")
+    with pytest.raises(SystemExit) as exit_:
+        main([scenario if a == "SCENARIO" else a for a in args])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {flag}: '' is an empty path; allowed: a file or folder name" in err, err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_workload_of_an_empty_model_name_says_what_to_give(capsys):
+    """``ecobench workload ''`` read '' as the current folder: ': a directory without config.json'."""
+    assert main(["workload", ""]) == 2
+    err = capsys.readouterr().err
+    words = "give a preset, a local config.json, or --arch FILE (a scenario or an architecture block); got ''"
+    assert words in err, err

@@ -314,6 +314,18 @@ def test_measured_verdict_shows_the_geometric_means_it_tests(tmp_path):
     assert "geometric means" in v.method
 
 
+@pytest.mark.parametrize("name,words", [("missing", "no such run directory"),
+                                        ("results.json", "a file, not a run directory")])
+def test_report_of_no_directory_says_what_it_is_and_what_to_give(tmp_path, capsys, name, words):
+    """Both were 'PATH: not a run directory', the same for a typo'd path as for a file."""
+    path = tmp_path / name
+    if name == "results.json":
+        path.write_text("{}")
+    assert main(["report", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: {words} (give the directory `ecobench run` wrote, which holds results.json)" in err, err
+
+
 def test_a_folder_that_is_not_a_run_says_what_it_is(tmp_path, capsys):
     """results/<scenario>/ (a folder of runs) or a folder without results.json was reported as
     'no such run directory', though the folder was there."""

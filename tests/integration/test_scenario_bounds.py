@@ -116,6 +116,33 @@ def test_a_boolean_is_not_a_number(tmp_path, capsys, base, path, value, expect):
     _rejected(tmp_path, capsys, s, expect)
 
 
+@pytest.mark.parametrize("base,path,value,expect", [
+    (SERVING, ("workload", "serving", "requests_per_h"), "1M",
+     "workload.serving.requests_per_h: '1M' is not a number; allowed: a number from 0.001 to 10^12, in plain "
+     "digits (1000000 or 1e6 for a million"),
+    (SERVING, ("workload", "serving", "input_tokens"), "1,024",
+     "workload.serving.input_tokens: '1,024' is not a number; allowed: an integer from 1 to 16,777,216"),
+    (TRAINING, ("pue",), "1.2x", "pue: '1.2x' is not a number; allowed: a number from 1 to 3"),
+])
+def test_text_that_is_no_number_says_what_is_allowed(tmp_path, capsys, base, path, value, expect):
+    """A unit or suffix where a number goes gave pydantic's 'unable to parse string as a number',
+    naming neither the value nor what is allowed."""
+    s = yaml.safe_load(yaml.safe_dump(base))
+    _set(s, path, value)
+    _rejected(tmp_path, capsys, s, expect)
+
+
+@pytest.mark.parametrize("path,value", [(("workload", "serving", "requests_per_h"), "36000"),
+                                        (("configs", 0, "max_batch"), "auto")])
+def test_a_number_in_quotes_and_a_named_choice_still_pass(path, value):
+    """Quoted digits stay a number (pydantic's lax reading), and a field's string choice stays allowed."""
+    from ecobench.scenario.load import scenario_from_dict
+
+    s = yaml.safe_load(yaml.safe_dump(SERVING))
+    _set(s, path, value)
+    scenario_from_dict(s, "s.yaml", ROOT / "scenarios")
+
+
 def test_yaml_infinity_literal_is_bad_input(tmp_path, capsys, scenario_dict):
     text = yaml.safe_dump(scenario_dict).replace("rate_per_h: 100000", "rate_per_h: .inf")
     assert ".inf" in text

@@ -84,6 +84,7 @@ def test_headroom_changes_instances_not_throughput():
 
 @pytest.mark.parametrize("sweep, words", [
     ({"colour": ["red"]}, "not a configuration field"),
+    ({"regions": ["us-east-1"]}, "sweep.regions: not a configuration field; did you mean 'region',"),
     ({"precision": ["fp16", "fp64"]}, "sweep.precision[1]"),
     ({"instance_type": []}, "give 1 to"),
     ({"batch_size": list(range(1, 1001)), "region": ["us-east-1"] * 1001}, "at most"),

@@ -233,6 +233,9 @@ def test_serve_point_prints_a_static_batch_with_bands(capsys):
      "give --quantization or --weight-precision, not both"),
     (["--instance-type", "p4d.24xlarge", "--quantization", "fp8"],
      "--quantization fp8: NVIDIA A100 40GB SXM4 has no published fp8 peak"),
+    # the name as a vendor writes it: was "no fitted efficiency", with no suggestion
+    (["--stack", "vLLM"], "--stack: unknown software stack 'vLLM'; did you mean 'vllm', 'vllm-neuron'?"),
+    (["--stack", "TensorRT-LLM"], "unknown software stack 'TensorRT-LLM'; did you mean 'tensorrt-llm',"),
 ])
 def test_serve_point_bad_input_exits_2(capsys, args, message):
     base = ["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge"]

@@ -20,6 +20,19 @@ def test_stored_fit_is_a_fresh_fit_of_the_packaged_points():
         assert stored.values[k] == pytest.approx(v, rel=1e-4), k
 
 
+def test_the_readme_counts_the_fitted_serving_points():
+    """README's 'Serving LLMs' says how many serving points the efficiencies are fitted on: it said
+    509 from 15 sources while 715 from 17 were fitted."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[4] / "README.md").read_text()
+    said = re.search(r"fitted on (\d+) published serving points\s+from (\d+) sources", readme)
+    assert said is not None
+    serving = [p for p in load_points().points if p.mode == "serving" and is_fitted(p)]
+    assert (int(said[1]), int(said[2])) == (len(serving), len({p.source for p in serving}))
+
+
 def test_batched_prediction_equals_point_by_point():
     """Batch (what the fit evaluates) and Prepared.predict (what holdout reports) agree on every
     target: throughput of training and inference points, TPOT and TTFT of serving points."""
