@@ -737,7 +737,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--input-tokens", type=int, default=128, help="prompt tokens (default 128)")
     sp.add_argument("--output-tokens", type=int, default=128, help="generated tokens (default 128)")
     sp.add_argument("--tensor", type=int, help="tensor-parallel degree (default: the smallest that fits)")
-    sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's)")
+    sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's; "
+                    "vllm is priced as its published runs, V0-era engines of 2024 with a host cost per "
+                    "sequence of every step)")
     sp.add_argument("--weight-precision", help="weight storage type when it differs (e.g. int8)")
     sp.add_argument("--quantization", choices=["fp8", "int8", "int4"],
                     help="as a configuration's quantization: fp8 or int8 (W8A8: weights in 1 byte, weight "

@@ -166,8 +166,10 @@ def format_point(p: ServePoint) -> str:
     from ecobench.planning.serving_options import QUANTIZATION_WORDS
 
     quant = f", {QUANTIZATION_WORDS[p.quantization]}" if p.quantization else ""
+    count = load_catalog().instance(p.instance_type).spec.accelerator_count
     head = (f"{p.model} on {p.instance_type} ({p.precision}{quant}, tensor {p.tensor}): static batch "
-            f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out")
+            f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out; one replica on {p.tensor} of "
+            f"the instance's {count} accelerators")
     rows = [f"  {name:<22} {v:>10.4g}   90% band {lo:.4g} to {hi:.4g}"
             for name, (v, lo, hi) in p.figures.items()]
     return "\n".join([head, *rows, f"  ({p.source})"])

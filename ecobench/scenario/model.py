@@ -636,7 +636,8 @@ class HardwareConfig(_Model):
     stack: b.Name | None = Field(
         None, description="analytic: the software stack whose fitted efficiency applies (e.g. vllm, "
                           "tensorrt-llm, transformers-neuronx, megatron, nemo; an unknown name lists the "
-                          "fitted ones); default: the vendor's typical")
+                          "fitted ones; vllm is priced as its published runs, V0-era engines of 2024 with a "
+                          "host cost per sequence of every step); default: the vendor's typical")
     measured_throughput_per_s: b.ThroughputPerS | None = Field(
         None, description="supplied throughput per instance; skips the backend")
     host_cpu_utilization: b.HostCpuUtilization | None = Field(

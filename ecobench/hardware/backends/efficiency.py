@@ -213,7 +213,8 @@ class Fit:
                           seq_step_overhead_s=get(f"seq_step.{stack}", "seq_step")
                           if mode == "serving" and stack in HOST_STEP_STACKS else 0.0,
                           kv_reread=get(f"reread.{vendor}", "reread") if mode == "serving" else 0.0,
-                          source=f"efficiency fitted on {len(self.points)} published points: {label}")
+                          source=f"efficiency fitted jointly on {len(self.points)} published points of every "
+                                 f"mode: {label}")
 
 
 @dataclass(frozen=True)

@@ -282,6 +282,12 @@ def test_serve_point_help_exits_0(capsys):
     assert e.value.code == 0 and "static batch" in capsys.readouterr().out
 
 
+def test_serve_point_says_its_figures_are_one_replicas(capsys):
+    assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--tensor", "2"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.endswith("one replica on 2 of the instance's 8 accelerators")
+
+
 def test_serve_point_on_an_encoder_names_the_decoders_it_takes(capsys):
     assert main(["serve-point", "bert-base", "--instance-type", "p5.48xlarge"]) == 2
     err = capsys.readouterr().err
