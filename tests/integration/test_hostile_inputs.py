@@ -177,18 +177,23 @@ def run_dir(tmp_path_factory):
     return d / "run"
 
 
-@pytest.mark.parametrize("command", ["compare", "report", "check"])
-def test_400_digit_integer_in_a_results_file_is_bad_input(tmp_path, capsys, run_dir, command):
-    text = (run_dir / "results.json").read_text()
-    doc = json.loads(text)
-    doc["rows"][0]["energy_kwh"] = 10**400
+def _tampered(tmp_path, capsys, run_dir, command, field, value):
+    """``command`` (compare, report or check) over a copy of ``run_dir``'s results.json whose first row
+    has ``field`` set to ``value``: (exit code, stderr, the copy's folder)."""
+    doc = json.loads((run_dir / "results.json").read_text())
+    doc["rows"][0][field] = value
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / "results.json").write_text(json.dumps(doc))
     args = {"compare": ["compare", str(run_dir), str(bad)], "report": ["report", str(bad)],
             "check": ["check", str(bad), "--baseline", str(run_dir)]}[command]
     capsys.readouterr()
-    code, err = _cli(capsys, *args)
+    return (*_cli(capsys, *args), bad)
+
+
+@pytest.mark.parametrize("command", ["compare", "report", "check"])
+def test_400_digit_integer_in_a_results_file_is_bad_input(tmp_path, capsys, run_dir, command):
+    code, err, _ = _tampered(tmp_path, capsys, run_dir, command, "energy_kwh", 10**400)
     assert code == 2 and "an integer of 401 digits; at most 40" in err, err
 
 
@@ -200,15 +205,7 @@ def test_negative_or_non_finite_footprint_in_a_results_file_is_bad_input(tmp_pat
                                                                         field, value, shown):
     """A results.json edited by hand: every reader refuses an energy, cost or CO2 figure that is not a
     finite number, 0 or more, naming the file, the row, its configuration and the figure."""
-    doc = json.loads((run_dir / "results.json").read_text())
-    doc["rows"][0][field] = value
-    bad = tmp_path / "bad"
-    bad.mkdir()
-    (bad / "results.json").write_text(json.dumps(doc))
-    args = {"compare": ["compare", str(run_dir), str(bad)], "report": ["report", str(bad)],
-            "check": ["check", str(bad), "--baseline", str(run_dir)]}[command]
-    capsys.readouterr()
-    code, err = _cli(capsys, *args)
+    code, err, bad = _tampered(tmp_path, capsys, run_dir, command, field, value)
     assert code == 2, err
     assert (f"{bad / 'results.json'}: rows[0]: configuration 'a': {field} is {shown}; allowed: a finite "
             "number, 0 or more") in err, err
