@@ -1,6 +1,6 @@
-"""The base of every scenario schema class: unknown fields refused, instances frozen, and a boolean
-or a string that is no number (``rate_per_h: 1M``) refused wherever a number is expected, with what
-is allowed there.
+"""The base of every scenario schema class: unknown fields refused, instances frozen, and a boolean,
+a string that is no number (``rate_per_h: 1M``) or a number out of its field's range refused wherever
+a number is expected, with what is allowed there (the whole range, not only the bound crossed).
 
 Pydantic's lax mode reads YAML's ``true``/``false`` as 1/0 for an integer, a float or a numeric
 choice (``zero: 1``), so ``input_tokens: true`` would plan one-token prompts. Strict mode refuses
@@ -10,6 +10,7 @@ booleans but also the numeric choices' and each number's other lax readings, and
 
 
 import functools
+import math
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -30,6 +31,9 @@ class SchemaModel(BaseModel):
     def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, str) and info.field_name is not None:
             _check_number_text(cls, info.field_name, value)
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool) and info.field_name is not None:
+            _check_range(cls, info.field_name, value)
             return value
         if not isinstance(value, bool | list | dict) or info.field_name is None:
             return value  # the common case, kept cheap (a sweep validates thousands of configurations)
@@ -53,6 +57,29 @@ def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> None:
         allowed = _numbers_allowed(cls, name)
         raise ValueError(f"{value[:40]!r} is not a number; allowed: {allowed}, in plain digits (1000000 or "
                          "1e6 for a million; no unit, suffix or separator)") from None
+
+
+def _check_range(cls: type[SchemaModel], name: str, value: float) -> None:
+    """Refuse a number outside a plain number field's bounds, saying the field's whole range (pydantic
+    names only the bound crossed: 'Input should be greater than or equal to 0.001'). A value on an
+    exclusive bound is left to pydantic's own check."""
+    limits = _plain_limits(cls, name)
+    if limits is None or not math.isfinite(value):  # inf, nan: pydantic's 'a finite number'
+        return
+    lo, hi, allowed = limits
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ValueError(f"{value!r} is out of range; allowed: {allowed}")
+
+
+@functools.cache
+def _plain_limits(cls: type[SchemaModel], name: str) -> tuple[float | None, float | None, str] | None:
+    """(lowest, highest, what is allowed) of a plain number field with a bound; None for any other."""
+    if not _numbers_only(cls, name):
+        return None
+    field = cls.model_fields[name]
+    lo, hi = _bounds(field.annotation, field.metadata)
+    allowed = _numbers_allowed(cls, name)
+    return None if (lo is None and hi is None) or allowed is None else (lo, hi, allowed)
 
 
 @functools.cache

@@ -169,18 +169,20 @@ def test_wrong_type(tmp_path, capsys, scenario_dict):
     _bad(tmp_path, capsys, scenario_dict, "workload.inference.seq_len", "integer")
 
 
-@pytest.mark.parametrize("field,value,low", [("rate_per_h", 0, "0.001"), ("seq_len", -128, "1"),
-                                             ("horizon_h", -1, "0.001"), ("batch_size", 0, "1")])
-def test_zero_or_negative(tmp_path, capsys, scenario_dict, field, value, low):
+@pytest.mark.parametrize("field,value,allowed", [
+    ("rate_per_h", 0, "a number from 0.001 to 10^12"), ("seq_len", -128, "an integer from 1 to 16,777,216"),
+    ("horizon_h", -1, "a number from 0.001 to 87,660"), ("batch_size", 0, "an integer from 1 to")])
+def test_zero_or_negative(tmp_path, capsys, scenario_dict, field, value, allowed):
+    """The message gives the value and the field's whole range, not only the bound it crossed."""
     scenario_dict["workload"]["inference"][field] = value
     _bad(tmp_path, capsys, scenario_dict, f"workload.inference.{field}",
-         f"greater than or equal to {low}")
+         f"{value} is out of range; allowed: {allowed}")
 
 
 def test_zero_cluster(tmp_path, capsys):
     s = yaml.safe_load((SCENARIOS / "bert_large_pretrain.yaml").read_text())
     s["configs"][0]["instances"] = 0
-    _bad(tmp_path, capsys, s, "configs[0].instances", "greater than or equal to 1")
+    _bad(tmp_path, capsys, s, "configs[0].instances", "0 is out of range; allowed: an integer from 1 to")
 
 
 def test_unknown_instance_type_suggests(tmp_path, capsys, scenario_dict):

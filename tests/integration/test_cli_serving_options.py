@@ -128,7 +128,7 @@ def _bad(tmp_path, capsys, scenario, *needles):
 
 @pytest.mark.parametrize("field,value,needle", [
     ("speculative", {"method": "ngram", "num_speculative_tokens": 4, "acceptance_rate": 1.5},
-     "acceptance_rate: Input should be less than or equal to 1"),
+     "acceptance_rate: 1.5 is out of range; allowed: a number from 0 to 1"),
     ("speculative", {"method": "draft", "num_speculative_tokens": 4, "acceptance_rate": 0.5},
      "exactly one of draft_model or draft_params"),
     ("speculative", {"method": "draft", "draft_model": "llama9", "num_speculative_tokens": 4,
@@ -143,7 +143,7 @@ def test_bad_option_values_exit_2(tmp_path, capsys, field, value, needle):
 def test_bad_hit_rate_exits_2(tmp_path, capsys):
     _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16"}],
                                      prefix_cache_hit_rate=-0.1),
-         "workload.serving.prefix_cache_hit_rate: Input should be greater than or equal to 0")
+         "workload.serving.prefix_cache_hit_rate: -0.1 is out of range; allowed: a number from 0 to 1")
 
 
 def test_quantization_the_chip_cannot_run_exits_2(tmp_path, capsys):

@@ -152,7 +152,7 @@ def _run(tmp_path, capsys, data):
     ({"multipliers": [1.0] * 24, "rates_per_h": [1.0] * 24}, ["exactly one of rates_per_h"]),
     ({}, ["exactly one of rates_per_h", "got none"]),
     ({"multipliers": [1.0] * 24, "autoscale": {"lag_h": 24}},
-     ["autoscale.lag_h", "less than or equal to 23"]),
+     ["autoscale.lag_h", "24 is out of range; allowed: an integer from 0 to 23"]),
     ({"multipliers": [1.0] * 24, "autoscale": {"min_instances": -1}}, ["autoscale.min_instances"]),
     ({"multipliers": [1000.0] * 24, "autoscale": {"lag": 1}}, ["autoscale.lag: unknown field"]),
     ({"csv": "nowhere.csv"}, ["workload.inference.profile.csv", "no such file"]),
