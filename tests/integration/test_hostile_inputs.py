@@ -214,13 +214,7 @@ def test_negative_or_non_finite_footprint_in_a_results_file_is_bad_input(tmp_pat
 
 def test_a_null_footprint_figure_is_read(tmp_path, capsys, run_dir):
     """Null is how a results file says a figure is unknown (cost without a price): not refused."""
-    doc = json.loads((run_dir / "results.json").read_text())
-    doc["rows"][0]["cost_usd"] = None
-    bad = tmp_path / "nulls"
-    bad.mkdir()
-    (bad / "results.json").write_text(json.dumps(doc))
-    capsys.readouterr()
-    code, err = _cli(capsys, "compare", str(run_dir), str(bad))
+    code, err, _ = _tampered(tmp_path, capsys, run_dir, "compare", "cost_usd", None)
     assert code == 0, err
 
 
