@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN
 
-__all__ = ["Schema", "error_lines"]
+__all__ = ["Schema", "did_you_mean", "error_lines"]
 
 
 class Schema(NamedTuple):
@@ -60,9 +60,21 @@ def _allowed_here(loc: tuple[Any, ...], schema: Schema) -> list[str]:
             if path.startswith(prefix) and "." not in path[len(prefix):]]
 
 
+def _close(name: str, allowed: list[str]) -> list[str]:
+    """The allowed names nearest a misspelt ``name`` (its suggestions)."""
+    return difflib.get_close_matches(name, allowed, n=3, cutoff=0.6)
+
+
 def _nearest(loc: tuple[Any, ...], allowed: list[str]) -> list[str]:
-    """The allowed names nearest an unknown field's (a misspelling's suggestions)."""
-    return difflib.get_close_matches(str(loc[-1]), allowed, n=3, cutoff=0.6) if loc else []
+    """The allowed names nearest an unknown field's."""
+    return _close(str(loc[-1]), allowed) if loc else []
+
+
+def did_you_mean(name: str, allowed: list[str]) -> str:
+    """'; did you mean 'a', 'b'?' for the allowed names nearest a misspelt ``name`` ('' for none): the
+    hint of an unknown field and of a sweep axis that is no field."""
+    close = _close(name, allowed)
+    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _unknown_field(loc: tuple[Any, ...], schema: Schema) -> str:
@@ -71,9 +83,7 @@ def _unknown_field(loc: tuple[Any, ...], schema: Schema) -> str:
     allowed = _allowed_here(loc, schema)
     if not allowed or not loc:
         return "unknown field"
-    close = _nearest(loc, allowed)
-    hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-    return f"unknown field{hint} (allowed here: {', '.join(allowed)})"
+    return f"unknown field{did_you_mean(str(loc[-1]), allowed)} (allowed here: {', '.join(allowed)})"
 
 
 def _explained(errors: list[dict[str, Any]], schema: Schema) -> list[dict[str, Any]]:

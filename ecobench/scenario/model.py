@@ -6,7 +6,6 @@ Reading a file is :mod:`ecobench.scenario.load`; the checks against the catalog 
 """
 
 
-import difflib
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Self
@@ -25,7 +24,7 @@ from ecobench.bounds import SWEEP_MAX_COMBINATIONS, SWEEP_MAX_VALUES
 from ecobench.hardware.catalog import LOCAL_INSTANCE
 from ecobench.measure.defaults import DEFAULT_REPETITIONS
 from ecobench.scenario.base import SchemaModel
-from ecobench.scenario.messages import Schema, error_lines
+from ecobench.scenario.messages import Schema, did_you_mean, error_lines
 from ecobench.scenario.profile import AutoscaleSpec, ProfileSpec
 from ecobench.units import (
     CCF_AWS_PUE,
@@ -839,9 +838,8 @@ def check_sweep(s: Scenario) -> None:
     total = 1
     for key, values in s.sweep.items():
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), allowed, n=3, cutoff=0.6)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"sweep.{key}: not a configuration field{hint} (allowed: {', '.join(allowed)})")
+            raise ValueError(f"sweep.{key}: not a configuration field{did_you_mean(str(key), allowed)} "
+                             f"(allowed: {', '.join(allowed)})")
         if not values or len(values) > SWEEP_MAX_VALUES:
             raise ValueError(f"sweep.{key}: give 1 to {SWEEP_MAX_VALUES:,} values, got {len(values)}")
         if key == "region" and None in values:
