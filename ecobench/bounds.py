@@ -55,7 +55,8 @@ Why each range (upper bounds leave one to two orders of magnitude over the large
 from __future__ import annotations
 
 import math
-from typing import Annotated, NamedTuple
+from collections.abc import Iterable
+from typing import Annotated, Any, NamedTuple, get_args, get_origin
 
 from pydantic import Field
 
@@ -166,19 +167,26 @@ def limits_text(lo: float | None, hi: float | None) -> str:
     return ""
 
 
-def _limits(t: object) -> tuple[float, float]:
-    """(lowest, highest) of a bounded Annotated type, read from its pydantic metadata."""
-    lo = hi = math.nan
-    for field in getattr(t, "__metadata__", ()):
-        for c in getattr(field, "metadata", ()):  # annotated_types.Ge, Le, Gt, Lt
-            lo = getattr(c, "ge", getattr(c, "gt", lo))
-            hi = getattr(c, "le", getattr(c, "lt", hi))
+def type_limits(t: Any, metadata: Iterable[Any] = ()) -> tuple[float | None, float | None]:
+    """(lowest, highest) of the number in type ``t``, read from its pydantic metadata (its items' for a
+    list, inside Optional too; ``metadata``: a field's own constraints); None where unbounded."""
+    found = list(metadata)
+    todo = [t]
+    while todo:  # Annotated[float, Field(ge=...)] inside Optional[...] or list[...]
+        a = todo.pop()
+        if get_origin(a) is Annotated:
+            found += [c for m in a.__metadata__ for c in getattr(m, "metadata", [])]
+        todo += get_args(a)
+    lo = hi = None
+    for c in found:  # annotated_types.Ge, Le, Gt, Lt
+        lo = getattr(c, "ge", getattr(c, "gt", lo))
+        hi = getattr(c, "le", getattr(c, "lt", hi))
     return lo, hi
 
 
 def _row(what: str, t: object, unit: str = "") -> Range:
-    lo, hi = _limits(t)
-    return Range(what, _fmt(lo), _fmt(hi), unit)
+    lo, hi = type_limits(t)
+    return Range(what, _fmt(math.nan if lo is None else lo), _fmt(math.nan if hi is None else hi), unit)
 
 
 RANGES = [

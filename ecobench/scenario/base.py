@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
-from ecobench.bounds import limits_text
+from ecobench.bounds import limits_text, type_limits
 
 __all__ = ["SchemaModel"]
 
@@ -77,7 +77,7 @@ def _plain_limits(cls: type[SchemaModel], name: str) -> tuple[float | None, floa
     if not _numbers_only(cls, name):
         return None
     field = cls.model_fields[name]
-    lo, hi = _bounds(field.annotation, field.metadata)
+    lo, hi = type_limits(field.annotation, field.metadata)
     allowed = _numbers_allowed(cls, name)
     return None if (lo is None and hi is None) or allowed is None else (lo, hi, allowed)
 
@@ -112,7 +112,7 @@ def _numbers_allowed(cls: type[SchemaModel], name: str) -> str | None:
         return None
     parts = []
     if kinds & {"int", "float"}:
-        lo, hi = _bounds(field.annotation, field.metadata)
+        lo, hi = type_limits(field.annotation, field.metadata)
         parts.append(("an integer" if "float" not in kinds else "a number") + limits_text(lo, hi))
     parts += sorted(k for k in kinds if k.startswith(("one of", "'")))
     return " or ".join(parts)
@@ -146,23 +146,6 @@ def _kinds(t: Any) -> set[str] | None:
     if t is type(None):
         return set()  # Optional: a missing value is never text
     return {"int"} if t is int else {"float"} if t is float else {"other"}
-
-
-def _bounds(t: Any, metadata: list[Any]) -> tuple[float | None, float | None]:
-    """(lowest, highest) of the number in type ``t`` (its items' for a list; ``metadata``: the field's
-    own constraints); None where unbounded."""
-    found = list(metadata)
-    todo = [t]
-    while todo:  # Annotated[float, Field(ge=...)] inside Optional[...] or list[...]
-        a = todo.pop()
-        if get_origin(a) is Annotated:
-            found += [c for m in a.__metadata__ for c in getattr(m, "metadata", [])]
-        todo += get_args(a)
-    lo = hi = None
-    for c in found:  # annotated_types.Ge, Le, Gt, Lt
-        lo = getattr(c, "ge", getattr(c, "gt", lo))
-        hi = getattr(c, "le", getattr(c, "lt", hi))
-    return lo, hi
 
 
 def _boolean_in(value: Any, where: str = "") -> tuple[str, bool] | None:
