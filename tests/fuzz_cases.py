@@ -66,9 +66,11 @@ TRAINING: dict[str, Any] = {
 
 
 def _limits_of(t: Any) -> tuple[float, float]:
-    from ecobench.bounds import _limits
+    from ecobench.bounds import type_limits
 
-    return _limits(t)
+    lo, hi = type_limits(t)
+    assert lo is not None and hi is not None, t  # every edge type is bounded at both ends
+    return lo, hi
 
 
 def _edges() -> dict[str, list[tuple[tuple[Any, ...], Any]]]:
