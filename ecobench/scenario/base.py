@@ -15,6 +15,7 @@ import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from ecobench.bounds import limits_text, type_limits
 
@@ -43,6 +44,8 @@ class SchemaModel(BaseModel):
             where, flag = found
             at = f"{where} is " if where else ""
             raise ValueError(f"{at}{str(flag).lower()}, a boolean, not a number; allowed: {allowed}")
+        if allowed:
+            _check_item_ranges(cls, info.field_name, value)
         return value
 
 
@@ -69,6 +72,35 @@ def _check_range(cls: type[SchemaModel], name: str, value: float) -> None:
     lo, hi, allowed = limits
     if (lo is not None and value < lo) or (hi is not None and value > hi):
         raise ValueError(f"{value!r} is out of range; allowed: {allowed}")
+
+
+def _check_item_ranges(cls: type[SchemaModel], name: str, value: list[Any] | dict[Any, Any]) -> None:
+    """Refuse the first number outside its bounds in a list or mapping of numbers, with the same message
+    as a plain field's (:func:`_check_range`); the error's ``item`` context is where it is inside the
+    value (``(0,)`` for ``rates_per_h[0]``), which the messages append to the field's path."""
+    limits = _item_limits(cls, name)
+    if limits is None:
+        return
+    lo, hi, allowed = limits
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        if isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item) and (
+                (lo is not None and item < lo) or (hi is not None and item > hi)):
+            raise PydanticCustomError("item_out_of_range", f"{item!r} is out of range; allowed: {allowed}",
+                                      {"item": (key if isinstance(value, list) else str(key),)})
+
+
+@functools.cache
+def _item_limits(cls: type[SchemaModel], name: str) -> tuple[float | None, float | None, str] | None:
+    """(lowest, highest, what is allowed) of the items of a list or mapping of numbers with a bound;
+    None for any other field."""
+    field = cls.model_fields[name]
+    kinds = _kinds(field.annotation)
+    if not kinds or not kinds <= {"int", "float"} or not _container(field.annotation):
+        return None
+    lo, hi = type_limits(field.annotation, field.metadata)
+    allowed = _numbers_allowed(cls, name)
+    return None if (lo is None and hi is None) or allowed is None else (lo, hi, allowed)
 
 
 @functools.cache

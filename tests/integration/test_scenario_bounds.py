@@ -117,6 +117,24 @@ def test_a_boolean_is_not_a_number(tmp_path, capsys, base, path, value, expect):
 
 
 @pytest.mark.parametrize("base,path,value,expect", [
+    (SERVING, ("workload", "serving", "profile"), {"rates_per_h": [-1, -2] + [1] * 22},
+     "workload.serving.profile.rates_per_h[0]: -1 is out of range; allowed: a number from 0 to 10^12"),
+    (SERVING, ("workload", "serving", "profile"), {"multipliers": [1] * 23 + [1500.5]},
+     "workload.serving.profile.multipliers[23]: 1500.5 is out of range; allowed: a number from 0 to 1,000"),
+    (TRAINING, ("overrides",), {"grid_g_per_kwh": {"us-east-1": 400, "eu-west-1": 5000}},
+     "overrides.grid_g_per_kwh.eu-west-1: 5000 is out of range; allowed: a number from 0.1 to 2,000"),
+])
+def test_an_item_out_of_range_names_the_item_and_the_range(tmp_path, capsys, base, path, value, expect):
+    """A list's or mapping's number out of range said pydantic's 'Input should be greater than or equal
+    to 0' (the bound crossed only), one line per item; now the item, its value and the whole range, as
+    a plain field's, in one line."""
+    s = yaml.safe_load(yaml.safe_dump(base))
+    _set(s, path, value)
+    err = _rejected(tmp_path, capsys, s, expect)
+    assert "Input should be" not in err and err.count("\n") == 2, err  # the file's line and this one
+
+
+@pytest.mark.parametrize("base,path,value,expect", [
     (SERVING, ("workload", "serving", "requests_per_h"), "1M",
      "workload.serving.requests_per_h: '1M' is not a number; allowed: a number from 0.001 to 10^12, in plain "
      "digits (1000000 or 1e6 for a million"),

@@ -147,7 +147,7 @@ def _run(tmp_path, capsys, data):
     ({"multipliers": [1.0] * 23}, ["workload.inference.profile.multipliers", "at least 24"]),
     ({"rates_per_h": [1.0] * 25}, ["workload.inference.profile.rates_per_h", "at most 24"]),
     ({"rates_per_h": [-1.0] + [1.0] * 23},
-     ["workload.inference.profile.rates_per_h[0]", "greater than or equal to 0"]),
+     ["workload.inference.profile.rates_per_h[0]: -1.0 is out of range; allowed: a number from 0 to 10^12"]),
     ({"multipliers": [0.0] * 24}, ["every hour is 0"]),
     ({"multipliers": [1.0] * 24, "rates_per_h": [1.0] * 24}, ["exactly one of rates_per_h"]),
     ({}, ["exactly one of rates_per_h", "got none"]),
