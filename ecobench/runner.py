@@ -18,7 +18,7 @@ from ecobench.planning.sweep_table import SweepTable
 from ecobench.power.grid import grid_data_version
 from ecobench.reports.emissions import write_emissions
 from ecobench.reports.html import write_html
-from ecobench.reports.metadata import git_info, machine_info, now_utc
+from ecobench.reports.metadata import ecobench_git_info, machine_info, now_utc
 from ecobench.reports.tables import (
     CSV_SOURCES,
     RESULTS_SCHEMA_VERSION,
@@ -108,7 +108,7 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
         "run_id": run_id,
         "created_utc": now_utc(),
         "machine": machine_info(),
-        "git": git_info(),
+        "git": ecobench_git_info(),
         "mode": s.workload.mode,
         "scenario": s.model_dump(mode="json"),
         "rows": rows,

@@ -279,7 +279,9 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "run_id": ("string", True, "the run directory's name: UTC time and a random suffix"),
     "created_utc": ("string", True, "when the run was written (ISO 8601, UTC)"),
     "machine": ("object", True, "host the run was made on: node, system, release, machine, python"),
-    "git": ("object", True, "commit, branch and dirtiness of the working tree (empty outside git)"),
+    "git": ("object", True, "commit, branch and dirtiness of ecobench's own source checkout, the code "
+                            "that ran (empty for an installed ecobench: see ecobench_version); never "
+                            "the repository of the directory the run was made from"),
     "mode": ("string", True, "inference, training or serving"),
     "scenario": ("object", True, "the resolved scenario (see scenario.schema.json)"),
     "rows": ("array", True, "one object per configuration; its columns are listed above"),

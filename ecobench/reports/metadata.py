@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 
@@ -14,12 +16,23 @@ def machine_info() -> dict[str, Any]:
             "machine": platform.machine(), "python": platform.python_version()}
 
 
+def ecobench_git_info() -> dict[str, Any]:
+    """:func:`git_info` of ecobench's own source checkout (the repository whose top level holds the
+    ``ecobench`` package that is running), never of the directory ecobench is run from; ``{}`` for an
+    installed ecobench (its ``ecobench_version`` says what ran), even inside someone's repository."""
+    root = Path(__file__).resolve().parents[2]  # <root>/ecobench/reports/metadata.py
+    return git_info(str(root)) if (root / ".git").exists() else {}  # .git: a directory, or a worktree's file
+
+
 def git_info(cwd: str = ".") -> dict[str, Any]:
-    """Commit, branch (``HEAD`` when detached) and dirtiness of the working tree, or ``{}`` outside
-    a repository or before its first commit; one ``git`` process (porcelain v2 headers)."""
+    """Commit, branch (``HEAD`` when detached) and dirtiness of the working tree at ``cwd``, or ``{}``
+    outside a repository, before its first commit or without git; one ``git`` process (porcelain v2
+    headers), its output and errors captured (nothing printed), the caller's ``GIT_DIR`` and kin ignored."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         out = subprocess.run(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
-                             cwd=cwd, capture_output=True, text=True, timeout=5, check=True).stdout
+                             cwd=cwd, env=env, capture_output=True, text=True, timeout=5,
+                             check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
     lines = out.splitlines()
