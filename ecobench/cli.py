@@ -267,9 +267,15 @@ def cmd_catalog(args: argparse.Namespace) -> int:
     cat = load_catalog()
     if args.instance:
         inst = cat.instance(args.instance)
-        print(json.dumps({"instance": inst.model_dump(),
-                          "accelerator": (a.model_dump() if (a := cat.accelerator_of(inst)) else None)},
-                         indent=2))
+        doc = {"instance": inst.model_dump(),
+               "accelerator": (a.model_dump() if (a := cat.accelerator_of(inst)) else None)}
+        if args.format == "json":
+            print(json.dumps(doc, indent=2))
+            return 0
+        from ecobench.reports.catalog_view import instance_table
+
+        print(f"{args.instance} (catalog {cat.version}); `--format json` for the records as JSON")
+        print(terminal(instance_table(doc)))
         return 0
     if args.format == "json":
         print(json.dumps({k: v.model_dump() for k, v in cat.instances.items()}, indent=2))
@@ -798,10 +804,12 @@ def build_parser() -> argparse.ArgumentParser:
     c = add("catalog", help="list the hardware catalog, or one instance with sources",
             description="List every instance type of the hardware catalog (vCPUs, memory, "
                         "accelerators, network, us-east-1 price) and the regions, or show one "
-                        "instance type and its accelerator with every figure's source, as JSON.")
-    c.add_argument("instance", nargs="?", help="show one instance type in full (always JSON)")
+                        "instance type and its accelerator in full with every figure's source.")
+    c.add_argument("instance", nargs="?", help="show one instance type in full")
     c.add_argument("--format", choices=["table", "json"], default="table",
-                   help="the list as a table (default) or JSON")
+                   help="table (default): the list, one row per instance type, or one instance's "
+                        "figures, one a line with a numbered source, the sources below; json: every "
+                        "instance type's catalog record, or the instance's and its accelerator's")
     c.set_defaults(func=cmd_catalog)
     return p
 

@@ -263,6 +263,31 @@ def test_catalog_lists_and_shows_sources(capsys):
     assert main(["catalog", "inf1.2xlarg"]) == 2
 
 
+def test_catalog_format_table_shows_one_instance_as_a_table_and_json_as_json(capsys):
+    """`catalog INSTANCE --format table` (the default) printed JSON."""
+    assert main(["catalog", "trn1.32xlarge", "--format", "table"]) == 0
+    table = capsys.readouterr().out
+    assert not table.lstrip().startswith("{") and "\"instance\":" not in table
+    lines = table.splitlines()
+    assert lines[1].split() == ["figure", "source", "value"] and "sources:" in lines
+    vcpus = next(line.split() for line in lines if line.startswith("instance.spec.vcpus "))
+    assert vcpus[2] == "128" and any(line.startswith(f"{vcpus[1]} https://instances.vantage.sh/")
+                                     for line in lines)
+    assert main(["catalog", "trn1.32xlarge"]) == 0 and capsys.readouterr().out == table  # the default
+    assert main(["catalog", "trn1.32xlarge", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["instance"]["spec"]["vcpus"] == 128 and doc["accelerator"]["power"]["max_w"] > 0
+
+
+def test_catalog_help_says_what_each_format_prints(capsys):
+    with pytest.raises(SystemExit):
+        main(["catalog", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "table (default): the list, one row per instance type, or one instance's figures" in out
+    assert "json: every instance type's catalog record, or the instance's and its accelerator's" in out
+    assert "always JSON" not in out
+
+
 @pytest.mark.parametrize("name", [
     pytest.param(p.name, marks=[pytest.mark.slow] if p.name == "local_measure.yaml" else [])
     for p in sorted(SCENARIOS.glob("*.yaml"))])
