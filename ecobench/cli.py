@@ -96,12 +96,17 @@ def cmd_examples(args: argparse.Namespace) -> int:
         room = max(60, shutil.get_terminal_size().columns - width - 2)
         for name in names:
             print(f"{name:<{width}}  {textwrap.shorten(examples.describe(name), room, placeholder='...')}")
-        print("\n`ecobench examples NAME --to DIR` writes one (and the files it reads) into DIR; then "
-              "`ecobench run DIR/NAME.yaml`.")
+        print("\n`ecobench examples NAME > NAME.yaml` prints one; `ecobench examples NAME --to DIR` writes "
+              "one (and the files it reads) into DIR; then `ecobench run DIR/NAME.yaml`.")
         return EXIT_OK
     examples.describe(args.name)  # an unknown name first, with the known ones
     if args.to is None:
-        raise InputError(f"examples {args.name}: give --to DIR, the folder to write it into (e.g. --to .)")
+        sys.stdout.write(examples.text(args.name))
+        if reads := examples.referenced(args.name):
+            print(terminal(f"ecobench: warning: {args.name} reads {', '.join(reads)} beside it, which "
+                           f"stdout does not hold: `ecobench examples {args.name} --to DIR` writes them "
+                           "too"), file=sys.stderr, flush=True)
+        return EXIT_OK
     written = examples.write(args.name, Path(args.to))
     print(terminal(f"wrote {', '.join(map(str, written))}\nrun it: ecobench run {written[0]}"))
     return EXIT_OK
@@ -598,13 +603,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "(needs pyarrow: pip install 'ecobench-ml[parquet]')")
     r.set_defaults(func=cmd_run)
 
-    ex = add("examples", help="list the example scenarios, or write one into a folder",
+    ex = add("examples", help="list the example scenarios, print one, or write one into a folder",
              description="List the example scenarios shipped with ecobench (the checkout's scenarios/), "
-                         "or write one, with every file it reads (a local config.json, ...), into a folder "
-                         "to run it: `ecobench examples layoutlm_realtime --to . && ecobench run "
+                         "print one's YAML (`ecobench examples layoutlm_realtime > my.yaml`), or write "
+                         "one, with every file it reads (a local config.json, ...), into a folder to run "
+                         "it: `ecobench examples layoutlm_realtime --to . && ecobench run "
                          "layoutlm_realtime.yaml`. An existing file is never overwritten (exit 2).")
-    ex.add_argument("name", nargs="?", help="the example to write (default: list them)")
-    ex.add_argument("--to", type=_path, metavar="DIR", help="folder to write it into (created if need be)")
+    ex.add_argument("name", nargs="?", help="the example to print (its YAML on stdout) or, with --to, to "
+                                            "write (default: list them)")
+    ex.add_argument("--to", type=_path, metavar="DIR", help="folder to write it and the files it reads "
+                                                            "into (created if need be)")
     ex.set_defaults(func=cmd_examples)
 
     v = add("validate", help="reproduce the published AWS figures and report errors",

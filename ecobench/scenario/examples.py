@@ -11,7 +11,7 @@ from pathlib import Path
 from ecobench.errors import InputError, UnknownNameError
 from ecobench.io.yamlio import load_packaged
 
-__all__ = ["describe", "names", "referenced", "write"]
+__all__ = ["describe", "names", "referenced", "text", "write"]
 
 
 def _folder() -> Traversable:
@@ -27,6 +27,11 @@ def _source(name: str) -> Traversable:
     if name not in names():
         raise UnknownNameError("example", name, names())
     return _folder() / f"{name}.yaml"
+
+
+def text(name: str) -> str:
+    """The example's YAML, as shipped."""
+    return _source(name).read_text(encoding="utf-8")
 
 
 def describe(name: str) -> str:

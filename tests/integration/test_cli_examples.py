@@ -80,14 +80,44 @@ def test_an_unknown_example_exits_2_listing_the_known_ones(tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("argv,words", [
-    (["examples", "layoutlm_realtime"], "examples layoutlm_realtime: give --to DIR"),
-    (["examples", "--to", "x"], "--to x: give the NAME of the example to write"),
-])
-def test_a_half_command_says_what_is_missing(capsys, argv, words):
-    assert main(argv) == 2
+def test_a_half_command_says_what_is_missing(capsys):
+    assert main(["examples", "--to", "x"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and words in err
+    assert err.count("\n") == 1 and "--to x: give the NAME of the example to write" in err
+
+
+def test_an_example_without_to_prints_its_yaml(tmp_path, capsys, monkeypatch):
+    """`ecobench examples NAME` refused ('give --to DIR'); `ecobench examples NAME > my.yaml` now
+    writes a scenario that runs, and nothing is written to the folder."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["examples", "layoutlm_realtime"]) == 0
+    out, err = capsys.readouterr()
+    assert out == (SCENARIOS / "layoutlm_realtime.yaml").read_text(encoding="utf-8") and err == ""
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "my.yaml").write_text(out, encoding="utf-8")
+    assert load_scenario(tmp_path / "my.yaml").name == "layoutlm_realtime"
+
+
+def test_a_printed_example_that_reads_a_file_says_so_on_stderr(capsys):
+    assert main(["examples", "llama3_8b_finetune"]) == 0
+    out, err = capsys.readouterr()
+    assert out == (SCENARIOS / "llama3_8b_finetune.yaml").read_text(encoding="utf-8")
+    assert err.count("\n") == 1 and "reads models/llama3-8b/config.json beside it" in err
+    assert "ecobench examples llama3_8b_finetune --to DIR" in err
+
+
+def test_an_unknown_example_to_print_exits_2(capsys):
+    assert main(["examples", "layoutlm_realtim"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "unknown example 'layoutlm_realtim'; did you mean 'layoutlm_realtime'" in err
+
+
+def test_examples_help_says_it_prints_one(capsys):
+    with pytest.raises(SystemExit):
+        main(["examples", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "print one's YAML (`ecobench examples layoutlm_realtime > my.yaml`)" in out
+    assert "the example to print (its YAML on stdout) or, with --to, to write" in out
 
 
 def test_a_file_in_place_of_the_folder_is_bad_input(tmp_path, capsys):
