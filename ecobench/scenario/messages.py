@@ -38,7 +38,8 @@ _UNION_TAG = re.compile(r"^(literal\[.*\]|constrained-\w+|int|float|str|bool|fun
 
 
 def _format(err: dict[str, Any], schema: Schema) -> str:
-    item = tuple(err.get("ctx", {}).get("item", ()))  # an item inside the field: (0,) in rates_per_h[0]
+    # an item inside the field (scenario/base.py's range check): (0,) in rates_per_h[0]
+    item = tuple(err.get("ctx", {}).get("item", ())) if err["type"] == "item_out_of_range" else ()
     loc = _loc(tuple(p for p in err["loc"] if not _is_tag(p)) + item)
     msg = str(err["msg"]).removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
