@@ -55,23 +55,28 @@ def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> None:
     if not _numbers_only(cls, name):
         return
     try:
-        float(value)  # '1000000', '1e6', 'nan' go on to pydantic's own checks
+        number = float(value)  # '1000000', '1e6' (YAML reads 1e6 without a dot as text) are numbers
     except ValueError:
         allowed = _numbers_allowed(cls, name)
         raise ValueError(f"{value[:40]!r} is not a number; allowed: {allowed}, in plain digits (1000000 or "
                          "1e6 for a million; no unit, suffix or separator)") from None
+    _check_range(cls, name, number, value)
 
 
-def _check_range(cls: type[SchemaModel], name: str, value: float) -> None:
-    """Refuse a number outside a plain number field's bounds, saying the field's whole range (pydantic
-    names only the bound crossed: 'Input should be greater than or equal to 0.001'). A value on an
+def _check_range(cls: type[SchemaModel], name: str, value: float, text: str | None = None) -> None:
+    """Refuse a number outside a plain number field's bounds, or not finite (``.inf``, ``.nan``), saying
+    the field's whole range (pydantic names only the bound crossed: 'Input should be greater than or
+    equal to 0.001'); ``text`` is the value as written where it came as text ('1e300'). A value on an
     exclusive bound is left to pydantic's own check."""
     limits = _plain_limits(cls, name)
-    if limits is None or not math.isfinite(value):  # inf, nan: pydantic's 'a finite number'
+    if limits is None:
         return
     lo, hi, allowed = limits
+    shown = _shown(text if text is not None else repr(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{shown} is not a finite number; allowed: {allowed}")
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ValueError(f"{value!r} is out of range; allowed: {allowed}")
+        raise ValueError(f"{shown} is out of range; allowed: {allowed}")
 
 
 def _check_item_ranges(cls: type[SchemaModel], name: str, value: list[Any] | dict[Any, Any]) -> None:
@@ -84,10 +89,34 @@ def _check_item_ranges(cls: type[SchemaModel], name: str, value: list[Any] | dic
     lo, hi, allowed = limits
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:
-        if isinstance(item, int | float) and not isinstance(item, bool) and math.isfinite(item) and (
-                (lo is not None and item < lo) or (hi is not None and item > hi)):
-            raise PydanticCustomError("item_out_of_range", f"{item!r} is out of range; allowed: {allowed}",
+        number = _as_number(item)
+        if number is None:
+            continue
+        shown = _shown(item if isinstance(item, str) else repr(item))
+        outside = (lo is not None and number < lo) or (hi is not None and number > hi)
+        finite = not isinstance(number, float) or math.isfinite(number)
+        wrong = "is not a finite number" if not finite else "is out of range" if outside else None
+        if wrong:
+            raise PydanticCustomError("item_out_of_range", f"{shown} {wrong}; allowed: {allowed}",
                                       {"item": (key if isinstance(value, list) else str(key),)})
+
+
+def _shown(text: str) -> str:
+    """A value as written, cut to 40 characters (a 400-digit integer is not repeated in full)."""
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def _as_number(item: Any) -> int | float | None:
+    """``item`` as a number: an int or float (no boolean), or text that reads as one ('1e300', which YAML
+    reads as text); None for anything else (left to pydantic)."""
+    if isinstance(item, int | float) and not isinstance(item, bool):
+        return item  # an int as it is: float(10**400) overflows
+    if isinstance(item, str):
+        try:
+            return float(item)
+        except ValueError:
+            return None
+    return None
 
 
 @functools.cache

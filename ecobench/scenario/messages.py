@@ -48,7 +48,45 @@ def _format(err: dict[str, Any], schema: Schema) -> str:
         msg = f"{err['input']!r} is not a name; allowed: {NAME_ALLOWED}"  # not the regular expression
     if not err["loc"] and err["type"] == "value_error":
         return msg  # a check across fields: its message names the fields
-    return f"{loc}: {msg}"
+    bare = tuple(p for p in err["loc"] if not _is_tag(p))
+    return f"{loc}: {_plain(err, bare, schema) or msg}"
+
+
+_BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
+           "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
+
+
+def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | None:
+    """Pydantic's own wording ('Field required', 'Input should be a valid string') said as the value,
+    what is wrong and what is allowed; None for an error kept in pydantic's words."""
+    kind, ctx, value = err["type"], err.get("ctx", {}), err.get("input")
+    shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+    if kind == "missing":
+        what = _description(loc, schema)
+        return f"missing; this field is required ({what})" if what else "missing; this field is required"
+    if kind == "string_type":
+        if isinstance(value, int | float) and loc:
+            return f"{shown} is a number, not text; allowed: text (quote it: {loc[-1]}: '{value}')"
+        got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else shown
+        return f"{got}, not text; allowed: text"
+    if kind == "finite_number":
+        return f"{shown} is not a finite number; allowed: a finite number"
+    if kind in _BOUNDS:
+        key, words = _BOUNDS[kind]
+        return f"{shown} is out of range; allowed: {words} {ctx.get(key)}"
+    if kind in ("too_short", "too_long") and "actual_length" in ctx:
+        short = kind == "too_short"
+        words, n = ("at least", ctx.get("min_length")) if short else ("at most", ctx.get("max_length"))
+        return f"has {ctx['actual_length']} items; allowed: {words} {n}"
+    return None
+
+
+def _description(loc: tuple[Any, ...], schema: Schema) -> str:
+    """The schema's description of the field at ``loc`` (``configs[0].id`` is ``configs[].id``)."""
+    path = ""
+    for part in loc:
+        path += "[]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return next((d for p, _, d in schema.fields() if p.removesuffix("[]") == path), "")
 
 
 def _allowed_here(loc: tuple[Any, ...], schema: Schema) -> list[str]:

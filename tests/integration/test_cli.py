@@ -150,18 +150,19 @@ def test_unknown_field_names_the_nearest_and_the_fields_allowed_there(tmp_path, 
 
 def test_a_misspelt_required_field_is_said_once(tmp_path, capsys, scenario_dict):
     """rate_per_hr for rate_per_h: the unknown field's suggestion explains the missing field, so
-    'rate_per_h: Field required' is not said too; a missing field nothing explains still is."""
+    'rate_per_h: missing; this field is required' is not said too; a missing field nothing explains
+    still is."""
     scenario_dict["workload"]["inference"]["rate_per_hr"] = scenario_dict["workload"]["inference"].pop(
         "rate_per_h")
     err = _bad(tmp_path, capsys, scenario_dict,
                "workload.inference.rate_per_hr: unknown field; did you mean 'rate_per_h'?")
-    assert "Field required" not in err and err.count("\n") == 2, err  # the file's line and this one
+    assert "this field is required" not in err and err.count("\n") == 2, err  # the file's line and this one
     del scenario_dict["workload"]["inference"]["rate_per_hr"]
     scenario_dict["workload"]["inference"]["colour"] = "red"  # unknown, and no misspelling of rate_per_h
-    _bad(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_h: Field required",
+    _bad(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_h: missing; this field is required",
          "workload.inference.colour: unknown field (allowed here:")
     scenario_dict["configs"][0]["instanc_type"] = scenario_dict["configs"][1].pop("instance_type")
-    _bad(tmp_path, capsys, scenario_dict, "configs[1].instance_type: Field required",  # another row's
+    _bad(tmp_path, capsys, scenario_dict, "configs[1].instance_type: missing; this field is required",
          "configs[0].instanc_type: unknown field; did you mean 'instance_type', 'instances'?")
 
 def test_wrong_type(tmp_path, capsys, scenario_dict):

@@ -235,3 +235,38 @@ def test_every_range_is_documented_in_the_readme():
     readme = (ROOT / "README.md").read_text()
     for r in RANGES:
         assert f"| {r.what} | {r.low} | {r.high} | {r.unit} |" in readme, r
+
+
+@pytest.mark.parametrize("path,text,expect", [
+    (("workload", "inference", "rate_per_h"), "1e300",
+     "workload.inference.rate_per_h: 1e300 is out of range; allowed: a number from 0.001 to 10^12"),
+    (("workload", "inference", "rate_per_h"), ".inf",
+     "workload.inference.rate_per_h: inf is not a finite number; allowed: a number from 0.001 to 10^12"),
+    (("workload", "inference", "horizon_h"), "1e-9",
+     "workload.inference.horizon_h: 1e-9 is out of range; allowed: a number from 0.001 to 87,660"),
+    (("name",), "12345", "name: 12345 is a number, not text; allowed: text (quote it: name: '12345')"),
+])
+def test_schema_errors_say_the_value_and_what_is_allowed(tmp_path, capsys, scenario_dict, path, text, expect):
+    """YAML reads 1e300 and 1e-9 (no dot) as text, which passed the range check to pydantic's 'Input
+    should be less than or equal to 1000000000000'; .inf gave 'Input should be a finite number', and
+    a number for a name 'Input should be a valid string'. Each now says the value and what is allowed."""
+    _set(scenario_dict, path, "@@")
+    text_yaml = yaml.safe_dump(scenario_dict, sort_keys=False).replace("'@@'", text)
+    err = _rejected(tmp_path, capsys, text_yaml, expect)
+    assert "Input should" not in err, err
+
+
+def test_a_missing_field_says_which_and_what_it_is(tmp_path, capsys, scenario_dict):
+    """'rate_per_h: Field required' named neither what the field is nor that it must be given."""
+    del scenario_dict["workload"]["inference"]["rate_per_h"]
+    err = _rejected(tmp_path, capsys, scenario_dict, "workload.inference.rate_per_h: missing; this field is "
+                    "required (")
+    assert "Field required" not in err, err
+
+
+def test_a_list_item_written_as_text_is_range_checked(tmp_path, capsys):
+    s = yaml.safe_load(yaml.safe_dump(SERVING))
+    s["workload"]["serving"]["profile"] = {"rates_per_h": ["@@"] + [1] * 23}
+    text = yaml.safe_dump(s, sort_keys=False).replace("'@@'", "1e300")
+    _rejected(tmp_path, capsys, text, "workload.serving.profile.rates_per_h[0]: 1e300 is out of range; "
+              "allowed: a number from 0 to 10^12")

@@ -46,7 +46,7 @@ def test_headline_scope_leads_the_summary(tmp_path, scenario_dict, capsys):
      "configs[0].measured_power_w: -1 is out of range; allowed: a number from 0.1 to 100,000"),
     ({"configs": [{"id": "a", "instance_type": "inf1.xlarge", "measured_power_w": ".inf",
                    "measured_power_scope": "instance"}]},
-     "configs[0].measured_power_w: Input should be a finite"),
+     "configs[0].measured_power_w: inf is not a finite number; allowed: a number from 0.1 to 100,000"),
     ({"configs": [{"id": "a", "instance_type": "inf1.xlarge", "measured_power_w": 40,
                    "measured_power_scope": "rack"}]}, "configs[0].measured_power_scope: Input should be"),
     ({"uncertainty": {"draws": -5}},
