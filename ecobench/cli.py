@@ -472,6 +472,21 @@ def _positive_watts(text: str) -> float:
     return v
 
 
+MAX_SAMPLE_MINUTES = 1440  # neuron-power reads for at most a day
+
+
+def _minutes(text: str) -> int:
+    """``--minutes``: a whole number of minutes from 0 to a day (argparse's choices listed all 1,441)."""
+    allowed = f"allowed: a whole number of minutes from 0 to {MAX_SAMPLE_MINUTES:,}"
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number; {allowed}") from None
+    if not 0 <= v <= MAX_SAMPLE_MINUTES:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range; {allowed}")
+    return v
+
+
 def _path(text: str) -> str:
     """A file or folder argument: an empty one (an unset shell variable, ``--out "$DIR"``) is refused,
     not read as the current folder or as no option at all."""
@@ -788,7 +803,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sysfs tree to read")
     npw.add_argument("--chip", help="catalog chip whose maximum-power range to use (e.g. trainium)")
     npw.add_argument("--max-w", type=_positive_watts, help="your own device maximum power, W")
-    npw.add_argument("--minutes", type=int, default=0, choices=range(0, 1441), metavar="0..1440",
+    npw.add_argument("--minutes", type=_minutes, default=0, metavar="0..1440",
                      help="keep reading once a minute this long (default 0: one read)")
     npw.add_argument("--format", choices=["table", "json"], default="table",
                      help="a table (default) or JSON")

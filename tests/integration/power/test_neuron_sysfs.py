@@ -101,3 +101,16 @@ def test_cli_reports_energy_and_exits_2_on_bad_input(tmp_path, capsys):
         main(["neuron-power", "--sysfs", str(root), "--max-w", "-5"])
     assert exit_.value.code == 2
     assert "allowed: a finite number of watts above 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value,expect", [
+    ("-1", "'-1' is out of range; allowed: a whole number of minutes from 0 to 1,440"),
+    ("1441", "'1441' is out of range; allowed: a whole number of minutes from 0 to 1,440"),
+    ("ten", "'ten' is not a whole number; allowed: a whole number of minutes from 0 to 1,440"),
+])
+def test_minutes_out_of_range_says_the_range_not_every_value(capsys, value, expect):
+    """argparse's choices printed all 1,441 allowed values (7.6 KB) for --minutes -1."""
+    with pytest.raises(SystemExit) as exc:
+        main(["neuron-power", "--max-w", "100", f"--minutes={value}"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and expect in err and len(err) < 300, err
