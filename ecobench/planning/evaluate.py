@@ -13,8 +13,9 @@ from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.planning.configs import evaluate_config, locate
 from ecobench.planning.measured_serving import lengths_mismatch
-from ecobench.planning.serving import slo_misses
+from ecobench.planning.serving import LEAST_REACHABLE, least_reachable, slo_misses
 from ecobench.power.uncertainty import McConfig, bands
+from ecobench.reports.charts import fmt_num
 from ecobench.scenario.model import HardwareConfig, Scenario
 from ecobench.table import CHANGE_METRICS, change_pct
 
@@ -46,10 +47,13 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
                        + ("no cluster up to training.max_instances meets it; this is the fastest reachable"
                           if str(row.get("layout_choice") or "").startswith("training.deadline_h") else
                           "leave out instances to have ecobench find the fewest that finish in time"))
+        least = least_reachable(row.get("layout_choice"))
         for target, value in slo_misses(row.get("slo")):
             out.append(f"{row['config_id']}: no batch meets {target} on {row['instance_type']}: "
-                       f"{value} ms at best (batch 1, tensor {row['tensor_parallel']}); this row is planned "
-                       f"there ({row['instances']:g} instances) and misses it (slo; layout_choice says why)")
+                       f"{fmt_num(float(value))} ms{'' if least else ' at best'} at batch 1 (tensor "
+                       f"{row['tensor_parallel']}), where this row is planned "
+                       f"({row['instances']:,g} instances)"
+                       + (f"; {LEAST_REACHABLE}{least}" if least else "") + " (slo; layout_choice says why)")
         mfu = row.get("mfu")
         if isinstance(mfu, float | int) and not isinstance(mfu, bool) and mfu > 1.0:
             supplied = row.get("provenance") == "supplied" or row.get("measured_throughput_per_s") is not None

@@ -63,6 +63,7 @@ from ecobench.planning.schedulers import (
 from ecobench.planning.traffic import Lengths, Traffic
 from ecobench.planning.ttft_dist import Ttft
 from ecobench.power.draw import Activity
+from ecobench.reports.charts import fmt_num
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
 from ecobench.workloads.architecture import Architecture
@@ -418,6 +419,39 @@ def slo_misses(slo: str | None) -> list[tuple[str, str]]:
     return out
 
 
+LEAST_REACHABLE = "the least reachable, with each replica idle between requests: "
+
+
+def _least_reachable(spec: ServingSpec, light: Operating | None, rate: float, span: int,
+                     per_instance: int) -> str:
+    """Where no concurrency meets the targets, the targeted values at the concurrency below 1 (each
+    replica idle between requests) that comes nearest them, and the instances the rate needs there:
+    ``'the least reachable, ...: p99_ttft_ms 5,920 at 0.0156 requests in flight per replica (1,183
+    instances)'``; '' where that is not modelled (``light`` None) or none serves."""
+    if light is None or not spec.targets:
+        return ""
+    rows = np.flatnonzero(light.feasible & (light.prefill_share < 1) & (light.rate_per_s > 0)
+                          & (light.batch < 1))
+    if not len(rows):
+        return ""
+    got = {name: light.latency_ms(metric, q, rows) for metric, q, _, name in spec.targets}
+    ratio = np.max([got[name] / value for _, _, value, name in spec.targets], axis=0)
+    i = int(np.argmin(ratio))
+    replicas = int(replicas_for(rate, float(light.rate_per_s[rows[i]])))
+    instances = replicas * span if span > 1 else math.ceil(replicas / per_instance)
+    values = ", ".join(f"{name} {fmt_num(float(v[i]))}" for name, v in got.items())
+    return (f"{LEAST_REACHABLE}{values} at {fmt_num(float(light.batch[rows[i]]))} requests in flight per "
+            f"replica ({instances:,} instances)")
+
+
+def least_reachable(choice: str | None) -> str:
+    """The least reachable latencies a plan's ``layout_choice`` states (:func:`_least_reachable`), ''
+    where it states none: ``'p99_ttft_ms 5,920 at 0.0156 requests in flight per replica (1,183
+    instances)'``."""
+    _, found, rest = str(choice or "").partition(LEAST_REACHABLE)
+    return rest.split(": no batch meets", 1)[0] if found else ""
+
+
 def _runs_alone(op: Operating) -> bool:
     """Whether the scheduler serves one request at a time (batch 1) at all (the disaggregated
     scheduler's rows are infeasible only where no load of its prefill pool meets the TTFT targets: it
@@ -595,7 +629,10 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
                 failure = f"{memory_failure} (one instance); over {t * pp // rpn} instances: {failure}"
             if not _runs_alone(op):
                 continue
-            top, unmet = 0, failure  # batch 1, the least latency: kept where no layout meets the targets
+            # batch 1: kept where no layout meets the targets; below it (replicas idle between
+            # requests) the latency falls further, at more instances: said, not planned
+            least = _least_reachable(spec, light, rate, max(1, t * pp // rpn), rpn // (t * pp) or 1)
+            top, unmet = 0, failure + (f"; {least}" if least else "")
         capacity = float(op.rate_per_s[top])
         replicas = max(int(replicas_for(rate, capacity)), min_replicas)
         pools: tuple[int | None, int | None] = (None, None)
