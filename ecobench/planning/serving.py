@@ -235,15 +235,25 @@ def _can_span(cl: Cluster) -> bool:
     return cl.ranks_per_node > 1 and not math.isnan(cl.intra_gb_per_s)
 
 
-def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Architecture) -> tuple[int, int]:
+def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Architecture,
+                  can_span: bool = True) -> tuple[int, int]:
     """A given (tensor, pipeline) split of a replica, or bad input: each degree and the replica's ranks
-    divide the instance's ranks or are whole instances (a replica spanning instances)."""
+    divide the instance's ranks or, where the instance can span (:func:`_can_span`: several devices
+    joined by a device link, as ``auto`` requires), are whole instances (a replica spanning instances).
+    ``tensor: 3`` on a one-GPU instance is refused, as ``serve-point --tensor 3`` is, not planned over
+    three instances joined by their network."""
     valid = divisors(rpn)
 
     def ok(n: int) -> bool:
-        return n in valid or n % rpn == 0
+        return n in valid or (can_span and n % rpn == 0)
 
     if not ok(tensor):
+        if not can_span:
+            ranks = f"{rpn} rank{'s' if rpn > 1 else ''}"
+            raise InputError(f"{tensor} must divide the {ranks} of {inst}; allowed: "
+                             f"{', '.join(map(str, valid))} (a replica spans instances only on instances of "
+                             "several accelerators joined by a device link, such as p5.48xlarge)"
+                             ).in_config("parallelism.tensor")
         raise InputError(f"{tensor} must divide the {rpn} ranks of {inst} or be a multiple of them "
                          f"(a replica over several instances); valid: {', '.join(map(str, valid))}, "
                          f"{2 * rpn}, ...").in_config("parallelism.tensor")
@@ -252,7 +262,9 @@ def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Archite
                          f"1-{arch.layers}").in_config("parallelism.pipeline")
     if not ok(tensor * pipeline):
         raise InputError(f"tensor x pipeline = {tensor * pipeline} ranks must divide the {rpn} ranks of "
-                         f"{inst} or fill whole instances (a multiple of {rpn})"
+                         f"{inst}" + (f" or fill whole instances (a multiple of {rpn})" if can_span else
+                                      " (a replica spans instances only on instances of several "
+                                      "accelerators joined by a device link)")
                          ).in_config("parallelism.pipeline")
     return tensor, pipeline
 
@@ -579,7 +591,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
     rpn = cl.ranks_per_node
     given = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
     if given is not None:
-        layouts = [_given_layout(given.tensor, given.pipeline, rpn, inst.name, arch)]
+        layouts = [_given_layout(given.tensor, given.pipeline, rpn, inst.name, arch, _can_span(cl))]
     else:  # heads that do not divide are padded (see tensor_split)
         layouts = [(t, 1) for t in divisors(rpn)]
     if layout is not None:

@@ -443,3 +443,22 @@ def test_a_missed_ttft_target_says_the_least_reachable_latency_not_batch_1s(tmp_
     assert found.group(0) in row["layout_choice"]
     _, met = run(least + 1)
     assert met["slo"].endswith(" meets") and met["instances"] == instances, met
+
+
+def test_a_tensor_degree_over_one_gpu_instances_is_refused_as_serve_point_refuses_it(tmp_path, capsys):
+    """``parallelism: {tensor: 3}`` on g6e.xlarge (one GPU) was planned as a replica over three instances
+    joined by their 2.5 Gbps network (354 instances, TTFT p99 146 s) while ``serve-point --tensor 3``
+    refused it; a replica spans instances only where ``auto`` would span them (several accelerators
+    joined by a device link)."""
+    g6e = {"id": "g6e", "instance_type": "g6e.xlarge", "precision": "bf16"}
+    code, err, _ = _run(tmp_path, capsys, configs=[{**g6e, "parallelism": {"tensor": 3}}])
+    assert code == 2 and "Traceback" not in err, err
+    assert "configs[0].parallelism.tensor: 3 must divide the 1 rank of g6e.xlarge; allowed: 1" in err, err
+    assert main(["serve-point", "llama3-8b", "--instance-type", "g6e.xlarge", "--tensor", "3"]) == 2
+    assert "allowed: 1" in capsys.readouterr().err
+    code, err, rows = _run(tmp_path, capsys, configs=[{**g6e, "parallelism": {"tensor": 1}}])
+    assert code == 0 and rows["g6e"]["tensor_parallel"] == 1, err
+    # a multi-accelerator instance still spans: tensor 16 over two p5.48xlarge
+    code, err, rows = _run(tmp_path, capsys, configs=[{"id": "p5", "instance_type": "p5.48xlarge",
+                                                       "precision": "bf16", "parallelism": {"tensor": 16}}])
+    assert code == 0 and rows["p5"]["tensor_parallel"] == 16 and rows["p5"]["instances"] % 2 == 0, err
