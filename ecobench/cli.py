@@ -765,7 +765,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--batch", type=int, default=1, help="sequences in the batch (default 1)")
     sp.add_argument("--input-tokens", type=int, default=128, help="prompt tokens (default 128)")
     sp.add_argument("--output-tokens", type=int, default=128, help="generated tokens (default 128)")
-    sp.add_argument("--tensor", type=int, help="tensor-parallel degree (default: the smallest that fits)")
+    sp.add_argument("--tensor", type=int, help="tensor-parallel degree, in ranks: GPUs, or NeuronCores on "
+                    "Inferentia and Trainium (default: the smallest that fits)")
     sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's; "
                     "vllm is priced as its published runs, V0-era engines of 2024 with a host cost per "
                     "sequence of every step)")

@@ -161,15 +161,29 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                       quantization)
 
 
+def _ranks_of(p: ServePoint) -> str:
+    """'8 of the instance's 8 accelerators', or where the tensor degree counts NeuronCores (two or more a
+    chip): '24 of the instance's 24 NeuronCores (12 chips)' (trn2: logical NeuronCores, at LNC=2)."""
+    cat = load_catalog()
+    inst = cat.instance(p.instance_type)
+    count = inst.spec.accelerator_count
+    ranks = instance_cluster(cat, inst, p.precision).ranks_per_node
+    if ranks == count:
+        return f"{p.tensor} of the instance's {count} accelerator{'s' if count > 1 else ''}"
+    acc = cat.accelerator_of(inst)
+    logical = "logical " if logical_core_size(inst.spec.accelerator) > 1 else ""  # trn2 at LNC=2
+    unit = f"{logical}NeuronCores" if acc is not None and acc.vendor == "aws" else "ranks"
+    return f"{p.tensor} of the instance's {ranks} {unit} ({count} chip{'s' if count > 1 else ''})"
+
+
 def format_point(p: ServePoint) -> str:
     """The terminal's lines."""
     from ecobench.planning.serving_options import QUANTIZATION_WORDS
 
     quant = f", {QUANTIZATION_WORDS[p.quantization]}" if p.quantization else ""
-    count = load_catalog().instance(p.instance_type).spec.accelerator_count
     head = (f"{p.model} on {p.instance_type} ({p.precision}{quant}, tensor {p.tensor}): static batch "
-            f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out; one replica on {p.tensor} of "
-            f"the instance's {count} accelerators")
+            f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out; one replica on "
+            f"{_ranks_of(p)}")
     rows = [f"  {name:<22} {v:>10.4g}   90% band {lo:.4g} to {hi:.4g}"
             for name, (v, lo, hi) in p.figures.items()]
     return "\n".join([head, *rows, f"  ({p.source})"])

@@ -462,3 +462,16 @@ def test_a_tensor_degree_over_one_gpu_instances_is_refused_as_serve_point_refuse
     code, err, rows = _run(tmp_path, capsys, configs=[{"id": "p5", "instance_type": "p5.48xlarge",
                                                        "precision": "bf16", "parallelism": {"tensor": 16}}])
     assert code == 0 and rows["p5"]["tensor_parallel"] == 16 and rows["p5"]["instances"] % 2 == 0, err
+
+
+@pytest.mark.parametrize("instance,args,expect", [
+    ("inf2.48xlarge", ["--tensor", "24", "--batch", "4"],
+     "one replica on 24 of the instance's 24 NeuronCores (12 chips)"),
+    ("trn1.32xlarge", [], "one replica on 1 of the instance's 32 NeuronCores (16 chips)"),
+    ("p5.48xlarge", [], "one replica on 1 of the instance's 8 accelerators"),
+])
+def test_serve_point_header_counts_what_the_tensor_degree_counts(capsys, instance, args, expect):
+    """--tensor counts NeuronCores on Neuron instances, yet the header counted chips: 'one replica on
+    24 of the instance's 12 accelerators' (inf2.48xlarge)."""
+    assert main(["serve-point", "llama3-8b", "--instance-type", instance, *args]) == 0
+    assert expect in capsys.readouterr().out.splitlines()[0]
