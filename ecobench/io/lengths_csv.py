@@ -116,6 +116,8 @@ def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
         rows = list(reader)
     except csv.Error as exc:
         raise bad(f"not a readable CSV ({exc})") from None
+    if not rows and {"input_tokens", "output_tokens"} <= set(reader.fieldnames or ()):
+        raise bad("a header and no rows; allowed: the header, then one row per request or histogram bin")
     if not rows or not {"input_tokens", "output_tokens"} <= set(rows[0]):
         raise bad("a lengths CSV needs a header with input_tokens and output_tokens (and optionally count), "
                   "then one row per request or histogram bin")

@@ -101,8 +101,15 @@ def _resolve_lengths(s: Scenario, base_dir: Path | None, source: str) -> Scenari
         li, lo = read_lengths_csv(path, "workload.serving.lengths_csv")
     except InputError as exc:
         raise InputError(f"{source}: {exc}") from None
-    spec = sv.model_copy(update={"lengths_csv": str(path), "input_tokens": max(1, round(float(li.mean()))),
-                                 "output_tokens": max(1, round(float(lo.mean())))})
+    means = {"input_tokens": max(1, round(float(li.mean()))),
+             "output_tokens": max(1, round(float(lo.mean())))}
+    for name, mean in means.items():  # a run's scenario.yaml holds the file's means: equal, so read again
+        given = getattr(sv, name)
+        if given is not None and given != mean:
+            raise InputError(f"{source}: workload.serving.{name}: {given} differs from the mean of "
+                             f"lengths_csv {sv.lengths_csv} ({mean}); the file gives the lengths: drop "
+                             "input_tokens and output_tokens, or lengths_csv")
+    spec = sv.model_copy(update={"lengths_csv": str(path), **means})
     return s.model_copy(update={"workload": s.workload.model_copy(update={"serving": spec})})
 
 

@@ -179,7 +179,7 @@ def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs,
 ])
 def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, rows, message):
     (tmp_path / "l.csv").write_text(rows)
-    path = _write(tmp_path, serving={"lengths_csv": "l.csv"})
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv", "input_tokens": None, "output_tokens": None})
     assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert message in err and "l.csv" in err and "lengths_csv" in err, err
@@ -475,3 +475,23 @@ def test_serve_point_header_counts_what_the_tensor_degree_counts(capsys, instanc
     24 of the instance's 12 accelerators' (inf2.48xlarge)."""
     assert main(["serve-point", "llama3-8b", "--instance-type", instance, *args]) == 0
     assert expect in capsys.readouterr().out.splitlines()[0]
+
+
+def test_lengths_csv_and_other_mean_lengths_are_refused_and_a_runs_scenario_reads_again(tmp_path, capsys):
+    """lengths_csv with input_tokens 2048 / output_tokens 300: the CSV's means (100 / 10) were used,
+    silently. The schema says the means come from the file, so other values are bad input; a run's
+    scenario.yaml (which holds the file's means beside it) still runs again."""
+    (tmp_path / "l.csv").write_text("input_tokens,output_tokens\n100,10\n")
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv", "input_tokens": 2048, "output_tokens": 300,
+                                     "median_tpot_ms": 100})
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert ("workload.serving.input_tokens: 2048 differs from the mean of lengths_csv l.csv (100); the file "
+            "gives the lengths: drop input_tokens and output_tokens, or lengths_csv") in err, err
+    assert not (tmp_path / "o").exists()
+    path = _write(tmp_path, serving={"lengths_csv": "l.csv", "input_tokens": None, "output_tokens": None,
+                                     "median_tpot_ms": 100})
+    assert main(["run", str(path), "-q", "--out", str(tmp_path / "o")]) == 0
+    again = tmp_path / "o" / "scenario.yaml"
+    assert yaml.safe_load(again.read_text())["workload"]["serving"]["input_tokens"] == 100
+    assert main(["run", str(again), "-q", "--out", str(tmp_path / "o2")]) == 0, capsys.readouterr().err

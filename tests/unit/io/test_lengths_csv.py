@@ -79,3 +79,12 @@ def test_a_file_is_parsed_once_while_unchanged_and_again_when_it_changes(tmp_pat
     assert len(reads) == 2 and li.tolist() == [500]
     with pytest.raises(InputError, match="row 2: input_tokens \\+ output_tokens 510 exceeds"):
         read_lengths_csv(p, "f", max_tokens=300)
+
+
+@pytest.mark.parametrize("text", ["input_tokens,output_tokens\n", "input_tokens,output_tokens,count\r\n"])
+def test_a_header_without_rows_says_it_has_no_rows(tmp_path, text):
+    """It was told it 'needs a header with input_tokens and output_tokens', which it has."""
+    p = tmp_path / "l.csv"
+    p.write_text(text)
+    with pytest.raises(InputError, match=r"a header and no rows; allowed: the header, then one row per "):
+        read_lengths_csv(p, "workload.serving.lengths_csv")
