@@ -143,8 +143,13 @@ SWEEP_MAX_COMBINATIONS = 1_000_000  # configurations one sweep expands to
 # from runs of benchmarks/bench_sweep_scale.py on a 2-core host (CPU seconds, peak RSS):
 SWEEP_MAX_ESTIMATED_S = 600.0  # seconds a sweep may be estimated to take
 SWEEP_MAX_ESTIMATED_GIB = 3.0  # resident memory a sweep may be estimated to need
-SWEEP_GROUP_S_CHEAP = 0.002  # a group's backend evaluation and plan, cheap backend (analytic: ~1 ms)
-SWEEP_GROUP_S = 0.05  # the same for a backend that is not cheap (emulated)
+# A group's backend evaluation and plan with a cheap backend (analytic), by workload mode. Measured with
+# benchmarks/bench_sweep_group.py (2026-11-28, the 2-core host shared at load 3-5; CPU, wall a group):
+# inference 2.4 ms, 5.9 ms; serving 9.7 ms, 21.7 ms (trial14: 400 serving groups in 6.4 s wall at load
+# 2.7, ~16 ms a group); training (parallelism: auto) 8.5 ms, 17.3 ms. A serving group searches the
+# batch and tensor degree against the latency targets, so it costs several times an inference group.
+SWEEP_GROUP_S_CHEAP = {"inference": 0.002, "serving": 0.016, "training": 0.01}
+SWEEP_GROUP_S = 0.05  # the same for a backend that is not cheap (emulated), any mode
 SWEEP_ROW_S = 15e-6  # a row's planning, id, spill and writing (CSV, the slower format)
 SWEEP_BASE_GIB = 0.6  # the process, its imports and one chunk of rows being written
 SWEEP_ROW_BYTES = 600  # a row's columns kept in memory (ids, objectives, coordinates)

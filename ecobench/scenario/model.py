@@ -866,16 +866,23 @@ def check_sweep(s: Scenario) -> None:
 
 def check_sweep_cost(s: Scenario) -> None:
     """The sweep's estimated time and memory stay within the bounds (raises ValueError naming both)."""
-    from ecobench.bounds import SWEEP_MAX_ESTIMATED_GIB, SWEEP_MAX_ESTIMATED_S
+    from ecobench.bounds import (
+        SWEEP_GROUP_S,
+        SWEEP_GROUP_S_CHEAP,
+        SWEEP_MAX_ESTIMATED_GIB,
+        SWEEP_MAX_ESTIMATED_S,
+    )
     from ecobench.scenario.sweep_size import GRID_AXES, estimate, group_count
 
     assert s.sweep is not None
     backends = {s.config(s.baseline).backend, *(s.sweep.get("backend") or [])}
     cheap = all(backend_capabilities(str(name)).cheap for name in backends)
-    est = estimate(s.sweep, cheap)
-    where = (f"{group_count(s.sweep):,} backend evaluations (one per combination of "
-             f"{', '.join(k for k in s.sweep if k not in GRID_AXES) or 'no axis'}; region, price_usd_per_h "
-             "and max_utilization are evaluated together as arrays)")
+    mode = s.workload.mode
+    est = estimate(s.sweep, cheap, mode)
+    group_ms = 1e3 * (SWEEP_GROUP_S_CHEAP[mode] if cheap else SWEEP_GROUP_S)
+    where = (f"{group_count(s.sweep):,} backend evaluations ({mode}, about {group_ms:g} ms each; one per "
+             f"combination of {', '.join(k for k in s.sweep if k not in GRID_AXES) or 'no axis'}; region, "
+             "price_usd_per_h and max_utilization are evaluated together as arrays)")
     if est.seconds > SWEEP_MAX_ESTIMATED_S:
         raise ValueError(f"sweep: estimated {est.seconds:,.0f} s for {where}; at most "
                          f"{SWEEP_MAX_ESTIMATED_S:,.0f} s: sweep fewer values of those fields, or split the "

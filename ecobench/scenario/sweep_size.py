@@ -34,13 +34,14 @@ class Estimate:
     memory_gib: float
 
 
-def estimate(sweep: Sweep, cheap: bool) -> Estimate:
+def estimate(sweep: Sweep, cheap: bool, mode: str = "inference") -> Estimate:
     """The sweep's estimated time and memory; ``cheap``: every configuration's backend is cheap to
-    ask (``Capabilities.cheap``), else a group costs as the emulated backend's."""
+    ask (``Capabilities.cheap``), and then a group costs what one of workload ``mode`` (inference,
+    serving or training) does, else a group costs as the emulated backend's."""
     from ecobench import bounds as b
 
     rows = combinations(sweep)
-    group_s = b.SWEEP_GROUP_S_CHEAP if cheap else b.SWEEP_GROUP_S
+    group_s = b.SWEEP_GROUP_S_CHEAP[mode] if cheap else b.SWEEP_GROUP_S
     largest = math.prod(len(v) for k, v in (sweep or {}).items() if k in GRID_AXES)
     seconds = group_count(sweep) * group_s + rows * b.SWEEP_ROW_S
     memory = b.SWEEP_BASE_GIB + (rows * b.SWEEP_ROW_BYTES + largest * b.SWEEP_GROUP_CELL_BYTES) / 2**30

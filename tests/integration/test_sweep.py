@@ -243,6 +243,43 @@ def test_a_sweep_estimated_too_long_is_refused_naming_estimate_and_limit():
     assert "estimated 2,015 s" in text and "1,000,000 backend evaluations" in text and "at most 600 s" in text
 
 
+def _serving_doc(**sweep: list) -> dict:
+    return {"schema_version": 2, "name": "serving_sweep", "baseline": "base",
+            "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 18000, "input_tokens": 1024,
+                                                           "output_tokens": 256, "p99_ttft_ms": 2000}},
+            "configs": [{"id": "base", "instance_type": "g6e.xlarge", "precision": "bf16"}], "sweep": sweep}
+
+
+def test_a_serving_sweep_prices_its_groups_as_serving_groups():
+    """trial14: 5 instance types x 3 regions x 2 schedulers x 4,999 max_batch values ran > 10 min; priced
+    as inference groups (2 ms) it was estimated at about 100 s. A serving group costs ~16 ms."""
+    doc = _serving_doc(instance_type=["inf2.48xlarge", "inf2.24xlarge", "g6e.xlarge", "g6e.12xlarge",
+                                      "p4d.24xlarge"], region=["us-east-1", "eu-north-1", "us-west-2"],
+                       scheduler=["continuous", "static"], max_batch=list(range(1, 5000)))
+    with pytest.raises(InputError) as exc:
+        scenario_from_dict(doc, "s.yaml")
+    text = str(exc.value)
+    assert "estimated 802 s for 49,990 backend evaluations (serving, about 16 ms each" in text
+    assert "at most 600 s" in text
+
+
+def test_a_serving_sweep_too_long_exits_2_before_evaluating(tmp_path, capsys, monkeypatch):
+    import ecobench.runner
+
+    def never(*_a, **_k):
+        raise AssertionError("the sweep was evaluated")
+
+    monkeypatch.setattr(ecobench.runner, "evaluate_all", never)
+    f = tmp_path / "s.yaml"
+    doc = _serving_doc(instance_type=["g6e.xlarge", "p4d.24xlarge"], max_batch=list(range(1, 10_000)),
+                       scheduler=["continuous", "static"])
+    f.write_text(yaml.safe_dump(doc))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "sweep: estimated 641 s for 39,996 backend evaluations (serving" in err and "at most 600 s" in err
+    assert "sweep fewer values" in err and "Traceback" not in err and not (tmp_path / "run").exists()
+
+
 def test_a_sweep_estimated_over_the_memory_bound_is_refused(monkeypatch):
     from ecobench import bounds
 
