@@ -579,6 +579,25 @@ def benchmark_action(current: GateDoc, rules: list[Rule | Threshold], smaller_is
     return out
 
 
+_LOCAL_PATHS = (".from_hf_config", ".lengths_csv")  # a file's path: differs between checkouts
+
+
+def check_same_scenario(first: GateDoc, other: GateDoc) -> None:
+    """``other`` was run from the same scenario as ``first`` (its recorded fields, but for the
+    description and local file paths); otherwise bad input naming the fields that differ: the
+    baseline's rows are the first run's, so a run of another scenario would silently go unused."""
+    from ecobench.reports.compare import meta_differences
+
+    diffs = [(k, a, b) for k, a, b in meta_differences(first.meta, other.meta)
+             if k.startswith("scenario") and k != "scenario.description" and not k.endswith(_LOCAL_PATHS)]
+    if diffs:
+        shown = "; ".join(f"{k}: {a} -> {b}" for k, a, b in diffs[:5])
+        more = f" (and {len(diffs) - 5} more)" if len(diffs) > 5 else ""
+        raise InputError(f"{other.path}: not a run of the scenario of {first.path}: {shown}{more}; a "
+                         "baseline of several runs is repeated runs of one scenario (its rows are the "
+                         "first run's): run the same scenario again, or write one baseline per scenario")
+
+
 def make_baseline(run_dirs: list[Path], allow_noisy: bool = False) -> dict[str, Any]:
     """A committed-baseline document from one or more runs of a scenario: the first run's rows and
     provenance and, from two runs on, each sampled figure's geometric mean in every run
@@ -589,6 +608,7 @@ def make_baseline(run_dirs: list[Path], allow_noisy: bool = False) -> dict[str, 
     seen: dict[object, Path] = {}
     for d in docs:
         check_comparable(d, first)
+        check_same_scenario(first, d)
         run_id = d.meta.get("run_id")
         if run_id in seen:
             raise InputError(f"{d.path}: the same run as {seen[run_id]} (run_id {run_id!r}); a baseline "

@@ -75,6 +75,23 @@ def test_bad_inputs_exit_2(tmp_path, capsys):
     assert main(["baseline", str(run), "--to", str(tmp_path / "b.json")]) == 2
 
 
+def test_a_baseline_of_runs_of_different_scenarios_is_refused_naming_the_field(tmp_path, capsys):
+    """trial14: runs whose requests_per_h differ (18000, 20000) made a baseline of the first run's rows
+    "from 2 run(s)"; a baseline of several runs is repeated runs of one scenario."""
+    a = _run(tmp_path, "a", "llama3_8b_chat.yaml")
+    b = _run(tmp_path, "b", "llama3_8b_chat.yaml",
+             lambda s: s["workload"]["serving"].update(requests_per_h=20000))
+    again = _run(tmp_path, "again", "llama3_8b_chat.yaml", lambda s: s.update(description="reworded"))
+    capsys.readouterr()
+    assert main(["baseline", str(a), str(b), "--to", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not a run of the scenario of" in err and "scenario.workload.serving.requests_per_h" in err
+    assert "-> 20000" in err and "repeated runs of one scenario" in err and "Traceback" not in err
+    assert not (tmp_path / "b.json").exists()
+    assert main(["baseline", str(a), str(again), "--to", str(tmp_path / "b.json")]) == 0  # wording only
+    assert "from 2 run(s)" in capsys.readouterr().out
+
+
 def test_warns_when_baseline_from_other_machine(tmp_path, capsys):
     run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
     doc = json.loads((run / "results.json").read_text())
