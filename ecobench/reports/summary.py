@@ -211,6 +211,51 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
 FRONT_ROWS_PRINTED = 15
 
 
+def nothing_meets(ev: Evaluation, s: Scenario) -> str | None:
+    """Where rows have every objective but none meets the training deadline or the latency targets
+    (so there is no Pareto front and no recommendation), one line saying so and naming the closest:
+    the shortest training, or the row least over its tightest target; else None."""
+    import numpy as np
+
+    from ecobench.planning.pareto import eligible, objectives
+
+    t = ev.table
+    objs = objectives(s, t)
+    if len(t["config_id"]) == 0 or eligible(t, objs, s).any():
+        return None
+    known = np.ones(len(t["config_id"]), dtype=bool)
+    for o in objs:
+        known &= np.isfinite(t[o.column].astype(float))
+    mode = s.workload.mode
+    if mode == "training" and s.workload.training and s.workload.training.deadline_h is not None:
+        hours = np.where(known, t["duration_h"].astype(float), np.inf)
+        if not np.isfinite(hours).any():
+            return None
+        i = int(np.argmin(hours))
+        goal = f"training.deadline_h {number(s.workload.training.deadline_h)}"
+        how = f"{number(hours[i])} h"
+        if "instances" in t:
+            how += f" on {number(t['instances'][i])} instances"
+    else:
+        goals = [g for g in latency_targets(mode, {"serving": s.workload.serving,
+                                                   "inference": s.workload.inference}.get(mode))
+                 if g["column"] in t]
+        if not goals:
+            return None
+        over = np.stack([t[g["column"]].astype(float) / g["target_ms"] for g in goals])
+        worst = np.where(known, np.nanmax(np.where(np.isnan(over), -np.inf, over), axis=0), np.inf)
+        if not np.isfinite(worst).any():
+            return None
+        i = int(np.argmin(worst))
+        named = ", ".join(f"{g['label']} {number(g['target_ms'])} ms" for g in goals)
+        goal = f"the latency targets ({named})"
+        how = ", ".join(f"{g['label']} {number(float(t[g['column']][i]))} ms" for g in goals)
+    return (f"\nno configuration meets {goal}: the closest is {t['config_id'][i]} ({t['instance_type'][i]}, "
+            f"{how}); no Pareto front or recommendation (they are drawn from configurations that meet it)")
+
+
+
+
 def format_decisions(ev: Evaluation, s: Scenario) -> str:
     """The sweep's counts, the ranked Pareto front and the recommendations."""
     from ecobench.planning.pareto import objectives
@@ -235,6 +280,8 @@ def format_decisions(ev: Evaluation, s: Scenario) -> str:
         lines.append(fit_table(front[:FRONT_ROWS_PRINTED], cols))
         if n_front > FRONT_ROWS_PRINTED:
             lines.append(f"... {n_front - FRONT_ROWS_PRINTED} more on the front (results.csv: pareto)")
+    if (missed := nothing_meets(ev, s)) is not None:
+        lines.append(missed)
     if ev.recommendations:
         lines.append("\nrecommendations:")
         lines += [f"  {r['objective']}: {r['reason']}" for r in ev.recommendations]

@@ -477,3 +477,42 @@ def test_workload_of_an_empty_model_name_says_what_to_give(capsys):
     err = capsys.readouterr().err
     words = "give a preset, a local config.json, or --arch FILE (a scenario or an architecture block); got ''"
     assert words in err, err
+
+
+def test_training_where_every_row_misses_its_deadline_says_so_on_stdout(tmp_path, capsys):
+    """trial14: with every row past training.deadline_h, -q printed no sign of it (the Pareto front and
+    the recommendations vanished silently)."""
+    f = tmp_path / "dl.yaml"
+    f.write_text(yaml.safe_dump({
+        "schema_version": 2, "name": "dl", "baseline": "p5",
+        "workload": {"model": "llama3-70b", "training": {
+            "total_tokens": 15.0e12, "phases": [{"seq_len": 8192, "fraction": 1.0}], "deadline_h": 24,
+            "max_instances": 64}},
+        "configs": [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16", "parallelism": "auto"},
+                    {"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16",
+                     "parallelism": "auto", "price_usd_per_h": 35.76}]}))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    doc = json.loads((tmp_path / "run" / "results.json").read_text())
+    fastest = min(doc["rows"], key=lambda r: r["duration_h"])
+    assert all(not r["meets_deadline"] for r in doc["rows"]) and doc["recommendations"] == []
+    line = next(x for x in out.splitlines() if x.startswith("no configuration meets"))
+    assert line.startswith("no configuration meets training.deadline_h 24: the closest is "
+                           f"{fastest['config_id']} ({fastest['instance_type']}, ")
+    assert "h on 64 instances); no Pareto front or recommendation" in line
+
+
+def test_serving_where_every_row_misses_a_target_says_so_on_stdout(tmp_path, capsys):
+    s = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    s["workload"]["serving"]["p99_ttft_ms"] = 5
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(s))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    assert "no configuration meets the latency targets (" in out and "TTFT p99 5 ms" in out
+    assert "the closest is " in out and "Pareto front (" not in out and "recommendations:" not in out
+
+
+def test_a_run_where_a_row_meets_its_goal_prints_no_such_line(tmp_path, capsys):
+    assert main(["run", str(SCENARIOS / "gpt3_175b_deadline.yaml"), "-q", "--out", str(tmp_path / "r")]) == 0
+    assert "no configuration meets" not in capsys.readouterr().out
