@@ -47,6 +47,9 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
                        + ("no cluster up to training.max_instances meets it; this is the fastest reachable"
                           if str(row.get("layout_choice") or "").startswith("training.deadline_h") else
                           "leave out instances to have ecobench find the fewest that finish in time"))
+        choice = str(row.get("layout_choice") or "")
+        if row.get("idle_devices") and choice.startswith(("given; ", "data parallel (default); ")):
+            out.append(f"{row['config_id']}: {choice.partition('; ')[2]} (idle_devices)")
         least = least_reachable(row.get("layout_choice"))
         for target, value in slo_misses(row.get("slo")):
             out.append(f"{row['config_id']}: no batch meets {target} on {row['instance_type']}: "

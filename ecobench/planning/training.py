@@ -200,7 +200,35 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
         raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes)
                          + counts_text(near).replace("do:", "fit this tensor and pipeline:")).in_config(where)
     choice = "given" if cfg.parallelism is not None else "data parallel (default)"
+    if lay.ranks < ranks:
+        choice += "; " + _idle_note(phases, cl, inst, n, lay, eff)
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
+
+
+IDLE_NOTE = "{given} uses {used} of the {ranks} ranks of {n}x {inst}; {idle} stay idle, drawing idle power"
+
+
+def _idle_note(phases: list[Phase], cl: Cluster, inst: Instance, n: int, lay: Layout,
+               eff: Efficiency | StepEvaluator) -> str:
+    """What a layout that leaves ranks idle uses, and the valid layout that fits memory, uses every
+    rank and is most like it (the fewest of tensor, pipeline, data, context, expert, ZeRO stage,
+    recompute and micro-batch changed; then the fastest)."""
+    ranks = n * cl.ranks_per_node
+    note = IDLE_NOTE.format(given=lay.describe(), used=lay.ranks, ranks=ranks, n=n, inst=inst.name,
+                            idle=ranks - lay.ranks)
+    L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
+    ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
+    if ev is None or not ev.fits.any():
+        return note + " (no valid layout that fits memory uses every rank)"
+    L = ev.layouts
+    recompute = ("none", "selective", "full").index(lay.recompute)
+    unlike = ((L.tensor != lay.tensor).astype(int) + (L.pipeline != lay.pipeline) + (L.data != lay.data)
+              + (L.context != lay.context) + (L.expert != lay.expert) + (L.zero != lay.zero)
+              + (L.recompute != recompute) + (L.microbatch != lay.microbatch))
+    unlike = np.where(ev.fits, unlike, np.iinfo(np.int64).max)
+    cand = np.flatnonzero(unlike == unlike.min())
+    best = L.layout(int(cand[np.argmin(ev.total_s[cand])]))
+    return note + f": {best.describe()} uses them all"
 
 
 def _vendor(cat: Catalog, inst: Instance) -> str:

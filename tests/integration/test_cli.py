@@ -516,3 +516,36 @@ def test_serving_where_every_row_misses_a_target_says_so_on_stdout(tmp_path, cap
 def test_a_run_where_a_row_meets_its_goal_prints_no_such_line(tmp_path, capsys):
     assert main(["run", str(SCENARIOS / "gpt3_175b_deadline.yaml"), "-q", "--out", str(tmp_path / "r")]) == 0
     assert "no configuration meets" not in capsys.readouterr().out
+
+
+def _train_layout(tmp_path, name, parallelism):
+    f = tmp_path / f"{name}.yaml"
+    f.write_text(yaml.safe_dump({
+        "schema_version": 2, "name": "t", "baseline": "trn1",
+        "workload": {"model": "llama2-13b", "training": {
+            "total_tokens": 1.0e12, "phases": [{"seq_len": 4096, "fraction": 1.0}],
+            "global_batch_size": 1024}},
+        "configs": [{"id": "trn1", "instance_type": "trn1.32xlarge", "precision": "bf16", "instances": 16,
+                     "parallelism": parallelism}]}))
+    return f
+
+
+def test_a_given_training_layout_that_leaves_ranks_idle_is_warned_once_with_one_that_uses_them(
+        tmp_path, capsys):
+    """trial14: {tensor: 8, pipeline: 3, data: 16} on 16x trn1.32xlarge (512 NeuronCores) ran 384 ranks
+    with 128 idle (drawing idle power) without a word."""
+    f = _train_layout(tmp_path, "pp3", {"tensor": 8, "pipeline": 3, "data": 16, "zero": 1})
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    (row,) = json.loads((tmp_path / "run" / "results.json").read_text())["rows"]
+    assert row["idle_devices"] == 128
+    idle = [x for x in err.splitlines() if "stay idle" in x]
+    assert idle == ["ecobench: warning: trn1: TP8 PP3 DP16 ZeRO-1 mb1 recompute none uses 384 of the 512 "
+                    "ranks of 16x trn1.32xlarge; 128 stay idle, drawing idle power: TP8 PP4 DP16 ZeRO-1 mb1 "
+                    "recompute none uses them all (idle_devices)"]
+    assert row["layout_choice"].startswith("given; TP8 PP3 DP16")
+    g = _train_layout(tmp_path, "pp4", {"tensor": 8, "pipeline": 4, "data": 16, "zero": 1})
+    assert main(["run", str(g), "-q", "--out", str(tmp_path / "full")]) == 0
+    assert "idle" not in capsys.readouterr().err
+    (row,) = json.loads((tmp_path / "full" / "results.json").read_text())["rows"]
+    assert row["idle_devices"] == 0 and row["layout_choice"] == "given"
