@@ -45,7 +45,11 @@ from ecobench.io import textsafe
 DEFAULT_RULE = "energy_kwh:+5%"
 ALPHA = 0.05
 # re.ASCII: \d is 0-9 only (a full-width "５" is no digit here)
-_RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?)(?P<unit>%?)$", re.ASCII)
+_RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?([eE][+-]?\d+)?)(?P<unit>%?)$",
+                   re.ASCII)
+_RULE_VALUE = re.compile(r"^[a-z0-9_]+:[+-](?P<value>.*?)%?$", re.ASCII)  # a relative change, any value
+_THRESHOLD_VALUE = re.compile(r"^[a-z0-9_]+\s*[<>](?![<>=])\s*(?P<value>.*)$", re.ASCII)  # a limit, any value
+FIGURE_FLOOR = "the gated figures are 0 or more (pareto_rank 1 or more)"
 _THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
                         r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$", re.ASCII)
 _METRIC = re.compile(r"^[a-z0-9_]+", re.ASCII)
@@ -132,14 +136,27 @@ def _parse_unscoped(text: str, t: str, scope: str = "") -> Rule | Threshold:
         if not m["unit"]:
             raise InputError(f"--fail-on {text!r}: a relative change needs its % sign (nearest valid: "
                              f"{t}%{scope}); allowed: {ALLOWED_FORMS}")
-        if math.isfinite(float(m["pct"])):
-            return Rule(m["metric"], float(m["pct"]), m["sign"] == "+")
-        raise InputError(f"--fail-on {text!r}: the percentage is not a finite number; allowed: "
-                         + ALLOWED_FORMS)
+        pct = float(m["pct"])
+        if not math.isfinite(pct):
+            raise InputError(f"--fail-on {text!r}: the percentage {m['pct'][:20]!r} is not a finite number; "
+                             f"allowed: {ALLOWED_FORMS}")
+        if m["sign"] == "-" and pct >= 100:
+            raise InputError(f"--fail-on {text!r}: can never fail: {FIGURE_FLOOR}, so none falls by more "
+                             f"than 100% (to 0); allowed: a fall under 100%, e.g. {m['metric']}:-50%{scope}")
+        return Rule(m["metric"], pct, m["sign"] == "+")
     if m := _THRESHOLD.match(t):
-        if math.isfinite(float(m["value"])):
-            return Threshold(m["metric"], m["op"], float(m["value"]))
-        raise InputError(f"--fail-on {text!r}: the limit is not a finite number; allowed: " + ALLOWED_FORMS)
+        value = float(m["value"])
+        if not math.isfinite(value):
+            raise InputError(f"--fail-on {text!r}: the limit {m['value'][:20]!r} is not a finite number; "
+                             f"allowed: {ALLOWED_FORMS}")
+        if m["op"] == ">" and value < 0:
+            raise InputError(f"--fail-on {text!r}: can never fail: {FIGURE_FLOOR}, so every one is above "
+                             f"{value:g}; allowed: a lower limit of 0 or more, e.g. {m['metric']}>0{scope}")
+        return Threshold(m["metric"], m["op"], value)
+    for form, what in ((_RULE_VALUE, "percentage"), (_THRESHOLD_VALUE, "limit")):
+        if m := form.match(t):
+            wrong = f"{m['value'][:20]!r} is not a finite number" if m["value"] else "is missing"
+            raise InputError(f"--fail-on {text!r}: the {what} {wrong}; allowed: {ALLOWED_FORMS}")
     if m := re.match(r"^([a-z0-9_]+):(\d+(\.\d+)?)%?$", t, re.ASCII):
         raise InputError(f"--fail-on {text!r}: a relative change needs its sign, + (a rise fails) or - "
                          f"(a fall fails) (nearest valid: {m[1]}:+{m[2]}%{scope}); allowed: {ALLOWED_FORMS}")

@@ -125,7 +125,8 @@ def test_absolute_limits(tmp_path, capsys, chat_run):
 @pytest.mark.parametrize("rule,expect", [
     ("energy_kwh=5", "unknown operator '=5'"), ("energy_kwh<=5", "unknown operator '<=5'"),
     ("energy_kwh>=5", "unknown operator '>=5'"), ("energy_kwh~5", "unknown operator '~5'"),
-    ("energy_kwh<five", "unknown operator '<five'"), ("energy_kwh<1e999", "not a finite number"),
+    ("energy_kwh<five", "the limit 'five' is not a finite number"),
+    ("energy_kwh<1e999", "not a finite number"),
     ("Energy", "not a rule"), ("", "not a rule"),
     ("energy_kwh:5%", "needs its sign, + (a rise fails) or - (a fall fails) (nearest valid: energy_kwh:+5%)"),
     ("energy_kwh:5", "needs its sign")])

@@ -157,8 +157,8 @@ def test_training_at_int8_is_bad_input(tmp_path, capsys, model):
 
 @pytest.mark.parametrize("rule,expect", [
     ("energy_kwh:+5", "needs its % sign (nearest valid: energy_kwh:+5%)"),
-    ("energy_kwh:+\uff15%", "unknown operator"),  # a full-width digit 5
-    ("energy_kwh<\uff11\uff10", "unknown operator"),
+    ("energy_kwh:+\uff15%", "the percentage '\uff15' is not a finite number"),  # a full-width digit 5
+    ("energy_kwh<\uff11\uff10", "the limit '\uff11\uff10' is not a finite number"),
 ])
 def test_fail_on_rules_are_strict(tmp_path, capsys, rule, expect):
     code, err = _cli(capsys, "check", str(tmp_path), "--baseline", str(tmp_path), "--fail-on", rule)

@@ -58,7 +58,7 @@ def test_a_scope_limits_the_configurations_a_rule_holds_for():
     ("energy_kwh:5%@inf2", "needs its sign, + (a rise fails) or - (a fall fails) (nearest valid: "
                            "energy_kwh:+5%@inf2)"),
     ("energy_kwh=5@inf2", "unknown operator '=5'"),
-    ("energy_kwh<1e999@inf2", "the limit is not a finite number"),
+    ("energy_kwh<1e999@inf2", "the limit '1e999' is not a finite number"),
 ])
 def test_bad_scoped_rules_are_bad_input_naming_the_rule(text, expect):
     with pytest.raises(InputError) as exc:
@@ -66,6 +66,40 @@ def test_bad_scoped_rules_are_bad_input_naming_the_rule(text, expect):
     msg = str(exc.value)
     assert msg.startswith(f"--fail-on {text!r}: ") and expect in msg, msg
     assert SCOPE_FORM in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("text,expect", [
+    # trial14: each said "unknown operator" though the operator is right and the value is wrong
+    ("energy_kwh<abc", "the limit 'abc' is not a finite number"),
+    ("energy_kwh:+1e400%", "the percentage '1e400' is not a finite number"),
+    ("energy_kwh:+abc%", "the percentage 'abc' is not a finite number"),
+    ("energy_kwh:-", "the percentage is missing"),
+    ("energy_kwh<", "the limit is missing"),
+    # trial14: accepted, though no figure (0 or more) can ever fall that far or be that low
+    ("energy_kwh:-200%@inf2", "can never fail: the gated figures are 0 or more (pareto_rank 1 or more), so "
+                              "none falls by more than 100% (to 0); allowed: a fall under 100%, e.g. "
+                              "energy_kwh:-50%@inf2"),
+    ("energy_kwh:-100%", "can never fail"),
+    ("energy_kwh>-5", "can never fail: the gated figures are 0 or more (pareto_rank 1 or more), so every one "
+                      "is above -5; allowed: a lower limit of 0 or more, e.g. energy_kwh>0"),
+    # a wrong operator is still named as one
+    ("energy_kwh<=5", "unknown operator '<=5'"), ("energy_kwh=abc", "unknown operator '=abc'"),
+])
+def test_a_rule_with_a_wrong_value_names_the_value_and_a_rule_that_cannot_fail_is_refused(text, expect):
+    with pytest.raises(InputError) as exc:
+        parse_rule(text)
+    msg = str(exc.value)
+    assert msg.startswith(f"--fail-on {text!r}: ") and expect in msg and "\n" not in msg, msg
+
+
+@pytest.mark.parametrize("text,rule", [
+    ("energy_kwh:-99.5%", Rule("energy_kwh", 99.5, False)),
+    ("energy_kwh>0", Threshold("energy_kwh", ">", 0.0)),
+    ("energy_kwh:+1e3%", Rule("energy_kwh", 1000.0, True)),
+    ("energy_kwh:+500%", Rule("energy_kwh", 500.0, True)),
+])
+def test_rules_that_can_fail_at_the_edges_are_accepted(text, rule):
+    assert parse_rule(text) == rule
 
 
 def _doc(kind, rows, path="run/results.json"):
