@@ -191,6 +191,8 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
     out = []
 
     def reason(i: int, lead: Objective) -> str:
+        if i == base:  # "same cost for same CO2 ... against the baseline" reads as nonsense
+            return f"{_describe(t, i)}: the baseline {s.baseline} already has the lowest {lead.words}"
         others = [o for o in picks if o.name != lead.name]
         changes = ", ".join(f"{_change(cols[o.name][i], cols[o.name][base])} {o.words}" for o in others)
         return (f"{_describe(t, i)}: {_change(cols[lead.name][i], cols[lead.name][base])} {lead.words} "
@@ -208,11 +210,15 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
                     (third.name, BALANCED_WEIGHTS["third"])):
         score += w * cols[name][idx] / _scale(cols[name], base, idx)
     best = int(idx[_lexfirst(score, tiebreak_at(tiebreak, idx))])
+    if best == base:
+        why = (f"the baseline {s.baseline} already has the lowest sum of cost, CO2 and {third.words}, each "
+               "relative to the baseline, weighted 1/3 each")
+    else:
+        changes = ", ".join(f"{_change(cols[o.name][best], cols[o.name][base])} {o.words}" for o in picks)
+        why = (f"the lowest sum of cost, CO2 and {third.words}, each relative to the baseline {s.baseline}, "
+               f"weighted 1/3 each: {changes}{_basis_note(t, best, base)}")
     out.append({"objective": "balanced", "config_id": str(t["config_id"][best]),
-                "reason": (f"{_describe(t, best)}: the lowest sum of cost, CO2 and {third.words}, each "
-                           f"relative to the baseline {s.baseline}, weighted 1/3 each: "
-                           + ", ".join(f"{_change(cols[o.name][best], cols[o.name][base])} {o.words}"
-                                       for o in picks) + _basis_note(t, best, base))})
+                "reason": f"{_describe(t, best)}: {why}"})
     if all(r["config_id"] == s.baseline for r in out):
         names = ", ".join(o.words for o in picks)
         return [{"objective": "all", "config_id": s.baseline,

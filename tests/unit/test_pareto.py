@@ -106,3 +106,20 @@ def test_one_line_when_the_baseline_is_best_on_everything():
     assert recs[0]["objective"] == "all" and recs[0]["config_id"] == "b"
     assert "same cost" not in recs[0]["reason"]
     assert "best on every objective" in recs[0]["reason"]
+
+
+def test_an_objective_the_baseline_wins_says_the_baseline_is_already_best():
+    """trial14: 'cost: g6e ...: same cost for same CO2, same energy ... against the baseline g6e'. The
+    baseline b is cheapest, lowest in CO2 and energy, and balanced; a is faster."""
+    from ecobench.planning.pareto import recommendations
+
+    recs = {r["objective"]: r for r in recommendations(_serving_scenario(), _table(
+        [39600, 5360], [741, 262], [2100, 1000], [16.1, 41.4]))}
+    for objective, words in (("cost", "cost"), ("co2", "CO2"), ("energy", "energy")):
+        assert recs[objective]["config_id"] == "b"
+        assert recs[objective]["reason"].endswith(f": the baseline b already has the lowest {words}")
+    assert recs["balanced"]["config_id"] == "b"
+    assert "the baseline b already has the lowest sum of cost, CO2 and energy" in recs["balanced"]["reason"]
+    assert not any("same cost" in r["reason"] for r in recs.values())
+    assert recs["latency"]["config_id"] == "a"  # another row: its changes against the baseline
+    assert recs["latency"]["reason"].endswith("+639% cost, +183% CO2, +110% energy against the baseline b")
