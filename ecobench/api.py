@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ecobench.errors import BackendError, InputError
+from ecobench.words import counted
 
 if TYPE_CHECKING:  # imported when called: `import ecobench` stays cheap
     import pandas as pd
@@ -108,8 +109,9 @@ class Result:
 
     def __repr__(self) -> str:
         where = f", directory={str(self.directory)!r}" if self.directory else ""
-        return (f"<ecobench.Result {self.scenario.get('name')!r} ({self.mode}): {len(self.rows)} rows, "
-                f"{len(self.recommendations)} recommendations{where}>")
+        return (f"<ecobench.Result {self.scenario.get('name')!r} ({self.mode}): "
+                f"{counted(len(self.rows), 'row')}, {counted(len(self.recommendations), 'recommendation')}"
+                f"{where}>")
 
 
 def _path(value: object, what: str) -> Path:

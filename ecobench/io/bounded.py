@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
+from ecobench.words import a
 
 __all__ = ["MAX_JSON_DEPTH", "MAX_JSON_INT_DIGITS", "MAX_JSON_VALUES", "MAX_SNIPPET_CHARS", "check_path",
            "load_json", "read_bytes", "read_text", "resolve_path", "snippet"]
@@ -89,14 +90,15 @@ def read_bytes(path: str | Path, max_bytes: int, what: str) -> bytes:
             kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
             raise InputError(f"{_show(p)}: is {kind}; give a regular {what} file")
         if st.st_size > max_bytes:
-            raise InputError(f"{_show(p)}: {st.st_size:,} bytes; a {what} may be at most {max_bytes:,} bytes")
+            raise InputError(f"{_show(p)}: {st.st_size:,} bytes; {a(what)} may be at most "
+                             f"{max_bytes:,} bytes")
         chunks, total = [], 0
         while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - total)):
             chunks.append(chunk)
             total += len(chunk)
             if total > max_bytes:
                 raise InputError(f"{_show(p)}: grew past {max_bytes:,} bytes while being read "
-                                 f"(a {what} may be at most {max_bytes:,} bytes)")
+                                 f"({a(what)} may be at most {max_bytes:,} bytes)")
         return b"".join(chunks)
     except OSError as exc:
         raise InputError(f"{_show(p)}: cannot read {what} ({exc.strerror or exc})") from None
@@ -110,7 +112,7 @@ def read_text(path: str | Path, max_bytes: int, what: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{_show(path)}: a {what} must be UTF-8 text ({exc.reason} at byte "
+        raise InputError(f"{_show(path)}: {a(what)} must be UTF-8 text ({exc.reason} at byte "
                          f"{exc.start})") from None
 
 
@@ -157,11 +159,11 @@ def load_json(path: str | Path, what: str, max_bytes: int, *, max_depth: int = M
     try:
         doc = json.loads(text, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
     except RecursionError:
-        raise InputError(f"{_show(p)}: nested too deeply to be a {what} (at most {max_depth} "
+        raise InputError(f"{_show(p)}: nested too deeply to be {a(what)} (at most {max_depth} "
                          "levels)") from None
     except ValueError as exc:  # JSONDecodeError is a ValueError
         raise InputError(f"{_show(p)}: not a valid {what} JSON file ({exc})") from None
     if problem := _check_shape(doc, max_depth, max_values):
-        raise InputError(f"{_show(p)}: {problem}; a {what} has at most {max_depth} levels and "
+        raise InputError(f"{_show(p)}: {problem}; allowed in {a(what)}: at most {max_depth} levels and "
                          f"{max_values:,} values")
     return doc

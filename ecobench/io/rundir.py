@@ -52,6 +52,8 @@ def not_a_run(path: Path) -> InputError:
     with contextlib.suppress(OSError):
         if path.is_dir():
             runs = sorted(d.name for d in path.iterdir() if (d / "results.json").is_file())
+    if len(runs) == 1:
+        return InputError(f"{path}: a folder holding 1 run, not a run: give that run ({path / runs[0]})")
     if runs:
         return InputError(f"{path}: a folder of {len(runs)} runs, not a run: give one of them "
                           f"(newest: {path / runs[-1]})")

@@ -15,6 +15,7 @@ import yaml
 from ecobench.errors import InputError
 from ecobench.io import bounded
 from ecobench.io.bounded import read_bytes
+from ecobench.words import a
 
 __all__ = ["MAX_JSON_BYTES", "MAX_YAML_BYTES", "MAX_YAML_DEPTH", "MAX_YAML_NODES", "dump_yaml",
            "load_json", "load_yaml", "read_bytes"]
@@ -46,7 +47,7 @@ def _decode(data: bytes, p: Path, what: str) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{p}: a {what} must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise InputError(f"{p}: {a(what)} must be UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 class _StrictLoader(_BASE_LOADER):  # type: ignore[misc,valid-type]

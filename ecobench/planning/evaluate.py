@@ -18,6 +18,7 @@ from ecobench.power.uncertainty import McConfig, bands
 from ecobench.reports.charts import fmt_num
 from ecobench.scenario.model import HardwareConfig, Scenario
 from ecobench.table import CHANGE_METRICS, change_pct
+from ecobench.words import counted
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,7 +43,9 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
         if row.get("backend_disagreement"):
             out.append(f"{row['config_id']}: {row['backend_disagreement']}")
         if row.get("meets_deadline") is False:
-            out.append(f"{row['config_id']}: {row['instances']:g} instances take {row['duration_h']:.3g} h, "
+            n = row["instances"]
+            out.append(f"{row['config_id']}: {counted(n, 'instance')} {'takes' if n == 1 else 'take'} "
+                       f"{row['duration_h']:.3g} h, "
                        f"over training.deadline_h {row['deadline_h']:g} (meets_deadline false): "
                        + ("no cluster up to training.max_instances meets it; this is the fastest reachable"
                           if str(row.get("layout_choice") or "").startswith("training.deadline_h") else
@@ -55,7 +58,7 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: no batch meets {target} on {row['instance_type']}: "
                        f"{fmt_num(float(value))} ms{'' if least else ' at best'} at batch 1 (tensor "
                        f"{row['tensor_parallel']}), where this row is planned "
-                       f"({row['instances']:,g} instances)"
+                       f"({counted(row['instances'], 'instance')})"
                        + (f"; {LEAST_REACHABLE}{least}" if least else "") + " (slo; layout_choice says why)")
         mfu = row.get("mfu")
         if isinstance(mfu, float | int) and not isinstance(mfu, bool) and mfu > 1.0:

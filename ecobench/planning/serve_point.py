@@ -34,6 +34,7 @@ from ecobench.parallel.serving import (
     with_stack_attention,
 )
 from ecobench.units import DTYPES
+from ecobench.words import counted
 from ecobench.workloads.moe_blockwise import prefill_block_tokens
 
 
@@ -110,8 +111,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     weight_precision = quantization or weight_precision
     valid = divisors(cl.ranks_per_node)
     if tensor is not None and tensor not in valid:
-        raise InputError(f"--tensor {tensor}: must divide the {cl.ranks_per_node} ranks of {instance_type}; "
-                         f"allowed: {', '.join(map(str, valid))}")
+        raise InputError(f"--tensor {tensor}: must divide the {counted(cl.ranks_per_node, 'rank')} of "
+                         f"{instance_type}; allowed: {', '.join(map(str, valid))}")
 
     # static shapes (Neuron): the workload pads the prompt to its context-encoding bucket
     # (ServeWorkload.prefill_compute_tokens, as the serving planner's)
@@ -168,8 +169,10 @@ def _ranks_of(p: ServePoint) -> str:
     inst = cat.instance(p.instance_type)
     count = inst.spec.accelerator_count
     ranks = instance_cluster(cat, inst, p.precision).ranks_per_node
+    if ranks == count == 1:
+        return "the instance's one accelerator"
     if ranks == count:
-        return f"{p.tensor} of the instance's {count} accelerator{'s' if count > 1 else ''}"
+        return f"{p.tensor} of the instance's {count} accelerators"
     acc = cat.accelerator_of(inst)
     logical = "logical " if logical_core_size(inst.spec.accelerator) > 1 else ""  # trn2 at LNC=2
     unit = f"{logical}NeuronCores" if acc is not None and acc.vendor == "aws" else "ranks"

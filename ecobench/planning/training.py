@@ -53,6 +53,7 @@ from ecobench.parallel.step import Cluster, Efficiency, Layouts, Workload
 from ecobench.planning.recipes import prefer_published
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, TrainingSpec
 from ecobench.units import SECONDS_PER_HOUR
+from ecobench.words import counted
 from ecobench.workloads.architecture import Architecture
 
 
@@ -358,7 +359,7 @@ def _deadline_message(tr: TrainingSpec, inst: Instance, cl: Cluster, phases: lis
         limits.append(f"the pipeline bubble ({r['bubble_s'] / r['step_s']:.0%} of each step)")
     why = "; limited by " + ", ".join(limits) if limits else ""
     return (f"training.deadline_h {tr.deadline_h:g} cannot be met on {inst.name}: the fastest "
-            f"reachable is {ev.total_s[i] / SECONDS_PER_HOUR:,.1f} h on {n} instances "
+            f"reachable is {ev.total_s[i] / SECONDS_PER_HOUR:,.1f} h on {counted(n, 'instance')} "
             f"({lay.describe()}){why}")
 
 

@@ -549,3 +549,46 @@ def test_a_given_training_layout_that_leaves_ranks_idle_is_warned_once_with_one_
     assert "idle" not in capsys.readouterr().err
     (row,) = json.loads((tmp_path / "full" / "results.json").read_text())["rows"]
     assert row["idle_devices"] == 0 and row["layout_choice"] == "given"
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["check", "{run}", "--baseline", "{run}"], "results.json: run results must be UTF-8 text ("),
+    (["report", "{run}"], "results.json: results must be UTF-8 text ("),
+    (["calibrate", "{points}"], "points.yaml: calibration points must be UTF-8 text ("),
+    (["run", "{scenario}"], "s.yaml: a scenario must be UTF-8 text ("),
+])
+def test_a_file_that_is_not_utf8_is_named_in_plain_english(tmp_path, capsys, args, expect):
+    """trial14: 'a run results must be UTF-8 text', 'a calibration points must be UTF-8 text'."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_bytes(b"\xff\xfe{}")
+    (tmp_path / "points.yaml").write_bytes(b"points: \xff\n")
+    (tmp_path / "s.yaml").write_bytes(b"name: \xff\xfe\n")
+    paths = {"{run}": str(run), "{points}": str(tmp_path / "points.yaml"),
+             "{scenario}": str(tmp_path / "s.yaml")}
+    assert main([paths.get(x, x) for x in args]) == 2
+    err = capsys.readouterr().err
+    assert expect in err and "a run results" not in err and "Traceback" not in err, err
+
+
+def test_serve_point_on_a_one_accelerator_instance_says_so_in_the_singular(capsys):
+    assert main(["serve-point", "llama3-8b", "--instance-type", "g6e.xlarge"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("one replica on the instance's one accelerator")
+    assert main(["serve-point", "llama3-8b", "--instance-type", "g6e.xlarge", "--tensor", "2"]) == 2
+    assert "--tensor 2: must divide the 1 rank of g6e.xlarge; allowed: 1" in capsys.readouterr().err
+
+
+def test_a_deadline_missed_on_one_instance_says_instance_in_the_singular(tmp_path, capsys):
+    f = tmp_path / "d.yaml"
+    f.write_text(yaml.safe_dump({
+        "schema_version": 2, "name": "d", "baseline": "p5",
+        "workload": {"model": "llama3-8b", "training": {
+            "total_tokens": 1.0e12, "phases": [{"seq_len": 4096, "fraction": 1.0}], "deadline_h": 1,
+            "max_instances": 1}},
+        "configs": [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16",
+                     "parallelism": "auto"}]}))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    err = capsys.readouterr().err
+    assert "p5: 1 instance takes " in err and "1 instances" not in err, err
+    (row,) = json.loads((tmp_path / "run" / "results.json").read_text())["rows"]
+    assert " h on 1 instance (" in row["layout_choice"], row["layout_choice"]

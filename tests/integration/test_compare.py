@@ -150,4 +150,9 @@ def test_a_folder_of_runs_names_the_newest(tmp_path, capsys):
     run = next(folder.iterdir())
     assert main(["compare", str(folder), str(run)]) == 2
     err = capsys.readouterr().err
-    assert "a folder of 1 runs, not a run" in err and str(run) in err
+    assert f"a folder holding 1 run, not a run: give that run ({run})" in err
+    assert main(["run", str(scenario), "-q", "--results", str(tmp_path)]) == 0  # a second run: "runs"
+    capsys.readouterr()
+    newest = sorted(folder.iterdir())[-1]
+    assert main(["compare", str(folder), str(run)]) == 2
+    assert f"a folder of 2 runs, not a run: give one of them (newest: {newest})" in capsys.readouterr().err

@@ -335,7 +335,8 @@ def test_a_folder_that_is_not_a_run_says_what_it_is(tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
     folder = str(runs / "layoutlm_realtime")
-    cases = [(["check", folder, "--baseline", str(run)], "a folder of 1 runs, not a run"),
+    cases = [(["check", folder, "--baseline", str(run)], f"a folder holding 1 run, not a run: give that run "
+                                                         f"({run})"),
              (["check", str(run), "--baseline", str(empty)], "a folder without results.json, not a run"),
              (["baseline", str(empty), "--to", str(tmp_path / "b.json")], "a folder without results.json"),
              (["report", str(empty)], "a folder without results.json, not a run directory")]

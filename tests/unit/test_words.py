@@ -1,0 +1,21 @@
+"""Counted nouns and articles in messages (trial14: "a folder of 1 runs", "a run results must be ...")."""
+
+import pytest
+
+from ecobench.words import a, counted
+
+
+@pytest.mark.parametrize("n,noun,text", [
+    (1, "run", "1 run"), (2, "run", "2 runs"), (0, "row", "0 rows"), (1000, "row", "1,000 rows"),
+    (1.0, "instance", "1 instance"), (2.5, "instance", "2.5 instances"),
+    (1, "rank", "1 rank"), (3, "rank", "3 ranks"), (2, "body", "2 bodies")])
+def test_counted_is_singular_for_one_only(n, noun, text):
+    assert counted(n, noun, "bodies" if noun == "body" else None) == text
+
+
+@pytest.mark.parametrize("what,text", [
+    ("scenario", "a scenario"), ("architecture", "an architecture"), ("lengths CSV", "a lengths CSV"),
+    ("run results", "run results"), ("baseline results", "baseline results"),
+    ("calibration points", "calibration points"), ("vllm bench serve result", "a vllm bench serve result")])
+def test_a_takes_an_article_for_one_thing_only(what, text):
+    assert a(what) == text
