@@ -118,3 +118,16 @@ def test_every_optimum_neuron_point_states_its_one_bucket():
     for p in pts.points:
         if p.kind == "llm_serve" and (p.stack or pts.sources[p.source].stack) == OPTIMUM_NEURON_STACK:
             assert p.context_bucket_tokens == p.seq_len == 4096, p.id  # the .env's SEQUENCE_LENGTH
+
+
+@pytest.mark.parametrize(("stack", "nxd", "graph"), [
+    ("optimum-neuron-vllm", True, 2048), ("vllm-neuron", True, 0), (None, True, 0),  # None: NxD Inference
+    ("transformers-neuronx", False, 0)])
+def test_the_planner_takes_the_same_rules(stack, nxd, graph):
+    from ecobench.planning.serving import _serve_workload, traffic_of
+    from ecobench.scenario.model import HardwareConfig, ServingSpec
+
+    spec = ServingSpec(requests_per_h=3600, input_tokens=1000, output_tokens=1048, ttft_ms=5000, tpot_ms=100)
+    cfg = HardwareConfig(id="a", instance_type="trn2.48xlarge", precision="bf16", stack=stack)
+    w = _serve_workload(QWEN3_MOE, traffic_of(spec), spec, cfg, 4, True, lnc=2)
+    assert (w.nxd_moe, w.graph_tokens) == (nxd, graph)
