@@ -28,7 +28,8 @@ UNFITTED_KINDS = frozenset({"moe_train"})
 def is_fitted(p: "PublishedPoint") -> bool:
     """Whether the efficiency model is fitted on ``p`` (else only held out against): not the
     :data:`UNFITTED_KINDS`, nor the serving of a mixture-of-experts model. Its decode step reads the
-    routed experts its tokens pick (``1-(1-k/E)^tokens`` of them, ``parallel.serving.routed_read_share``),
+    routed experts its tokens pick (``1-(1-k/E)^tokens`` of them, ``parallel.serving.routed_read_share``;
+    on NxD's MoE module every expert once ``tokens k / E >= 1``, else ``tokens k`` expert copies),
     but there are few such points, and their prefill carries what the step does not model (NxD
     Inference pads its blockwise expert matmuls to whole blocks): they are predicted from the dense
     ones, like MoE training, not fitted on."""

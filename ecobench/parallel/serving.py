@@ -9,6 +9,8 @@
   (memory-bound at small batches), plus two all-reduces per layer of ``B`` tokens' activations
   (latency-bound). The cache read is the prompt plus half the output on average, or the whole
   compiled length where the stack compiles static shapes (Neuron: see :attr:`ServeWorkload.context`).
+  A MoE layer's decode reads the routed experts its tokens pick (:func:`routed_read_share`); NxD's MoE
+  module reads every expert once ``B k / E >= 1`` (:func:`nxd_decode_all_experts`).
 * **Memory per rank**: the weights (in their storage type) split over the ranks, the key/value
   cache of ``B`` sequences at their longest (prompt plus output), and the workspace.
 
@@ -54,7 +56,7 @@ from ecobench.parallel.speculative import Speculation, verification_arrays
 from ecobench.parallel.step import WORKSPACE_GIB, Cluster, Efficiency, KernelArrays
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture
-from ecobench.workloads.moe_blockwise import nxd_prefill_kernels
+from ecobench.workloads.moe_blockwise import SELECTIVE_LOADING_THRESHOLD, nxd_prefill_kernels
 from ecobench.workloads.transformer import (
     decode_kernels,
     kv_cache_bytes_per_token,
@@ -83,6 +85,24 @@ def prefill_fused_attention(stack: str | None, lnc: int, tokens: int, stated: bo
     if lnc > 1:
         return tokens >= 1024 and tokens % 1024 == 0
     return tokens >= 4096
+
+
+def compiled_graph_tokens(static_cache: bool, stack: str | None, compiled: int) -> int:
+    """The one length a static-shape replica's stack compiles its context-encoding and token-generation
+    graphs at where it compiles no buckets (``ServeWorkload.graph_tokens``), else 0 (buckets).
+
+    optimum-neuron compiles one graph of each at its ``sequence_length`` (a published point's
+    ``seq_len``; a planned replica's prompt plus output, the least that serves the request): bucketing
+    is off (huggingface/optimum-neuron b0a576eb, 2025-10-16, optimum/neuron/models/inference/backend/
+    config.py l.71 ``enable_bucketing: bool | None = False``, l.96 ``self.max_context_length =
+    sequence_length``; modules/decoder/modeling_decoder.py l.371-374 and l.397
+    ``generate_buckets(max_context_length, max_context_length)`` and ``generate_buckets(sequence_length,
+    sequence_length)``), and ``decoder_wrapper.py`` ``pad_to_max_compiled_seq`` (l.215-229) pads every
+    prompt to ``max_context_length`` and every token-generation attention mask to ``sequence_length``.
+    Its benchmark README says so: "The smaller prefill graph (1024 tokens vs 4096)"
+    (benchmark/vllm/chunked-prefill/README.md, 8e9d1e9a, 2026-03-03). So every prompt runs the whole
+    compiled length and every decode step attends over the whole compiled cache."""
+    return int(compiled) if static_cache and stack == OPTIMUM_NEURON_STACK else 0
 
 
 def with_stack_attention(w: ServeWorkload, stack: str | None, lnc: int) -> ServeWorkload:
@@ -122,6 +142,9 @@ class ServeWorkload:
     # stated bucket; 0: none); None: decided here, from static_cache and the compiled length
     prefill_bucket_tokens: int | None = None
     moe_block_tokens: int = 0  # NxD's blockwise prefill experts: tokens per block (0: routed copies only)
+    # static shapes without buckets (optimum-neuron): the compiled length every prompt is padded to and
+    # every decode step's cache spans (:func:`compiled_graph_tokens`; 0: buckets)
+    graph_tokens: int = 0
     # the prefill's attention runs as one flash kernel (False: the stack writes each layer's score
     # matrix to device memory and reads it back for the softmax and the context, as
     # transformers-neuronx did before Neuron 2.19; see published_points.yaml, its 2.18 tables)
@@ -141,6 +164,8 @@ class ServeWorkload:
         serving planner, serve-point, the efficiency fit, the emulated NeuronCore) takes it from."""
         if self.prefill_bucket_tokens is not None:
             return max(self.prefill_tokens, int(self.prefill_bucket_tokens))
+        if self.graph_tokens:
+            return max(self.prefill_tokens, self.graph_tokens)
         if self.static_cache:
             return context_bucket(self.prefill_tokens, self.max_context)
         return self.prefill_tokens
@@ -149,10 +174,19 @@ class ServeWorkload:
     def context(self) -> int:
         """Tokens of cache a decode step reads: on average half-way through the output with a paged
         cache (vLLM, TensorRT-LLM); the whole compiled length with static shapes (Neuron's
-        transformers-neuronx compiles the cache for prompt plus output and reads all of it)."""
+        transformers-neuronx compiles the cache for prompt plus output and reads all of it;
+        optimum-neuron's one token-generation graph spans its ``graph_tokens``)."""
+        if self.graph_tokens:
+            return max(self.graph_tokens, self.max_context)
         if self.static_cache:
             return self.max_context
         return self.input_tokens + (self.output_tokens + 1) // 2
+
+    @property
+    def nxd_moe(self) -> bool:
+        """Whether NeuronX Distributed's MoE module runs the MoE layers (a static-shape replica whose
+        stack builds ``ExpertMLPsV2``: set with its block size, ``moe_block_tokens``)."""
+        return self.moe_block_tokens > 0
 
     @property
     def max_context(self) -> int:
@@ -222,25 +256,57 @@ def kv_reread_bytes(w: ServeWorkload) -> float:
     return max(heads / kv - 1.0, 0.0) * per_token * w.context
 
 
-def routed_read_share(arch: Architecture, tokens: np.ndarray | float) -> np.ndarray:
+def nxd_decode_all_experts(arch: Architecture, tokens: np.ndarray | float) -> np.ndarray:
+    """Where NxD's MoE module runs a decode step of ``tokens`` tokens over every expert: its token
+    generation (``seq_len == 1``) takes ``forward_all_experts`` once ``T k / E`` reaches
+    ``DEFAULT_SELECTIVE_LOADING_THRESHOLD`` (1.0), else ``forward_selective_loading``
+    (aws-neuron/neuronx-distributed, Neuron SDK 2.26.0 fecfe75, src/neuronx_distributed/modules/moe/
+    expert_mlps_v2.py l.1120-1133, ``ExpertMLPsV2.forward``; the same at 2.29, fbac349, l.1471-1483)."""
+    t = np.maximum(np.asarray(tokens, dtype=float), 1.0)
+    m = arch.moe
+    if m is None:
+        return np.zeros_like(t, dtype=bool)
+    return t * m.experts_per_token / m.experts >= SELECTIVE_LOADING_THRESHOLD
+
+
+def routed_read_share(arch: Architecture, tokens: np.ndarray | float, nxd: bool = False) -> np.ndarray:
     """Share of a MoE layer's routed experts that a decode step of ``tokens`` tokens reads: each token
     picks ``k`` of the ``E`` experts, so with balanced (uniform) routing an expert is left unread with
     probability ``(1 - k / E) ** tokens``; an unread expert's weights stay in memory. One token reads
-    its ``k`` experts only; a large batch reads nearly all of them (every share is 1 for a dense model)."""
+    its ``k`` experts only; a large batch reads nearly all of them (every share is 1 for a dense model).
+    NxD's MoE module (``nxd``) reads every expert once ``T k / E >= 1`` (``forward_all_experts``,
+    :func:`nxd_decode_all_experts`), and below that each token's ``k`` experts' weights on their own,
+    ``T k`` expert copies (``forward_selective_loading``, expert_mlps_v2.py fecfe75 l.544-574: "(1, 1,
+    H) @ (top_k, H, I)" per token): ``T k / E`` of the experts' bytes."""
     t = np.asarray(tokens, dtype=float)
     m = arch.moe
     if m is None:
         return np.ones_like(t)
+    if nxd:
+        return np.minimum(np.maximum(t, 1.0) * m.experts_per_token / m.experts, 1.0)
     return 1.0 - (1.0 - m.experts_per_token / m.experts) ** np.maximum(t, 1.0)
 
 
-def with_routed_reads(ks: KernelArrays, arch: Architecture, tokens: np.ndarray | float) -> KernelArrays:
+def with_routed_reads(ks: KernelArrays, arch: Architecture, tokens: np.ndarray | float,
+                      nxd: bool = False) -> KernelArrays:
     """Decode kernel arrays whose routed-expert weights are read in :func:`routed_read_share` at
-    ``tokens`` tokens a step (the weight bytes gain a leading axis when ``tokens`` is an array)."""
+    ``tokens`` tokens a step (the weight bytes gain a leading axis when ``tokens`` is an array). Where
+    NxD runs the step over every expert (``nxd`` and :func:`nxd_decode_all_experts`), each token also
+    runs through all ``E`` experts, not its ``k``: "(1, T, H) @ (E, H, I) -> (E, T, I)"
+    (``forward_all_experts``, expert_mlps_v2.py fecfe75 l.323-326), ``E / k`` times the routed
+    matmuls' FLOPs and activation rows. A speculative verification (``seq_len > 1``) takes the same
+    rule: NxD's context-encoding path also runs selective loading below ``T k / E = 1`` and all experts
+    above it while ``T k`` is under a block (512 pairs; blockwise beyond, not modelled here)."""
     if ks.routed is None or arch.moe is None:
         return ks
-    share = routed_read_share(arch, tokens)[..., None]
-    return dataclasses.replace(ks, weight_bytes=np.where(ks.routed, ks.weight_bytes * share, ks.weight_bytes))
+    share = routed_read_share(arch, tokens, nxd)[..., None]
+    out = dataclasses.replace(ks, weight_bytes=np.where(ks.routed, ks.weight_bytes * share, ks.weight_bytes))
+    if not nxd:
+        return out
+    m = arch.moe
+    scale = np.where(nxd_decode_all_experts(arch, tokens), m.experts / m.experts_per_token, 1.0)[..., None]
+    return dataclasses.replace(out, flops=np.where(ks.routed, ks.flops * scale, ks.flops),
+                               act_bytes=np.where(ks.routed, ks.act_bytes * scale, ks.act_bytes))
 
 
 def memory_advice(int4: bool, quantization: str) -> str:
@@ -265,7 +331,7 @@ def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndar
         whole = decode_step_s(dataclasses.replace(w, pipeline=1), cl, eff, micro)
         return whole + stage_transfers_s(w, cl, micro)
     kernels, _ = serve_kernels(w)
-    decode = with_routed_reads(kernels, w.arch, b)
+    decode = with_routed_reads(kernels, w.arch, b, w.nxd_moe)
     plain = decode.time_s(b, cl, eff) + tp_all_reduce_s(w, cl, eff, b) + step_host_s(eff, b)
     if not w.grouped_kv_reads:
         plain = plain + eff.kv_reread * b * kv_reread_bytes(w) / (eff.memory * cl.memory_gb_per_s * 1e9)
@@ -273,12 +339,12 @@ def decode_step_s(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.ndar
     if sp is None:
         return plain
     n = sp.tokens + 1
-    verify = (verification_arrays(with_routed_reads(kernels, w.arch, b * n), n).time_s(b, cl, eff)
+    verify = (verification_arrays(with_routed_reads(kernels, w.arch, b * n, w.nxd_moe), n).time_s(b, cl, eff)
               + tp_all_reduce_s(w, cl, eff, b * n)
               + step_host_s(eff, b))
     if sp.draft_arch is not None:
         draft = ServeWorkload(sp.draft_arch, w.input_tokens, w.output_tokens, w.dtype, w.tensor,
-                              w.weight_dtype, w.kv_dtype, w.static_cache)
+                              w.weight_dtype, w.kv_dtype, w.static_cache, graph_tokens=w.graph_tokens)
         draft_s = decode_step_s(draft, cl, eff, b)
     else:
         draft_s = plain * (sp.draft_params or 0.0) / w.arch.params

@@ -25,6 +25,7 @@ from ecobench.parallel.layout import divisors
 from ecobench.parallel.serving import (
     WORKSPACE_GIB,
     ServeWorkload,
+    compiled_graph_tokens,
     decode_step_s,
     max_batch_by_memory,
     memory_advice,
@@ -119,7 +120,9 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     def workload(t: int) -> ServeWorkload:
         w = ServeWorkload(arch, input_tokens, output_tokens, precision, t, weight_precision,
                           kv_cache_precision, acc.static_kv_cache,
-                          moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack))
+                          moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack),
+                          graph_tokens=compiled_graph_tokens(acc.static_kv_cache, stack,
+                                                             input_tokens + output_tokens))
         return with_stack_attention(w, stack, logical_core_size(inst.spec.accelerator))
 
     options = [tensor] if tensor else valid

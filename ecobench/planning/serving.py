@@ -37,6 +37,7 @@ from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.serving import (
     ServeWorkload,
+    compiled_graph_tokens,
     decode_step_s,
     max_batch_by_memory,
     memory_advice,
@@ -223,6 +224,8 @@ def _serve_workload(arch: Architecture, traffic: Traffic, spec: ServingSpec, cfg
                       static_cache, pipeline=pipeline,
                       moe_block_tokens=prefill_block_tokens(static_cache, cfg.stack),
                       **serving_options.workload_options(spec, cfg))
+    # optimum-neuron compiles one graph at the compiled length: here the prompt plus output
+    w = dataclasses.replace(w, graph_tokens=compiled_graph_tokens(static_cache, cfg.stack, w.max_context))
     return with_stack_attention(w, cfg.stack, lnc)
 
 
@@ -328,7 +331,7 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
     from ecobench.power.draw import decode_draw_shares
 
     kernels, prefill = serve_kernels(w)
-    decode = with_routed_reads(kernels, w.arch, batch)
+    decode = with_routed_reads(kernels, w.arch, batch, w.nxd_moe)
     parts = []
     for ks, micro, share in ((decode, batch, 1.0 - prefill_share), (prefill, 1.0, prefill_share)):
         c_k, m_k, o_k = kernel_regime_arrays(ks, micro, cl, eff)

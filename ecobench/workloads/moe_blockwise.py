@@ -6,7 +6,8 @@ context encoding (``seq_len > 1``) of ``T`` tokens, each choosing ``k`` of ``E``
 full capacity (``capacity_factor=None``, dropless: every model here) its ``forward`` picks
 (aws-neuron/neuronx-distributed, Neuron SDK 2.26.0 = NxD 0.15, commit fecfe75,
 src/neuronx_distributed/modules/moe/expert_mlps_v2.py, ``ExpertMLPsV2.forward``; optimum-neuron
-pins neuronx_distributed 0.15.22404 in setup.py of its 2025-10 benchmark commits):
+pins neuronx_distributed 0.15.22404 in pyproject.toml, l.91-99, of its 2025-10 benchmark commits
+b0a576eb and 5996de0f):
 
 * ``T k / E < 1`` (``DEFAULT_SELECTIVE_LOADING_THRESHOLD`` 1.0): *selective loading*, the experts
   its token copies chose, each run on its own token (as ``workloads/moe.py`` counts any MoE layer);

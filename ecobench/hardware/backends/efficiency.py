@@ -66,6 +66,7 @@ from ecobench.parallel.layout import Layout
 from ecobench.parallel.serving import (
     TP_ALL_REDUCES_PER_LAYER,
     ServeWorkload,
+    compiled_graph_tokens,
     decode_step_s,
     kv_reread_bytes,
     prefill_fused_attention,
@@ -311,6 +312,7 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
                            grouped_kv_reads=pts.sources[p.source].grouped_reads_for(arch.heads, arch.kv),
                            prefill_bucket_tokens=bucket,
                            moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack),
+                           graph_tokens=compiled_graph_tokens(acc.static_kv_cache, stack, p.seq_len),
                            fused_attention=prefill_fused_attention(
                                stack, logical_core_size(acc_key), bucket or p.input_tokens,
                                pts.sources[p.source].fused_attention))
@@ -409,7 +411,7 @@ class Batch:
         for i, p in enumerate(prepared):
             if p.serve is not None:  # the decode step at its batch reads a share of the routed experts
                 dec, pre = serve_kernels(p.serve)
-                dec = with_routed_reads(dec, p.serve.arch, float(p.point.decode_batch))
+                dec = with_routed_reads(dec, p.serve.arch, float(p.point.decode_batch), p.serve.nxd_moe)
                 parts += [(i, 0, dec), (i, 1, pre)]
             elif p.kernels is not None:
                 parts.append((i, 0, p.kernels))

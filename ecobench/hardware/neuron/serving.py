@@ -32,6 +32,7 @@ from ecobench.parallel.collectives import all_reduce_s
 from ecobench.parallel.serving import (
     TP_ALL_REDUCES_PER_LAYER,
     ServeWorkload,
+    compiled_graph_tokens,
     prefill_fused_attention,
     tp_ring_gb_per_s,
 )
@@ -163,11 +164,14 @@ def serve_points() -> tuple[ServePoint, ...]:
         if acc not in DEVICES or p.arch.moe is not None:
             continue
         cl = instance_cluster(cat, inst, p.precision)
+        stack = p.stack or pts.sources[p.source].stack
         w = ServeWorkload(p.arch, p.input_tokens, p.output_tokens, p.precision, p.tensor, p.weight_precision,
                           p.kv_cache_precision, static_cache=cat.accelerators[acc].static_kv_cache,
                           prefill_bucket_tokens=p.prefill_bucket_tokens(),
+                          graph_tokens=compiled_graph_tokens(cat.accelerators[acc].static_kv_cache, stack,
+                                                             p.seq_len),
                           fused_attention=prefill_fused_attention(
-                              p.stack or pts.sources[p.source].stack, logical_core_size(acc),
+                              stack, logical_core_size(acc),
                               p.prefill_bucket_tokens() or p.input_tokens,
                               pts.sources[p.source].fused_attention))
         b = int(p.batch_size or 1)

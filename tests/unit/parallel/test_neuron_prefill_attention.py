@@ -59,8 +59,9 @@ def test_the_neuron_2_18_tables_prefill_unfused_and_optimum_inf2_too():
             by_source.setdefault(p.point.source, set()).add(p.serve.fused_attention)
     assert by_source["neuron_inf2_decoder_serving"] == {False}
     assert by_source["neuron_trn1_decoder_serving"] == {False}
-    assert by_source["optimum_neuron_vllm_inf2"] == {False}  # bucket 2048 at LNC=1
-    assert by_source["optimum_neuron_vllm_trn2"] == {True}  # bucket 2048 at LNC=2
+    # optimum-neuron pads every prompt to its one graph, SEQUENCE_LENGTH 4096: the flash kernel at LNC=1 too
+    assert by_source["optimum_neuron_vllm_inf2"] == {True}  # bucket 4096 at LNC=1
+    assert by_source["optimum_neuron_vllm_trn2"] == {True}  # bucket 4096 at LNC=2
     assert by_source["neuron_nxdi_trn2_tutorials"] == {True}
 
 
@@ -113,12 +114,13 @@ def test_the_planners_prefill_optimum_neuron_as_the_fit_does(instance, fused):
 
     cat = load_catalog()
     inst = cat.instance(instance)
-    spec = ServingSpec(requests_per_h=3600, input_tokens=1500, output_tokens=600, ttft_ms=5000, tpot_ms=100)
+    spec = ServingSpec(requests_per_h=3600, input_tokens=1000, output_tokens=1048, ttft_ms=5000, tpot_ms=100)
     cfg = HardwareConfig(id="a", instance_type=instance, precision="bf16", stack="optimum-neuron-vllm")
     planned = _serve_workload(preset("llama3-8b"), traffic_of(spec), spec, cfg, 8, True,
                               lnc=logical_core_size(inst.spec.accelerator))
-    # compiled for 2,100 tokens: the prompt is padded to the 2,048 bucket
+    # compiled for 2,048 tokens in one graph (no buckets): the 1,000-token prompt runs all 2,048
     assert planned.prefill_compute_tokens == 2048 and planned.fused_attention is fused
+    assert planned.context == 2048
     # serve-point times the same prefill
     acc = cat.accelerator_of(inst)
     fit = current_fit()
@@ -126,6 +128,6 @@ def test_the_planners_prefill_optimum_neuron_as_the_fit_does(instance, fused):
     cl = instance_cluster(cat, inst, "bf16")
     planner_ms = 1e3 * (float(prefill_s(planned, cl, eff, 1.0))
                         + fit.request_overhead_s(acc.vendor, "optimum-neuron-vllm") + eff.step_overhead_s)
-    point = serve_point("llama3-8b", instance, "bf16", 1, 1500, 600, tensor=8,
+    point = serve_point("llama3-8b", instance, "bf16", 1, 1000, 1048, tensor=8,
                         stack="optimum-neuron-vllm")
     assert point.figures["ttft_ms"][0] == pytest.approx(planner_ms, rel=1e-9)
