@@ -61,6 +61,11 @@ class PointSource(_Row):
                           "kernel reading its peers' buffers over NVLink (TensorRT-LLM's "
                           "use_custom_all_reduce, vLLM's custom all-reduce); its latency is fitted per "
                           "implementation across stacks; default: the stack's own (collective.<stack>)")
+    launch: Literal["eager", "graph"] | None = Field(
+        None, description="serving: how the engine launched a step's kernels: eager (the host launches "
+                          "every kernel, PyTorch eager mode: a step takes at least the launches' host "
+                          "time, fitted as launch.eager) or graph (CUDA graphs); default: the stack's "
+                          "own (graphs, for every stack today)")
     grouped_kv_group_sizes: tuple[int, ...] | None = Field(
         None, description="serving: the query heads per key/value head the grouped decode kernel serves; "
                           "a model with another group size reads once per query head (TensorRT-LLM's XQA "

@@ -133,6 +133,7 @@ class Efficiency:
     step_overhead_s: float = 0.0  # serving: fixed seconds per decode step (the engine's host work)
     seq_step_overhead_s: float = 0.0  # serving: host seconds per sequence of a step (host-bound stacks)
     kv_reread: float = 0.0  # serving: share of an ungrouped decode attention's repeated reads from memory
+    launch_s: float = 0.0  # serving: host seconds per kernel an eager engine launches (0: CUDA graphs)
 
     @property
     def steps_wait_on_host(self) -> bool:

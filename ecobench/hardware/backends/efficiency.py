@@ -32,6 +32,12 @@ left to fit is how well a stack drives the hardware:
   stacks whose step loop runs on the host, in Python, between device steps
   (:data:`HOST_STEP_STACKS`); a C++ runtime's (TensorRT-LLM, TurboMind) or a compiled Neuron graph's
   is taken as none;
+* ``launch.eager.<accelerator>``: host seconds per kernel an eager engine (PyTorch eager mode, no CUDA
+  graph) launches: its decode step, and a static batch's prefill, take at least its launches' host time
+  (``parallel/serving.py``, ``launch_bound_s``); only for the sources that state (or are inferred to
+  have run) ``launch: eager``; per accelerator, standing for the host CPU of its servers (the launches
+  run on the host; a DGX-A100 has AMD EPYC Rome CPUs, a DGX-H100 Xeon Sapphire Rapids); one never seen
+  takes the prior centre;
 * ``reread.<vendor>``: the share of an ungrouped decode attention's repeated key/value reads that
   reach memory (``parallel/serving.py``: sources whose stack predates grouped-query kernels);
 * ``network``: share of link bandwidth reached by collectives (``network.serving`` for serving's
@@ -69,10 +75,12 @@ from ecobench.parallel.serving import (
     compiled_graph_tokens,
     decode_step_s,
     kv_reread_bytes,
+    overlap_s,
     prefill_fused_attention,
     prefill_s,
     serve_kernels,
     step_host_s,
+    step_launches,
     tp_ring_gb_per_s,
     with_routed_reads,
 )
@@ -123,6 +131,19 @@ REQUEST_STACK_SIGMA = 0.5
 # (their batch >= 16 rows split a step cost from a per-sequence one) and it was not kept.
 HOST_STEP_STACKS = frozenset({"vllm"})
 SEQ_STEP_PRIOR_S = 1e-4
+# Host seconds per modelled kernel an eager engine launches (``launch.eager.<accelerator>``). Prior
+# centre from vLLM before its CUDA graphs (vllm-project/vllm PR #1926, "Optimize model execution with
+# CUDA graph", opened 2023-12-05, review closed 2023-12-17; "Since vllm 0.2.7, CUDA graph generation is
+# on by default": bentoml/OpenLLM issue #1003, 2024-05-28): Llama-2-7B at batch 1, TP 1, 5 prompt and
+# 100 output tokens took "about 1.05s ... with CUDA graph" and "about 1.2s without" (PR #1440,
+# 2023-10-20), i.e. ~12 ms per decode step eager, host-bound (a graph shortened it). The model's decode
+# step of Llama-2-7B has 258 kernels that compute (8 per layer, the final norm, the LM head; vLLM eager
+# launched ~10 per layer: fused norm, QKV GEMM, rotary, cache write, paged attention, output GEMM, fused
+# add-norm, gate/up GEMM, SiLU-and-mul, down GEMM), so 12 ms / 258 = 47 us per modelled kernel (an upper
+# estimate: the 12 ms also holds the step's sampling). Plain PyTorch eager, unfused, takes more: gpt-fast's
+# starting point, Llama-2-7B at 25.5 tok/s on A100, "heavily CPU overhead bound"
+# (pytorch.org/blog/accelerating-generative-ai-2/, 2023-11), is 39 ms / 258 = 150 us. Sigma 1.0.
+LAUNCH_PRIOR_S = 4.7e-5
 # Priors: (centre, sigma in log space). Wide except the stack factor, which is the shrinkage.
 PRIORS: dict[str, tuple[float, float]] = {
     "compute": (0.5, 0.7),
@@ -136,6 +157,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "step": (2e-4, 2.0),
     "seq_step": (SEQ_STEP_PRIOR_S, 1.0),
     "reread": (0.5, 1.0),
+    "launch": (LAUNCH_PRIOR_S, 1.0),
     "memory": (0.6, 0.5),
     "overhead": (5e-6, 1.5),
     "network": (0.7, 0.3),
@@ -143,7 +165,7 @@ PRIORS: dict[str, tuple[float, float]] = {
 BOUNDS: dict[str, tuple[float, float]] = {
     "compute": (0.02, 1.0), "stack": (0.3, 3.0), "device": (0.3, 3.0), "attention": (0.05, 1.5),
     "zero3": (0.02, 3.0), "request": (1e-5, 0.5), "request_stack": (0.01, 100.0), "collective": (1e-7, 1e-3),
-    "step": (1e-6, 0.2), "seq_step": (1e-8, 1e-3), "reread": (0.01, 1.0),
+    "step": (1e-6, 0.2), "seq_step": (1e-8, 1e-3), "reread": (0.01, 1.0), "launch": (1e-7, 1e-3),
     "memory": (0.02, 1.0), "overhead": (1e-8, 1e-3), "network": (0.02, 1.0),
 }
 FIT_FILE = "data/efficiency_fit.json"
@@ -191,11 +213,13 @@ class Fit:
         return self.value(f"request.{vendor}", "request") * factor
 
     def efficiency(self, vendor: str, mode: str, accelerator: str | None = None,
-                   stack: str | None = None, all_reduce: str | None = None) -> Efficiency:
+                   stack: str | None = None, all_reduce: str | None = None,
+                   launch: str | None = None) -> Efficiency:
         """The efficiency of ``accelerator`` (a ``vendor`` part) in ``mode`` on ``stack`` (None: the
         vendor's typical stack), its tensor-parallel all-reduces by ``all_reduce`` (None: what the stack
-        runs by default, :data:`STACK_ALL_REDUCE`). Parameters the fit never saw take their prior centre
-        (1 for the accelerator and stack factors)."""
+        runs by default, :data:`STACK_ALL_REDUCE`), its kernels launched by ``launch`` (``eager``: one by
+        one from the host, ``launch.eager`` seconds each; None or ``graph``: CUDA graphs). Parameters the
+        fit never saw take their prior centre (1 for the accelerator and stack factors)."""
         get = self.value
         device = self.values.get(device_key(accelerator, mode), get(f"device.{accelerator}", "device"))
         compute = get(f"compute.{vendor}.{mode}", "compute") * device \
@@ -214,6 +238,8 @@ class Fit:
                           seq_step_overhead_s=get(f"seq_step.{stack}", "seq_step")
                           if mode == "serving" and stack in HOST_STEP_STACKS else 0.0,
                           kv_reread=get(f"reread.{vendor}", "reread") if mode == "serving" else 0.0,
+                          launch_s=get(launch_key(launch, accelerator), "launch")
+                          if mode == "serving" and launch == EAGER else 0.0,
                           source=f"efficiency fitted jointly on {len(self.points)} published points of every "
                                  f"mode: {label}")
 
@@ -234,6 +260,7 @@ class Prepared:
     ranks: int = 1
     serve: ServeWorkload | None = None
     all_reduce: str | None = None  # serving: the tensor-parallel all-reduce (None: the stack's own)
+    launch: str | None = None  # serving: eager (kernels launched one by one), graph or None (the stack's)
 
     @property
     def published(self) -> float:
@@ -255,6 +282,8 @@ class Prepared:
                 keys.append(f"seq_step.{self.stack}")
             if kv_reread_bytes(self.serve) > 0:
                 keys.append(f"reread.{v}")
+            if self.launch == EAGER:
+                keys.append(launch_key(self.launch, self.accelerator))
         return keys
 
     def predict(self, eff: Efficiency, request_s: float = 0.0) -> dict[str, float]:
@@ -287,6 +316,7 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
     """Resolve a point's model, cluster and layout."""
     stack = p.stack or pts.sources[p.source].stack
     all_reduce = pts.sources[p.source].all_reduce
+    launch = pts.sources[p.source].launch
     if p.system is not None:
         sysm = pts.systems[p.system]
         acc_key = sysm.accelerator
@@ -324,7 +354,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
         if "tpot_ms" in figs:
             figs.pop("output_tokens_per_s", None)
         targets = tuple((fig, v, sigma[fig]) for fig, v in figs.items())
-        return Prepared(p, acc.vendor, acc_key, stack, targets, cl, serve=sw, all_reduce=all_reduce)
+        return Prepared(p, acc.vendor, acc_key, stack, targets, cl, serve=sw, all_reduce=all_reduce,
+                        launch=launch)
     if p.kind == "encoder_infer":
         chips = p.accelerators or (cat.instance(p.instance_type).spec.accelerator_count
                                    if p.instance_type else 1)
@@ -358,6 +389,15 @@ def collective_key(stack: str | None, all_reduce: str | None = None) -> str:
     (given, or the stack's default in :data:`STACK_ALL_REDUCE`), else per stack."""
     impl = all_reduce or STACK_ALL_REDUCE.get(stack or "")
     return f"collective.{impl or stack}"
+
+
+EAGER = "eager"  # a source's ``launch``: the host launches every kernel of a step (no CUDA graph)
+
+
+def launch_key(launch: str | None, accelerator: str | None) -> str:
+    """The eager launch cost's parameter: host seconds per kernel, per accelerator (standing for the
+    host CPU of its servers: the launches run on the host)."""
+    return f"launch.{launch}.{accelerator}"
 
 
 def memory_key(vendor: str, mode: str) -> str:
@@ -407,6 +447,8 @@ class Batch:
         self.i_step = np.array([idx.get(f"step.{p.stack}", -1) for p in prepared])
         self.i_seq_step = np.array([idx.get(f"seq_step.{p.stack}", -1) for p in prepared])
         self.i_reread = np.array([idx.get(f"reread.{p.vendor}", -1) for p in prepared])
+        self.i_launch = np.array([idx.get(launch_key(p.launch, p.accelerator), -1) if p.launch == EAGER
+                                  else -1 for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
         for i, p in enumerate(prepared):
             if p.serve is not None:  # the decode step at its batch reads a share of the routed experts
@@ -466,6 +508,10 @@ class Batch:
         # An ungrouped decode attention's repeated reads per step, in seconds at full bandwidth.
         bw = np.array([prepared[i].cluster.memory_gb_per_s * 1e9 for i in self.serve], dtype=float)
         self.s_reread_s = self.s_batch * np.array([kv_reread_bytes(w) for w in sw if w], dtype=float) / bw
+        # Kernels a decode step and a prefill launch (an eager engine's host pays each).
+        ks = [(w, serve_kernels(w)) for w in sw if w]
+        self.s_launch_decode = np.array([step_launches(w, k[0]) for w, k in ks], dtype=float)
+        self.s_launch_prefill = np.array([step_launches(w, k[1]) for w, k in ks], dtype=float)
         # What each target reads: (point, figure), in the order of Prepared.targets.
         self.targets = [(i, fig) for i, p in enumerate(prepared) for fig, _, _ in p.targets]
 
@@ -501,11 +547,13 @@ class Batch:
             step = x[np.maximum(self.i_step[sv], 0)]
             seq_step = np.where(self.i_seq_step[sv] >= 0, x[np.maximum(self.i_seq_step[sv], 0)], 0.0)
             reread = np.where(self.i_reread[sv] >= 0, x[np.maximum(self.i_reread[sv], 0)], 0.0)
-            tpot[sv] = 1e3 * (seg[sv, 0] + tp(self.s_decode_batch) + step + seq_step * self.s_decode_batch
-                              + reread * self.s_reread_s / memory[sv])
+            launch = np.where(self.i_launch[sv] >= 0, x[np.maximum(self.i_launch[sv], 0)], 0.0)
+            decode = overlap_s(seg[sv, 0] + tp(self.s_decode_batch) + reread * self.s_reread_s / memory[sv],
+                               launch * self.s_launch_decode)
+            tpot[sv] = 1e3 * (decode + step + seq_step * self.s_decode_batch)
             request = x[self.i_request[sv]] * x[self.i_request_stack[sv]]
-            ttft[sv] = 1e3 * (seg[sv, 1] + tp(self.s_batch * self.s_input) + request + step
-                              + seq_step * self.s_batch)
+            prefill = overlap_s(seg[sv, 1] + tp(self.s_batch * self.s_input), launch * self.s_launch_prefill)
+            ttft[sv] = 1e3 * (prefill + request + step + seq_step * self.s_batch)
             tokens[sv] = serving_figures(tpot[sv] / 1e3, ttft[sv] / 1e3, self.s_batch,
                                          self.s_output)["output_tokens_per_s"]
         return {"sequences_per_s": seqs, "tpot_ms": tpot, "ttft_ms": ttft, "output_tokens_per_s": tokens}
@@ -572,7 +620,7 @@ def holdout(prepared: tuple[Prepared, ...] | None = None, kinds: set[str] | None
         f = fits[key] if key in fits else fits.setdefault(key, fit(train))
         for p in prepared:
             if group[p.point.source] == src and (kinds is None or p.point.kind in kinds):
-                eff = f.efficiency(p.vendor, p.point.mode, p.accelerator, p.stack, p.all_reduce)
+                eff = f.efficiency(p.vendor, p.point.mode, p.accelerator, p.stack, p.all_reduce, p.launch)
                 got = p.predict(eff, f.request_overhead_s(p.vendor, p.stack))
                 for fig, value in published_figures(p.point).items():
                     rows.append(HoldoutRow(p.point, src, value, got[fig], len(train), fig))

@@ -15,6 +15,7 @@ from ecobench.hardware.backends.efficiency import (
     collective_key,
     current_fit,
     fitted_stacks,
+    launch_key,
     prepared_points,
 )
 from ecobench.hardware.catalog import load_catalog
@@ -169,3 +170,69 @@ def test_a_moe_decode_step_reads_only_the_experts_its_tokens_route_to() -> None:
     assert one.weight_bytes.sum() == pytest.approx(decode.weight_bytes.sum() - 0.75 * routed)
     many = with_routed_reads(decode, mixtral, np.array([1.0, 64.0]))
     assert many.weight_bytes.shape == (2, len(decode.weight_bytes))
+
+
+def test_an_eager_step_takes_the_longer_of_its_device_time_and_its_launches(cluster):
+    """An eager engine launches every kernel from the host while the device runs: a step whose device
+    time is short (an 8B model's decode at batch 1) is set by the launches (kernels x seconds each), a
+    long one (a prefill of 64 prompts) by the device; the launches do not shrink with tensor
+    parallelism (every rank launches the same kernels, plus its all-reduces)."""
+    from ecobench.parallel.serving import launch_bound_s, serve_kernels, step_launches
+
+    graph = current_fit().efficiency("nvidia", "serving", "h100-sxm", UNSTATED_STACK)
+    assert graph.launch_s == 0.0
+    eager = dataclasses.replace(graph, launch_s=5e-5)
+    w = _w()
+    decode, prefill = serve_kernels(w)
+    launches = step_launches(w, decode)
+    assert launches == np.count_nonzero(decode.flops > 0)  # TP 1: no all-reduce to launch
+    one = np.array([1.0])
+    device = decode_step_s(w, cluster, graph, one)[0] - graph.step_overhead_s
+    assert 5e-5 * launches > device  # the premise: at batch 1 the launches take longer
+    launch_bound = graph.step_overhead_s + 5e-5 * launches
+    assert decode_step_s(w, cluster, eager, one)[0] == pytest.approx(launch_bound, rel=1e-3)
+    # a prefill of 64 prompts of 1,024 tokens keeps the device busier than its launches
+    assert prefill_s(w, cluster, eager, 64.0) == pytest.approx(prefill_s(w, cluster, graph, 64.0))
+    assert launch_bound_s(np.array([1.0]), w, prefill, eager)[0] == 1.0
+    w8 = _w(tensor=8)
+    d8, _ = serve_kernels(w8)
+    assert step_launches(w8, d8) == np.count_nonzero(d8.flops > 0) + 2 * w8.arch.layers  # + all-reduces
+    assert np.count_nonzero(d8.flops > 0) == launches
+
+
+def test_only_an_eager_source_pays_the_launches():
+    """launch.eager.<accelerator> is a parameter of the sources that ran eager (the Splitwise profiles);
+    a source or a configuration with CUDA graphs (every stack's default) has no launch cost, so its
+    predictions do not change whatever the launch cost is."""
+    fit = Fit({launch_key("eager", "h100-sxm"): 4e-5}, ())
+    assert fit.efficiency("nvidia", "serving", "h100-sxm", "vllm").launch_s == 0.0
+    assert fit.efficiency("nvidia", "serving", "h100-sxm", "vllm", None, "graph").launch_s == 0.0
+    assert fit.efficiency("nvidia", "training", "h100-sxm", "megatron", None, "eager").launch_s == 0.0
+    assert fit.efficiency("nvidia", "serving", "h100-sxm", UNSTATED_STACK, "nccl", "eager").launch_s == 4e-5
+    unseen = fit.efficiency("nvidia", "serving", "a100-80gb", UNSTATED_STACK, "nccl", "eager")
+    assert unseen.launch_s == PRIORS["launch"][0]
+    pts = prepared_points()
+    eager = [p for p in pts if p.launch == "eager"]
+    assert eager and {p.point.source for p in eager} == {"splitwise_sim_perf_model_llama2_70b"}
+    assert all(launch_key("eager", p.accelerator) in p.keys for p in eager)
+    graph = next(p for p in pts if p.serve is not None and p.launch is None and p.accelerator == "h100-sxm")
+    assert not any(k.startswith("launch.") for k in graph.keys)
+    values = current_fit().values
+    with_graph = lambda f: f.efficiency(graph.vendor, graph.point.mode, graph.accelerator,  # noqa: E731
+                                        graph.stack, graph.all_reduce, graph.launch)
+    low, high = (Fit({**values, launch_key("eager", "h100-sxm"): v}, ()) for v in (1e-6, 1e-3))
+    assert graph.predict(with_graph(low)) == graph.predict(with_graph(high))
+
+
+def test_an_eager_step_rounds_the_turn_from_device_to_launch_bound():
+    """The longer of device and launch time, a little more where they are close (never less than the
+    longer, at most 2^(1/16) above it), and exactly the device's where nothing is launched."""
+    from ecobench.parallel.serving import overlap_s
+
+    device = np.array([1e-3, 1e-3, 1e-3, 0.0, 2e-2])
+    host = np.array([0.0, 1e-3, 1.5e-3, 0.0, 1e-4])
+    got = overlap_s(device, host)
+    assert got[0] == device[0] and got[3] == 0.0
+    assert got[1] == pytest.approx(1e-3 * 2 ** (1 / 16))
+    assert np.all(got >= np.maximum(device, host))
+    assert got[2] == pytest.approx(1.5e-3, rel=1e-4) and got[4] == pytest.approx(2e-2, rel=1e-12)
