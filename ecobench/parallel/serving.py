@@ -204,7 +204,9 @@ def serve_kernels(w: ServeWorkload) -> tuple[KernelArrays, KernelArrays]:
     if w.moe_block_tokens:  # NxD on Neuron: every provisioned block of the routed experts is computed
         prefill = nxd_prefill_kernels(prefill, a, w.prefill_compute_tokens, w.dtype, w.tensor,
                                       w.moe_block_tokens)
-    return KernelArrays.of(decode), KernelArrays.of(prefill)
+    # a decode step's matmuls stream the weights through kernels built for few rows (split-K, GEMV-like):
+    # memory-bound, so no rows for the gemm_rows factor (Efficiency.gemm_half_rows); a prefill's are tiled
+    return dataclasses.replace(KernelArrays.of(decode), rows=None), KernelArrays.of(prefill)
 
 
 def tp_ring_gb_per_s(cl: Cluster) -> float:

@@ -134,6 +134,7 @@ class Efficiency:
     seq_step_overhead_s: float = 0.0  # serving: host seconds per sequence of a step (host-bound stacks)
     kv_reread: float = 0.0  # serving: share of an ungrouped decode attention's repeated reads from memory
     launch_s: float = 0.0  # serving: host seconds per kernel an eager engine launches (0: CUDA graphs)
+    gemm_half_rows: float = 0.0  # token rows at which a weight matmul reaches half its compute share
 
     @property
     def steps_wait_on_host(self) -> bool:
@@ -172,6 +173,7 @@ class KernelArrays:
     weight_matmul: np.ndarray
     attention: np.ndarray
     routed: np.ndarray | None = None  # the routed experts' matmuls of MoE layers (None: no MoE layer)
+    rows: np.ndarray | None = None  # token rows per sample of each weight matmul (0 elsewhere; None: none)
 
     @classmethod
     def of(cls, kernels: list[Kernel]) -> KernelArrays:
@@ -184,7 +186,9 @@ class KernelArrays:
                    np.array([k.kind == "matmul" and k.weights for k in kernels], dtype=bool),
                    np.array([k.kind == "attention" or (k.kind == "matmul" and not k.weights)
                              for k in kernels], dtype=bool),
-                   routed if routed.any() else None)
+                   routed if routed.any() else None,
+                   np.array([float(k.dims[1]) if k.kind == "matmul" and k.weights and k.dims else 0.0
+                             for k in kernels], dtype=float))
 
     def time_s(self, micro: np.ndarray, cl: Cluster, eff: Efficiency) -> np.ndarray:
         """Seconds for ``micro`` samples (array) through these kernels on one rank."""
@@ -193,7 +197,8 @@ class KernelArrays:
                              self.attention, m,
                              cl.peak_tflops, cl.peak_16bit_tflops or cl.peak_tflops, cl.memory_gb_per_s,
                              cl.activations_on_chip, eff.compute, eff.attention, eff.memory,
-                             eff.overhead_s).sum(axis=-1)
+                             eff.overhead_s, self.rows if self.rows is not None else 0.0,
+                             eff.gemm_half_rows).sum(axis=-1)
 
 
 def _weight_bytes(k: Kernel) -> float:
@@ -517,14 +522,25 @@ class Cases:
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
                   peak: Any, peak16: Any, mem_gb_per_s: Any, on_chip: Any, compute: Any,
-                  attention_share: Any, memory: Any, overhead_s: Any) -> Any:
+                  attention_share: Any, memory: Any, overhead_s: Any, rows: Any = 0.0,
+                  half_rows: Any = 0.0) -> Any:
     """Seconds of each kernel for ``micro`` samples: ``max(FLOPs / (share x peak), bytes / (memory x
-    bandwidth)) + overhead`` (every argument broadcasts)."""
+    bandwidth)) + overhead`` (every argument broadcasts). A weight matmul of ``M = micro x rows`` token
+    rows reaches ``M / (M + half_rows)`` of its share (:func:`gemm_rows_share`)."""
     peak_k = np.where(weight_matmul, peak, peak16)
     share = np.where(attention, compute * attention_share, compute)
-    t_c = micro * flops / (share * peak_k * 1e12)
+    t_c = micro * flops / (share * peak_k * 1e12) / gemm_rows_share(micro * np.asarray(rows, dtype=float),
+                                                                     half_rows)
     t_m = np.where(on_chip, 0.0, (micro * act + weight) / (memory * mem_gb_per_s * 1e9))
     return np.maximum(t_c, t_m) + overhead_s * (flops > 0)
+
+
+def gemm_rows_share(m: Any, half_rows: Any) -> Any:
+    """The share of its large-matrix compute rate a weight matmul of ``m`` token rows reaches:
+    ``m / (m + half_rows)`` (too few output tiles to fill the SMs: tile and wave quantization); 1 where
+    ``m`` is 0 (not a weight matmul) or ``half_rows`` is 0."""
+    m = np.asarray(m, dtype=float)
+    return np.where(m > 0, m / np.maximum(m + half_rows, 1e-30), 1.0)
 
 
 def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:

@@ -14,6 +14,11 @@ left to fit is how well a stack drives the hardware:
   gets the vendor's typical value;
 * ``attention.<vendor>.<mode>``: the share of that which attention kernels reach (FlashAttention's
   kernels run below the GEMMs' share of peak; serving's decode attention is another kernel again);
+* ``gemm_rows.<vendor>``: the token rows ``M`` at which a serving prefill's weight matmul reaches half its
+  compute share: a prefill's matmul of ``M`` rows (prompt tokens x prompts) runs its compute-bound time
+  at ``M / (M + gemm_rows)`` of the share (too few output tiles to fill the SMs: tile and wave
+  quantization), ~1 at thousands of rows. NVIDIA only (:data:`GEMM_ROWS_VENDORS`); decode steps
+  (memory-bound weight streaming) and training or encoder inference take none;
 * ``memory.<vendor>``: share of memory bandwidth reached by memory-bound kernels;
 * ``overhead.<vendor>.<mode>``: fixed seconds per kernel (launch, synchronisation; inference
   stacks differ from training stacks);
@@ -144,6 +149,21 @@ SEQ_STEP_PRIOR_S = 1e-4
 # starting point, Llama-2-7B at 25.5 tok/s on A100, "heavily CPU overhead bound"
 # (pytorch.org/blog/accelerating-generative-ai-2/, 2023-11), is 39 ms / 258 = 150 us. Sigma 1.0.
 LAUNCH_PRIOR_S = 4.7e-5
+# The weight matmul's rows at half its large-matrix compute rate (``gemm_rows.<vendor>``). A GEMM of M rows
+# is cut into output tiles of 64-256 rows x 64-256 columns, one thread block each: with few rows there are
+# too few tiles to fill a GPU's SMs (A100: 108 SMs; a partial last wave idles SMs), and cuBLAS falls back
+# to smaller tiles and split-K (NVIDIA, "Matrix Multiplication Background User's Guide", DU-09799-001,
+# February 2023, ch. 3 "Dimension Quantization Effects", docs.nvidia.com/deeplearning/performance/).
+# Measured fp16 cuBLAS on a T4, N=1024, K=2048 (NVIDIA/cutlass issue #106, 2020-06-30): M = 128, 256, 512,
+# 1024 in 70, 94, 150, 274 us, i.e. 0.49, 0.73, 0.91 of the M=1024 rate at 128-512 rows, M / (M + h) with
+# h ~ 50-130 (inferred). Prior centre 100 rows, sigma 1.0 (x2.7); NVIDIA only (no Neuron evidence).
+# Serving prefills only: with the factor on decode steps (M = batch) and training too (helper gemm14,
+# 2026-11-28) it fitted 138 rows, made a 7B decode step on an A100 compute-bound from batch ~16, and held
+# out llm_serve TPOT |error| median went 8.3 -> 10.3%, tokens/s 6.7 -> 8.1%, encoder_train 5.3 -> 9.1%; the
+# decode rows disagree (a decode step's few-row matmuls stream the weights at memory speed). On prefills
+# only it fits 79 rows on every point; held-out figures in docs/serving.md.
+GEMM_ROWS_VENDORS = frozenset({"nvidia"})
+GEMM_ROWS_PRIOR = 100.0
 # Priors: (centre, sigma in log space). Wide except the stack factor, which is the shrinkage.
 PRIORS: dict[str, tuple[float, float]] = {
     "compute": (0.5, 0.7),
@@ -156,6 +176,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "collective": (1e-5, 1.5),
     "step": (2e-4, 2.0),
     "seq_step": (SEQ_STEP_PRIOR_S, 1.0),
+    "gemm_rows": (GEMM_ROWS_PRIOR, 1.0),
     "reread": (0.5, 1.0),
     "launch": (LAUNCH_PRIOR_S, 1.0),
     "memory": (0.6, 0.5),
@@ -166,6 +187,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "compute": (0.02, 1.0), "stack": (0.3, 3.0), "device": (0.3, 3.0), "attention": (0.05, 1.5),
     "zero3": (0.02, 3.0), "request": (1e-5, 0.5), "request_stack": (0.01, 100.0), "collective": (1e-7, 1e-3),
     "step": (1e-6, 0.2), "seq_step": (1e-8, 1e-3), "reread": (0.01, 1.0), "launch": (1e-7, 1e-3),
+    "gemm_rows": (1.0, 4096.0),
     "memory": (0.02, 1.0), "overhead": (1e-8, 1e-3), "network": (0.02, 1.0),
 }
 FIT_FILE = "data/efficiency_fit.json"
@@ -240,6 +262,8 @@ class Fit:
                           kv_reread=get(f"reread.{vendor}", "reread") if mode == "serving" else 0.0,
                           launch_s=get(launch_key(launch, accelerator), "launch")
                           if mode == "serving" and launch == EAGER else 0.0,
+                          gemm_half_rows=get(f"gemm_rows.{vendor}", "gemm_rows")
+                          if mode == "serving" and vendor in GEMM_ROWS_VENDORS else 0.0,
                           source=f"efficiency fitted jointly on {len(self.points)} published points of every "
                                  f"mode: {label}")
 
@@ -275,6 +299,8 @@ class Prepared:
                 f"attention.{v}.{mode}", memory_key(v, mode), f"overhead.{v}.{mode}", network_key(mode)]
         if self.layouts is not None and int(self.layouts.zero[0]) == 3:
             keys.append(f"zero3.{self.stack}")
+        if self.serve is not None and v in GEMM_ROWS_VENDORS:
+            keys.append(f"gemm_rows.{v}")
         if self.serve is not None:
             keys += [f"request.{v}", f"request_stack.{self.stack}",
                      collective_key(self.stack, self.all_reduce), f"step.{self.stack}"]
@@ -449,6 +475,8 @@ class Batch:
         self.i_reread = np.array([idx.get(f"reread.{p.vendor}", -1) for p in prepared])
         self.i_launch = np.array([idx.get(launch_key(p.launch, p.accelerator), -1) if p.launch == EAGER
                                   else -1 for p in prepared])
+        self.i_gemm_rows = np.array([idx.get(f"gemm_rows.{p.vendor}", -1) if p.serve is not None else -1
+                                     for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
         for i, p in enumerate(prepared):
             if p.serve is not None:  # the decode step at its batch reads a share of the routed experts
@@ -472,6 +500,7 @@ class Batch:
         self.k_weight = cat(lambda i, j, k: k.weight_bytes)
         self.k_wm = cat(lambda i, j, k: k.weight_matmul)
         self.k_att = cat(lambda i, j, k: k.attention)
+        self.k_rows = cat(lambda i, j, k: k.rows if k.rows is not None else np.zeros(len(k.flops)))
         micro = np.array([int(p.layouts.microbatch[0]) if p.layouts is not None else (p.point.batch_size or 1)
                           for p in prepared], dtype=float)
         cl = [p.cluster for p in prepared]
@@ -522,9 +551,11 @@ class Batch:
         compute = np.minimum(1.0, x[self.i_compute] * x[self.i_device] * x[self.i_stack])
         memory = x[self.i_memory]
         kp = self.k_point
+        half_rows = np.where(self.i_gemm_rows >= 0, x[np.maximum(self.i_gemm_rows, 0)], 0.0)
         kt = kernel_time_s(self.k_flops, self.k_act, self.k_weight, self.k_wm, self.k_att, self.k_micro,
                            self.k_peak, self.k_peak16, self.k_bw, self.k_on_chip, compute[kp],
-                           x[self.i_attention][kp], memory[kp], x[self.i_overhead][kp])
+                           x[self.i_attention][kp], memory[kp], x[self.i_overhead][kp], self.k_rows,
+                           half_rows[kp])
         sets = len(self.SETS)
         seg = np.bincount(self.k_seg, weights=kt, minlength=self.n * sets).reshape(self.n, sets)
         seqs, tpot, ttft, tokens = (np.full(self.n, np.nan) for _ in range(4))
