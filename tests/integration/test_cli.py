@@ -479,18 +479,25 @@ def test_workload_of_an_empty_model_name_says_what_to_give(capsys):
     assert words in err, err
 
 
+def _deadline_scenario(f, model: str, tokens: float, seq_len: int, deadline_h: float, max_instances: int,
+                       more: list[dict] | None = None):
+    """A training scenario with a deadline: baseline p5 (p5.48xlarge, auto layout), plus ``more``."""
+    f.write_text(yaml.safe_dump({
+        "schema_version": 2, "name": f.stem, "baseline": "p5",
+        "workload": {"model": model, "training": {
+            "total_tokens": tokens, "phases": [{"seq_len": seq_len, "fraction": 1.0}],
+            "deadline_h": deadline_h, "max_instances": max_instances}},
+        "configs": [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16", "parallelism": "auto"},
+                    *(more or [])]}))
+    return f
+
+
 def test_training_where_every_row_misses_its_deadline_says_so_on_stdout(tmp_path, capsys):
     """trial14: with every row past training.deadline_h, -q printed no sign of it (the Pareto front and
     the recommendations vanished silently)."""
-    f = tmp_path / "dl.yaml"
-    f.write_text(yaml.safe_dump({
-        "schema_version": 2, "name": "dl", "baseline": "p5",
-        "workload": {"model": "llama3-70b", "training": {
-            "total_tokens": 15.0e12, "phases": [{"seq_len": 8192, "fraction": 1.0}], "deadline_h": 24,
-            "max_instances": 64}},
-        "configs": [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16", "parallelism": "auto"},
-                    {"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16",
-                     "parallelism": "auto", "price_usd_per_h": 35.76}]}))
+    f = _deadline_scenario(tmp_path / "dl.yaml", "llama3-70b", 15.0e12, 8192, 24, 64,
+                           [{"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16",
+                             "parallelism": "auto", "price_usd_per_h": 35.76}])
     assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
     out = capsys.readouterr().out
     doc = json.loads((tmp_path / "run" / "results.json").read_text())
@@ -579,14 +586,7 @@ def test_serve_point_on_a_one_accelerator_instance_says_so_in_the_singular(capsy
 
 
 def test_a_deadline_missed_on_one_instance_says_instance_in_the_singular(tmp_path, capsys):
-    f = tmp_path / "d.yaml"
-    f.write_text(yaml.safe_dump({
-        "schema_version": 2, "name": "d", "baseline": "p5",
-        "workload": {"model": "llama3-8b", "training": {
-            "total_tokens": 1.0e12, "phases": [{"seq_len": 4096, "fraction": 1.0}], "deadline_h": 1,
-            "max_instances": 1}},
-        "configs": [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16",
-                     "parallelism": "auto"}]}))
+    f = _deadline_scenario(tmp_path / "d.yaml", "llama3-8b", 1.0e12, 4096, 1, 1)
     assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
     err = capsys.readouterr().err
     assert "p5: 1 instance takes " in err and "1 instances" not in err, err
