@@ -154,6 +154,12 @@ SWEEP_ROW_S = 15e-6  # a row's planning, id, spill and writing (CSV, the slower 
 SWEEP_BASE_GIB = 0.6  # the process, its imports and one chunk of rows being written
 SWEEP_ROW_BYTES = 600  # a row's columns kept in memory (ids, objectives, coordinates)
 SWEEP_GROUP_CELL_BYTES = 500  # a cell of the largest group, evaluated at once (written in chunks)
+# What a group keeps until the sweep is written, by workload mode: a serving group keeps its plan's queue
+# and latency detail. Measured 2026-11-28 (peak RSS, /usr/bin/time, `ecobench run` of a llama3-8b serving
+# sweep over instance_type x max_batch x scheduler x region): 400 groups x 1 region 107 MB, 400 x 15 regions
+# (3,800 rows) 114 MB, 1,600 groups x 15 regions (15,200 rows) 182 MB: ~57 KB a group beyond its rows
+# (the trial14 sweep of 49,990 groups, had it run, ~2.8 GB). Inference and training rows: in ROW_BYTES.
+SWEEP_GROUP_BYTES = {"inference": 0, "serving": 57_000, "training": 0}
 
 def _fmt(v: float) -> str:
     if v >= 1e6 and math.log10(v).is_integer():

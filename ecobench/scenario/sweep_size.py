@@ -43,6 +43,8 @@ def estimate(sweep: Sweep, cheap: bool, mode: str = "inference") -> Estimate:
     rows = combinations(sweep)
     group_s = b.SWEEP_GROUP_S_CHEAP[mode] if cheap else b.SWEEP_GROUP_S
     largest = math.prod(len(v) for k, v in (sweep or {}).items() if k in GRID_AXES)
-    seconds = group_count(sweep) * group_s + rows * b.SWEEP_ROW_S
-    memory = b.SWEEP_BASE_GIB + (rows * b.SWEEP_ROW_BYTES + largest * b.SWEEP_GROUP_CELL_BYTES) / 2**30
+    groups = group_count(sweep)
+    seconds = groups * group_s + rows * b.SWEEP_ROW_S
+    kept = rows * b.SWEEP_ROW_BYTES + groups * b.SWEEP_GROUP_BYTES[mode] + largest * b.SWEEP_GROUP_CELL_BYTES
+    memory = b.SWEEP_BASE_GIB + kept / 2**30
     return Estimate(seconds, memory)

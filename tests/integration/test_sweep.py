@@ -280,6 +280,18 @@ def test_a_serving_sweep_too_long_exits_2_before_evaluating(tmp_path, capsys, mo
     assert "sweep fewer values" in err and "Traceback" not in err and not (tmp_path / "run").exists()
 
 
+def test_a_serving_sweep_estimate_counts_the_memory_its_groups_keep():
+    """A serving group keeps its plan's detail until the sweep is written (~57 KB measured, bounds.py):
+    the estimate had counted 600 bytes a row for every mode, 0.6 GiB for a sweep measured to need ~2.8."""
+    from ecobench.scenario.sweep_size import estimate
+
+    sweep = {"instance_type": ["g6e.xlarge", "p4d.24xlarge"], "max_batch": list(range(1, 5001)),
+             "region": ["us-east-1", "eu-north-1"]}
+    serving, inference = estimate(sweep, True, "serving"), estimate(sweep, True, "inference")
+    assert serving.memory_gib - inference.memory_gib == pytest.approx(10_000 * 57_000 / 2**30)
+    assert serving.memory_gib > 1.1
+
+
 def test_a_sweep_estimated_over_the_memory_bound_is_refused(monkeypatch):
     from ecobench import bounds
 
