@@ -35,8 +35,8 @@ left to fit is how well a stack drives the hardware:
   sequence, sampling its token, building its share of the step's input metadata in Python), paid by a
   decode step per sequence of its batch and by a static batch's prefill step per prompt; only for the
   stacks whose step loop runs on the host, in Python, between device steps
-  (:data:`HOST_STEP_STACKS`); a C++ runtime's (TensorRT-LLM, TurboMind) or a compiled Neuron graph's
-  is taken as none;
+  (:data:`HOST_STEP_STACKS`, and any source that launches eagerly: :func:`pays_seq_step`); a C++
+  runtime's (TensorRT-LLM, TurboMind) or a compiled Neuron graph's is taken as none;
 * ``launch.eager.<accelerator>``: host seconds per kernel an eager engine (PyTorch eager mode, no CUDA
   graph) launches: its decode step, and a static batch's prefill, take at least its launches' host time
   (``parallel/serving.py``, ``launch_bound_s``); only for the sources that state (or are inferred to
@@ -134,6 +134,11 @@ REQUEST_STACK_SIGMA = 0.5
 # Tried with the term on every stack (helper seq12, 2026-11-27: prior 20 us, sigma 1.5): fitted on
 # every point 70 us for vLLM, 12 us TensorRT-LLM, 16 us LMDeploy; held out the TensorRT-LLM sweeps lost
 # (their batch >= 16 rows split a step cost from a per-sequence one) and it was not kept.
+# A source that launches eagerly (``launch: eager``) pays it too, under its own stack's key
+# (:func:`pays_seq_step`): a PyTorch eager step loop is a Python one (the Splitwise profiles, inferred an
+# internal vLLM branch of 2023, i.e. V0's per-sequence loop). Its own key, not vLLM's: the branch is
+# inferred, not stated, so held out its cost rests on the sourced prior rather than on another source's
+# fit (helper seqs14, 2026-11-28; held-out figures in docs/serving.md).
 HOST_STEP_STACKS = frozenset({"vllm"})
 SEQ_STEP_PRIOR_S = 1e-4
 # Host seconds per modelled kernel an eager engine launches (``launch.eager.<accelerator>``). Prior
@@ -258,7 +263,7 @@ class Fit:
                           if mode == "serving" else None,
                           step_overhead_s=get(f"step.{stack}", "step") if mode == "serving" else 0.0,
                           seq_step_overhead_s=get(f"seq_step.{stack}", "seq_step")
-                          if mode == "serving" and stack in HOST_STEP_STACKS else 0.0,
+                          if mode == "serving" and pays_seq_step(stack, launch) else 0.0,
                           kv_reread=get(f"reread.{vendor}", "reread") if mode == "serving" else 0.0,
                           launch_s=get(launch_key(launch, accelerator), "launch")
                           if mode == "serving" and launch == EAGER else 0.0,
@@ -304,7 +309,7 @@ class Prepared:
         if self.serve is not None:
             keys += [f"request.{v}", f"request_stack.{self.stack}",
                      collective_key(self.stack, self.all_reduce), f"step.{self.stack}"]
-            if self.stack in HOST_STEP_STACKS:
+            if pays_seq_step(self.stack, self.launch):
                 keys.append(f"seq_step.{self.stack}")
             if kv_reread_bytes(self.serve) > 0:
                 keys.append(f"reread.{v}")
@@ -420,6 +425,13 @@ def collective_key(stack: str | None, all_reduce: str | None = None) -> str:
 EAGER = "eager"  # a source's ``launch``: the host launches every kernel of a step (no CUDA graph)
 
 
+def pays_seq_step(stack: str | None, launch: str | None) -> bool:
+    """Whether a serving engine pays host seconds per sequence of each step (``seq_step.<stack>``): a
+    stack whose step loop runs in Python on the host (:data:`HOST_STEP_STACKS`), or an engine that
+    launches its kernels eagerly (a PyTorch eager step loop, which is a Python one)."""
+    return stack in HOST_STEP_STACKS or launch == EAGER
+
+
 def launch_key(launch: str | None, accelerator: str | None) -> str:
     """The eager launch cost's parameter: host seconds per kernel, per accelerator (standing for the
     host CPU of its servers: the launches run on the host)."""
@@ -471,7 +483,8 @@ class Batch:
         self.i_request_stack = np.array([idx.get(f"request_stack.{p.stack}", -1) for p in prepared])
         self.i_collective = np.array([idx.get(collective_key(p.stack, p.all_reduce), -1) for p in prepared])
         self.i_step = np.array([idx.get(f"step.{p.stack}", -1) for p in prepared])
-        self.i_seq_step = np.array([idx.get(f"seq_step.{p.stack}", -1) for p in prepared])
+        self.i_seq_step = np.array([idx.get(f"seq_step.{p.stack}", -1) if pays_seq_step(p.stack, p.launch)
+                                    else -1 for p in prepared])
         self.i_reread = np.array([idx.get(f"reread.{p.vendor}", -1) for p in prepared])
         self.i_launch = np.array([idx.get(launch_key(p.launch, p.accelerator), -1) if p.launch == EAGER
                                   else -1 for p in prepared])

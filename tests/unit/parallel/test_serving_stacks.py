@@ -236,3 +236,21 @@ def test_an_eager_step_rounds_the_turn_from_device_to_launch_bound():
     assert got[1] == pytest.approx(1e-3 * 2 ** (1 / 16))
     assert np.all(got >= np.maximum(device, host))
     assert got[2] == pytest.approx(1.5e-3, rel=1e-4) and got[4] == pytest.approx(2e-2, rel=1e-12)
+
+
+def test_an_eager_source_pays_a_cost_per_sequence_of_a_step_and_a_graph_runtime_does_not():
+    """An engine that launches its kernels eagerly runs its step loop in Python (the Splitwise
+    profiles: inferred a vLLM branch of 2023), so it pays seq_step.<stack> per sequence of a step and
+    its steps wait on the host; a TensorRT-LLM source (C++ runtime, CUDA graphs) pays none."""
+    fit = Fit({"seq_step.unstated": 3e-4, "seq_step.tensorrt-llm": 5e-5}, ())
+    eager = fit.efficiency("nvidia", "serving", "a100-80gb", UNSTATED_STACK, "nccl", "eager")
+    assert eager.seq_step_overhead_s == 3e-4 and eager.steps_wait_on_host
+    graph = fit.efficiency("nvidia", "serving", "a100-80gb", UNSTATED_STACK, "nccl", "graph")
+    assert graph.seq_step_overhead_s == 0.0 and not graph.steps_wait_on_host
+    trt = fit.efficiency("nvidia", "serving", "h100-sxm", "tensorrt-llm", None, "graph")
+    assert trt.seq_step_overhead_s == 0.0 and not trt.steps_wait_on_host
+    pts = prepared_points()
+    eager_pts = [p for p in pts if p.launch == "eager"]
+    assert eager_pts and all(f"seq_step.{p.stack}" in p.keys for p in eager_pts)
+    trt_pts = [p for p in pts if p.serve is not None and p.stack == "tensorrt-llm"]
+    assert trt_pts and not any(k.startswith("seq_step.") for p in trt_pts for k in p.keys)
