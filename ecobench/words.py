@@ -1,6 +1,9 @@
-"""Counted nouns and articles for messages: "1 run", "2 runs", "a scenario", "run results"."""
+"""Words and numbers for messages: counted nouns ("1 run", "2 runs"), articles ("a scenario", "run
+results") and numbers for people ("19,340", never 1.934e+04)."""
 
 from __future__ import annotations
+
+import math
 
 
 def counted(n: float, noun: str, plural: str | None = None) -> str:
@@ -15,3 +18,26 @@ def a(what: str) -> str:
     if what.split()[-1].endswith("s") and not what.endswith(("CSV", "ss")):
         return what
     return f"{'an' if what[:1].lower() in 'aeiou' else 'a'} {what}"
+
+
+def is_number(v: float | None) -> bool:
+    return v is not None and v == v and not math.isinf(v)
+
+
+def fmt_num(v: float, money: bool = False, digits: int = 3) -> str:
+    """A number for people: thousands separated, ``digits`` significant figures, never 1e+05
+    notation; money with cents below 100."""
+    if not is_number(v):
+        return "n/a"
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 1000 or (money and a >= 100):
+        return f"{v:,.0f}"
+    if money and a >= 1:
+        return f"{v:,.2f}"
+    if not money and float(v).is_integer():
+        return f"{v:.0f}"
+    decimals = min(8, max(0, digits - 1 - math.floor(math.log10(a))))
+    text = f"{v:.{decimals}f}"
+    return text if money or "." not in text else text.rstrip("0").rstrip(".")

@@ -15,10 +15,9 @@ from ecobench.planning.configs import evaluate_config, locate
 from ecobench.planning.measured_serving import lengths_mismatch
 from ecobench.planning.serving import LEAST_REACHABLE, least_reachable, slo_misses
 from ecobench.power.uncertainty import McConfig, bands
-from ecobench.reports.charts import fmt_num
 from ecobench.scenario.model import HardwareConfig, Scenario
 from ecobench.table import CHANGE_METRICS, change_pct
-from ecobench.words import counted
+from ecobench.words import counted, fmt_num
 
 if TYPE_CHECKING:
     import pandas as pd

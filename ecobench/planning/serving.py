@@ -64,9 +64,9 @@ from ecobench.planning.schedulers import (
 from ecobench.planning.traffic import Lengths, Traffic
 from ecobench.planning.ttft_dist import Ttft
 from ecobench.power.draw import Activity
-from ecobench.reports.charts import fmt_num
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
+from ecobench.words import fmt_num
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.moe_blockwise import prefill_block_tokens
 from ecobench.workloads.transformer import kv_cache_bytes_per_token

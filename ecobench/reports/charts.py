@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from ecobench.words import fmt_num
+from ecobench.words import is_number as _isnum
+
 PALETTE = ["#2b6cb0", "#dd6b20", "#38a169", "#805ad5", "#d69e2e", "#e53e3e", "#319795", "#718096"]
 BASELINE_COLOUR = "#a0aec0"
 AXIS_COLOUR = "#718096"
@@ -24,29 +27,6 @@ FONT_PX = 13  # every chart's text; with charts at most MAX_W wide, text stays >
 CHAR_W = 7.2  # average width of a 13 px system-ui character, for laying out labels
 DIGIT_W = 0.64 * FONT_PX  # a digit in the widest common fallback (DejaVu Sans), for spacing ticks
 MAX_W = 480  # widest chart (viewBox units): a 400 px screen scales it by about 0.79
-
-
-def _isnum(v: float | None) -> bool:
-    return v is not None and v == v and not math.isinf(v)
-
-
-def fmt_num(v: float, money: bool = False, digits: int = 3) -> str:
-    """A number for people: thousands separated, ``digits`` significant figures, never 1e+05
-    notation; money with cents below 100."""
-    if not _isnum(v):
-        return "n/a"
-    if v == 0:
-        return "0"
-    a = abs(v)
-    if a >= 1000 or (money and a >= 100):
-        return f"{v:,.0f}"
-    if money and a >= 1:
-        return f"{v:,.2f}"
-    if not money and float(v).is_integer():
-        return f"{v:.0f}"
-    decimals = min(8, max(0, digits - 1 - math.floor(math.log10(a))))
-    text = f"{v:.{decimals}f}"
-    return text if money or "." not in text else text.rstrip("0").rstrip(".")
 
 
 def _fmt(v: float) -> str:
