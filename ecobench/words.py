@@ -20,7 +20,13 @@ def a(what: str) -> str:
     return f"{'an' if what[:1].lower() in 'aeiou' else 'a'} {what}"
 
 
+def shown(text: str, width: int = 40) -> str:
+    """A value as written, cut to ``width`` characters (a 400-digit integer is not repeated in full)."""
+    return text if len(text) <= width else f"{text[:width - 3]}..."
+
+
 def is_number(v: float | None) -> bool:
+    """Whether ``v`` is a finite number (not None, NaN or infinite)."""
     return v is not None and v == v and not math.isinf(v)
 
 
@@ -31,13 +37,13 @@ def fmt_num(v: float, money: bool = False, digits: int = 3) -> str:
         return "n/a"
     if v == 0:
         return "0"
-    a = abs(v)
-    if a >= 1000 or (money and a >= 100):
+    size = abs(v)
+    if size >= 1000 or (money and size >= 100):
         return f"{v:,.0f}"
-    if money and a >= 1:
+    if money and size >= 1:
         return f"{v:,.2f}"
     if not money and float(v).is_integer():
         return f"{v:.0f}"
-    decimals = min(8, max(0, digits - 1 - math.floor(math.log10(a))))
+    decimals = min(8, max(0, digits - 1 - math.floor(math.log10(size))))
     text = f"{v:.{decimals}f}"
     return text if money or "." not in text else text.rstrip("0").rstrip(".")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from ecobench.bounds import limits_text, type_limits
+from ecobench.words import shown
 
 __all__ = ["SchemaModel"]
 
@@ -72,11 +73,19 @@ def _check_range(cls: type[SchemaModel], name: str, value: float, text: str | No
     if limits is None:
         return
     lo, hi, allowed = limits
-    shown = _shown(text if text is not None else repr(value))
+    wrong = _range_problem(value, lo, hi)
+    if wrong:
+        raise ValueError(f"{shown(text if text is not None else repr(value))} {wrong}; allowed: {allowed}")
+
+
+def _range_problem(value: float, lo: float | None, hi: float | None) -> str | None:
+    """What is wrong with a number against its bounds ('is not a finite number', 'is out of range'), or
+    None."""
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"{shown} is not a finite number; allowed: {allowed}")
+        return "is not a finite number"
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ValueError(f"{shown} is out of range; allowed: {allowed}")
+        return "is out of range"
+    return None
 
 
 def _check_item_ranges(cls: type[SchemaModel], name: str, value: list[Any] | dict[Any, Any]) -> None:
@@ -92,18 +101,11 @@ def _check_item_ranges(cls: type[SchemaModel], name: str, value: list[Any] | dic
         number = _as_number(item)
         if number is None:
             continue
-        shown = _shown(item if isinstance(item, str) else repr(item))
-        outside = (lo is not None and number < lo) or (hi is not None and number > hi)
-        finite = not isinstance(number, float) or math.isfinite(number)
-        wrong = "is not a finite number" if not finite else "is out of range" if outside else None
+        wrong = _range_problem(number, lo, hi)
         if wrong:
-            raise PydanticCustomError("item_out_of_range", f"{shown} {wrong}; allowed: {allowed}",
+            written = shown(item if isinstance(item, str) else repr(item))
+            raise PydanticCustomError("item_out_of_range", f"{written} {wrong}; allowed: {allowed}",
                                       {"item": (key if isinstance(value, list) else str(key),)})
-
-
-def _shown(text: str) -> str:
-    """A value as written, cut to 40 characters (a 400-digit integer is not repeated in full)."""
-    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _as_number(item: Any) -> int | float | None:
@@ -127,16 +129,18 @@ def _item_limits(cls: type[SchemaModel], name: str) -> tuple[float | None, float
     kinds = _kinds(field.annotation)
     if not kinds or not kinds <= {"int", "float"} or not _container(field.annotation):
         return None
-    lo, hi = type_limits(field.annotation, field.metadata)
-    allowed = _numbers_allowed(cls, name)
-    return None if (lo is None and hi is None) or allowed is None else (lo, hi, allowed)
+    return _bounded(cls, name)
 
 
 @functools.cache
 def _plain_limits(cls: type[SchemaModel], name: str) -> tuple[float | None, float | None, str] | None:
     """(lowest, highest, what is allowed) of a plain number field with a bound; None for any other."""
-    if not _numbers_only(cls, name):
-        return None
+    return _bounded(cls, name) if _numbers_only(cls, name) else None
+
+
+def _bounded(cls: type[SchemaModel], name: str) -> tuple[float | None, float | None, str] | None:
+    """(lowest, highest, what is allowed) of a number field's type (its items' for a container); None
+    where it has no bound."""
     field = cls.model_fields[name]
     lo, hi = type_limits(field.annotation, field.metadata)
     allowed = _numbers_allowed(cls, name)

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 
 from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN
+from ecobench.words import shown
 
 __all__ = ["Schema", "did_you_mean", "error_lines"]
 
@@ -60,20 +61,20 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
     """Pydantic's own wording ('Field required', 'Input should be a valid string') said as the value,
     what is wrong and what is allowed; None for an error kept in pydantic's words."""
     kind, ctx, value = err["type"], err.get("ctx", {}), err.get("input")
-    shown = repr(value) if len(repr(value)) <= 40 else f"{repr(value)[:37]}..."
+    written = shown(repr(value))
     if kind == "missing":
         what = _description(loc, schema)
         return f"missing; this field is required ({what})" if what else "missing; this field is required"
     if kind == "string_type":
         if isinstance(value, int | float) and loc:
-            return f"{shown} is a number, not text; allowed: text (quote it: {loc[-1]}: '{value}')"
-        got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else shown
+            return f"{written} is a number, not text; allowed: text (quote it: {loc[-1]}: '{value}')"
+        got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else written
         return f"{got}, not text; allowed: text"
     if kind == "finite_number":
-        return f"{shown} is not a finite number; allowed: a finite number"
+        return f"{written} is not a finite number; allowed: a finite number"
     if kind in _BOUNDS:
         key, words = _BOUNDS[kind]
-        return f"{shown} is out of range; allowed: {words} {ctx.get(key)}"
+        return f"{written} is out of range; allowed: {words} {ctx.get(key)}"
     if kind in ("too_short", "too_long") and "actual_length" in ctx:
         short = kind == "too_short"
         words, n = ("at least", ctx.get("min_length")) if short else ("at most", ctx.get("max_length"))
