@@ -66,7 +66,7 @@ from ecobench.planning.ttft_dist import Ttft
 from ecobench.power.draw import Activity
 from ecobench.scenario.model import HardwareConfig, ParallelismSpec, ServingSpec
 from ecobench.units import SECONDS_PER_HOUR
-from ecobench.words import fmt_num
+from ecobench.words import counted, fmt_num
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.moe_blockwise import prefill_block_tokens
 from ecobench.workloads.transformer import kv_cache_bytes_per_token
@@ -252,8 +252,7 @@ def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Archite
 
     if not ok(tensor):
         if not can_span:
-            ranks = f"{rpn} rank{'s' if rpn > 1 else ''}"
-            raise InputError(f"{tensor} must divide the {ranks} of {inst}; allowed: "
+            raise InputError(f"{tensor} must divide the {counted(rpn, 'rank')} of {inst}; allowed: "
                              f"{', '.join(map(str, valid))} (a replica spans instances only on instances of "
                              "several accelerators joined by a device link, such as p5.48xlarge)"
                              ).in_config("parallelism.tensor")
@@ -452,11 +451,16 @@ def _least_reachable(spec: ServingSpec, light: Operating | None, rate: float, sp
     got = {name: light.latency_ms(metric, q, rows) for metric, q, _, name in spec.targets}
     ratio = np.max([got[name] / value for _, _, value, name in spec.targets], axis=0)
     i = int(np.argmin(ratio))
-    replicas = int(replicas_for(rate, float(light.rate_per_s[rows[i]])))
-    instances = replicas * span if span > 1 else math.ceil(replicas / per_instance)
+    instances = _instances_for(int(replicas_for(rate, float(light.rate_per_s[rows[i]]))), span, per_instance)
     values = ", ".join(f"{name} {fmt_num(float(v[i]))}" for name, v in got.items())
     return (f"{LEAST_REACHABLE}{values} at {fmt_num(float(light.batch[rows[i]]))} requests in flight per "
             f"replica ({instances:,} instances)")
+
+
+def _instances_for(replicas: int, span: int, per_instance: float) -> int:
+    """Instances ``replicas`` replicas take: ``span`` instances each where a replica spans several, else
+    ``per_instance`` replicas share one."""
+    return replicas * span if span > 1 else math.ceil(replicas / per_instance)
 
 
 def least_reachable(choice: str | None) -> str:
@@ -660,7 +664,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             replicas = pools[0] + pools[1]
         span = max(1, t * pp // rpn)  # instances one replica occupies
         per_instance = rpn // (t * pp) if span == 1 else 1 / span
-        instances = math.ceil(replicas / per_instance) if span == 1 else replicas * span
+        instances = _instances_for(replicas, span, per_instance)
         per_replica = rate / replicas
         at = {k: float(v) for k, v in load_at(op, per_replica).items()}
         busy = min(1.0, per_replica / float(np.interp(1.0, op.batch, op.rate_per_s)))
