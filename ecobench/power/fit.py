@@ -65,6 +65,14 @@ DEFAULT_CONTEXT_TOKENS = 512  # serving points that state no input length: an as
 # (TensorRT-LLM), multi-step or asynchronous scheduling (vLLM V1) are not taken as host-bound.
 HOST_BOUND_ENGINE = re.compile(r"\bvLLM 0\.[0-7]\.(?:\d+|x)\b(?!.*(?:multi-step|num-scheduler-steps))",
                                re.IGNORECASE)
+# Engines that launch every kernel from eager Python (Hugging Face transformers' generate() and pipelines,
+# a plain PyTorch forward loop), without torch.compile or CUDA graphs: at small batches the GPU finishes
+# each kernel before the CPU launches the next. PyTorch's "Accelerating Generative AI with PyTorch II:
+# GPT, Fast" (2023-11-30, https://pytorch.org/blog/accelerating-generative-ai-2/) traced such a loop
+# (Llama-2-7B, batch 1, A100-80GB: 25.5 tokens/s) as "heavily CPU overhead bound"; with the launches
+# captured (torch.compile reduce-overhead) the same model ran 107 tokens/s. Serving and inference runs.
+EAGER_ENGINE = re.compile(r"\b(?:HF transformers|PyTorch [\d.]+ eager)\b(?!.*(?:torch\.compile|CUDA graph))",
+                          re.IGNORECASE)
 
 
 def stall_draw() -> float:
@@ -82,7 +90,8 @@ def split_rest(p: PowerPoint, s_c: float, s_m: float, window_idle_s: float = 0.0
     ``window_idle_s`` seconds of the metering window with nothing running (a script's sleeps around a
     serving run of ``batch x output_tokens / output_tokens_per_s`` seconds) are stalls too."""
     rest = max(0.0, 1.0 - s_c - s_m)
-    host = p.kind == "power_serve" and HOST_BOUND_ENGINE.search(p.engine or "") is not None
+    host = (p.kind == "power_serve" and HOST_BOUND_ENGINE.search(p.engine or "") is not None
+            or EAGER_ENGINE.search(p.engine or "") is not None)
     c, m, st = (s_c, s_m, rest) if host else (s_c, s_m + rest, 0.0)
     if window_idle_s > 0 and p.batch and p.output_tokens and p.output_tokens_per_s:
         run_s = p.batch * p.output_tokens / p.output_tokens_per_s
