@@ -19,7 +19,7 @@ tokens (batch 1-256).
 
 Needs: a CUDA GPU, torch, transformers, nvidia-ml-py.
 Usage: python tools/measure_gpu_states.py OUT_DIR [STEPS]
-(STEPS: a comma list of states, decode, train, bert; all by default)
+(STEPS: a comma list of states, decode, train, bert, busy; all by default)
 Writes OUT_DIR/gpu_states.json after every step (a failed step is recorded with its error).
 """
 
@@ -165,9 +165,9 @@ def states(m: Meter, res: dict, save) -> None:
         save()
 
 
-def decode(m: Meter, res: dict, save) -> None:
+def _llama3_8b():
+    """A Llama-3-8B-shaped decoder on the GPU, random weights, bf16, generating without stopping."""
     import torch
-    import transformers
     from transformers import LlamaConfig, LlamaForCausalLM
 
     cfg = LlamaConfig(
@@ -184,19 +184,44 @@ def decode(m: Meter, res: dict, save) -> None:
         model = LlamaForCausalLM(cfg).to(torch.bfloat16).eval()
     model.generation_config.eos_token_id = None
     model.generation_config.pad_token_id = 0
+    return model
+
+
+def _generate_kwargs(batch: int) -> tuple:
+    import torch
+
+    ids = torch.randint(1000, 100000, (batch, PROMPT_TOKENS), device="cuda")
+    kw = {
+        "attention_mask": torch.ones_like(ids),
+        "max_new_tokens": OUTPUT_TOKENS,
+        "min_new_tokens": OUTPUT_TOKENS,
+        "do_sample": False,
+    }
+    return ids, kw
+
+
+def _bert_large():
+    """BERT-Large on the GPU, random weights, fp16."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+    with torch.device("cuda"):
+        return BertModel(cfg).half().eval()
+
+
+def decode(m: Meter, res: dict, save) -> None:
+    import torch
+    import transformers
+
+    model = _llama3_8b()
     res["decode"] = {
         "model": "Llama-3-8B shape (LlamaConfig), random weights, bf16",
         "transformers": transformers.__version__,
         "runs": [],
     }
     for batch in DECODE_BATCHES:
-        ids = torch.randint(1000, 100000, (batch, PROMPT_TOKENS), device="cuda")
-        kw = {
-            "attention_mask": torch.ones_like(ids),
-            "max_new_tokens": OUTPUT_TOKENS,
-            "min_new_tokens": OUTPUT_TOKENS,
-            "do_sample": False,
-        }
+        ids, kw = _generate_kwargs(batch)
         with torch.inference_mode():
             model.generate(ids, **{**kw, "max_new_tokens": 8, "min_new_tokens": 8})
             for rep in range(3):
@@ -268,11 +293,8 @@ def train(m: Meter, res: dict, save) -> None:
 
 def bert(m: Meter, res: dict, save) -> None:
     import torch
-    from transformers import BertConfig, BertModel
 
-    cfg = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
-    with torch.device("cuda"):
-        model = BertModel(cfg).half().eval()
+    model = _bert_large()
     res["bert"] = []
     for batch in BERT_BATCHES:
         ids = torch.randint(1000, 30000, (batch, 384), device="cuda")
@@ -285,6 +307,74 @@ def bert(m: Meter, res: dict, save) -> None:
             "samples_per_s": round(row["calls"] * batch / row["seconds"], 1),
         }
         res["bert"].append(row)
+        save()
+
+
+def _kernel_s(body) -> float:
+    """Seconds of GPU kernels (and copies) ``body()`` runs, from the CUDA profiler's device times."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        body()
+        torch.cuda.synchronize()
+    return sum(e.self_device_time_total for e in prof.key_averages()) / 1e6
+
+
+def _timed_s(body) -> float:
+    import torch
+
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    body()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0
+
+
+def busy(m: Meter, res: dict, save) -> None:
+    """The GPU's busy share of the decode and BERT runs: kernel seconds of one profiled call over the
+    wall seconds of the same call unprofiled (the profiler slows the host, not the kernels)."""
+    import torch
+
+    res["busy"] = {"decode": [], "bert": []}
+    model = _llama3_8b()
+    for batch in DECODE_BATCHES:
+        ids, kw = _generate_kwargs(batch)
+        with torch.inference_mode():
+            model.generate(ids, **kw)  # the cold call (allocator, kernels for new shapes)
+            wall = _timed_s(lambda ids=ids, kw=kw: model.generate(ids, **kw))
+            kernel = _kernel_s(lambda ids=ids, kw=kw: model.generate(ids, **kw))
+        res["busy"]["decode"].append(
+            {
+                "batch": batch,
+                "wall_s": round(wall, 4),
+                "kernel_s": round(kernel, 4),
+                "busy_share": round(kernel / wall, 4),
+            }
+        )
+        save()
+    del model
+    torch.cuda.empty_cache()
+    model = _bert_large()
+    for batch in BERT_BATCHES:
+        ids = torch.randint(1000, 30000, (batch, 384), device="cuda")
+
+        def forwards(ids=ids) -> None:
+            for _ in range(10):
+                model(input_ids=ids)
+
+        with torch.inference_mode():
+            forwards()
+            wall = _timed_s(forwards)
+            kernel = _kernel_s(forwards)
+        res["busy"]["bert"].append(
+            {
+                "batch": batch,
+                "wall_s": round(wall, 4),
+                "kernel_s": round(kernel, 4),
+                "busy_share": round(kernel / wall, 4),
+            }
+        )
         save()
 
 
@@ -313,7 +403,7 @@ def main(out: Path) -> None:
 
     save()
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
-    for step in (states, decode, train, bert):
+    for step in (states, decode, train, bert, busy):
         if only and step.__name__ not in only:
             continue
         t0 = time.perf_counter()
@@ -325,15 +415,13 @@ def main(out: Path) -> None:
         torch.cuda.empty_cache()
         print(f"{step.__name__}: {time.perf_counter() - t0:.0f} s", flush=True)
         save()
-    torch.cuda.empty_cache()
-    time.sleep(20)
-    res["idle_end"] = m.window(lambda: time.sleep(STATE_S))
-    save()
-    print(
-        json.dumps(
-            {k: v for k, v in res.items() if k in ("idle_start", "compute", "memory", "spin", "idle_end")}
-        )
-    )
+    if only is None or "states" in only:  # the blocked draw again, after 20 s with nothing launched
+        torch.cuda.empty_cache()
+        time.sleep(20)
+        res["idle_end"] = m.window(lambda: time.sleep(STATE_S))
+        save()
+    shown = ("idle_start", "compute", "memory", "spin", "idle_end", "busy")
+    print(json.dumps({k: v for k, v in res.items() if k in shown}))
 
 
 if __name__ == "__main__":
