@@ -169,18 +169,22 @@ def _fmt(v: float) -> str:
     return f"{v:.6f}".rstrip("0")
 
 
-def limits_text(lo: float | None, hi: float | None) -> str:
-    """' from 1 to 16,777,216' (' of at least 0', ' of at most 1', '' unbounded): a range in a message."""
+def limits_text(lo: float | None, hi: float | None, open_lo: bool = False, open_hi: bool = False) -> str:
+    """' from 1 to 16,777,216' (' of at least 0', ' of at most 1', '' unbounded; an exclusive bound
+    ``open_lo``/``open_hi``: ' more than 0', ' more than 0 and at most 1'): a range in a message."""
+    low = None if lo is None else f"{'more than' if open_lo else 'at least'} {_fmt(lo)}"
+    high = None if hi is None else f"{'less than' if open_hi else 'at most'} {_fmt(hi)}"
+    if open_lo or open_hi:
+        return " " + " and ".join(b for b in (low, high) if b)
     if lo is not None and hi is not None:
         return f" from {_fmt(lo)} to {_fmt(hi)}"
-    if lo is not None or hi is not None:
-        return f" of at {'least' if hi is None else 'most'} {_fmt(lo if hi is None else hi)}"
+    if low or high:
+        return f" of {low or high}"
     return ""
 
 
-def type_limits(t: Any, metadata: Iterable[Any] = ()) -> tuple[float | None, float | None]:
-    """(lowest, highest) of the number in type ``t``, read from its pydantic metadata (its items' for a
-    list, inside Optional too; ``metadata``: a field's own constraints); None where unbounded."""
+def _constraints(t: Any, metadata: Iterable[Any]) -> list[Any]:
+    """The pydantic constraints on the number in type ``t`` and ``metadata`` (annotated_types' Ge, Gt...)."""
     found = list(metadata)
     todo = [t]
     while todo:  # Annotated[float, Field(ge=...)] inside Optional[...] or list[...]
@@ -188,11 +192,23 @@ def type_limits(t: Any, metadata: Iterable[Any] = ()) -> tuple[float | None, flo
         if get_origin(a) is Annotated:
             found += [c for m in a.__metadata__ for c in getattr(m, "metadata", [])]
         todo += get_args(a)
+    return found
+
+
+def type_limits(t: Any, metadata: Iterable[Any] = ()) -> tuple[float | None, float | None]:
+    """(lowest, highest) of the number in type ``t``, read from its pydantic metadata (its items' for a
+    list, inside Optional too; ``metadata``: a field's own constraints); None where unbounded."""
     lo = hi = None
-    for c in found:  # annotated_types.Ge, Le, Gt, Lt
+    for c in _constraints(t, metadata):  # annotated_types.Ge, Le, Gt, Lt
         lo = getattr(c, "ge", getattr(c, "gt", lo))
         hi = getattr(c, "le", getattr(c, "lt", hi))
     return lo, hi
+
+
+def open_limits(t: Any, metadata: Iterable[Any] = ()) -> tuple[bool, bool]:
+    """Whether :func:`type_limits`' lowest and highest are exclusive (``gt``, ``lt``)."""
+    found = _constraints(t, metadata)
+    return any(hasattr(c, "gt") for c in found), any(hasattr(c, "lt") for c in found)
 
 
 def _row(what: str, t: object, unit: str = "") -> Range:

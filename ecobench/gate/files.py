@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from ecobench.bounds import Name
 from ecobench.errors import InputError
 from ecobench.io.rundir import results_file
 from ecobench.reports.tables import RESULTS_SCHEMA_VERSION, read_results
+from ecobench.scenario.base import SchemaModel
+from ecobench.scenario.messages import Schema, describe_model, error_lines
 from ecobench.version import BASELINE_KIND, RESULTS_KIND
 
 __all__ = ["BASELINE_KIND", "PARETO_RANK", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc",
@@ -35,30 +37,36 @@ PARETO_RANK = "pareto_rank"
 Sample = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 
 
-class _Row(BaseModel):
+class _Open(SchemaModel):
+    """A level of the document: numbers checked as a scenario's are; other keys kept (a row's result
+    columns, a results.json's versions, machine, git...)."""
+
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    config_id: Name
+
+class _Row(_Open):
+    config_id: Name = Field(description="the configuration's id")
     samples: dict[str, Annotated[list[Sample], Field(min_length=1, max_length=MAX_SAMPLES)]] | None = None
     run_means: dict[str, Annotated[list[Sample], Field(min_length=2, max_length=MAX_SAMPLES)]] | None = None
     measurement_warnings: str | None = None
 
 
-class _Scenario(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
-
-    name: Name
+class _Scenario(_Open):
+    name: Name = Field(description="the scenario's name")
 
 
-class _Doc(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
-
+class _Doc(_Open):
     kind: Literal["ecobench-results", "ecobench-baseline"] | None = None  # RESULTS_KIND, BASELINE_KIND
-    schema_version: Annotated[int, Field(strict=True)]
-    mode: Literal["inference", "training", "serving"]
+    schema_version: Annotated[int, Field(strict=True)] = Field(description="the results format's version")
+    mode: Literal["inference", "training", "serving"] = Field(description="the scenario's workload mode")
     scenario_name: Name | None = None
     scenario: _Scenario | None = None
-    rows: list[_Row] = Field(min_length=1, max_length=MAX_ROWS)
+    rows: list[_Row] = Field(min_length=1, max_length=MAX_ROWS, description="one per configuration")
+
+
+# What the scenario's messages (error_lines) read of a gate document.
+_SCHEMA = Schema(lambda: describe_model(_Doc) + describe_model(_Scenario, "scenario.")
+                 + describe_model(_Row, "rows[]."), globals())
 
 
 @dataclass(frozen=True)
@@ -74,10 +82,6 @@ class GateDoc:
     meta: dict[str, Any]  # everything else at the top level (versions, machine, git...)
 
 
-def _loc(loc: tuple[int | str, ...]) -> str:
-    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(top level)"
-
-
 def read_gate_doc(path: Path, role: str) -> GateDoc:
     """Read and check a run directory's results.json or a baseline file; ``role`` ("run" or
     "baseline") names it in errors."""
@@ -86,7 +90,7 @@ def read_gate_doc(path: Path, role: str) -> GateDoc:
     try:
         doc = _Doc.model_validate(raw)
     except ValidationError as exc:
-        lines = [f"{_loc(tuple(e['loc']))}: {e['msg']}" for e in exc.errors()[:10]]
+        lines = error_lines(exc.errors()[:10], _SCHEMA)  # type: ignore[arg-type]
         raise InputError(f"{f}: not a valid {role} document\n  " + "\n  ".join(lines)) from None
     if doc.kind is None and doc.scenario is None:
         raise InputError(f"{f}: neither a run's results.json nor a baseline (no 'kind', no 'scenario')")

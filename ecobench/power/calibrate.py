@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,16 +45,30 @@ from ecobench.power.fit import (
     roofline_fraction,
 )
 from ecobench.power.params import power_model
+from ecobench.scenario.messages import Schema, describe_model, error_lines
 from ecobench.units import BYTES_PER_DTYPE
 
+_POINT = re.compile(r"^points\[(\d+)\]")
 
-def _location(loc: tuple[Any, ...], doc: dict[str, Any]) -> str:
-    """``points[3] (id).field`` from pydantic's location of a merged corpus."""
-    if loc and loc[0] == "points" and len(loc) > 1 and isinstance(loc[1], int):
-        pts = doc.get("points") or []
-        pid = pts[loc[1]].get("id", "?") if loc[1] < len(pts) and isinstance(pts[loc[1]], dict) else "?"
-        return f"points[{loc[1]}] ({pid})" + "".join(f".{p}" for p in loc[2:])
-    return ".".join(str(p) for p in loc)
+
+def _with_id(line: str, doc: dict[str, Any]) -> str:
+    """A message line about ``points[3]`` as ``points[3] (its id)``."""
+    m = _POINT.match(line)
+    if m is None:
+        return line
+    i, pts = int(m[1]), doc.get("points") or []
+    pid = pts[i].get("id", "?") if i < len(pts) and isinstance(pts[i], dict) else "?"
+    return f"{m[0]} ({pid}){line[m.end():]}"
+
+
+def _schema(doc: dict[str, Any]) -> Schema:
+    """What the scenario's messages (:func:`error_lines`) read of a calibration file: each source's
+    fields under its key and each point's, for the nearest and allowed names and a missing field's
+    description."""
+    sources = doc["sources"] if isinstance(doc.get("sources"), dict) else {}
+    rows = [r for k in sources for r in describe_model(PowerSource, f"sources.{k}.")]
+    rows += describe_model(PowerPoint, "points[].")
+    return Schema(lambda: rows, {})
 
 
 _ARCH_COUNTS = ("layers", "hidden_size", "heads", "intermediate_size", "vocab_size",
@@ -245,13 +260,7 @@ def load_points(path: str | Path) -> PowerCorpus:
     try:
         corpus = parse_corpus([doc])
     except ValidationError as exc:
-        lines = []
-        for e in exc.errors():
-            msg = e["msg"]
-            if e["type"] == "extra_forbidden":
-                model = PowerPoint if e["loc"][0] == "points" else PowerSource
-                msg = f"unknown field (allowed: {', '.join(model.model_fields)})"
-            lines.append(f"{_location(tuple(e['loc']), doc)}: {msg}")
+        lines = [_with_id(line, doc) for line in error_lines(exc.errors(), _schema(doc))]  # type: ignore[arg-type]
         raise InputError(f"{path}: invalid calibration points\n  " + "\n  ".join(lines)) from None
     except ValueError as exc:
         raise InputError(f"{path}: {exc}") from None

@@ -15,9 +15,10 @@ import functools
 from importlib import resources
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ecobench.io.yamlio import load_packaged
+from ecobench.scenario.base import SchemaModel
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.presets import preset
 
@@ -26,8 +27,9 @@ Metered = Literal["device", "node", "facility"]
 MAX_OVER_LIMIT = 1.2  # a mean draw above 1.2x the chip's maximum is refused as a data error
 
 
-class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class _Row(SchemaModel):
+    """Unknown fields refused, frozen, and numbers checked as a scenario's are (no boolean, no text that is
+    no number, the field's whole range said): a calibration file is read with the scenario's messages."""
 
 
 class PowerSource(_Row):

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from ecobench.bounds import limits_text, type_limits
+from ecobench.bounds import limits_text, open_limits, type_limits
 from ecobench.words import shown
 
 __all__ = ["SchemaModel"]
@@ -178,7 +178,8 @@ def _numbers_allowed(cls: type[SchemaModel], name: str) -> str | None:
     parts = []
     if kinds & {"int", "float"}:
         lo, hi = type_limits(field.annotation, field.metadata)
-        parts.append(("an integer" if "float" not in kinds else "a number") + limits_text(lo, hi))
+        parts.append(("an integer" if "float" not in kinds else "a number")
+                     + limits_text(lo, hi, *open_limits(field.annotation, field.metadata)))
     parts += sorted(k for k in kinds if k.startswith(("one of", "'")))
     return " or ".join(parts)
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN
 from ecobench.words import shown
 
-__all__ = ["Schema", "did_you_mean", "error_lines"]
+__all__ = ["Schema", "describe_model", "did_you_mean", "error_lines"]
 
 
 class Schema(NamedTuple):
@@ -53,6 +53,7 @@ def _format(err: dict[str, Any], schema: Schema) -> str:
     return f"{loc}: {_plain(err, bare, schema) or msg}"
 
 
+_NUMBER_TYPES = ("int_type", "int_parsing", "int_from_float", "float_type", "float_parsing")
 _BOUNDS = {"greater_than_equal": ("ge", "at least"), "greater_than": ("gt", "more than"),
            "less_than_equal": ("le", "at most"), "less_than": ("lt", "less than")}
 
@@ -70,6 +71,17 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
             return f"{written} is a number, not text; allowed: text (quote it: {loc[-1]}: '{value}')"
         got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else written
         return f"{got}, not text; allowed: text"
+    if kind in _NUMBER_TYPES:  # a strict number field (a gate document's), or a list where a number goes
+        what = "an integer" if kind.startswith("int") else "a number"
+        if isinstance(value, str) and _reads_as_number(value):
+            return f"{written} is text, not a number; allowed: {what}, unquoted"
+        got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else written
+        return f"{got} is not {what}; allowed: {what}"
+    if kind == "literal_error" and "expected" in ctx:  # pydantic's 'Input should be 'a' or 'b''
+        choices = re.findall(r"'([^']*)'", str(ctx["expected"]))
+        narrows = len(_close(str(value), choices)) < len(choices)  # no hint that names every choice
+        hint = did_you_mean(str(value), choices) if narrows else ""
+        return f"{written} is not allowed; allowed: {ctx['expected']}{hint}"
     if kind == "finite_number":
         return f"{written} is not a finite number; allowed: a finite number"
     if kind in _BOUNDS:
@@ -80,6 +92,21 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         words, n = ("at least", ctx.get("min_length")) if short else ("at most", ctx.get("max_length"))
         return f"has {ctx['actual_length']} items; allowed: {words} {n}"
     return None
+
+
+def _reads_as_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def describe_model(model: type[BaseModel], prefix: str = "") -> list[tuple[str, str, str]]:
+    """(path, default, description) of a model's own fields, each path under ``prefix``: the rows of a
+    :class:`Schema` for a file other than a scenario (a calibration file, a gate document)."""
+    return [(prefix + name, "required" if f.is_required() else repr(f.get_default(call_default_factory=True)),
+             f.description or "") for name, f in model.model_fields.items()]
 
 
 def _description(loc: tuple[Any, ...], schema: Schema) -> str:

@@ -43,6 +43,10 @@ def _limits(bound: Any) -> tuple[int, int]:
 
 
 def _shown(v: Any) -> str:
+    """A JSON value for a message, said in JSON's terms: text quoted with control characters escaped,
+    ``true``/``false``, an integer's digit count past 20 digits, 'a JSON object'. Not
+    :func:`ecobench.words.shown`, which cuts a value's Python text (``True``, ``{'a': 1}``) to 40
+    characters and escapes nothing."""
     from ecobench.io.bounded import snippet
 
     if isinstance(v, str):

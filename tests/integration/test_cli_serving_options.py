@@ -133,7 +133,8 @@ def _bad(tmp_path, capsys, scenario, *needles):
      "exactly one of draft_model or draft_params"),
     ("speculative", {"method": "draft", "draft_model": "llama9", "num_speculative_tokens": 4,
                      "acceptance_rate": 0.5}, "is not a model preset"),
-    ("quantization", "int3", "configs[0].quantization: Input should be 'fp8', 'int8' or 'int4'"),
+    ("quantization", "int3",
+     "configs[0].quantization: 'int3' is not allowed; allowed: 'fp8', 'int8' or 'int4'"),
 ])
 def test_bad_option_values_exit_2(tmp_path, capsys, field, value, needle):
     _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16",

@@ -345,3 +345,34 @@ def test_a_folder_that_is_not_a_run_says_what_it_is(tmp_path, capsys):
         err = capsys.readouterr().err
         assert words in err and "no such run directory" not in err, err
     assert not (tmp_path / "b.json").exists()
+
+
+# A baseline's problems, each one line naming the field, the value and what is allowed, in the scenario's
+# words (ecobench.scenario.messages); before, pydantic's own: 'Input should be a valid integer', 'Field
+# required', 'Input should be greater than 0'. A gate document keeps keys it does not know (a row's result
+# columns, results.json's versions and machine), so a misspelt field is the required field it is not.
+@pytest.mark.parametrize("mutate,lines", [
+    (lambda d: d.update(schema_versoin=d.pop("schema_version")),
+     ["schema_version: missing; this field is required (the results format's version)"]),
+    (lambda d: d["rows"][0].update(samples={"energy_kwh": [1.0, -2.0]}),
+     ["rows[0].samples.energy_kwh[1]: -2.0 is out of range; allowed: more than 0.0"]),
+    (lambda d: d.update(schema_version="1", mode="trainig"),
+     ["schema_version: '1' is text, not a number; allowed: an integer, unquoted",
+      "mode: 'trainig' is not allowed; allowed: 'inference', 'training' or 'serving'; did you mean "
+      "'training'?"]),
+    (lambda d: (d.pop("mode"), d["rows"][1].pop("config_id")),
+     ["mode: missing; this field is required (the scenario's workload mode)",
+      "rows[1].config_id: missing; this field is required (the configuration's id)"]),
+], ids=["misspelt", "range", "type", "missing"])
+def test_a_bad_baseline_reads_like_a_scenarios_errors(tmp_path, capsys, mutate, lines):
+    run, doc = _doc(tmp_path)
+    mutate(doc)
+    f = tmp_path / "b.json"
+    f.write_text(json.dumps(doc))
+    assert main(["check", str(run), "--baseline", str(f)]) == 2
+    err = capsys.readouterr().err
+    head, *problems = err.strip().splitlines()
+    assert head == f"ecobench: error: {f}: not a valid baseline document", err
+    assert [p.strip() for p in problems] == lines, err
+    for pydantics in ("Input should", "Field required", "Value error", "Traceback"):
+        assert pydantics not in err, err

@@ -304,9 +304,9 @@ class Prepared:
                 f"attention.{v}.{mode}", memory_key(v, mode), f"overhead.{v}.{mode}", network_key(mode)]
         if self.layouts is not None and int(self.layouts.zero[0]) == 3:
             keys.append(f"zero3.{self.stack}")
-        if self.serve is not None and v in GEMM_ROWS_VENDORS:
-            keys.append(f"gemm_rows.{v}")
         if self.serve is not None:
+            if v in GEMM_ROWS_VENDORS:
+                keys.append(f"gemm_rows.{v}")
             keys += [f"request.{v}", f"request_stack.{self.stack}",
                      collective_key(self.stack, self.all_reduce), f"step.{self.stack}"]
             if pays_seq_step(self.stack, self.launch):
@@ -491,9 +491,11 @@ class Batch:
         self.i_gemm_rows = np.array([idx.get(f"gemm_rows.{p.vendor}", -1) if p.serve is not None else -1
                                      for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
+        launches: list[tuple[float, float]] = []  # per serving point: kernels a decode step, a prefill launch
         for i, p in enumerate(prepared):
             if p.serve is not None:  # the decode step at its batch reads a share of the routed experts
                 dec, pre = serve_kernels(p.serve)
+                launches.append((step_launches(p.serve, dec), step_launches(p.serve, pre)))
                 dec = with_routed_reads(dec, p.serve.arch, float(p.point.decode_batch), p.serve.nxd_moe)
                 parts += [(i, 0, dec), (i, 1, pre)]
             elif p.kernels is not None:
@@ -551,9 +553,8 @@ class Batch:
         bw = np.array([prepared[i].cluster.memory_gb_per_s * 1e9 for i in self.serve], dtype=float)
         self.s_reread_s = self.s_batch * np.array([kv_reread_bytes(w) for w in sw if w], dtype=float) / bw
         # Kernels a decode step and a prefill launch (an eager engine's host pays each).
-        ks = [(w, serve_kernels(w)) for w in sw if w]
-        self.s_launch_decode = np.array([step_launches(w, k[0]) for w, k in ks], dtype=float)
-        self.s_launch_prefill = np.array([step_launches(w, k[1]) for w, k in ks], dtype=float)
+        self.s_launch_decode = np.array([d for d, _ in launches], dtype=float)
+        self.s_launch_prefill = np.array([f for _, f in launches], dtype=float)
         # What each target reads: (point, figure), in the order of Prepared.targets.
         self.targets = [(i, fig) for i, p in enumerate(prepared) for fig, _, _ in p.targets]
 

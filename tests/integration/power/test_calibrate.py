@@ -44,7 +44,7 @@ def test_calibration_refits_with_the_points_and_reports_their_out_of_sample_erro
 @pytest.mark.parametrize("change,words", [
     ({"power_w": 900.0}, "power_w: 900 W per device is outside 79-840 W"),
     ({"power_w": 50.0}, "outside 79-840 W"),
-    ({"colour": "red"}, "colour: unknown field (allowed: id, source, kind"),
+    ({"colour": "red"}, "colour: unknown field (allowed here: id, source, kind"),
     ({"gpu": "h900"}, "gpu: unknown chip 'h900'; allowed:"),
     # these were one line without the file or field (the preset), a line ': Value error, ...' (the
     # source), or a TypeError, exit 3 (an inline architecture)
@@ -97,7 +97,8 @@ def test_a_node_figure_from_a_device_meter_is_refused(tmp_path, capsys):
 def test_a_source_without_a_metered_scope_is_refused(tmp_path, capsys):
     src = {k: v for k, v in SOURCE.items() if k != "metered"}
     assert main(["calibrate", _write(tmp_path, [_point(0, 400.0, 1000.0, 16)], src)]) == 2
-    assert "sources.team_a.metered: Field required" in capsys.readouterr().err
+    assert ("sources.team_a.metered: missing; this field is required (what the meter covers)"
+            in capsys.readouterr().err)
 
 
 def test_a_draw_outside_the_fitted_range_is_kept_with_a_warning(tmp_path, capsys):
@@ -251,3 +252,45 @@ def test_every_packaged_point_passes_the_layout_and_throughput_checks():
             fractions.append(f)
     lo, hi = PLAUSIBLE_ROOFLINE_FRACTION
     assert len(fractions) > 300 and lo * 10 <= min(fractions) and max(fractions) <= hi / 5
+
+
+# Each problem one line: the file, the field path, the value and what is allowed, in the scenario's words
+# (ecobench.scenario.messages); before, pydantic's own: 'Input should be greater than 0', 'Input should be
+# a valid integer, unable to parse string as an integer', 'Field required'.
+@pytest.mark.parametrize("change,drop,lines", [
+    ({"colr": "red"}, (), ["points[0] (team_a_0).colr: unknown field (allowed here: id, source, kind"]),
+    ({"power_w": -5, "devices": 0}, (), [
+        "points[0] (team_a_0).power_w: -5 is out of range; allowed: a number more than 0",
+        "points[0] (team_a_0).devices: 0 is out of range; allowed: more than 0"]),
+    ({"devices": "two", "kind": "power_fly", "note": 3, "nodes": True}, (), [
+        "points[0] (team_a_0).devices: 'two' is not a number; allowed: an integer more than 0",
+        "points[0] (team_a_0).kind: 'power_fly' is not allowed; allowed: 'power_train', 'power_serve' or "
+        "'power_infer'",
+        "points[0] (team_a_0).note: 3 is a number, not text; allowed: text",
+        "points[0] (team_a_0).nodes: true, a boolean, not a number; allowed: an integer more than 0"]),
+    ({}, ("power_w", "note"), [
+        "points[0] (team_a_0).power_w: missing; this field is required (mean draw over the measured window)",
+        "points[0] (team_a_0).note: missing; this field is required"]),
+], ids=["unknown", "range", "type", "missing"])
+def test_bad_points_read_like_a_scenarios_errors(tmp_path, capsys, change, drop, lines):
+    point = {k: v for k, v in {**_point(0, 400.0, 1000.0, 16), **change}.items() if k not in drop}
+    path = _write(tmp_path, [point])
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    head, *problems = err.strip().splitlines()
+    assert head == f"ecobench: error: {path}: invalid calibration points", err
+    assert len(problems) == len(lines), err
+    for line in lines:
+        assert any(p.strip().startswith(line) for p in problems), (line, err)
+    for pydantics in ("Input should", "Field required", "Value error", "Traceback"):
+        assert pydantics not in err, err
+
+
+def test_a_misspelt_source_field_is_named_with_the_nearest(tmp_path, capsys):
+    src = {**{k: v for k, v in SOURCE.items() if k != "metered"}, "metred": "device", "window_idle_s": -1}
+    path = _write(tmp_path, [_point(0, 400.0, 1000.0, 16)], src)
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert "sources.team_a.metred: unknown field; did you mean 'metered', 'method'? (allowed here: " in err
+    assert "sources.team_a.window_idle_s: -1 is out of range; allowed: a number of at least 0" in err
+    assert "metered: missing" not in err  # the misspelling is the one problem, said once

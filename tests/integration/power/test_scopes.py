@@ -36,7 +36,8 @@ def test_headline_scope_leads_the_summary(tmp_path, scenario_dict, capsys):
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"headline_scope": "rack"}, "headline_scope: Input should be 'accelerator', 'it' or 'facility'"),
+    ({"headline_scope": "rack"},
+     "headline_scope: 'rack' is not allowed; allowed: 'accelerator', 'it' or 'facility'"),
     ({"configs": [{"id": "a", "instance_type": "inf1.xlarge", "measured_power_w": 40}]},
      "configs[0]: measured_power_w needs measured_power_scope: accelerator or instance"),
     ({"configs": [{"id": "a", "instance_type": "inf1.xlarge", "measured_power_scope": "instance"}]},
@@ -48,7 +49,8 @@ def test_headline_scope_leads_the_summary(tmp_path, scenario_dict, capsys):
                    "measured_power_scope": "instance"}]},
      "configs[0].measured_power_w: inf is not a finite number; allowed: a number from 0.1 to 100,000"),
     ({"configs": [{"id": "a", "instance_type": "inf1.xlarge", "measured_power_w": 40,
-                   "measured_power_scope": "rack"}]}, "configs[0].measured_power_scope: Input should be"),
+                   "measured_power_scope": "rack"}]},
+     "configs[0].measured_power_scope: 'rack' is not allowed; allowed:"),
     ({"uncertainty": {"draws": -5}},
      "uncertainty.draws: -5 is out of range; allowed: an integer from 0 to 100,000"),
     # a draw in kW (or a thousand times too much) was taken as watts: energy off by 1000x, silently
