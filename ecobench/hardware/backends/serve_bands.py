@@ -5,10 +5,17 @@ Every published serving figure's held-out log error, ``log(predicted / published
 model's and the emulated NeuronCore's, each predicted by a fit made without the point's source), is
 stored with the regime it was measured in (:class:`Regime`: which model, accelerator vendor, tensor
 degree, decode batch) in ``data/holdout_residuals.json`` (``python tools/refit.py``). A prediction's
-band is ``value / f`` to ``value x f`` where ``log f`` is the 90% quantile of the absolute log errors
-in its regime's cell, each source weighted equally (split-conformal calibration, Vovk et al. 2005,
+band is ``value / f`` to ``value x f`` where ``log f`` is the quantile of the absolute log errors in
+its regime's cell, each source weighted equally (split-conformal calibration, Vovk et al. 2005,
 Lei et al. 2018, JASA 113:1094, with the source as the exchangeable unit, since a held-out point's
-error is mostly its source's bias). Cells go from the narrowest (model, vendor, tensor class, batch
+error is mostly its source's bias: the CDF pooling of Dunn, Wasserman & Ramdas, JASA 2023,
+arXiv:1809.07441), taken at the finite-sample level ``0.9 x (S + 1) / S`` for the cell's S sources,
+and the cell's largest error where that exceeds 1 (fewer than 9 sources): the rule of the training
+and power bands (``residuals.source_weighted_halfwidth``). At the bare 0.9 level the pooled quantile
+holds 90% of a new source's errors only as S grows, and a serving cell holds 3 to 5 sources
+(docs/serving.md). With fewer than 9 sources even the largest error guarantees no 90% (a new source
+beyond all S of them lies outside: about 1 / (S + 1) of sources where the error is all offset); it
+is the widest band the cell's errors can tell. Cells go from the narrowest (model, vendor, tensor class, batch
 class) to the widest of the vendor (model, vendor); the narrowest with at least :data:`MIN_RESIDUALS`
 errors from :data:`MIN_SOURCES` sources is used, else from fewer sources. Only where the vendor's
 cells hold fewer than :data:`MIN_RESIDUALS` errors does the band pool vendors (the model's cell, else
@@ -32,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ecobench.hardware.backends.residuals import group_weighted_quantile
+from ecobench.hardware.backends.residuals import source_weighted_halfwidth
 
 LEVEL = 0.90  # the band's nominal coverage
 MIN_RESIDUALS = 20  # fewest errors a cell needs before its own quantile is used
@@ -82,15 +89,17 @@ def regime_of(row: Mapping[str, Any]) -> Regime:
 
 def conformal_log_factor(abs_errors: Iterable[float], sources: Iterable[str] | None = None,
                          level: float = LEVEL) -> float:
-    """The ``level`` quantile of absolute log errors, each source weighted equally (``sources``: the
-    source of each error; None: one weight per error): the smallest error whose cumulative weight
-    reaches ``level``. A source, not a row, is the unit a held-out point's band must generalise to:
-    one large source would otherwise set the band by itself."""
+    """The split-conformal half-width of absolute log errors meant to hold ``level`` of a new
+    source's errors: their quantile with each source weighted equally (``sources``: the source of each
+    error; None: one weight per error) at ``level x (S + 1) / S`` for S sources, the largest error
+    where that exceeds 1 (:func:`residuals.source_weighted_halfwidth`). A source, not a row, is the
+    unit a held-out point's band must generalise to: one large source would otherwise set the band by
+    itself, and the bare ``level`` quantile of S sources falls short of ``level`` for a new one."""
     e = np.abs(np.asarray(list(abs_errors), dtype=float))
     if e.size == 0:
         raise ValueError("no errors to calibrate a band on")
     src = np.asarray(list(sources) if sources is not None else range(e.size))
-    return group_weighted_quantile(e, src, level)
+    return source_weighted_halfwidth(e, src, level)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,45 @@ def test_conformal_band_covers_at_least_its_level_of_new_exchangeable_draws():
     assert 0.87 <= np.mean(hits) <= 0.97
 
 
+def test_the_quantile_is_taken_at_the_finite_sample_level_of_its_sources():
+    # one error per source: 10 sources -> level 0.9 x 11 / 10 = 0.99, the largest (0.9 at the bare
+    # level); 20 sources -> 0.945, the 19th (the 18th at the bare level); fewer than 9: the largest
+    ten = [0.1 * k for k in range(1, 11)]
+    assert conformal_log_factor(ten, [str(k) for k in range(10)]) == pytest.approx(1.0)
+    twenty = [0.1 * k for k in range(1, 21)]
+    assert conformal_log_factor(twenty, [str(k) for k in range(20)]) == pytest.approx(1.9)
+    assert conformal_log_factor([0.1, 0.2, 0.3, 0.9], ["a", "b", "c", "c"]) == pytest.approx(0.9)
+
+
+def _new_source_coverage(sources: int, draws: int = 2000) -> tuple[float, float]:
+    """Share of a new source's errors inside the band of ``sources`` others, each off by its own
+    offset (sd 0.3) with little spread of its own (sd 0.03): the band's, and the bare 0.9 quantile's."""
+    from ecobench.hardware.backends.residuals import group_weighted_quantile
+
+    rng = np.random.default_rng(0)
+    band, bare = [], []
+    for _ in range(draws):
+        off = rng.normal(0.0, 0.3, sources + 1)
+        cal = np.concatenate([o + rng.normal(0.0, 0.03, 8) for o in off[:sources]])
+        src = np.repeat(np.arange(sources).astype(str), 8)
+        new = abs(off[-1] + rng.normal(0.0, 0.03))
+        band.append(new <= conformal_log_factor(cal, src))
+        bare.append(new <= group_weighted_quantile(np.abs(cal), src, 0.9))
+    return float(np.mean(band)), float(np.mean(bare))
+
+
+def test_the_band_holds_90_percent_of_a_new_sources_errors_from_ten_sources():
+    # the bare 0.9 quantile of 10 sources' pooled errors holds about 9 / 11 of a new source's
+    band, bare = _new_source_coverage(10)
+    assert band >= 0.9 > 0.86 > bare
+
+
+def test_with_fewer_than_9_sources_the_band_is_the_largest_error_and_holds_less():
+    # four sources: the largest error, which a fifth source's offset exceeds about 1 time in 5
+    band, bare = _new_source_coverage(4)
+    assert 0.78 <= band < 0.9 and band >= bare
+
+
 def test_the_narrowest_cell_with_enough_errors_from_enough_sources_sets_the_band():
     rows = [r for src in "abe" for r in _rows([0.05] * 10, src, batch=1)] \
         + [r for src in "cdf" for r in _rows([0.8] * 10, src, batch=64)]
