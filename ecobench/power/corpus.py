@@ -96,6 +96,9 @@ class PowerPoint(_Row):
     tpot_ms: float | None = Field(None, gt=0)
     energy_j_per_output_token: float | None = Field(None, gt=0)
     energy_j_per_sample: float | None = Field(None, gt=0)
+    gpu_busy_share: float | None = Field(
+        None, gt=0, le=1, description="share of the run the GPU ran kernels, measured with a profiler "
+        "(serving and inference points): the rest is host-side gaps")
     derived: str | None = None
     exclude_reason: str | None = Field(None, description="why the point is kept as evidence, not fitted")
     note: str

@@ -86,7 +86,29 @@ def test_eager_engines(engine: str, eager: bool) -> None:
 
 
 def test_an_eager_engines_rest_of_time_is_host_gaps() -> None:
-    p = _points("power_serve")["ecobench_h100_hf_llama3_8b_decode_b1"]
+    p = _points("power_serve")["ecobench_h100_hf_llama3_8b_decode_b128"]  # no profiled busy share
+    assert p.gpu_busy_share is None
     assert split_rest(p, 0.1, 0.2) == pytest.approx((0.1, 0.2, 0.7))
     tensor_rt = p.model_copy(update={"engine": "TensorRT-LLM"})
     assert split_rest(tensor_rt, 0.1, 0.2) == pytest.approx((0.1, 0.9, 0.0))
+
+
+def test_a_measured_busy_share_sets_the_host_gaps() -> None:
+    p = _points("power_serve")["ecobench_h100_hf_llama3_8b_decode_b1"]
+    idle = 1.0 - p.gpu_busy_share
+    # the GPU idles for what the profiler did not see it busy; the rest of its busy time is slow kernels
+    assert split_rest(p, 0.1, 0.05) == pytest.approx((0.1, 0.9 - idle, idle))
+    # a busy share below the roofline's: the gaps are at most the time the roofline leaves
+    low = p.model_copy(update={"gpu_busy_share": 0.1})
+    assert split_rest(low, 0.5, 0.2) == pytest.approx((0.5, 0.2, 0.3))
+
+
+def test_busy_shares_are_the_profiled_kernel_time_over_the_wall_time() -> None:
+    busy = {f"ecobench_h100_hf_llama3_8b_decode_b{w['batch']}": w for w in json.loads(
+        (FIXTURES / "gpu_states_busy_run3.json").read_text())["busy"]["decode"]}
+    busy |= {f"ecobench_h100_bert_large_fp16_s384_b{w['batch']}": w for w in json.loads(
+        (FIXTURES / "gpu_states_busy_run4.json").read_text())["busy"]["bert"]}
+    points = _points("power_serve") | _points("power_infer")
+    assert len(busy) == 7
+    for pid, w in busy.items():
+        assert points[pid].gpu_busy_share == pytest.approx(min(1.0, w["kernel_s"] / w["wall_s"]), abs=1e-3)
