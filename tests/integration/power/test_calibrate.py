@@ -42,8 +42,8 @@ def test_calibration_refits_with_the_points_and_reports_their_out_of_sample_erro
 
 
 @pytest.mark.parametrize("change,words", [
-    ({"power_w": 900.0}, "power_w: 900 W per device is outside 79-840 W"),
-    ({"power_w": 50.0}, "outside 79-840 W"),
+    ({"power_w": 900.0}, "power_w: 900 W per device is outside 71.3-840 W"),
+    ({"power_w": 50.0}, "outside 71.3-840 W"),
     ({"colour": "red"}, "colour: unknown field (allowed here: id, source, kind"),
     ({"gpu": "h900"}, "gpu: unknown chip 'h900'; allowed:"),
     # these were one line without the file or field (the preset), a line ': Value error, ...' (the
@@ -105,7 +105,7 @@ def test_a_draw_outside_the_fitted_range_is_kept_with_a_warning(tmp_path, capsys
     assert main(["calibrate", _write(tmp_path, [_point(0, 90.0, 1000.0, 16)])]) == 0
     out = capsys.readouterr()
     # as every other warning: it said "warning: team_a_0: ..." without the program's name
-    assert out.err.startswith("ecobench: warning: team_a_0: draws 0.02 of its chip's idle-to-maximum range")
+    assert out.err.startswith("ecobench: warning: team_a_0: draws 0.03 of its chip's idle-to-maximum range")
     assert "1 points, 1 fitted" in out.out
 
 
@@ -237,7 +237,7 @@ def test_an_implausible_throughput_is_kept_with_a_warning_naming_the_point(tmp_p
 
 def test_every_packaged_point_passes_the_layout_and_throughput_checks():
     """The limits hold the corpus itself: its layouts are its device counts and its throughputs lie
-    within PLAUSIBLE_ROOFLINE_FRACTION (0.038-1.59 of their roofline, the constant's comment says)."""
+    within PLAUSIBLE_ROOFLINE_FRACTION (0.019-1.59 of their roofline, the constant's comment says)."""
     from ecobench.hardware.catalog import load_catalog
     from ecobench.power.calibrate import PLAUSIBLE_ROOFLINE_FRACTION, _check_layout, throughput_warning
     from ecobench.power.corpus import load_corpus
