@@ -56,13 +56,13 @@ def test_headline_scope_leads_the_summary(tmp_path, scenario_dict, capsys):
     # a draw in kW (or a thousand times too much) was taken as watts: energy off by 1000x, silently
     ({"configs": [{"id": "a", "instance_type": "p5.48xlarge", "measured_power_w": 5.6,
                    "measured_power_scope": "accelerator"}]},
-     "configs[0].measured_power_w: 5.6 W is outside 316-11,200 W, half the idle to twice the maximum draw "
+     "configs[0].measured_power_w: 5.6 W is outside 285-11,200 W, half the idle to twice the maximum draw "
      "of the 8 NVIDIA H100 80GB SXM of p5.48xlarge together; allowed: watts"),
     ({"configs": [{"id": "a", "instance_type": "p5.48xlarge", "measured_power_w": 56000,
-                   "measured_power_scope": "accelerator"}]}, "56000 W is outside 316-11,200 W"),
+                   "measured_power_scope": "accelerator"}]}, "56000 W is outside 285-11,200 W"),
     ({"configs": [{"id": "a", "instance_type": "p5.48xlarge", "measured_power_w": 8.4,
                    "measured_power_scope": "instance"}]},
-     "configs[0].measured_power_w: 8.4 W is below 316 W, half the idle draw of the 8 NVIDIA H100 80GB SXM"),
+     "configs[0].measured_power_w: 8.4 W is below 285 W, half the idle draw of the 8 NVIDIA H100 80GB SXM"),
 ])
 def test_bad_power_input_exits_2_naming_file_field_and_what_is_allowed(tmp_path, scenario_dict, capsys,
                                                                          change, message):
