@@ -189,7 +189,8 @@ def throughput_warning(p: PowerPoint, cat: Catalog) -> str | None:
         return None
     field = {"power_serve": "output_tokens_per_s", "power_infer": "samples_per_s"}.get(
         p.kind, "tokens_per_s" if p.tokens_per_s is not None else "samples_per_s")
-    how = (f"{fraction:.3g}x the most its devices can give by the chip's peak FLOP/s and memory bandwidth"
+    times = f"{fraction:.3g}x" if math.isfinite(fraction) else "far beyond"  # 1e300 tokens/s: inf
+    how = (f"{times} the most its devices can give by the chip's peak FLOP/s and memory bandwidth"
            if fraction > hi else
            f"{fraction:.2g} of what its devices can give at most, 10x below the slowest packaged point")
     unit = ("tokens/s given as sequences/s, or the run's figure over fewer devices" if fraction > hi

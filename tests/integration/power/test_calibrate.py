@@ -237,6 +237,8 @@ def test_a_layout_of_the_device_count_is_accepted(tmp_path, capsys, change):
                 "the unit (tokens/s given as sequences/s"),
     (5.0, "of what its devices can give at most, 10x below the slowest packaged point; kept: check the unit "
           "(sequences/s given as tokens/s"),
+    # its ratio to the roofline overflows: it said "1e+300 is infx the most ..."
+    (1e300, "is far beyond the most its devices can give by the chip's peak FLOP/s"),
 ])
 def test_an_implausible_throughput_is_kept_with_a_warning_naming_the_point(tmp_path, capsys, tokens_per_s,
                                                                            words):
