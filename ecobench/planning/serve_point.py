@@ -53,10 +53,13 @@ class ServePoint:
     figures: dict[str, tuple[float, float, float]]  # name -> (value, low, high)
     source: str
     quantization: str | None = None
+    weight_precision: str | None = None  # --weight-precision, when it differs from precision
+    kv_cache_precision: str | None = None  # --kv-cache-precision
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "precision",
-                                                             "quantization", "tensor", "batch",
+                                                             "quantization", "weight_precision",
+                                                             "kv_cache_precision", "tensor", "batch",
                                                              "input_tokens", "output_tokens")}
         for name, (v, lo, hi) in self.figures.items():
             out |= {name: v, f"{name}_low": lo, f"{name}_high": hi}
@@ -162,7 +165,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                       + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in names)
                       + ("" if len(names) == len(SERVING_FIGURES)
                          else "; no tpot_ms: with one output token no decode step follows the first"),
-                      quantization)
+                      quantization, None if quantization else weight_precision, kv_cache_precision)
 
 
 def _ranks_of(p: ServePoint) -> str:
@@ -187,6 +190,8 @@ def format_point(p: ServePoint) -> str:
     from ecobench.planning.serving_options import QUANTIZATION_WORDS
 
     quant = f", {QUANTIZATION_WORDS[p.quantization]}" if p.quantization else ""
+    quant += f", weights {p.weight_precision}" if p.weight_precision else ""
+    quant += f", KV cache {p.kv_cache_precision}" if p.kv_cache_precision else ""
     head = (f"{p.model} on {p.instance_type} ({p.precision}{quant}, tensor {p.tensor}): static batch "
             f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out; one replica on "
             f"{_ranks_of(p)}")
