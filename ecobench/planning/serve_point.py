@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ecobench.errors import InputError, UnknownNameError
+from ecobench.errors import BackendError, InputError, UnknownNameError
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
@@ -107,7 +107,10 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     acc = cat.accelerator_of(inst)
     if acc is None:
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
-    cl = instance_cluster(cat, inst, precision)
+    try:
+        cl = instance_cluster(cat, inst, precision)
+    except BackendError as exc:  # a T4 at the default bf16: name the option
+        raise InputError(f"--precision {precision}: {exc}") from None
     try:
         cl = quantized_cluster(cl, acc, quantization)
     except InputError as exc:

@@ -294,6 +294,15 @@ def test_serve_point_names_the_weight_and_kv_cache_precision_it_priced(capsys):
     assert fp8["weight_precision"] is None and fp8["tpot_ms"] < bf16["tpot_ms"]
 
 
+def test_serve_point_on_a_chip_without_the_default_precision_names_the_option(capsys):
+    """A T4 at the default bf16 said "NVIDIA T4 has no published bf16 peak; ..." without naming
+    --precision, which the user had not typed."""
+    assert main(["serve-point", "llama3-8b", "--instance-type", "g4dn.xlarge"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ecobench: error: --precision bf16: NVIDIA T4 has no published bf16 peak; choose "
+                          "a precision it supports: fp32, fp16"), err
+
+
 def test_serve_point_help_exits_0(capsys):
     with pytest.raises(SystemExit) as e:
         main(["serve-point", "--help"])
