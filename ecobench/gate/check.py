@@ -624,8 +624,8 @@ def make_baseline(run_dirs: list[Path], allow_noisy: bool = False) -> dict[str, 
     first = docs[0]
     seen: dict[object, Path] = {}
     for d in docs:
+        check_same_scenario(first, d)  # first: its message speaks of a baseline of several runs
         check_comparable(d, first)
-        check_same_scenario(first, d)
         run_id = d.meta.get("run_id")
         if run_id in seen:
             raise InputError(f"{d.path}: the same run as {seen[run_id]} (run_id {run_id!r}); a baseline "

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ecobench.errors import InputError, UnknownNameError
+from ecobench.errors import BackendError, InputError, UnknownNameError
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
@@ -53,10 +53,13 @@ class ServePoint:
     figures: dict[str, tuple[float, float, float]]  # name -> (value, low, high)
     source: str
     quantization: str | None = None
+    weight_precision: str | None = None  # --weight-precision, when it differs from precision
+    kv_cache_precision: str | None = None  # --kv-cache-precision
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "precision",
-                                                             "quantization", "tensor", "batch",
+                                                             "quantization", "weight_precision",
+                                                             "kv_cache_precision", "tensor", "batch",
                                                              "input_tokens", "output_tokens")}
         for name, (v, lo, hi) in self.figures.items():
             out |= {name: v, f"{name}_low": lo, f"{name}_high": hi}
@@ -104,7 +107,10 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     acc = cat.accelerator_of(inst)
     if acc is None:
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
-    cl = instance_cluster(cat, inst, precision)
+    try:
+        cl = instance_cluster(cat, inst, precision)
+    except BackendError as exc:  # a T4 at the default bf16: name the option
+        raise InputError(f"--precision {precision}: {exc}") from None
     try:
         cl = quantized_cluster(cl, acc, quantization)
     except InputError as exc:
@@ -162,7 +168,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                       + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in names)
                       + ("" if len(names) == len(SERVING_FIGURES)
                          else "; no tpot_ms: with one output token no decode step follows the first"),
-                      quantization)
+                      quantization, None if quantization else weight_precision, kv_cache_precision)
 
 
 def _ranks_of(p: ServePoint) -> str:
@@ -187,6 +193,8 @@ def format_point(p: ServePoint) -> str:
     from ecobench.planning.serving_options import QUANTIZATION_WORDS
 
     quant = f", {QUANTIZATION_WORDS[p.quantization]}" if p.quantization else ""
+    quant += f", weights {p.weight_precision}" if p.weight_precision else ""
+    quant += f", KV cache {p.kv_cache_precision}" if p.kv_cache_precision else ""
     head = (f"{p.model} on {p.instance_type} ({p.precision}{quant}, tensor {p.tensor}): static batch "
             f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out; one replica on "
             f"{_ranks_of(p)}")

@@ -190,7 +190,8 @@ def throughput_warning(p: PowerPoint, cat: Catalog) -> str | None:
         return None
     field = {"power_serve": "output_tokens_per_s", "power_infer": "samples_per_s"}.get(
         p.kind, "tokens_per_s" if p.tokens_per_s is not None else "samples_per_s")
-    how = (f"{fraction:.3g}x the most its devices can give by the chip's peak FLOP/s and memory bandwidth"
+    times = f"{fraction:.3g}x" if math.isfinite(fraction) else "far beyond"  # 1e300 tokens/s: inf
+    how = (f"{times} the most its devices can give by the chip's peak FLOP/s and memory bandwidth"
            if fraction > hi else
            f"{fraction:.2g} of what its devices can give at most, 10x below the slowest packaged point")
     unit = ("tokens/s given as sequences/s, or the run's figure over fewer devices" if fraction > hi
@@ -246,6 +247,17 @@ def _check_ids_and_sources(doc: dict[str, Any], path: str | Path) -> None:
                              + (", ".join(map(str, sources)) if sources else "a key of sources (none given)"))
 
 
+def _kind(value: object) -> str:
+    """What a YAML value is, in words: 'a list', 'text', 'a number'."""
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "a number" if isinstance(value, int | float) else "a value"
+
+
 def load_points(path: str | Path) -> PowerCorpus:
     """The user's points file, validated (exit 2 with the file, the field and what is allowed)."""
     from ecobench.io.yamlio import load_yaml
@@ -257,6 +269,11 @@ def load_points(path: str | Path) -> PowerCorpus:
     if not isinstance(doc["points"], list) or not doc["points"]:
         raise InputError(f"{path}: points: {'empty' if doc['points'] in (None, []) else 'not a list'}; "
                          "allowed: a list of at least one measured point")
+    sources = doc.get("sources")
+    if not isinstance(sources, dict):
+        got = "missing" if sources is None else f"{_kind(sources)}, not a mapping"
+        raise InputError(f"{path}: sources: {got}; allowed: a mapping of each source's name to its "
+                         "citation, url, as_of, group, metered, method and not_stated")
     _check_ids_and_sources(doc, path)
     try:
         corpus = parse_corpus([doc])

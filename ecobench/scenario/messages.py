@@ -82,6 +82,12 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         narrows = len(_close(str(value), choices)) < len(choices)  # no hint that names every choice
         hint = did_you_mean(str(value), choices) if narrows else ""
         return f"{written} is not allowed; allowed: {ctx['expected']}{hint}"
+    if kind in ("model_type", "dict_type"):  # "Input should be a valid dictionary or instance of X"
+        fields = _allowed_here((*loc, ""), schema)
+        inner = f" ({', '.join(fields)})" if fields else ""
+        return f"{_written_kind(value, written)}, not a mapping; allowed: a mapping of fields{inner}"
+    if kind == "list_type":
+        return f"{_written_kind(value, written)}, not a list; allowed: a list"
     if kind == "finite_number":
         return f"{written} is not a finite number; allowed: a finite number"
     if kind in _BOUNDS:
@@ -92,6 +98,11 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         words, n = ("at least", ctx.get("min_length")) if short else ("at most", ctx.get("max_length"))
         return f"has {ctx['actual_length']} items; allowed: {words} {n}"
     return None
+
+
+def _written_kind(value: object, written: str) -> str:
+    """A wrong-kind value in words: 'a list', 'a mapping', or the value itself ('spot', 5)."""
+    return "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else written
 
 
 def _reads_as_number(text: str) -> bool:

@@ -829,6 +829,8 @@ MESSAGE_SCHEMA = Schema(describe_fields, globals())
 def check_sweep(s: Scenario) -> None:
     """Every axis names a configuration field and every value makes a valid configuration with the
     baseline's other fields; the product stays within the bound (raises ValueError)."""
+    import json
+
     from pydantic import ValidationError
 
 
@@ -861,6 +863,13 @@ def check_sweep(s: Scenario) -> None:
     if total > SWEEP_MAX_COMBINATIONS:
         raise ValueError(f"sweep: {total:,} combinations; at most {SWEEP_MAX_COMBINATIONS:,} (split the "
                          "sweep into scenarios, or see docs/architecture.md on sweeps across machines)")
+    for key, values in s.sweep.items():
+        seen: dict[str, int] = {}
+        for i, v in enumerate(values):
+            first = seen.setdefault(json.dumps(v, sort_keys=True, default=str), i)
+            if first != i:  # it evaluated every combination of it twice, under ids suffixed -7, -11, ...
+                raise ValueError(f"sweep.{key}[{i}]: {v!r} is also sweep.{key}[{first}]; allowed: each "
+                                 "value once")
     check_sweep_cost(s)
 
 

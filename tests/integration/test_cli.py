@@ -441,6 +441,25 @@ def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, pa
     assert "Value error" not in err and "instance of" not in err
 
 
+@pytest.mark.parametrize("path,value,expect", [
+    (("workload",), [1], "workload: a list, not a mapping; allowed: a mapping of fields (model, "),
+    (("workload", "inference"), 5, "workload.inference: 5, not a mapping; allowed: a mapping of fields "
+                                   "(rate_per_h, horizon_h, seq_len,"),
+    (("pricing",), "spot", "pricing: 'spot', not a mapping; allowed: a mapping of fields (model,"),
+    (("configs",), {"id": "a"}, "configs: a mapping, not a list; allowed: a list"),
+])
+def test_a_value_of_the_wrong_kind_names_the_kind_allowed(tmp_path, capsys, path, value, expect):
+    # they said pydantic's "Input should be a valid dictionary or instance of WorkloadSpec" and
+    # "Input should be a valid list"
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    node = s
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    err = _bad(tmp_path, capsys, s, expect)
+    assert "Input should be" not in err and "instance of" not in err
+
+
 @pytest.mark.parametrize("args,flag", [
     (["run", "SCENARIO", "--out", ""], "--out"),
     (["run", "SCENARIO", "--results", ""], "--results"),

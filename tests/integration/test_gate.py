@@ -92,6 +92,21 @@ def test_a_baseline_of_runs_of_different_scenarios_is_refused_naming_the_field(t
     assert "from 2 run(s)" in capsys.readouterr().out
 
 
+def test_a_baseline_of_runs_of_two_named_scenarios_speaks_of_a_baseline(tmp_path, capsys):
+    """trial15: runs of two scenario names got check's message, "baseline RUN_A is of scenario ... but
+    run RUN_B has ...; compare runs of one scenario (write its baseline with `ecobench baseline`)", while
+    the user was running `ecobench baseline`."""
+    a = _run(tmp_path, "a", "layoutlm_realtime.yaml")
+    b = _run(tmp_path, "b", "layoutlm_realtime.yaml", lambda s: s.update(name="layoutlm_other"))
+    capsys.readouterr()
+    assert main(["baseline", str(a), str(b), "--to", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err
+    assert "not a run of the scenario of" in err
+    assert "scenario.name: layoutlm_realtime -> layoutlm_other" in err
+    assert "repeated runs of one scenario" in err and "compare runs" not in err
+    assert not (tmp_path / "b.json").exists()
+
+
 def test_warns_when_baseline_from_other_machine(tmp_path, capsys):
     run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
     doc = json.loads((run / "results.json").read_text())

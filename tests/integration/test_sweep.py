@@ -89,6 +89,10 @@ def test_headroom_changes_instances_not_throughput():
     ({"instance_type": []}, "give 1 to"),
     ({"batch_size": list(range(1, 1001)), "region": ["us-east-1"] * 1001}, "at most"),
     ({"instances": [2]}, "computed for inference"),
+    # trial15: every combination of a repeated value was evaluated twice, under ids suffixed -7, -11, ...
+    ({"precision": ["bf16", "fp16", "bf16"]}, "sweep.precision[2]: 'bf16' is also sweep.precision[0]; "
+                                              "allowed: each value once"),
+    ({"batch_size": [1, 2, 1]}, "sweep.batch_size[2]: 1 is also sweep.batch_size[0]"),
 ])
 def test_bad_sweeps_are_bad_input(sweep, words):
     with pytest.raises(InputError, match=None) as exc:

@@ -278,6 +278,31 @@ def test_serve_point_takes_a_quantization_as_a_configuration_does(capsys):
     assert int4["ttft_ms"] == pytest.approx(bf16["ttft_ms"], rel=0.02) and int4["tpot_ms"] < fp8["tpot_ms"]
 
 
+def test_serve_point_names_the_weight_and_kv_cache_precision_it_priced(capsys):
+    """--weight-precision and --kv-cache-precision change the figures (an FP8 cache: a shorter TPOT at a
+    long context) but the header and the JSON said only "(bf16, tensor 1)"."""
+    base = ["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--batch", "64", "--input-tokens",
+            "2048"]
+    assert main([*base, "--weight-precision", "int8", "--kv-cache-precision", "fp8"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("llama3-8b on p5.48xlarge (bf16, weights int8, KV cache fp8, tensor 1)"), head
+    assert main([*base, "--kv-cache-precision", "fp8", "--format", "json"]) == 0
+    fp8 = json.loads(capsys.readouterr().out)
+    assert main([*base, "--format", "json"]) == 0
+    bf16 = json.loads(capsys.readouterr().out)
+    assert fp8["kv_cache_precision"] == "fp8" and bf16["kv_cache_precision"] is None
+    assert fp8["weight_precision"] is None and fp8["tpot_ms"] < bf16["tpot_ms"]
+
+
+def test_serve_point_on_a_chip_without_the_default_precision_names_the_option(capsys):
+    """A T4 at the default bf16 said "NVIDIA T4 has no published bf16 peak; ..." without naming
+    --precision, which the user had not typed."""
+    assert main(["serve-point", "llama3-8b", "--instance-type", "g4dn.xlarge"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ecobench: error: --precision bf16: NVIDIA T4 has no published bf16 peak; choose "
+                          "a precision it supports: fp32, fp16"), err
+
+
 def test_serve_point_help_exits_0(capsys):
     with pytest.raises(SystemExit) as e:
         main(["serve-point", "--help"])

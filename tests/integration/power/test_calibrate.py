@@ -142,6 +142,20 @@ def test_a_file_without_points_is_refused(tmp_path, capsys, points, words):
     assert f"{f}: {words}; allowed: a list of at least one measured point" in err
 
 
+@pytest.mark.parametrize("sources,words", [
+    (["team_a"], "sources: a list, not a mapping"), ("team_a", "sources: text, not a mapping"),
+    (None, "sources: missing"),
+])
+def test_sources_that_are_no_mapping_are_refused(tmp_path, capsys, sources, words):
+    """``sources:`` written as a list or as text was an internal error (exit 3, AttributeError)."""
+    f = tmp_path / "points.yaml"
+    f.write_text(yaml.safe_dump({"sources": sources, "points": [_point(0, 400.0, 1000.0, 16)]}))
+    assert main(["calibrate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: {words}; allowed: a mapping of each source's name to its citation" in err
+    assert "internal error" not in err
+
+
 @pytest.mark.parametrize("change,why", [
     ({"batch_size": None}, "a power_serve point is fitted with batch_size or avg_batch_size"),
     ({"output_tokens_per_s": None}, "a power_serve point is fitted with output_tokens_per_s"),
@@ -223,6 +237,8 @@ def test_a_layout_of_the_device_count_is_accepted(tmp_path, capsys, change):
                 "the unit (tokens/s given as sequences/s"),
     (5.0, "of what its devices can give at most, 10x below the slowest packaged point; kept: check the unit "
           "(sequences/s given as tokens/s"),
+    # its ratio to the roofline overflows: it said "1e+300 is infx the most ..."
+    (1e300, "is far beyond the most its devices can give by the chip's peak FLOP/s"),
 ])
 def test_an_implausible_throughput_is_kept_with_a_warning_naming_the_point(tmp_path, capsys, tokens_per_s,
                                                                            words):
