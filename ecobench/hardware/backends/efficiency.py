@@ -213,8 +213,10 @@ UNSTATED_STACK = "unstated"  # a source that does not say which engine it ran: i
 # fitted per implementation, ``collective.<implementation>``): vLLM's custom all-reduce is on by default
 # since PR #4040 (2024-04-12, "custom allreduce should be enabled by default"; kernels of PR #2192);
 # TensorRT-LLM's PluginConfig defaults use_custom_all_reduce to True (tensorrt_llm/plugin/plugin.py,
-# 2024 versions read 2026-11-26). Other stacks keep their own latency (collective.<stack>).
-STACK_ALL_REDUCE = {"vllm": "custom", "tensorrt-llm": "custom"}
+# 2024 versions read 2026-11-26); SGLang's unless --disable-custom-all-reduce is passed (sgl-project/sglang
+# docs/advanced_features/server_arguments.md: default false, "Fall back to standard NCCL allreduce instead of
+# the custom kernel", read 2026-11-28). Other stacks keep their own latency (collective.<stack>).
+STACK_ALL_REDUCE = {"vllm": "custom", "tensorrt-llm": "custom", "sglang": "custom"}
 # NCCL between GPUs without a peer link (PCIe boards: no NVLink, so no custom all-reduce) is its own
 # implementation for the fit: each step of its all-reduce crosses PCIe switches or the host bridge (NCCL's P2P
 # or SHM transport), not NVLink, so its latency per step is not that of NCCL over NVLink; one latency for both

@@ -65,6 +65,8 @@ def test_only_a_host_bound_stack_pays_a_cost_per_sequence_of_a_step():
     # a C++ runtime has none, whatever a parameter file holds; nor has training
     trt = fit.efficiency("nvidia", "serving", "h100-sxm", "tensorrt-llm")
     assert trt.seq_step_overhead_s == 0.0 and not trt.steps_wait_on_host
+    # SGLang's overlap scheduler prepares the next batch while the device runs: no per-sequence stall
+    assert fit.efficiency("nvidia", "serving", "a100-80gb", "sglang").seq_step_overhead_s == 0.0
     assert fit.efficiency("nvidia", "training", "h100-sxm", "vllm").seq_step_overhead_s == 0.0
     # a host-bound stack the fit never saw a point of: the sourced prior centre
     assert Fit({}, ()).efficiency("nvidia", "serving", "h100-sxm", "vllm").seq_step_overhead_s \
@@ -130,6 +132,7 @@ def test_all_reduce_latency_is_fitted_per_implementation_across_stacks():
               ())
     latency = lambda *args: fit.efficiency(*args).collective_latency_s  # noqa: E731
     assert latency("nvidia", "serving", "h100-sxm", "vllm") == 4e-6
+    assert latency("nvidia", "serving", "a100-80gb", "sglang") == 4e-6  # SGLang's default too
     assert latency("nvidia", "serving", "h100-sxm", "tensorrt-llm", "nccl") == 2e-5
     assert latency("aws", "serving", "inferentia2", "transformers-neuronx") == 3e-6
     assert collective_key(UNSTATED_STACK) == f"collective.{UNSTATED_STACK}"
@@ -152,6 +155,9 @@ def test_published_points_take_the_all_reduce_and_grouping_of_their_runs():
     assert llama is not None and mistral is not None
     assert llama.grouped_kv_reads and kv_reread_bytes(llama) == 0.0
     assert not mistral.grouped_kv_reads and kv_reread_bytes(mistral) > 0.0
+    sglang = by_id["sglang056_llama3170b_a100_tp8_c1_isl610_osl422"]
+    assert (sglang.stack, sglang.all_reduce) == ("sglang", "custom")
+    assert collective_key(sglang.stack, sglang.all_reduce) == "collective.custom"
 
 
 def test_a_moe_decode_step_reads_only_the_experts_its_tokens_route_to() -> None:

@@ -180,8 +180,8 @@ def test_docs_serving_lists_every_stack_with_a_fitted_step_cost(tmp_path, capsys
     s = {"schema_version": 2, "name": "s", "uncertainty": {"draws": 0},
          "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 3600, "input_tokens": 512,
                                                         "output_tokens": 128}},
-         "configs": [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "stack": "sglang"}],
+         "configs": [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "stack": "mlc-llm"}],
          "baseline": "a"}
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(s))
     assert main(["run", str(tmp_path / "s.yaml"), "-q", "--out", str(tmp_path / "o")]) == 2
-    assert "unknown software stack 'sglang'" in capsys.readouterr().err
+    assert "unknown software stack 'mlc-llm'" in capsys.readouterr().err  # no MLC-LLM point (SGLang has some)
