@@ -167,21 +167,21 @@ def states(m: Meter, res: dict, save) -> None:
         save()
 
 
+def _llama_config(hidden_size: int, intermediate_size: int, num_hidden_layers: int, tied: bool):
+    """A Llama-3-family config (32 query and 8 key/value heads, 128,256-token vocabulary)."""
+    from transformers import LlamaConfig
+
+    return LlamaConfig(hidden_size=hidden_size, intermediate_size=intermediate_size,
+                       num_hidden_layers=num_hidden_layers, num_attention_heads=32, num_key_value_heads=8,
+                       vocab_size=128256, max_position_embeddings=8192, tie_word_embeddings=tied)
+
+
 def _llama3_8b():
     """A Llama-3-8B-shaped decoder on the GPU, random weights, bf16, generating without stopping."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
-    cfg = LlamaConfig(
-        hidden_size=4096,
-        intermediate_size=14336,
-        num_hidden_layers=32,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        vocab_size=128256,
-        max_position_embeddings=8192,
-        tie_word_embeddings=False,
-    )
+    cfg = _llama_config(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, tied=False)
     with torch.device("cuda"):
         model = LlamaForCausalLM(cfg).to(torch.bfloat16).eval()
     model.generation_config.eos_token_id = None
@@ -246,18 +246,9 @@ def decode(m: Meter, res: dict, save) -> None:
 
 def train(m: Meter, res: dict, save) -> None:
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaForCausalLM
 
-    cfg = LlamaConfig(
-        hidden_size=2048,
-        intermediate_size=8192,
-        num_hidden_layers=16,
-        num_attention_heads=32,
-        num_key_value_heads=8,
-        vocab_size=128256,
-        max_position_embeddings=8192,
-        tie_word_embeddings=True,
-    )
+    cfg = _llama_config(hidden_size=2048, intermediate_size=8192, num_hidden_layers=16, tied=True)
     with torch.device("cuda"):
         model = LlamaForCausalLM(cfg).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
