@@ -330,45 +330,38 @@ def busy(m: Meter, res: dict, save) -> None:
     import torch
 
     res["busy"] = {"decode": [], "bert": []}
-    model = _llama3_8b() if "decode" in BUSY_PARTS else None
-    for batch in DECODE_BATCHES if model is not None else ():
-        ids, kw = _generate_kwargs(batch)
-        with torch.inference_mode():
-            model.generate(ids, **kw)  # the cold call (allocator, kernels for new shapes)
-            wall = _timed_s(lambda ids=ids, kw=kw: model.generate(ids, **kw))
-            kernel = _kernel_s(lambda ids=ids, kw=kw: model.generate(ids, **kw))
-        res["busy"]["decode"].append(
-            {
-                "batch": batch,
-                "wall_s": round(wall, 4),
-                "kernel_s": round(kernel, 4),
-                "busy_share": round(kernel / wall, 4),
-            }
-        )
-        save()
-    del model
-    torch.cuda.empty_cache()
-    model = _bert_large()
-    for batch in BERT_BATCHES:
-        ids = torch.randint(1000, 30000, (batch, 384), device="cuda")
+    if "decode" in BUSY_PARTS:
+        model = _llama3_8b()
+        for batch in DECODE_BATCHES:
+            ids, kw = _generate_kwargs(batch)
+            with torch.inference_mode():
+                model.generate(ids, **kw)  # the cold call (allocator, kernels for new shapes)
+                row = _busy_row(batch, lambda ids=ids, kw=kw: model.generate(ids, **kw))
+            res["busy"]["decode"].append(row)
+            save()
+        del model
+        torch.cuda.empty_cache()
+    if "bert" in BUSY_PARTS:
+        model = _bert_large()
+        for batch in BERT_BATCHES:
+            ids = torch.randint(1000, 30000, (batch, 384), device="cuda")
 
-        def forwards(ids=ids) -> None:
-            for _ in range(10):
-                model(input_ids=ids)
+            def forwards(ids=ids) -> None:
+                for _ in range(10):
+                    model(input_ids=ids)
 
-        with torch.inference_mode():
-            forwards()
-            wall = _timed_s(forwards)
-            kernel = _kernel_s(forwards)
-        res["busy"]["bert"].append(
-            {
-                "batch": batch,
-                "wall_s": round(wall, 4),
-                "kernel_s": round(kernel, 4),
-                "busy_share": round(kernel / wall, 4),
-            }
-        )
-        save()
+            with torch.inference_mode():
+                forwards()
+                row = _busy_row(batch, forwards)
+            res["busy"]["bert"].append(row)
+            save()
+
+
+def _busy_row(batch: int, body) -> dict:
+    """One call's wall seconds unprofiled, then its kernel seconds profiled, and their ratio."""
+    wall, kernel = _timed_s(body), _kernel_s(body)
+    return {"batch": batch, "wall_s": round(wall, 4), "kernel_s": round(kernel, 4),
+            "busy_share": round(kernel / wall, 4)}
 
 
 def main(out: Path) -> None:
