@@ -84,6 +84,14 @@ class OutputError(EcobenchError):
     exit_code = EXIT_OUTPUT
 
 
+class StaleFitError(EcobenchError):
+    """The stored fit predates a packaged published point (maintenance: ``python tools/refit.py``)."""
+
+    def __init__(self, point_id: str) -> None:
+        super().__init__(f"published point {point_id!r} has no stored held-out error: the stored fit "
+                         "predates it; run python tools/refit.py")
+
+
 class NoisyMeasurementError(EcobenchError):
     """Measured figures were flagged as not reproducible and the command was not told to go on."""
 

@@ -39,6 +39,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ecobench.errors import StaleFitError
+
 if TYPE_CHECKING:
     from ecobench.hardware.published import HoldoutRow
 
@@ -235,8 +237,10 @@ def holdout_band(point_id: str, emulated: bool = False, ttft: bool = False) -> t
     errors of the other sources of its pool. A time's band is the inverse."""
     rows = stored_errors()
     kinds = ("emulated",) if emulated else ("llm_serve_ttft",) if ttft else None
-    me = next(e for e in rows if e["id"] == point_id
-              and (e["kind"] in kinds if kinds else e["kind"] not in ("emulated", "llm_serve_ttft")))
+    me = next((e for e in rows if e["id"] == point_id
+               and (e["kind"] in kinds if kinds else e["kind"] not in ("emulated", "llm_serve_ttft"))), None)
+    if me is None:
+        raise StaleFitError(point_id)
     return fit_without(mode_of(me["kind"]), me["source"]).band(1.0)
 
 

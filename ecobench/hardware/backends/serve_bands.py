@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from ecobench.errors import StaleFitError
 from ecobench.hardware.backends.residuals import source_weighted_halfwidth
 
 LEVEL = 0.90  # the band's nominal coverage
@@ -185,7 +186,9 @@ def serving_band(figure: str, regime: Regime, exclude_source: str | None = None)
 
 def point_band(point_id: str, figure: str, model: Model = "analytic") -> Band:
     """A published serving point's out-of-sample band: its regime's errors from the other sources."""
-    row = next(r for r in stored_serving_errors() if r["id"] == point_id and r["model"] == model)
+    row = next((r for r in stored_serving_errors() if r["id"] == point_id and r["model"] == model), None)
+    if row is None:
+        raise StaleFitError(point_id)
     return serving_band(figure, regime_of(row), row["source"])
 
 

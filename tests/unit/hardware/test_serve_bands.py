@@ -167,3 +167,15 @@ def test_regime_classes():
 def test_a_tensor_degree_of_3_is_named_by_the_class_it_falls_in():
     # `serve-point --tensor 3` on inf2.48xlarge said its band came from "tensor 4+"
     assert Regime("analytic", "aws", 3, 7).cells()[0] == ("analytic", "aws", "3+", "2-16")
+
+
+def test_a_point_the_stored_fit_predates_is_named_not_a_stop_iteration():
+    """A packaged point added since the last refit has no stored error: the message says what to run
+    (it was an internal StopIteration, exit 3 without a word)."""
+    from ecobench.errors import StaleFitError
+    from ecobench.hardware.backends.residuals import holdout_band
+    from ecobench.hardware.backends.serve_bands import point_band
+
+    for band in (lambda: point_band("no_such_point", "tpot_ms"), lambda: holdout_band("no_such_point")):
+        with pytest.raises(StaleFitError, match="'no_such_point'.*tools/refit.py"):
+            band()
