@@ -92,13 +92,14 @@ def split_rest(p: PowerPoint, s_c: float, s_m: float, window_idle_s: float = 0.0
     ``window_idle_s`` seconds of the metering window with nothing running (a script's sleeps around a
     serving run of ``batch x output_tokens / output_tokens_per_s`` seconds) are stalls too."""
     rest = max(0.0, 1.0 - s_c - s_m)
-    host = (p.kind == "power_serve" and HOST_BOUND_ENGINE.search(p.engine or "") is not None
-            or EAGER_ENGINE.search(p.engine or "") is not None)
     if p.gpu_busy_share is not None:  # measured: the GPU idles for the rest, its kernels fill the share
         st = min(rest, 1.0 - p.gpu_busy_share)
-        c, m, st = s_c, s_m + rest - st, st
+    elif (p.kind == "power_serve" and HOST_BOUND_ENGINE.search(p.engine or "") is not None
+          or EAGER_ENGINE.search(p.engine or "") is not None):
+        st = rest
     else:
-        c, m, st = (s_c, s_m, rest) if host else (s_c, s_m + rest, 0.0)
+        st = 0.0
+    c, m = s_c, s_m + rest - st
     if window_idle_s > 0 and p.batch and p.output_tokens and p.output_tokens_per_s:
         run_s = p.batch * p.output_tokens / p.output_tokens_per_s
         q = window_idle_s / (run_s + window_idle_s)

@@ -69,13 +69,13 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
     if kind == "string_type":
         if isinstance(value, int | float) and loc:
             return f"{written} is a number, not text; allowed: text (quote it: {loc[-1]}: '{value}')"
-        got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else written
+        got = _written_kind(value, written)
         return f"{got}, not text; allowed: text"
     if kind in _NUMBER_TYPES:  # a strict number field (a gate document's), or a list where a number goes
         what = "an integer" if kind.startswith("int") else "a number"
         if isinstance(value, str) and _reads_as_number(value):
             return f"{written} is text, not a number; allowed: {what}, unquoted"
-        got = "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else written
+        got = _written_kind(value, written)
         return f"{got} is not {what}; allowed: {what}"
     if kind == "literal_error" and "expected" in ctx:  # pydantic's 'Input should be 'a' or 'b''
         choices = re.findall(r"'([^']*)'", str(ctx["expected"]))
