@@ -171,6 +171,9 @@ class CorpusChip(_Row):
     idle_w: float = Field(ge=0)
     source: str
     as_of: str
+    ceiling_unknown: str | None = Field(None, description="why max_w is not the chip's draw ceiling: its "
+                                        "points are kept as evidence, not fitted (the draw model scales "
+                                        "the idle-to-maximum range)")
 
 
 @functools.cache

@@ -297,6 +297,8 @@ def fitting(p: PowerPoint, corpus: PowerCorpus, cat: Catalog) -> Features | str:
         return "gpu 'other' without chip: kept as evidence (a chip needs its peaks to be fitted)"
     if p.exclude_reason:
         return "exclude_reason is given: kept as evidence"
+    if chip.ceiling_unknown:
+        return f"the maximum draw of {chip.name} is not known ({chip.ceiling_unknown}): kept as evidence"
     if p.power_stat != "mean":
         return f"power_stat {p.power_stat}: only mean draws are fitted"
     if corpus.metered(p) == "facility":
@@ -341,6 +343,7 @@ class ChipFigures:
     idle_w: float
     max_w: float
     memory_gib: float | None = None  # per device (catalog chips; the corpus's own chips state none)
+    ceiling_unknown: str | None = None  # why max_w is not the chip's draw ceiling (corpus chips): not fitted
 
 
 def chip_figures(p: PowerPoint, cat: Catalog) -> ChipFigures | None:
@@ -353,7 +356,8 @@ def chip_figures(p: PowerPoint, cat: Catalog) -> ChipFigures | None:
     if p.chip is None:
         return None
     c = corpus_chips()[p.chip]
-    return ChipFigures(c.name, c.peak_tflops, c.memory_bandwidth_gb_per_s, c.idle_w, c.max_w)
+    return ChipFigures(c.name, c.peak_tflops, c.memory_bandwidth_gb_per_s, c.idle_w, c.max_w,
+                       ceiling_unknown=c.ceiling_unknown)
 
 
 def _host_w(p: PowerPoint, cat: Catalog) -> float | None:
