@@ -351,3 +351,22 @@ def test_fitting_says_in_the_points_own_fields_why_it_cannot_be_fitted(fields, w
         assert isinstance(got, Features) and features(c.points[0], c, load_catalog()) == got
     else:
         assert isinstance(got, str) and why in got and features(c.points[0], c, load_catalog()) is None
+
+
+def test_a_chip_whose_maximum_is_not_its_draw_ceiling_is_evidence_not_fitted():
+    """The draw model scales the idle-to-maximum range: a corpus chip marked ``ceiling_unknown`` (the
+    P100, clock-bound below its datasheet maximum) is kept as evidence with that reason; the other
+    chips of the same trace stay fitted."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.corpus import corpus_chips
+    from ecobench.power.fit import corpus_features, fitting
+
+    marked = {k for k, c in corpus_chips().items() if c.ceiling_unknown}
+    assert marked == {"p100-pcie"}
+    row = {**POINT, "kind": "power_train", "gpu": "other", "chip": "p100-pcie", "model": None,
+           "model_name": "ResNet-50", "samples_per_s": 200.0, "precision": "fp32"}
+    c = parse_corpus([{"sources": {"s": SOURCE}, "points": [row]}])
+    why = fitting(c.points[0], c, load_catalog())
+    assert isinstance(why, str) and "maximum draw of NVIDIA Tesla P100 PCIe is not known" in why
+    fitted = {f.point.chip for f in corpus_features() if f.point.gpu == "other"}
+    assert "p100-pcie" not in fitted and {"v100-pcie", "a40", "rtx6000"} <= fitted
