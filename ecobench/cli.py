@@ -175,6 +175,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_workload(args: argparse.Namespace) -> int:
+    from ecobench.bounds import NumLabels, type_limits
     from ecobench.workloads.hf_config import load_hf_config
     from ecobench.workloads.presets import PRESETS, preset
     from ecobench.workloads.summary import format_summary, summary
@@ -203,8 +204,10 @@ def cmd_workload(args: argparse.Namespace) -> int:
     if args.seq_len is not None and not 1 <= args.seq_len <= arch.max_position_embeddings:
         raise InputError(f"--seq-len {args.seq_len}: must be 1 to the model's max_position_embeddings "
                          f"({arch.max_position_embeddings})")
-    if args.num_labels is not None and args.num_labels < 2:
-        raise InputError(f"--num-labels {args.num_labels}: a classifier has at least 2 labels")
+    lo, hi = (int(x or 0) for x in type_limits(NumLabels))
+    if args.num_labels is not None and not lo <= args.num_labels <= hi:
+        raise InputError(f"--num-labels {args.num_labels}: out of range; allowed: {lo} to {hi:,} (a "
+                         f"classifier has at least {lo} labels; as workload.training.num_labels)")
     task, num_labels = head or ("pretrain", 2)
     task, num_labels = args.task or task, args.num_labels or num_labels
     seq = args.seq_len or min(arch.max_position_embeddings, 2048)
@@ -230,7 +233,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     import jinja2
 
     from ecobench.reports.html import write_html
-    from ecobench.reports.tables import read_results
+    from ecobench.reports.tables import null_figure, read_results
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
@@ -241,8 +244,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         write_html(doc, run_dir / "report.html")
     except (KeyError, TypeError, ValueError, AttributeError, StopIteration, jinja2.TemplateError) as exc:
+        why = null_figure(doc["rows"]) or f"({type(exc).__name__}: {exc})"
         raise InputError(f"{run_dir / 'results.json'}: not a complete results file; the report "
-                         f"cannot be drawn from it ({type(exc).__name__}: {exc})") from None
+                         f"cannot be drawn from it: {why}") from None
     print(terminal(f"wrote {run_dir / 'report.html'}"))
     return EXIT_OK
 
@@ -811,7 +815,9 @@ def build_parser() -> argparse.ArgumentParser:
     npw.set_defaults(func=cmd_neuron_power)
 
     cp = add("compare", help="two runs side by side, configuration by configuration",
-             description="Match two runs' configurations on config_id and show each headline figure "
+             description="Match the rows of two runs' results.json (for a sweep, the rows it shows "
+                         "there; every row is in its results.csv) on config_id and show each headline "
+                         "figure "
                          "(instances, time, throughput, energy, cost, CO2, per-million and per-token "
                          "figures, TTFT/TPOT) in A and B and its change in % of A; configurations in "
                          "one run only are listed as added or removed; then what differs between the "

@@ -34,12 +34,14 @@ _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
 
 
 def snippet(text: str, limit: int = MAX_SNIPPET_CHARS) -> str:
-    """At most ``limit`` characters of ``text`` from a file, control characters escaped, quoted."""
+    """At most ``limit`` characters of ``text`` from a file, control characters escaped, in single
+    quotes; escaped once: a backslash in the text is shown as it is (``'12\\34'`` for ``12\\34``, not
+    ``repr``'s doubled one)."""
     from ecobench.io.textsafe import terminal
 
     short = text[:limit]
     shown = terminal(short, keep_newlines=False)
-    return repr(shown) + ("..." if len(text) > limit else "")
+    return f"'{shown}'" + ("..." if len(text) > limit else "")
 
 
 def _show(p: Path | str) -> str:

@@ -214,9 +214,15 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
         why = (f"the baseline {s.baseline} already has the lowest sum of cost, CO2 and {third.words}, each "
                "relative to the baseline, weighted 1/3 each")
     else:
-        changes = ", ".join(f"{_change(cols[o.name][best], cols[o.name][base])} {o.words}" for o in picks)
+        weighted = [o for name in ("cost", "co2", third.name) for o in picks if o.name == name]
+        extras = [o for o in picks if o not in weighted]  # shown, not scored
+
+        def changes(objs: list[Objective]) -> str:
+            return ", ".join(f"{_change(cols[o.name][best], cols[o.name][base])} {o.words}" for o in objs)
+
+        also = f" (not weighted: {changes(extras)})" if extras else ""
         why = (f"the lowest sum of cost, CO2 and {third.words}, each relative to the baseline {s.baseline}, "
-               f"weighted 1/3 each: {changes}{_basis_note(t, best, base)}")
+               f"weighted 1/3 each: {changes(weighted)}{also}{_basis_note(t, best, base)}")
     out.append({"objective": "balanced", "config_id": str(t["config_id"][best]),
                 "reason": f"{_describe(t, best)}: {why}"})
     if all(r["config_id"] == s.baseline for r in out):

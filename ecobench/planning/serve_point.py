@@ -82,7 +82,9 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     for name, value in (("--precision", precision), ("--weight-precision", weight_precision),
                         ("--kv-cache-precision", kv_cache_precision)):
         if value is not None and value not in DTYPES:
-            raise InputError(f"{name} {value!r}: not a data type; allowed: {', '.join(DTYPES)}")
+            hint = ("; 4-bit weights are --quantization int4 (W4A16: int4 weights, compute at --precision)"
+                    if name == "--weight-precision" and value.lower() == "int4" else "")
+            raise InputError(f"{name} {value!r}: not a data type; allowed: {', '.join(DTYPES)}{hint}")
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise InputError(f"--quantization {quantization!r}: allowed: {', '.join(QUANTIZATIONS)}")
     if quantization is not None and weight_precision is not None:

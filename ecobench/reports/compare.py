@@ -61,6 +61,7 @@ class Comparison:
     metrics: list[str]
     rows: list[RowDiff]
     meta: list[tuple[str, str, str]] = field(default_factory=list)  # (what, A, B)
+    rows_note: str = ""  # where a sweep's results.json holds fewer rows than its results.csv
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -167,7 +168,22 @@ def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: s
             values[m] = (va, vb, change_pct(va, vb))
         rows.append(RowDiff(cid, status, ra.get("instance_type") if ra else None,
                             rb.get("instance_type") if rb else None, values))
-    return Comparison(label_a, label_b, metrics, rows, meta_differences(a, b))
+    return Comparison(label_a, label_b, metrics, rows, meta_differences(a, b), rows_note(a, b))
+
+
+def rows_note(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """What is compared where a run is a sweep whose results.json keeps fewer rows than its
+    results.csv (``sweep.rows_in_csv``): only the results.json rows; '' otherwise."""
+    parts = []
+    for label, doc in (("A", a), ("B", b)):
+        sw = doc.get("sweep")
+        in_csv = sw.get("rows_in_csv") if isinstance(sw, dict) else None
+        if isinstance(in_csv, int) and not isinstance(in_csv, bool) and in_csv > len(doc["rows"]):
+            parts.append(f"{label}: {len(doc['rows'])} of its sweep's {in_csv:,}")
+    if not parts:
+        return ""
+    return (f"compared: the rows of each results.json ({'; '.join(parts)}; a sweep's other rows are "
+            "only in its results.csv)")
 
 
 _LABELS = {m: label for m, label, _ in METRICS}
@@ -237,7 +253,8 @@ def terminal(c: Comparison, width: int = 100) -> str:
         more, compact_lines = _fit(c, width, compact=True)
         if len(more) > len(metrics):
             metrics, lines = more, compact_lines
-    out = [f"A: {c.label_a}", f"B: {c.label_b}", "change: B against A, in % of A", "", *lines]
+    out = [f"A: {c.label_a}", f"B: {c.label_b}", "change: B against A, in % of A",
+           *([c.rows_note] if c.rows_note else []), "", *lines]
     dropped = [m for m in c.metrics if m not in metrics]
     if dropped:
         out.append(f"not shown at this width: {', '.join(dropped)} (see --markdown or --html)")
@@ -266,7 +283,8 @@ def markdown(c: Comparison) -> str:
     came from a file is escaped (a description cannot add an image, a link or a cell)."""
     head = _header(c.metrics)
     head[1::3] = [f"`{m}` A" for m in c.metrics]
-    lines = [f"A: {_md_text(c.label_a)}, B: {_md_text(c.label_b)}; change: B against A, in % of A", "",
+    lines = [f"A: {_md_text(c.label_a)}, B: {_md_text(c.label_b)}; change: B against A, in % of A",
+             *([_md(c.rows_note)] if c.rows_note else []), "",
              "| " + " | ".join(_md(h) for h in head) + " |",
              "|---|" + "---:|" * (len(head) - 1)]
     for r in c.rows:

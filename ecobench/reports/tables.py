@@ -212,6 +212,27 @@ def read_results(path: Path, what: str = "results") -> dict[str, Any]:
     return doc
 
 
+# Number columns a run leaves null where they do not apply (the report draws them only when set).
+NULL_WHEN_UNSET = frozenset({"numeric_error", "spot_interruption_pct_per_month"})
+
+
+def null_figure(rows: list[Any]) -> str:
+    """The first number a run writes that a hand-edited ``rows`` holds as null, said for a message
+    (``rows[0]: configuration 'gpu': energy_kwh is null; allowed: a number``); '' if none."""
+    from ecobench.reports.columns import describe, json_type
+
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            continue
+        for name, v in row.items():
+            if v is None and name not in NULL_WHEN_UNSET and json_type(name) == "number" \
+                    and not name.startswith("sweep_") and describe(name) is not None:
+                cid = row.get("config_id")
+                which = f"configuration {cid[:40]!r}: " if isinstance(cid, str) else ""
+                return f"rows[{i}]: {which}{name} is null; allowed: a number (as ecobench run wrote it)"
+    return ""
+
+
 def _check_footprint(rows: list[Any], f: Path) -> None:
     """Every energy, cost and CO2 figure of ``rows`` (``columns.is_footprint``) null or a finite number,
     0 or more; otherwise bad input naming the file, the row, its configuration and the figure."""

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel
 
-from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN
+from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN, number_text
 from ecobench.words import shown
 
 __all__ = ["Schema", "describe_model", "did_you_mean", "error_lines"]
@@ -92,7 +92,10 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         return f"{written} is not a finite number; allowed: a finite number"
     if kind in _BOUNDS:
         key, words = _BOUNDS[kind]
-        return f"{written} is out of range; allowed: {words} {ctx.get(key)}"
+        bound = ctx.get(key)
+        number = isinstance(bound, int | float) and not isinstance(bound, bool)
+        limit = number_text(bound) if number else bound  # 0, not a float field's 0.0
+        return f"{written} is out of range; allowed: {words} {limit}"
     if kind in ("too_short", "too_long") and "actual_length" in ctx:
         short = kind == "too_short"
         words, n = ("at least", ctx.get("min_length")) if short else ("at most", ctx.get("max_length"))

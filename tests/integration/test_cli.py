@@ -611,3 +611,71 @@ def test_a_deadline_missed_on_one_instance_says_instance_in_the_singular(tmp_pat
     assert "p5: 1 instance takes " in err and "1 instances" not in err, err
     (row,) = json.loads((tmp_path / "run" / "results.json").read_text())["rows"]
     assert " h on 1 instance (" in row["layout_choice"], row["layout_choice"]
+
+
+def test_workload_arch_of_a_file_that_is_no_architecture_lists_the_blocks_fields(tmp_path, capsys):
+    """trial15 L5: a file that is neither a scenario nor an architecture was 'invalid architecture' with
+    the scenario's fields as the ones allowed; a misspelt field listed them too."""
+    f = tmp_path / "points.yaml"
+    f.write_text("points:\n  - {id: a}\n")
+    assert main(["workload", "--arch", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: not an architecture: none of its fields ('points') is one; allowed: a scenario (with a " \
+           "workload), a mapping with an 'architecture' block, or the block's fields (" in err, err
+    assert "layers, hidden_size, heads" in err and "configs" not in err, err
+    for text, where in (("layers: 2\nhiden_size: 64\n", ""), ("architecture: {layers: 2, hiden_size: 64}\n",
+                                                              "architecture: ")):
+        f.write_text(text)
+        assert main(["workload", "--arch", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert f"{where}hiden_size: unknown field; did you mean 'hidden_size'? (allowed here: " in err, err
+        assert "layers, hidden_size, heads" in err and "configs" not in err, err
+
+
+def test_report_of_a_null_figure_names_the_row_and_field(tmp_path, capsys):
+    """trial15 L6: a null energy_kwh in results.json gave exit 2 with Python's words ('TypeError:
+    unsupported operand type(s) for *: 'NoneType' and 'float'') instead of the field."""
+    run = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(run)]) == 0
+    doc = json.loads((run / "results.json").read_text())
+    doc["rows"][1]["energy_kwh"] = None
+    (run / "results.json").write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["report", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert (f"{run / 'results.json'}: not a complete results file; the report cannot be drawn from it: "
+            "rows[1]: configuration 'gpu': energy_kwh is null; allowed: a number") in err, err
+    assert "TypeError" not in err and "NoneType" not in err, err
+
+
+@pytest.mark.parametrize("labels", ["0", "1", "1000001"])
+def test_workload_num_labels_out_of_range_says_what_is_allowed(capsys, labels):
+    """trial15 L7: '--num-labels 0: a classifier has at least 2 labels' had no 'allowed'; a count above
+    the scenario's bound was accepted."""
+    assert main(["workload", "bert-base", "--task", "classification", "--num-labels", labels]) == 2
+    err = capsys.readouterr().err
+    assert f"--num-labels {labels}: out of range; allowed: 2 to 1,000,000" in err, err
+
+
+def test_serve_point_int4_weight_precision_points_to_quantization(capsys):
+    """trial15 L8: --weight-precision int4 was 'not a data type' with no word of --quantization int4."""
+    assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--weight-precision",
+                 "int4"]) == 2
+    err = capsys.readouterr().err
+    assert "--weight-precision 'int4': not a data type; allowed: fp32, tf32, bf16, fp16, fp8, int8; 4-bit " \
+           "weights are --quantization int4" in err, err
+    assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--quantization", "int4"]) == 0
+
+
+def test_balanced_pick_lists_the_weighted_terms_then_the_others(tmp_path, capsys):
+    """trial15 L9: a training run's balanced pick said 'the lowest sum of cost, CO2 and time ... weighted
+    1/3 each: -51% cost, -43% CO2, -43% energy, -50% time': energy listed among the weighted terms."""
+    scenario = str(SCENARIOS / "small_encoder_pretrain.yaml")
+    assert main(["run", scenario, "-q", "--out", str(tmp_path / "r")]) == 0
+    doc = json.loads((tmp_path / "r" / "results.json").read_text())
+    (why,) = [r["reason"] for r in doc["recommendations"] if r["objective"] == "balanced"]
+    head, weighted = why.split("weighted 1/3 each: ")
+    assert "the lowest sum of cost, CO2 and time" in head, why
+    terms, extra = weighted.split(" (not weighted: ")
+    assert [t.split()[-1] for t in terms.split(", ")] == ["cost", "CO2", "time"], why
+    assert extra.split(")")[0].endswith(" energy"), why

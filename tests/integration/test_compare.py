@@ -156,3 +156,21 @@ def test_a_folder_of_runs_names_the_newest(tmp_path, capsys):
     newest = sorted(folder.iterdir())[-1]
     assert main(["compare", str(folder), str(run)]) == 2
     assert f"a folder of 2 runs, not a run: give one of them (newest: {newest})" in capsys.readouterr().err
+
+
+def test_a_sweep_says_only_its_results_json_rows_are_compared(tmp_path: Path, runs: tuple[Path, Path],
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """trial15 L10: compare on a sweep counted its 14 results.json rows while results.csv holds all 16,
+    and never said which it compared; a run that is no sweep gets no such line."""
+    sweep = tmp_path / "sweep"
+    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(sweep)]) == 0
+    doc = load(sweep)
+    shown, in_csv = len(doc["rows"]), doc["sweep"]["rows_in_csv"]
+    assert shown < in_csv == len((sweep / "results.csv").read_text().splitlines()) - 1
+    capsys.readouterr()
+    assert main(["compare", str(sweep), str(runs[0])]) == 0
+    out = capsys.readouterr().out
+    assert (f"compared: the rows of each results.json (A: {shown} of its sweep's {in_csv}; a sweep's other "
+            "rows are only in its results.csv)") in out, out
+    assert main(["compare", *map(str, runs)]) == 0
+    assert "compared:" not in capsys.readouterr().out

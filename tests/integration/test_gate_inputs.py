@@ -355,7 +355,7 @@ def test_a_folder_that_is_not_a_run_says_what_it_is(tmp_path, capsys):
     (lambda d: d.update(schema_versoin=d.pop("schema_version")),
      ["schema_version: missing; this field is required (the results format's version)"]),
     (lambda d: d["rows"][0].update(samples={"energy_kwh": [1.0, -2.0]}),
-     ["rows[0].samples.energy_kwh[1]: -2.0 is out of range; allowed: more than 0.0"]),
+     ["rows[0].samples.energy_kwh[1]: -2.0 is out of range; allowed: more than 0"]),
     (lambda d: d.update(schema_version="1", mode="trainig"),
      ["schema_version: '1' is text, not a number; allowed: an integer, unquoted",
       "mode: 'trainig' is not allowed; allowed: 'inference', 'training' or 'serving'; did you mean "

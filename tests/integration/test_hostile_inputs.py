@@ -63,6 +63,21 @@ def test_hf_config_values_are_bounded(tmp_path, capsys, cfg, expect):
     assert code == 2 and expect in err, err
 
 
+@pytest.mark.parametrize("value,shown", [
+    ("12\\34", "'12\\34'"),  # one backslash in the value: one in the message
+    ("12\x0134", "'12\\x0134'"),  # a control character: escaped once
+])
+def test_a_text_value_is_escaped_once(tmp_path, capsys, value, shown):
+    """A backslash in a config.json's text was shown doubled ('12\\\\34'), an escaped control
+    character as '\\\\x01': ``snippet`` escaped the control characters and then took ``repr``."""
+    (tmp_path / "config.json").write_text(json.dumps({**BERT, "hidden_size": value}))
+    for args in (["workload", str(tmp_path / "config.json")],
+                 ["run", str(_serving(tmp_path, "config.json")), "-q", "--results", str(tmp_path / "r")]):
+        code, err = _cli(capsys, *args)
+        assert code == 2 and f"field 'hidden_size' is {shown}; allowed: an integer" in err, err
+        assert "\x01" not in err and "\\\\" not in err, err
+
+
 def test_hf_config_nested_100000_deep_is_bad_input(tmp_path, capsys):
     (tmp_path / "config.json").write_text("[" * 100_000 + "]" * 100_000)
     code, err = _cli(capsys, "workload", str(tmp_path / "config.json"))

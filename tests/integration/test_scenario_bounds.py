@@ -270,3 +270,39 @@ def test_a_list_item_written_as_text_is_range_checked(tmp_path, capsys):
     text = yaml.safe_dump(s, sort_keys=False).replace("'@@'", "1e300")
     _rejected(tmp_path, capsys, text, "workload.serving.profile.rates_per_h[0]: 1e300 is out of range; "
               "allowed: a number from 0 to 10^12")
+
+
+def _realtime(**inference):
+    s = yaml.safe_load((ROOT / "scenarios" / "layoutlm_realtime.yaml").read_text())
+    s["workload"]["inference"].update(inference)
+    return s
+
+
+def _largest(err: str) -> int:
+    return int(err.split("allowed: at most ")[1].split(" ")[0])
+
+
+def test_an_inference_batch_beyond_device_memory_is_bad_input(tmp_path, capsys):
+    """trial15 L4: batch 100,000 of 512-token pages ran with exit 0, though its activations (tens of
+    GB) fit neither a 16 GB T4 nor an Inferentia NeuronCore. It names the field, what the batch needs
+    and the device has, and the largest batch that fits."""
+    err = _rejected(tmp_path, capsys, _realtime(batch_size=100000),
+                    "workload.inference.batch_size: 100000 sequences of 512 tokens need ",
+                    "GiB per NeuronCore on inf1.2xlarge (configs[inf1], bf16", "which has 2.00 GiB",
+                    "(the largest batch that fits)")
+    need = float(err.split(" need ")[1].split(" GiB")[0].replace(",", ""))
+    assert need > 100  # 100,000 x 512 tokens x 768 x 2 bytes alone is 73 GiB
+    largest = _largest(err)
+    assert 1 <= largest < 100000
+    # the largest batch it names runs; one more is refused with the same figure
+    f = _write(tmp_path, _realtime(batch_size=largest), "ok.yaml")
+    assert main(["run", str(f), "-q", "--results", str(tmp_path / "ok")]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    assert _largest(_rejected(tmp_path, capsys, _realtime(batch_size=largest + 1))) == largest
+
+
+def test_a_configurations_own_batch_beyond_device_memory_names_its_field(tmp_path, capsys):
+    s = _realtime()
+    s["configs"][1]["batch_size"] = 5000  # the T4 (fp32, 16 GB)
+    _rejected(tmp_path, capsys, s, "configs[gpu].batch_size: 5000 sequences of 512 tokens need ",
+              "GiB per device on g4dn.2xlarge (fp32", "allowed: at most ")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ecobench.errors import BackendError
+from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Job, Performance
+from ecobench.planning.inference_memory import batch_memory, device_memory_gib
 from ecobench.planning.jobs import backend_for, capabilities, make_job
 from ecobench.planning.modes.base import ConfigRun, ModeBase, with_activity
 from ecobench.planning.plan import PlanResult, plan_inference
@@ -29,8 +30,42 @@ class InferenceMode(ModeBase):
         self.batch = run.config.batch_size or spec.batch_size
 
     def jobs(self) -> list[Job]:
-        """One batch of the configuration's size."""
+        """One batch of the configuration's size, checked against device memory."""
+        self._check_memory()
         return [self._job(self.batch)]
+
+    def _largest_batch(self) -> tuple[int, float, float] | None:
+        """The largest batch that fits a rank's memory, what ``self.batch`` needs and what the rank
+        has, in GiB (``planning/inference_memory.py``); None where the throughput is supplied or
+        measured, or the catalog has no memory figure for the device."""
+        r = self.run
+        if capabilities(r.config, r.backends).error_model is None:
+            return None
+        device = device_memory_gib(r.catalog, r.instance, r.config.precision)
+        if device is None:
+            return None
+        mem = batch_memory(r.scenario.workload.arch(), self.spec.seq_len, r.config.precision, device)
+        return mem.largest_batch(), mem.need_gib(self.batch), device
+
+    def _check_memory(self) -> None:
+        """Bad input where the batch cannot fit one rank's memory."""
+        fit = self._largest_batch()
+        if fit is None or self.batch <= fit[0]:
+            return
+        largest, need, device = fit
+        r = self.run
+        acc = r.catalog.accelerator_of(r.instance)
+        rank = "NeuronCore" if acc is not None and acc.ranks_per_chip > 1 else "device"
+        allowed = (f"allowed: at most {largest} (the largest batch that fits)" if largest else
+                   "no batch fits: the weights and workspace alone do not; use a device with more memory")
+        own = bool(r.config.batch_size)  # the configuration's own batch size, else the workload's
+        where = "" if own else f"configs[{r.config.id}], "
+        text = (f"{self.batch} sequences of {self.spec.seq_len} tokens need {need:,.2f} GiB per {rank} on "
+                f"{r.instance.name} ({where}{r.config.precision}: the weights and one layer's "
+                f"activations), which has {device:,.2f} GiB; {allowed}")
+        if own:
+            raise InputError(text).in_config("batch_size", by_id=True)
+        raise InputError(f"workload.inference.batch_size: {text}")
 
     def _job(self, batch: int) -> Job:
         return make_job(scenario=self.run.scenario, config=self.run.config, mode="inference",
@@ -63,8 +98,9 @@ class InferenceMode(ModeBase):
 
         r = self.run
         pairs = [(self.batch, perf)]
+        fit = self._largest_batch()
         if capabilities(r.config, r.backends).cheap:
-            for b in (b for b in BATCH_CANDIDATES if b != self.batch):
+            for b in (b for b in BATCH_CANDIDATES if b != self.batch and (fit is None or b <= fit[0])):
                 job = self._job(b)
                 try:
                     p = backend_for(r.config, r.backends).evaluate(job, r.instance, r.catalog)

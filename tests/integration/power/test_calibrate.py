@@ -310,3 +310,13 @@ def test_a_misspelt_source_field_is_named_with_the_nearest(tmp_path, capsys):
     assert "sources.team_a.metred: unknown field; did you mean 'metered', 'method'? (allowed here: " in err
     assert "sources.team_a.window_idle_s: -1 is out of range; allowed: a number of at least 0" in err
     assert "metered: missing" not in err  # the misspelling is the one problem, said once
+
+
+def test_a_count_out_of_range_says_its_bound_as_written(tmp_path, capsys):
+    """trial15 L7: a token count of 0 said 'allowed: more than 0.0' (a float field's bound)."""
+    path = _write(tmp_path, [{**_point(0, 400.0, 1000.0, 16), "input_tokens": 0, "batch_size": 0}])
+    assert main(["calibrate", path]) == 2
+    problems = [ln.strip() for ln in capsys.readouterr().err.strip().splitlines()[1:]]
+    assert problems == ["points[0] (team_a_0).batch_size: 0 is out of range; allowed: more than 0",
+                        "points[0] (team_a_0).input_tokens: 0 is out of range; allowed: more than 0"], \
+        problems
