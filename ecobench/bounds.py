@@ -161,6 +161,7 @@ SWEEP_GROUP_CELL_BYTES = 500  # a cell of the largest group, evaluated at once (
 # (the trial14 sweep of 49,990 groups, had it run, ~2.8 GB). Inference and training rows: in ROW_BYTES.
 SWEEP_GROUP_BYTES = {"inference": 0, "serving": 57_000, "training": 0}
 
+
 def number_text(v: float) -> str:
     """A bound for a message: ``0`` not ``0.0``, ``16,777,216``, ``10^9``, ``1e-09``."""
     return _fmt(v) if v == 0 or abs(v) >= 1e-3 else f"{v:g}"

@@ -3,6 +3,7 @@ latency target), one job at the configuration's batch size; a load profile's str
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ecobench.errors import BackendError, InputError
@@ -34,10 +35,12 @@ class InferenceMode(ModeBase):
         self._check_memory()
         return [self._job(self.batch)]
 
-    def _largest_batch(self) -> tuple[int, float, float] | None:
+    @functools.cached_property
+    def _memory_fit(self) -> tuple[int, float, float] | None:
         """The largest batch that fits a rank's memory, what ``self.batch`` needs and what the rank
         has, in GiB (``planning/inference_memory.py``); None where the throughput is supplied or
-        measured, or the catalog has no memory figure for the device."""
+        measured, or the catalog has no memory figure for the device. Worked out once: the memory check
+        and the batch candidates both read it."""
         r = self.run
         if capabilities(r.config, r.backends).error_model is None:
             return None
@@ -49,7 +52,7 @@ class InferenceMode(ModeBase):
 
     def _check_memory(self) -> None:
         """Bad input where the batch cannot fit one rank's memory."""
-        fit = self._largest_batch()
+        fit = self._memory_fit
         if fit is None or self.batch <= fit[0]:
             return
         largest, need, device = fit
@@ -98,7 +101,7 @@ class InferenceMode(ModeBase):
 
         r = self.run
         pairs = [(self.batch, perf)]
-        fit = self._largest_batch()
+        fit = self._memory_fit
         if capabilities(r.config, r.backends).cheap:
             for b in (b for b in BATCH_CANDIDATES if b != self.batch and (fit is None or b <= fit[0])):
                 job = self._job(b)
