@@ -206,13 +206,19 @@ def running_batch(p: PowerPoint, memory_gib: float | None) -> float | None:
     return min(p.batch, max(1.0, free / per_seq)) if free > 0 else p.batch
 
 
-def _serve_bytes(p: PowerPoint) -> tuple[float, float]:
+def _serve_bytes(p: PowerPoint, batch: float | None = None) -> tuple[float, float]:
     """(weight bytes, KV-cache bytes of one sequence at its mean context) on one rank of a serving
-    point: what a decode step reads once, and per sequence of its batch."""
+    point: the weights it holds (``batch`` None) or a decode step of ``batch`` sequences reads once (a
+    MoE layer reads the routed experts its tokens pick, the planner's rule:
+    ``parallel/serving.routed_read_share``), and the cache it reads per sequence of its batch."""
+    from ecobench.parallel.serving import routed_read_share
+
     assert p.arch is not None
-    tensor = p.tensor or 1
+    a, tensor = p.arch, p.tensor or 1
     dtype = p.precision if p.precision in BYTES_PER_DTYPE else "bf16"
-    weights = p.arch.params * BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2) / tensor
+    params = a.params if batch is None else (
+        a.params - a.routed_expert_params + a.routed_expert_params * float(routed_read_share(a, batch)))
+    weights = params * BYTES_PER_DTYPE.get(p.weight_precision or dtype, 2) / tensor
     context = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) + (p.output_tokens or 0) / 2
     return weights, context * kv_cache_bytes_per_token(p.arch, dtype, tensor)
 
@@ -231,7 +237,7 @@ def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float
         if missing or arch is None or p.output_tokens_per_s is None:
             return " and ".join(missing)
         tensor = p.tensor or 1
-        params = arch.params
+        params = arch.active_params  # a MoE token runs its k experts, not every expert
         # every output token carries its request's prefill: input / output prompt tokens per output token
         prompt = (p.input_tokens or DEFAULT_CONTEXT_TOKENS) / (p.output_tokens or 1)
         flops = 2.0 * params * p.output_tokens_per_s * (1.0 + prompt) / dev
@@ -239,7 +245,7 @@ def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float
         batch = running_batch(p, memory_gib)
         assert batch is not None
         steps_per_s = p.output_tokens_per_s / replicas / batch
-        weights, per_seq = _serve_bytes(p)
+        weights, per_seq = _serve_bytes(p, batch)
         kv = batch * per_seq
         return flops, steps_per_s * (weights + kv), steps_per_s * kv
     key = _vision_key(p) if arch is None else None
@@ -250,11 +256,12 @@ def _rates(p: PowerPoint, memory_gib: float | None = None) -> tuple[float, float
         f = (totals(forward_kernels(arch, p.seq_len or 384, 1, dtype))[0] if arch is not None
              else VISION_FLOPS_PER_SAMPLE[key])  # type: ignore[index]
         return p.samples_per_s * f / dev, 0.0, 0.0
-    # training: 6N FLOPs per token (forward 2N, backward 4N); low-rank adapters 4N (no weight gradients)
+    # training: 6N FLOPs per token (forward 2N, backward 4N); low-rank adapters 4N (no weight gradients);
+    # N the parameters a token uses (a MoE model's active ones)
     tokens = p.tokens_per_s or (p.samples_per_s * p.seq_len if p.samples_per_s and p.seq_len else None)
     if arch is not None and tokens is not None:
         per_token = 4.0 if p.trainable == "lora" else 6.0
-        return per_token * arch.params * tokens / dev, 0.0, 0.0
+        return per_token * arch.active_params * tokens / dev, 0.0, 0.0
     if key is not None and p.samples_per_s is not None:  # forward and backward: 3x
         return 3.0 * VISION_FLOPS_PER_SAMPLE[key] * p.samples_per_s / dev, 0.0, 0.0
     if key is not None:

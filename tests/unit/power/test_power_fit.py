@@ -370,3 +370,26 @@ def test_a_chip_whose_maximum_is_not_its_draw_ceiling_is_evidence_not_fitted():
     assert isinstance(why, str) and "maximum draw of NVIDIA Tesla P100 PCIe is not known" in why
     fitted = {f.point.chip for f in corpus_features() if f.point.gpu == "other"}
     assert "p100-pcie" not in fitted and {"v100-pcie", "a40", "rtx6000"} <= fitted
+
+
+def test_a_moe_points_flops_count_its_active_experts_and_a_decode_step_reads_the_experts_it_picks():
+    from ecobench.parallel.serving import routed_read_share
+    from ecobench.power.fit import _rates, _serve_bytes
+    from ecobench.workloads.presets import preset
+
+    arch = preset("mixtral-8x7b")
+    serve = {**POINT, "model": "mixtral-8x7b", "output_tokens_per_s": 100.0, "input_tokens": 512,
+             "output_tokens": 512, "batch_size": 1}
+    train = {**POINT, "id": "p2", "model": "mixtral-8x7b", "kind": "power_train", "tokens_per_s": 1000.0}
+    c = parse_corpus([{"sources": {"s": SOURCE}, "points": [serve, train]}])
+    s, t = c.points
+    flops, byts, kv = _rates(s)
+    assert flops == pytest.approx(2.0 * arch.active_params * 100.0 * 2.0)  # prompt + output tokens
+    assert _rates(t)[0] == pytest.approx(6.0 * arch.active_params * 1000.0)
+    held, _ = _serve_bytes(s)
+    read, _ = _serve_bytes(s, 1.0)
+    share = float(routed_read_share(arch, 1.0))  # one token: k of E experts
+    assert share == pytest.approx(2 / 8)
+    assert held == pytest.approx(arch.params * 2)
+    assert read == pytest.approx((arch.params - arch.routed_expert_params * (1 - share)) * 2)
+    assert byts == pytest.approx(100.0 * (read + kv / 100.0))  # one step a token at batch 1
