@@ -398,7 +398,7 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
                          exports: Sequence[tuple[str, str]] = (), files: bool = True) -> list[str]:
     """Write --markdown, --junit, --export (unless not ``files``) and the GitHub step summary; return
     what could not be written."""
-    from ecobench.io.rundir import append_text, write_text_atomic
+    from ecobench.io.rundir import append_text, make_folder, write_text_atomic
 
     problems = []
     targets: list[tuple[str, str, bool]] = []
@@ -411,8 +411,9 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
         targets.append((summary, md, True))
     for path, text, append in targets:
         try:
+            make_folder(Path(path).parent, path)  # as run --out makes its own
             (append_text if append else write_text_atomic)(Path(path), text)
-        except OutputError as exc:
+        except (OutputError, InputError) as exc:
             problems.append(str(exc))
     return problems
 

@@ -45,10 +45,14 @@ class EcobenchError(Exception):
     config_field: str | None = None  # the configuration's field it is about ("": the whole); None: none
     config_by_id: bool = False  # name the configuration by its id (else by its index in ``configs``)
     config_detail: bool = False  # and add its instance type and data type (a backend's error)
+    cause: str | None = None  # the message's cause alone, without this configuration's own figures
 
-    def in_config(self, field: str = "", *, by_id: bool = False, detail: bool = False) -> Self:
-        """Mark the error as about one configuration's ``field`` (see the class docstring)."""
+    def in_config(self, field: str = "", *, by_id: bool = False, detail: bool = False,
+                  cause: str | None = None) -> Self:
+        """Mark the error as about one configuration's ``field`` (see the class docstring); ``cause``:
+        the part of the message that other configurations share (a sweep counts skips by it)."""
         self.config_field, self.config_by_id, self.config_detail = field, by_id, detail
+        self.cause = cause
         return self
 
 

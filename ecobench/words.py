@@ -20,6 +20,14 @@ def a(what: str) -> str:
     return f"{'an' if what[:1].lower() in 'aeiou' else 'a'} {what}"
 
 
+def parsed_kind(data: object) -> str:
+    """What a parsed file holds where a mapping was expected, in words: ``an empty file``, ``a list``,
+    ``a single int value``."""
+    if data is None:
+        return "an empty file"
+    return "a list" if isinstance(data, list) else f"a single {type(data).__name__} value"
+
+
 def shown(text: str, width: int = 40) -> str:
     """A value as written, cut to ``width`` characters (a 400-digit integer is not repeated in full)."""
     return text if len(text) <= width else f"{text[:width - 3]}..."

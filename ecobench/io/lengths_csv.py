@@ -16,12 +16,15 @@ from pathlib import Path
 
 import numpy as np
 
+from ecobench.bounds import MAX_SEQUENCES, MAX_TOKENS, number_text
 from ecobench.errors import InputError
 
 MAX_ROWS = 1_000_000
 MAX_BYTES = 32 << 20  # a million rows of three whole numbers fit in about 20 MB
 MAX_SAMPLES = 100_000  # a histogram's bins become at most this many samples, weighted by their count
-COLUMNS = (("input_tokens", 1), ("output_tokens", 1), ("count", 0))  # name, least value allowed
+# name, least and most value allowed (bounds.py: a sequence's tokens; a bin's requests, so that the
+# counts' sum stays finite)
+COLUMNS = (("input_tokens", 1, MAX_TOKENS), ("output_tokens", 1, MAX_TOKENS), ("count", 0, MAX_SEQUENCES))
 
 
 def read_lengths_csv(path: Path, where: str, max_tokens: int | None = None,
@@ -87,7 +90,7 @@ def _fast_rows(text: str) -> np.ndarray | None:
     text = text.replace("\r\n", "\n")  # a spreadsheet's line ends, as the csv module reads them
     head, _, body = text.partition("\n")
     names = head.split(",")
-    known = [c for c, _ in COLUMNS]
+    known = [c for c, _, _ in COLUMNS]
     if '"' in text or "\r" in text or len(set(names)) != len(names) or not set(names) <= set(known) \
             or not {"input_tokens", "output_tokens"} <= set(names):
         return None
@@ -100,10 +103,11 @@ def _fast_rows(text: str) -> np.ndarray | None:
     except ValueError:
         return None
     values = np.ones((len(lines), len(COLUMNS)))
-    for j, (col, least) in enumerate(COLUMNS):
+    for j, (col, least, most) in enumerate(COLUMNS):
         if col in names:
             v = cells[:, names.index(col)]
-            if not (np.isfinite(v).all() and (v >= least).all() and (v == np.trunc(v)).all()):
+            if not (np.isfinite(v).all() and (v >= least).all() and (v <= most).all()
+                    and (v == np.trunc(v)).all()):
                 return None
             values[:, j] = v
     return values
@@ -133,13 +137,14 @@ def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
         if any(v is None for v in r.values()):
             raise bad(f"row {line}: fewer fields than the header's {width} columns; allowed: one value per "
                       "column (a count left empty is 1)")
-        for j, (col, least) in enumerate(COLUMNS):
-            values[i, j] = _value(r.get(col), col, least, line, bad)
+        for j, (col, least, most) in enumerate(COLUMNS):
+            values[i, j] = _value(r.get(col), col, least, most, line, bad)
     return values
 
 
-def _value(raw: str | None, col: str, least: int, line: int, bad: Callable[[str], InputError]) -> float:
-    """One cell: a whole number >= ``least`` (a missing cell, or an empty count, is 1)."""
+def _value(raw: str | None, col: str, least: int, most: float, line: int,
+           bad: Callable[[str], InputError]) -> float:
+    """One cell: a whole number from ``least`` to ``most`` (a missing cell, or an empty count, is 1)."""
     if raw is None or (col == "count" and raw == ""):
         return 1.0
     try:
@@ -151,4 +156,7 @@ def _value(raw: str | None, col: str, least: int, line: int, bad: Callable[[str]
         nearest = max(least, round(v)) if math.isfinite(v) else least
         raise bad(f"row {line}, {col}: {raw[:40]} is not allowed; allowed: a whole number >= {least} "
                   f"(nearest valid: {nearest})")
+    if v > most:
+        raise bad(f"row {line}, {col}: {raw[:40]} is not allowed; allowed: a whole number from {least} to "
+                  f"{number_text(most)}")
     return v

@@ -139,17 +139,20 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def refuse_existing(path: Path, flag: str, force: bool) -> None:
     """Never overwrite an earlier result: an existing ``path`` (a dangling link too) given with
-    ``flag`` is bad input unless ``force``; a folder always is (no file can replace it)."""
+    ``flag`` is bad input unless ``force``; a folder always is (no file can replace it), as is a file
+    where a folder above it should be (:func:`check_folder`: said before the work, not after it)."""
     if path.is_dir() and not path.is_symlink():
         raise InputError(f"{flag} {path}: is a folder; allowed: a file name (such as {path / 'NAME'})")
     if not force and (path.exists() or path.is_symlink()):
         raise InputError(f"{flag} {path}: already exists; not overwritten (pass --force to replace it)")
+    check_folder(path.parent, f"{flag} {path}")
 
 
 def write_new(path: Path, text: str, flag: str, force: bool) -> None:
-    """:func:`write_text_atomic` of a file the user named with ``flag``; an existing file is bad input
-    unless ``force`` (:func:`refuse_existing`)."""
+    """:func:`write_text_atomic` of a file the user named with ``flag``, its folder made if need be (as
+    ``run --out`` makes its own); an existing file is bad input unless ``force`` (:func:`refuse_existing`)."""
     refuse_existing(path, flag, force)
+    make_folder(path.parent, f"{flag} {path}")
     write_text_atomic(path, text)
 
 

@@ -14,30 +14,31 @@ from typing import Any
 import numpy as np
 
 from ecobench.bounds import MAX_INSTANCES
-from ecobench.errors import BackendError, InputError
+from ecobench.errors import BackendError, EcobenchError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.catalog import Catalog
-from ecobench.planning.configs import Cells, _price, evaluate_config, locate, pricing_model
+from ecobench.planning.configs import Cells, _price, evaluate_config, pricing_model
 from ecobench.planning.sweep_rows import GroupRows
 from ecobench.planning.sweep_table import SweepTable
 from ecobench.power.carbon import GridIntensity, grid_intensity
-from ecobench.scenario.model import Scenario
+from ecobench.scenario.model import HardwareConfig, Scenario
 from ecobench.scenario.sweep import Group, groups, ids_distinct, label
 from ecobench.table import Columns
 
-_PREFIX = r"configs["
 SCENARIO_PRICE = "scenario price_usd_per_h"  # the price source of a configuration's own price
 OVER_BOUND = (f"needs more than the {MAX_INSTANCES:,} instances a plan may have (README 'Input bounds'): "
               "a larger instance or a lower rate")
 
 
-def _reason(exc: Exception) -> str:
-    """The part of an error that names the cause, without the configuration's own id."""
-    text = str(exc).split("\n")[0]
-    if text.startswith(_PREFIX) and "): " in text:
-        text = text.split("): ", 1)[1]
-    elif text.startswith(_PREFIX) and "]: " in text:
-        text = text.split("]: ", 1)[1]
+def _reason(exc: EcobenchError, cfg: HardwareConfig) -> str:
+    """Why a group was skipped, as combinations skipped for the same cause share it: the error before
+    it is located (no ``configs[...]``: the group's id is no combination's), its field in front, its
+    ``cause`` where it has one (a layout's problems, not the cluster size it was tried on), the
+    group's id where the message names it left out."""
+    text = (exc.cause or str(exc)).split("\n")[0]
+    text = text.replace(f"configs[{cfg.id}], ", "").replace(f"configs[{cfg.id}]", "this combination")
+    if exc.config_field:
+        text = f"{exc.config_field}: {text}"
     return text[:300]
 
 
@@ -108,7 +109,7 @@ def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[st
     try:
         row = evaluate_config(s, cfg, catalog, backends, 0, cells).row
     except (InputError, BackendError) as exc:
-        skipped[_reason(locate(exc, cfg, 0))] += n_u * n_c
+        skipped[_reason(exc, cfg)] += n_u * n_c
         return None
     over = _over_bound(row.get("instances"), n_u)
     if over.any():  # such headrooms are skipped, as a configuration of ``configs`` is refused

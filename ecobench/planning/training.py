@@ -190,7 +190,8 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
         near = nearest_counts(phases, cl, n, eff, _same_shape(lay)) if any(
             "ranks" in b or "global batch" in b for b in bad) else (None, None)
         raise InputError(f"{lay.describe()} cannot run on {n}x {inst.name} "
-                         f"({ranks} ranks): " + "; ".join(bad) + counts_text(near)).in_config(where)
+                         f"({ranks} ranks): " + "; ".join(bad) + counts_text(near)
+                         ).in_config(where, cause="; ".join(bad))
     ev = evaluate_phases(phases, cl, Layouts.of([lay], n), eff)
     if not np.isfinite(ev.total_s[0]):
         raise InputError(f"the catalog has no device-link figure for {inst.name}, which this "

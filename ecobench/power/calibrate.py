@@ -282,6 +282,7 @@ def load_points(path: str | Path) -> PowerCorpus:
         raise InputError(f"{path}: invalid calibration points\n  " + "\n  ".join(lines)) from None
     except ValueError as exc:
         raise InputError(f"{path}: {exc}") from None
+    _check_own_names(corpus, path)
     cat = load_catalog()
     for i, p in enumerate(corpus.points):
         where = f"{path}: points[{i}] ({p.id})"
@@ -292,6 +293,21 @@ def load_points(path: str | Path) -> PowerCorpus:
                              "neuron-monitor), which covers no host; allowed: power_per device (the mean "
                              "per device), or a source metered: node (at the wall)")
     return corpus
+
+
+def _check_own_names(user: PowerCorpus, path: str | Path) -> None:
+    """Bad input where a source or point of the file has a name of the packaged corpus (the held-out
+    error is by source group and the refit keys points by id)."""
+    base = load_corpus()
+    for name in user.sources:
+        if name in base.sources:
+            raise InputError(f"{path}: sources.{name}: {name!r} is already a source of the packaged corpus; "
+                             "allowed: a name of your own")
+    ids = {p.id for p in base.points}
+    for i, p in enumerate(user.points):
+        if p.id in ids:
+            raise InputError(f"{path}: points[{i}] ({p.id}).id: {p.id!r} is already a point of the packaged "
+                             "corpus; allowed: a name of your own")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,17 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, field_validator, model_validator
 
+from ecobench.bounds import (
+    MAX_DEGREE,
+    MAX_GLOBAL_BATCH,
+    MAX_INSTANCES,
+    MAX_LATENCY_MS,
+    MAX_POWER_W,
+    MAX_THROUGHPUT_PER_S,
+    MAX_TOKENS,
+    MAX_WINDOW_S,
+    NAME_PATTERN,
+)
 from ecobench.io.yamlio import load_packaged
 from ecobench.scenario.base import SchemaModel
 from ecobench.workloads.architecture import Architecture
@@ -40,8 +51,9 @@ class PowerSource(_Row):
     metered: Metered = Field(description="what the meter covers")
     method: str
     not_stated: str
-    window_idle_s: float = Field(0.0, ge=0, description="seconds of each run's metering window with nothing "
-                                 "running (a script's sleeps around the run): drawn as stalls")
+    window_idle_s: float = Field(0.0, ge=0, le=MAX_WINDOW_S,
+                                 description="seconds of each run's metering window with nothing running "
+                                 "(a script's sleeps around the run): drawn as stalls")
 
     @field_validator("as_of", mode="before")
     @classmethod
@@ -54,7 +66,7 @@ class PowerSource(_Row):
 class PowerPoint(_Row):
     """One measured average draw and the workload that drew it."""
 
-    id: str = Field(pattern=r"^[A-Za-z0-9_.\-]+$")
+    id: str = Field(pattern=NAME_PATTERN)  # as a scenario's names: said in words when refused
     source: str
     kind: PowerKind
     model_name: str
@@ -64,36 +76,37 @@ class PowerPoint(_Row):
     chip: str | None = Field(None, description="for gpu 'other': a key of data/corpus_chips.yaml, a chip "
                              "outside the catalog with sourced peaks (the point is then fitted)")
     instance_type: str | None = None
-    devices: int = Field(gt=0, description="accelerators the measurement covers (per node if per node)")
-    nodes: int = Field(1, gt=0)
+    devices: int = Field(gt=0, le=MAX_DEGREE,
+                         description="accelerators the measurement covers (per node if per node)")
+    nodes: int = Field(1, gt=0, le=MAX_INSTANCES)
     precision: str | None = None
     weight_precision: str | None = None
     engine: str | None = None
-    batch_size: float | None = Field(None, gt=0)
-    avg_batch_size: float | None = Field(None, gt=0)
-    concurrency: int | None = None
-    input_tokens: float | None = Field(None, gt=0)
-    output_tokens: float | None = Field(None, gt=0)
-    seq_len: int | None = Field(None, gt=0)
-    tensor: int | None = Field(None, gt=0)
-    pipeline: int | None = Field(None, gt=0)
-    global_batch_size: int | None = Field(None, gt=0)
+    batch_size: float | None = Field(None, gt=0, le=MAX_GLOBAL_BATCH)
+    avg_batch_size: float | None = Field(None, gt=0, le=MAX_GLOBAL_BATCH)
+    concurrency: int | None = Field(None, gt=0, le=MAX_GLOBAL_BATCH)
+    input_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
+    output_tokens: float | None = Field(None, gt=0, le=MAX_TOKENS)
+    seq_len: int | None = Field(None, gt=0, le=MAX_TOKENS)
+    tensor: int | None = Field(None, gt=0, le=MAX_DEGREE)
+    pipeline: int | None = Field(None, gt=0, le=MAX_DEGREE)
+    global_batch_size: int | None = Field(None, gt=0, le=MAX_GLOBAL_BATCH)
     trainable: Literal["full", "lora"] = Field(
         "full", description="training updates every weight, or low-rank adapters only (no weight "
         "gradients: 4N FLOPs a token)")
     layout: dict[str, Any] | None = None
     breakdown: dict[str, Any] | None = None
-    power_w: float = Field(gt=0, description="mean draw over the measured window")
+    power_w: float = Field(gt=0, le=MAX_POWER_W, description="mean draw over the measured window")
     power_per: Literal["device", "node"]
     power_stat: Literal["mean", "median", "peak"] = "mean"
     power_limit_w: float | None = Field(
-        None, gt=0, description="the device power limit the run set, as its source states it (MLPerf MaxQ "
-        "submissions: nvidia-smi -pl from the submitter's config); the draw model scales idle to this "
-        "limit instead of the chip's maximum")
-    tokens_per_s: float | None = Field(None, gt=0)
-    output_tokens_per_s: float | None = Field(None, gt=0)
-    samples_per_s: float | None = Field(None, gt=0)
-    tpot_ms: float | None = Field(None, gt=0)
+        None, gt=0, le=MAX_POWER_W, description="the device power limit the run set, as its source states "
+        "it (MLPerf MaxQ submissions: nvidia-smi -pl from the submitter's config); the draw model scales "
+        "idle to this limit instead of the chip's maximum")
+    tokens_per_s: float | None = Field(None, gt=0, le=MAX_THROUGHPUT_PER_S)
+    output_tokens_per_s: float | None = Field(None, gt=0, le=MAX_THROUGHPUT_PER_S)
+    samples_per_s: float | None = Field(None, gt=0, le=MAX_THROUGHPUT_PER_S)
+    tpot_ms: float | None = Field(None, gt=0, le=MAX_LATENCY_MS)
     energy_j_per_output_token: float | None = Field(None, gt=0)
     energy_j_per_sample: float | None = Field(None, gt=0)
     gpu_busy_share: float | None = Field(

@@ -13,6 +13,7 @@ from ecobench.io.yamlio import load_yaml
 from ecobench.scenario.load import load_scenario
 from ecobench.scenario.messages import Schema, error_lines
 from ecobench.scenario.model import MESSAGE_SCHEMA, ArchitectureSpec, describe_fields
+from ecobench.words import parsed_kind
 from ecobench.workloads.architecture import Architecture, Task
 
 # The messages' view of the block: its fields are the ones allowed at its top level (not a scenario's).
@@ -26,7 +27,7 @@ def architecture_from_file(path: str | Path) -> tuple[Architecture, tuple[Task, 
     p = Path(path)
     data = load_yaml(p, "architecture")
     if not isinstance(data, dict):
-        raise InputError(f"{p}: expected a mapping ({EXPECTED}), got {type(data).__name__}")
+        raise InputError(f"{p}: expected a mapping ({EXPECTED}), got {parsed_kind(data)}")
     if "workload" in data:
         w = load_scenario(p).workload
         return w.arch(), w.head()

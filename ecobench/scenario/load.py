@@ -16,6 +16,7 @@ from ecobench.scenario.messages import error_lines
 from ecobench.scenario.model import MESSAGE_SCHEMA, Scenario
 from ecobench.scenario.profile import resolve_profile
 from ecobench.version import BASELINE_KIND, RESULTS_KIND
+from ecobench.words import parsed_kind
 
 __all__ = ["load_scenario", "scenario_from_dict"]
 
@@ -24,10 +25,8 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
     """Validate a parsed scenario; errors name ``source`` and each field path. Relative paths in it
     are read from ``base_dir``."""
     if not isinstance(data, dict):
-        got = ("an empty file" if data is None else "a list" if isinstance(data, list)
-               else f"a single {type(data).__name__} value")
         raise InputError(f"{source}: a scenario is a mapping of fields (schema_version, name, workload, "
-                         f"configs, baseline, ...; see `ecobench run --help`), got {got}")
+                         f"configs, baseline, ...; see `ecobench run --help`), got {parsed_kind(data)}")
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:

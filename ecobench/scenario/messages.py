@@ -50,7 +50,24 @@ def _format(err: dict[str, Any], schema: Schema) -> str:
     if not err["loc"] and err["type"] == "value_error":
         return msg  # a check across fields: its message names the fields
     bare = tuple(p for p in err["loc"] if not _is_tag(p))
+    if err["type"] == "invalid_key":  # an unquoted YAML key read as a number or boolean (5:, true:)
+        return _invalid_key(err.get("input"), bare, schema)
+    if bare and bare[-1] == "[key]":  # the same in a mapping of values (dict[str, float]): its key's type
+        return _invalid_key(err.get("input"), bare[:-1], schema)
     return f"{loc}: {_plain(err, bare, schema) or msg}"
+
+
+def _invalid_key(key: object, loc: tuple[Any, ...], schema: Schema) -> str:
+    """A mapping's key that is not text, said as what it is and what is allowed there: the level's
+    field names, or any text (pydantic said '[5]: Keys should be strings', a boolean key as [1])."""
+    written = "true" if key is True else "false" if key is False else shown(repr(key))
+    kind = "a boolean" if isinstance(key, bool) else "a number" if isinstance(key, int | float) \
+        else "not text"
+    where = f"{_loc(loc[:-1])}: key {written} is {kind}"
+    allowed = _allowed_here(loc, schema)
+    if allowed:
+        return f"{where}, not a field name; allowed here: {', '.join(allowed)}"
+    return f"{where}, not text; allowed: a text key (quote it: '{written}')"
 
 
 _NUMBER_TYPES = ("int_type", "int_parsing", "int_from_float", "float_type", "float_parsing")

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
+from ecobench.words import parsed_kind
 from ecobench.workloads.architecture import Architecture, Mla, MoE
 from ecobench.workloads.hf_fields import check_fields
 
@@ -115,7 +116,9 @@ def load_hf_config(path: Path, where: str) -> Architecture:
             raise
         raise InputError(f"{where}: {exc}") from None
     if not isinstance(cfg, dict):
-        raise InputError(f"{where}: {path} is not a JSON object")
+        at = where if where == str(path) else f"{where}: {path}"
+        raise InputError(f"{at}: a config.json is a JSON object of the model's fields (hidden_size, "
+                         f"num_hidden_layers, ...), got {parsed_kind(cfg)}")
     return architecture_from_hf(cfg, f"hf:{path.parent.name or path.stem}", where)
 
 

@@ -632,6 +632,25 @@ def test_workload_arch_of_a_file_that_is_no_architecture_lists_the_blocks_fields
         assert "layers, hidden_size, heads" in err and "configs" not in err, err
 
 
+@pytest.mark.parametrize("name,text,got", [
+    ("a.yaml", "", "got an empty file"),
+    ("a.yaml", "- 1\n- 2\n", "got a list"),
+    ("config.json", "[1, 2]", "got a list"),
+    ("config.json", "3", "got a single int value"),
+])
+def test_workload_of_a_file_that_is_no_mapping_says_what_it_got_in_words(tmp_path, capsys, name, text, got):
+    """trial17: an empty YAML said 'expected a mapping (...), got NoneType' (Python's type name), and a
+    config.json holding a list named the file twice ('c.json: c.json is not a JSON object')."""
+    f = tmp_path / name
+    f.write_text(text)
+    for args in (["workload", str(f)], ["workload", "--arch", str(f)]) if name.endswith(".yaml") else \
+            (["workload", str(f)],):
+        assert main(args) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"ecobench: error: {f}: ") and err.count(str(f)) == 1, err
+        assert err.endswith(got) and "NoneType" not in err, err
+
+
 def test_report_of_a_null_figure_names_the_row_and_field(tmp_path, capsys):
     """trial15 L6: a null energy_kwh in results.json gave exit 2 with Python's words ('TypeError:
     unsupported operand type(s) for *: 'NoneType' and 'float'') instead of the field."""

@@ -65,3 +65,35 @@ def test_compare_writes_neither_file_when_one_exists(tmp_path, capsys, run_dir):
     assert main(["compare", str(run_dir), str(run_dir), "--html", str(page), "--out", str(md)]) == 2
     _refused(capsys, "--out", md)
     assert not page.exists() and md.read_text() == "kept"
+
+
+@pytest.mark.parametrize("flags", [["compare", "--out"], ["compare", "--html"], ["check", "--markdown"],
+                                   ["check", "--junit"]])
+def test_an_output_in_a_folder_not_made_yet_is_written_there(tmp_path, capsys, run_dir, flags):
+    """trial17: compare --out/--html into a new folder was exit 4 ('cannot write: No such file or
+    directory') after the comparison, and check --markdown/--junit a warning with no file, where run
+    --out, baseline --to and examples --to make the folder."""
+    command, flag = flags
+    target = tmp_path / "reports" / "new" / "out.txt"
+    args = [command, str(run_dir), "--baseline", str(run_dir)] if command == "check" else \
+        [command, str(run_dir), str(run_dir)]
+    assert main([*args, flag, str(target)]) == 0
+    assert target.read_text() and "cannot write" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flags", [["compare", "--out"], ["check", "--markdown"], ["validate", "--html"]])
+def test_an_output_under_a_file_is_bad_input_before_any_work(tmp_path, capsys, run_dir, flags, monkeypatch):
+    """A file where a folder of the output's path should be is bad input (exit 2), said before the
+    work (validate: minutes of it), as for run --out and baseline --to."""
+    import ecobench.validation.validate as v
+
+    monkeypatch.setattr(v, "validate", lambda *a, **k: pytest.fail("validated before the path was checked"))
+    command, flag = flags
+    (tmp_path / "file").write_text("kept")
+    target = tmp_path / "file" / "out.txt"
+    args = {"check": ["check", str(run_dir), "--baseline", str(run_dir)],
+            "compare": ["compare", str(run_dir), str(run_dir)], "validate": ["validate", "-q"]}[command]
+    assert main([*args, flag, str(target)]) == 2
+    err = capsys.readouterr().err
+    assert f"{flag} {target}: {tmp_path / 'file'} is a file, not a folder" in err, err
+    assert (tmp_path / "file").read_text() == "kept"

@@ -138,9 +138,18 @@ def test_atomic_dir_removes_the_temporary_directory_on_error(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_passing_gate_stays_0_when_its_outputs_cannot_be_written(tmp_path, capsys):
+def test_passing_gate_stays_0_when_its_outputs_cannot_be_written(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from ecobench.io import rundir
+
     run = tmp_path / "r"
     assert main(["run", LAYOUTLM, "-q", "--out", str(run)]) == 0
+
+    def full(path, data):  # a full disk (a missing folder is made since trial17, so no longer this case)
+        raise rundir._output_error(path, OSError(errno.ENOSPC, "No space left on device"))
+
+    monkeypatch.setattr(rundir, "write_bytes_atomic", full)
     missing = tmp_path / "no" / "such" / "dir"
     code = main(["check", str(run), "--baseline", str(run), "--junit", str(missing / "j.xml"),
                  "--markdown", str(missing / "v.md")])

@@ -339,3 +339,35 @@ def test_headrooms_that_need_more_instances_than_the_bound_are_skipped_and_count
         row = one(int(t["sweep_index"][i]), ids[i])
         assert row["instances"] == t["instances"][i] <= 100_000
         assert row["cost_usd"] == t["cost_usd"][i]
+
+
+def test_combinations_skipped_for_one_cause_are_counted_as_one_reason():
+    """A skipped combination's reason leaves out where it was (``configs[<its id>]``): a workload batch
+    too large for inf1, over 7 host utilisations, is one reason counted 7 times, not 7 reasons naming
+    each combination's id."""
+    d = _doc(instance_type=["inf1.2xlarge"], host_cpu_utilization=[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7])
+    d["workload"] = {"model": "bert-large", "inference": {"rate_per_h": 100000, "seq_len": 512,
+                                                           "batch_size": 1024}}
+    d["configs"] = [{"id": "base", "instance_type": "g6e.48xlarge", "precision": "fp16"}]
+    ev = evaluate_all(scenario_from_dict(d))
+    [only] = ev.sweep["skipped_by_reason"]
+    assert only["count"] == 7
+    assert only["reason"].startswith("workload.inference.batch_size: 1024 sequences of 512 tokens need ")
+    assert "configs[" not in only["reason"] and "inf1.2xlarge (fp16: the weights" in only["reason"]
+
+
+def test_a_skipped_layout_is_counted_by_its_cause_with_its_field_not_a_configuration_index():
+    """A training combination's error names ``configs[0].parallelism`` when located; the sweep's reason
+    keeps the field and drops the location (configs[0] is not the combination), and a layout that
+    cannot run on any swept cluster size is one reason: the cause, not the cluster it was tried on."""
+    d = yaml.safe_load((ROOT / "scenarios" / "llama2_7b_pretrain.yaml").read_text())
+    d["configs"] = [d["configs"][0]]
+    d["sweep"] = {"instances": [1, 2, 4], "parallelism": [{"tensor": 3}, {"tensor": 1}]}
+    ev = evaluate_all(scenario_from_dict(d))
+    reasons = {x["reason"]: x["count"] for x in ev.sweep["skipped_by_reason"]}
+    assert not any(r.startswith("configs[") for r in reasons), reasons
+    tensor = [r for r in reasons if "tensor 3 must divide the 32 attention heads" in r]
+    assert len(tensor) == 1 and reasons[tensor[0]] == 3
+    assert tensor[0].startswith("parallelism: tensor 3 must divide")
+    memory = [r for r in reasons if "GiB per device" in r]
+    assert memory and all(r.startswith("parallelism: TP1 PP1 ") for r in memory)

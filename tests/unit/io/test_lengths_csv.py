@@ -88,3 +88,18 @@ def test_a_header_without_rows_says_it_has_no_rows(tmp_path, text):
     p.write_text(text)
     with pytest.raises(InputError, match=r"a header and no rows; allowed: the header, then one row per "):
         read_lengths_csv(p, "workload.serving.lengths_csv")
+
+
+@pytest.mark.parametrize(("row", "field", "allowed"), [
+    ("100,5,1e308\n200,50,1e308", "count", r"from 0 to 10\^15"),
+    ("20000000,5,1", "input_tokens", "from 1 to 16,777,216"),
+    ("100,100000000000000000000,1", "output_tokens", "from 1 to 16,777,216"),
+])
+def test_a_cell_above_its_bound_is_bad_input_naming_row_field_and_range(tmp_path, row, field, allowed):
+    """Counts whose sum overflows to infinity (numpy warned, and the plan went on) and lengths beyond
+    any context are refused, as the scenario's bounds refuse them (bounds.py)."""
+    p = tmp_path / "l.csv"
+    p.write_text(f"input_tokens,output_tokens,count\n{row}\n")
+    expected = rf"^f: .*l\.csv: row 2, {field}: .* is not allowed; allowed: a whole number {allowed}$"
+    with pytest.raises(InputError, match=expected):
+        read_lengths_csv(p, "f")
