@@ -773,8 +773,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--tensor", type=int, help="tensor-parallel degree, in ranks: GPUs, or NeuronCores on "
                     "Inferentia and Trainium (default: the smallest that fits)")
     sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's; "
-                    "vllm is priced as its published runs, V0-era engines of 2024 with a host cost per "
-                    "sequence of every step)")
+                    "vllm is priced as its V0-era published runs of 2024, with a host cost per sequence "
+                    "of every step; vllm-v1 as vLLM 0.8 and later, whose V1 engine overlaps that host work)")
     sp.add_argument("--weight-precision", help="weight storage type when it differs (e.g. int8)")
     sp.add_argument("--quantization", choices=["fp8", "int8", "int4"],
                     help="as a configuration's quantization: fp8 or int8 (W8A8: weights in 1 byte, weight "

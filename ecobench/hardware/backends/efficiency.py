@@ -139,6 +139,8 @@ REQUEST_STACK_SIGMA = 0.5
 # internal vLLM branch of 2023, i.e. V0's per-sequence loop). Its own key, not vLLM's: the branch is
 # inferred, not stated, so held out its cost rests on the sourced prior rather than on another source's
 # fit (helper seqs14, 2026-11-28; held-out figures in docs/serving.md).
+# vLLM's V1 engine (stack ``vllm-v1``) is not among them: it schedules and prepares the next step in a
+# process of its own, beside the device's work (docs/serving.md, "vLLM V1: a stack of its own").
 HOST_STEP_STACKS = frozenset({"vllm"})
 SEQ_STEP_PRIOR_S = 1e-4
 # Host seconds per modelled kernel an eager engine launches (``launch.eager.<accelerator>``). Prior
@@ -216,7 +218,7 @@ UNSTATED_STACK = "unstated"  # a source that does not say which engine it ran: i
 # 2024 versions read 2026-11-26); SGLang's unless --disable-custom-all-reduce is passed (sgl-project/sglang
 # docs/advanced_features/server_arguments.md: default false, "Fall back to standard NCCL allreduce instead of
 # the custom kernel", read 2026-11-28). Other stacks keep their own latency (collective.<stack>).
-STACK_ALL_REDUCE = {"vllm": "custom", "tensorrt-llm": "custom", "sglang": "custom"}
+STACK_ALL_REDUCE = {"vllm": "custom", "vllm-v1": "custom", "tensorrt-llm": "custom", "sglang": "custom"}
 # NCCL between GPUs without a peer link (PCIe boards: no NVLink, so no custom all-reduce) is its own
 # implementation for the fit: each step of its all-reduce crosses PCIe switches or the host bridge (NCCL's P2P
 # or SHM transport), not NVLink, so its latency per step is not that of NCCL over NVLink; one latency for both
