@@ -333,7 +333,8 @@ def _check(args: argparse.Namespace) -> int:
     from ecobench.gate.files import RESULTS_KIND, read_gate_doc
     from ecobench.power.grid import grid_warnings
 
-    rules = [gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])]
+    # a rule given twice (energy_kwh:+5% and energy_kwh:+5.0% parse alike) is applied once, at its first place
+    rules = list(dict.fromkeys(gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])))
     for fmt, _ in args.export or []:
         if fmt not in EXPORT_FORMATS:
             raise InputError(f"--export {fmt!r}: unknown format; allowed: {', '.join(EXPORT_FORMATS)}")
