@@ -183,6 +183,14 @@ def _fmt(v: float) -> str:
     return f"{v:.6f}".rstrip("0")
 
 
+def whole_number(text: str) -> int | None:
+    """The integer that number text writes, in any form ('1000', '1e3', '1024.0'; YAML leaves 1e3 as
+    text): None where it has a fraction or is not finite ('1.5e0', 'inf'); ValueError where it is no
+    number. The reader of integer fields in scenarios and of the CLI's integer options."""
+    number = float(text)
+    return int(number) if number.is_integer() else None
+
+
 def limits_text(lo: float | None, hi: float | None, open_lo: bool = False, open_hi: bool = False) -> str:
     """' from 1 to 16,777,216' (' of at least 0', ' of at most 1', '' unbounded; an exclusive bound
     ``open_lo``/``open_hi``: ' more than 0', ' more than 0 and at most 1'): a range in a message."""

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -333,7 +333,8 @@ def _check(args: argparse.Namespace) -> int:
     from ecobench.gate.files import RESULTS_KIND, read_gate_doc
     from ecobench.power.grid import grid_warnings
 
-    rules = [gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])]
+    # a rule given twice (energy_kwh:+5% and energy_kwh:+5.0% parse alike) is applied once, at its first place
+    rules = list(dict.fromkeys(gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])))
     for fmt, _ in args.export or []:
         if fmt not in EXPORT_FORMATS:
             raise InputError(f"--export {fmt!r}: unknown format; allowed: {', '.join(EXPORT_FORMATS)}")
@@ -490,6 +491,32 @@ def _minutes(text: str) -> int:
     if not 0 <= v <= MAX_SAMPLE_MINUTES:
         raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range; {allowed}")
     return v
+
+
+def _integer(bound: str) -> Callable[[str], int]:
+    """An integer option read as a scenario reads an integer field (``bound``: the field's type in
+    ``ecobench.bounds``, e.g. Tokens): a whole number in any form, ``1e3`` too; a fraction
+    (``1.5e0``), no number or one out of the type's range refused with the range."""
+    def parse(text: str) -> int:
+        import math
+
+        from ecobench import bounds
+
+        lo, hi = bounds.type_limits(getattr(bounds, bound))
+        allowed = f"allowed: an integer{bounds.limits_text(lo, hi)}"
+        try:
+            whole = bounds.whole_number(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number; {allowed}") from None
+        if whole is None:
+            wrong = "a whole" if math.isfinite(float(text)) else "a finite"  # 1.5e0; 1e400, nan
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not {wrong} number; {allowed}")
+        if (lo is not None and whole < lo) or (hi is not None and whole > hi):
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is out of range; {allowed}")
+        return whole
+
+    parse.__name__ = "integer"  # argparse names the type in its own messages
+    return parse
 
 
 def _path(text: str) -> str:
@@ -767,11 +794,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("model", help="a decoder preset (llama3-8b, llama2-70b, ...)")
     sp.add_argument("--instance-type", required=True, help="catalog instance type (see `ecobench catalog`)")
     sp.add_argument("--precision", default="bf16", help="compute data type (default bf16)")
-    sp.add_argument("--batch", type=int, default=1, help="sequences in the batch (default 1)")
-    sp.add_argument("--input-tokens", type=int, default=128, help="prompt tokens (default 128)")
-    sp.add_argument("--output-tokens", type=int, default=128, help="generated tokens (default 128)")
-    sp.add_argument("--tensor", type=int, help="tensor-parallel degree, in ranks: GPUs, or NeuronCores on "
-                    "Inferentia and Trainium (default: the smallest that fits)")
+    # integers as a scenario reads them: 1e3 is 1000 (bounds: the scenario fields' ranges)
+    sp.add_argument("--batch", type=_integer("BatchSize"), default=1,
+                    help="sequences in the batch (default 1)")
+    sp.add_argument("--input-tokens", type=_integer("Tokens"), default=128,
+                    help="prompt tokens (default 128)")
+    sp.add_argument("--output-tokens", type=_integer("Tokens"), default=128,
+                    help="generated tokens (default 128)")
+    sp.add_argument("--tensor", type=_integer("Degree"), help="tensor-parallel degree, in ranks: GPUs, or "
+                    "NeuronCores on Inferentia and Trainium (default: the smallest that fits)")
     sp.add_argument("--stack", help="software stack whose fitted efficiency applies (default: the vendor's; "
                     "vllm is priced as its V0-era published runs of 2024, with a host cost per sequence "
                     "of every step; vllm-v1 as vLLM 0.8 and later, whose V1 engine overlaps that host work)")

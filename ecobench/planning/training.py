@@ -118,8 +118,13 @@ def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout
     fix = ("; it fits with " + ", or ".join(fixes)) if fixes else (
         "; no single change of tensor, pipeline, context, zero, offload, recompute or microbatch fits: use "
         "more instances, a device with more memory, or parallelism: auto")
-    return (f"{layout.describe()} needs {need_gib:.1f} GiB per device on {n}x {inst.name}, "
-            f"which has {_has(cl)}{fix}")
+    ranks = n * cl.ranks_per_node
+    if layout.ranks < ranks:  # trial: "DP16 ... on 3x p4d.24xlarge" hid that 8 of the 24 ranks idle
+        where = (f"uses {layout.ranks} of the {ranks} ranks of {n}x {inst.name} ({ranks - layout.ranks} stay "
+                 f"idle) and needs {need_gib:.1f} GiB per device")
+    else:
+        where = f"needs {need_gib:.1f} GiB per device on {n}x {inst.name}"
+    return f"{layout.describe()} {where}, which has {_has(cl)}{fix}"
 
 
 def _has(cl: Cluster) -> str:

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from ecobench.bounds import limits_text, open_limits, type_limits
+from ecobench.bounds import limits_text, open_limits, type_limits, whole_number
 from ecobench.words import shown
 
 __all__ = ["SchemaModel"]
@@ -32,8 +32,7 @@ class SchemaModel(BaseModel):
     @classmethod
     def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
         if isinstance(value, str) and info.field_name is not None:
-            _check_number_text(cls, info.field_name, value)
-            return value
+            return _check_number_text(cls, info.field_name, value)
         if isinstance(value, int | float) and not isinstance(value, bool) and info.field_name is not None:
             _check_range(cls, info.field_name, value)
             return value
@@ -50,11 +49,13 @@ class SchemaModel(BaseModel):
         return value
 
 
-def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> None:
+def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> str | int:
     """Refuse text that is no number (``1M``, ``1,000,000``, ``10 ms``) in a field that holds only
-    numbers, saying what is allowed (pydantic says only 'unable to parse string as a number')."""
+    numbers, saying what is allowed (pydantic says only 'unable to parse string as a number'); an
+    integer field's whole number is its integer (``input_tokens: 1e3``, which YAML leaves as text and
+    pydantic reads into no integer), one with a fraction (``1.5e0``) is refused."""
     if not _numbers_only(cls, name):
-        return
+        return value
     try:
         number = float(value)  # '1000000', '1e6' (YAML reads 1e6 without a dot as text) are numbers
     except ValueError:
@@ -62,6 +63,21 @@ def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> None:
         raise ValueError(f"{value[:40]!r} is not a number; allowed: {allowed}, in plain digits (1000000 or "
                          "1e6 for a million; no unit, suffix or separator)") from None
     _check_range(cls, name, number, value)
+    if not _lax_integer(cls, name):
+        return value
+    whole = whole_number(value)
+    if whole is None:
+        raise ValueError(f"{shown(value)} is not a whole number; allowed: {_numbers_allowed(cls, name)}")
+    return whole
+
+
+@functools.cache
+def _lax_integer(cls: type[SchemaModel], name: str) -> bool:
+    """Whether field ``name`` holds an integer (or nothing) and reads text (a strict field, a gate
+    document's schema_version, refuses text however it reads)."""
+    field = cls.model_fields[name]
+    strict = any(getattr(m, "strict", False) for m in field.metadata)
+    return _kinds(field.annotation) == {"int"} and not strict
 
 
 def _check_range(cls: type[SchemaModel], name: str, value: float, text: str | None = None) -> None:

@@ -838,6 +838,9 @@ def check_sweep(s: Scenario) -> None:
     assert s.sweep is not None
     allowed = [f for f in HardwareConfig.model_fields if f != "id"]
     base = s.config(s.baseline).model_dump(exclude_unset=True)
+    if not s.sweep:  # trial: `sweep: {}` ran as a scenario without a sweep, silently
+        raise ValueError("sweep: no axis; a sweep needs at least one axis, a configuration field with a list "
+                         f"of values (allowed: {', '.join(allowed)}), or leave sweep out")
     total = 1
     for key, values in s.sweep.items():
         if key not in allowed:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ecobench import bounds as b
 from ecobench.errors import InputError
@@ -61,6 +61,15 @@ class ProfileSpec(_Model):
         None, description="local CSV (relative to the scenario file): columns hour (0-23) and rate_per_h "
                           "or requests_per_h")
     autoscale: AutoscaleSpec = Field(AutoscaleSpec(), description="scale-up lag and fleet floor")
+
+    @field_validator("rates_per_h", "multipliers", mode="before")
+    @classmethod
+    def _one_per_hour(cls, values: object) -> object:
+        """A list of other than 24 values, said as 'exactly 24' (the length bound alone says 'at least
+        24' of 23 values, 'at most 24' of 25)."""
+        if isinstance(values, list) and len(values) != HOURS:
+            raise ValueError(f"has {len(values)} items; allowed: exactly {HOURS}, one per hour, hour 0 first")
+        return values
 
     @model_validator(mode="after")
     def _one_source(self) -> Self:

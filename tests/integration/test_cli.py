@@ -234,8 +234,8 @@ def test_help_lists_commands(capsys):
                                         "(see ecobench run --help)"),
     (["catalog", "--format", "xml"], "ecobench catalog: error: argument --format: invalid choice: 'xml'"),
     (["serve-point", "llama3-8b", "--batch", "x\nusage: forged"],
-     "ecobench serve-point: error: argument --batch: invalid int value: 'x\\nusage: forged' "
-     "(see ecobench serve-point --help)"),
+     "ecobench serve-point: error: argument --batch: 'x\\nusage: forged' is not a number; allowed: an "
+     "integer from 1 to 1,048,576 (see ecobench serve-point --help)"),
     (["run", "s.yaml", "x\nusage: forged"], "ecobench run: error: unrecognized arguments: x usage: forged "
                                              "(see ecobench run --help)"),
 ])

@@ -171,6 +171,18 @@ def test_a_layout_that_does_not_fit_names_the_headroom_and_its_fixes(tmp_path, c
     assert "which has 80.0 GiB per device, 40.0 GiB usable after 50% headroom; it fits with" in err
 
 
+def test_a_layout_that_leaves_ranks_idle_says_so_where_it_does_not_fit(tmp_path, capsys):
+    """trial: "TP1 PP1 DP16 ... needs 119.0 GiB per device on 3x p4d.24xlarge" showed a DP of 16 beside a
+    cluster of 24 ranks (a global batch of 1024 divides among 16 replicas, not 24; 8 ranks idle)."""
+    s = _scenario([_cfg(instance="p4d.24xlarge", instances=3)], model="llama2-7b", phases=((4096, 1.0),),
+                  global_batch_size=1024)
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert ("TP1 PP1 DP16 ZeRO-0 mb1 recompute none uses 16 of the 24 ranks of 3x p4d.24xlarge (8 stay idle) "
+            "and needs ") in err, err
+    assert "GiB per device, which has 40.0 GiB per device" in err
+
+
 def test_a_deadline_with_a_stated_context_degree_keeps_it(tmp_path):
     s = _scenario([{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16",
                     "parallelism": {"tensor": 8, "context": 4, "zero": 1, "recompute": "full"}}],

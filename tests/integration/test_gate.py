@@ -231,3 +231,20 @@ def test_a_scenario_or_a_runs_other_file_given_as_results_is_named_as_such(tmp_p
     assert f"a run's results.csv, not its results; allowed: the run directory ({run})" in err
     with pytest.raises(InputError, match="a YAML file"):
         load_run(scenario)
+
+
+
+def test_a_rule_given_twice_is_applied_once_in_its_first_place(tmp_path, capsys):
+    """trial: `--fail-on energy_kwh:+5% --fail-on cost_usd:+2% --fail-on energy_kwh:+5%` checked every
+    configuration's energy twice (and once more for energy_kwh:+5.0%, the same rule)."""
+    run = _run(tmp_path, "r", "small_encoder_pretrain.yaml")  # configurations trn1, p4d
+    capsys.readouterr()
+    rules = ["energy_kwh:+5%", "cost_usd:+2%", "energy_kwh:+5%", "energy_kwh:+5.0%", "cost_usd:+2%"]
+    fail_on = [a for r in rules for a in ("--fail-on", r)]
+    assert main(["check", str(run), "--baseline", str(run), *fail_on]) == 0
+    out = capsys.readouterr().out
+    table = out.split("\n\n")[0].splitlines()[1:]  # the rows, before the headline
+    shown = [tuple(line.split()[:2]) for line in table]
+    assert shown == [("trn1", "energy_kwh:+5%"), ("trn1", "cost_usd:+2%"),
+                     ("p4d", "energy_kwh:+5%"), ("p4d", "cost_usd:+2%")], out
+    assert "in 4 check(s)" in out

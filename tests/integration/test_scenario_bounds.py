@@ -150,6 +150,21 @@ def test_text_that_is_no_number_says_what_is_allowed(tmp_path, capsys, base, pat
     _rejected(tmp_path, capsys, s, expect)
 
 
+def test_a_whole_number_in_exponent_form_is_an_integer_and_a_fraction_is_refused(tmp_path, capsys):
+    """trial: YAML leaves ``input_tokens: 1e3`` as text, which an integer field refused as "'1e3' is text,
+    not a number; allowed: an integer, unquoted" (it was unquoted); serve-point reads it alike."""
+    from ecobench.scenario.load import scenario_from_dict
+
+    s = yaml.safe_load(yaml.safe_dump(SERVING))
+    _set(s, ("workload", "serving", "input_tokens"), "1e3")
+    _set(s, ("workload", "serving", "output_tokens"), "2.56e2")
+    w = scenario_from_dict(s, "s.yaml", ROOT / "scenarios").workload.serving
+    assert (w.input_tokens, w.output_tokens) == (1000, 256) and type(w.input_tokens) is int
+    _set(s, ("workload", "serving", "input_tokens"), "1.5e0")
+    _rejected(tmp_path, capsys, s, "workload.serving.input_tokens: 1.5e0 is not a whole number; allowed: an "
+                                   "integer from 1 to 16,777,216")
+
+
 @pytest.mark.parametrize("path,value", [(("workload", "serving", "requests_per_h"), "36000"),
                                         (("configs", 0, "max_batch"), "auto")])
 def test_a_number_in_quotes_and_a_named_choice_still_pass(path, value):

@@ -87,6 +87,9 @@ def test_headroom_changes_instances_not_throughput():
     ({"regions": ["us-east-1"]}, "sweep.regions: not a configuration field; did you mean 'region',"),
     ({"precision": ["fp16", "fp64"]}, "sweep.precision[1]"),
     ({"instance_type": []}, "give 1 to"),
+    # trial: `sweep: {}` ran silently as no sweep
+    ({}, "sweep: no axis; a sweep needs at least one axis, a configuration field with a list of values "
+         "(allowed: instance_type, backend, precision,"),
     ({"batch_size": list(range(1, 1001)), "region": ["us-east-1"] * 1001}, "at most"),
     ({"instances": [2]}, "computed for inference"),
     # trial15: every combination of a repeated value was evaluated twice, under ids suffixed -7, -11, ...

@@ -144,8 +144,11 @@ def _run(tmp_path, capsys, data):
 
 
 @pytest.mark.parametrize(("profile", "expect"), [
-    ({"multipliers": [1.0] * 23}, ["workload.inference.profile.multipliers", "at least 24"]),
-    ({"rates_per_h": [1.0] * 25}, ["workload.inference.profile.rates_per_h", "at most 24"]),
+    # trial: 23 values said "allowed: at least 24", 25 "at most 24", where exactly 24 are allowed
+    ({"multipliers": [1.0] * 23},
+     ["workload.inference.profile.multipliers: has 23 items; allowed: exactly 24, one per hour"]),
+    ({"rates_per_h": [1.0] * 25},
+     ["workload.inference.profile.rates_per_h: has 25 items; allowed: exactly 24, one per hour"]),
     ({"rates_per_h": [-1.0] + [1.0] * 23},
      ["workload.inference.profile.rates_per_h[0]: -1.0 is out of range; allowed: a number from 0 to 10^12"]),
     ({"multipliers": [0.0] * 24}, ["every hour is 0"]),

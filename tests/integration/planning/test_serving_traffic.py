@@ -226,7 +226,35 @@ def test_serve_point_prints_a_static_batch_with_bands(capsys):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--batch", "0"], "--batch 0: must be at least 1"),
+    (["--batch", "0"], "argument --batch: '0' is out of range; allowed: an integer from 1 to 1,048,576"),
+    # trial: 1e3 was refused as an invalid int; a fraction in exponent form is refused with the range
+    (["--input-tokens", "1.5e0"],
+     "argument --input-tokens: '1.5e0' is not a whole number; allowed: an integer from 1 to 16,777,216"),
+    (["--output-tokens", "1e400"],
+     "'1e400' is not a finite number; allowed: an integer from 1 to 16,777,216"),
+    (["--tensor", "2.5"],
+     "argument --tensor: '2.5' is not a whole number; allowed: an integer from 1 to 10^6"),
+    (["--input-tokens", "1k"],
+     "argument --input-tokens: '1k' is not a number; allowed: an integer from 1 to"),
+])
+def test_serve_point_integer_options_are_read_as_a_scenario_reads_integers(capsys, args, message):
+    with pytest.raises(SystemExit) as e:
+        main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", *args])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_serve_point_reads_a_whole_number_in_exponent_form_as_a_scenario_does(capsys):
+    """trial: `--input-tokens 1e3` was 'invalid int value' while a scenario reads input_tokens: 1e3."""
+    base = ["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--format", "json"]
+    assert main([*base, "--input-tokens", "1000", "--batch", "4"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*base, "--input-tokens", "1e3", "--batch", "4.0e0"]) == 0
+    assert json.loads(capsys.readouterr().out) == plain
+
+
+@pytest.mark.parametrize("args,message", [
     (["--precision", "fp7"], "--precision 'fp7': not a data type"),
     (["--tensor", "3"], "--tensor 3: must divide the 8 ranks"),
     (["--batch", "100000"], "do not fit p5.48xlarge"),
