@@ -635,8 +635,8 @@ class HardwareConfig(_Model):
     stack: b.Name | None = Field(
         None, description="analytic: the software stack whose fitted efficiency applies (e.g. vllm, "
                           "tensorrt-llm, transformers-neuronx, megatron, nemo; an unknown name lists the "
-                          "fitted ones; vllm is priced as its V0-era published runs of 2024, with a host cost "
-                          "per sequence of every step; vllm-v1 as vLLM 0.8 and later, whose V1 engine "
+                          "fitted ones; vllm is priced as its V0-era published runs of 2024, with a host "
+                          "cost per sequence of every step; vllm-v1 as vLLM 0.8 and later, whose V1 engine "
                           "overlaps that host work); default: the vendor's typical")
     measured_throughput_per_s: b.ThroughputPerS | None = Field(
         None, description="supplied throughput per instance; skips the backend")
