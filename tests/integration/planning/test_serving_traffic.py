@@ -264,7 +264,8 @@ def test_serve_point_reads_a_whole_number_in_exponent_form_as_a_scenario_does(ca
     (["--instance-type", "p4d.24xlarge", "--quantization", "fp8"],
      "--quantization fp8: NVIDIA A100 40GB SXM4 has no published fp8 peak"),
     # the name as a vendor writes it: was "no fitted efficiency", with no suggestion
-    (["--stack", "vLLM"], "--stack: unknown software stack 'vLLM'; did you mean 'vllm', 'vllm-v1', 'vllm-neuron'?"),
+    (["--stack", "vLLM"],
+     "--stack: unknown software stack 'vLLM'; did you mean 'vllm', 'vllm-v1', 'vllm-neuron'?"),
     (["--stack", "TensorRT-LLM"], "unknown software stack 'TensorRT-LLM'; did you mean 'tensorrt-llm',"),
 ])
 def test_serve_point_bad_input_exits_2(capsys, args, message):
