@@ -282,7 +282,7 @@ def load_points(path: str | Path) -> PowerCorpus:
         raise InputError(f"{path}: invalid calibration points\n  " + "\n  ".join(lines)) from None
     except ValueError as exc:
         raise InputError(f"{path}: {exc}") from None
-    _check_own_names(corpus, path)
+    _check_own_names(corpus, str(path), load_corpus())
     cat = load_catalog()
     for i, p in enumerate(corpus.points):
         where = f"{path}: points[{i}] ({p.id})"
@@ -295,18 +295,17 @@ def load_points(path: str | Path) -> PowerCorpus:
     return corpus
 
 
-def _check_own_names(user: PowerCorpus, path: str | Path) -> None:
-    """Bad input where a source or point of the file has a name of the packaged corpus (the held-out
-    error is by source group and the refit keys points by id)."""
-    base = load_corpus()
+def _check_own_names(user: PowerCorpus, where: str, base: PowerCorpus) -> None:
+    """Bad input where a source or point of ``user`` (read from ``where``) has a name of ``base``, the
+    packaged corpus (the held-out error is by source group and the refit keys points by id)."""
     for name in user.sources:
         if name in base.sources:
-            raise InputError(f"{path}: sources.{name}: {name!r} is already a source of the packaged corpus; "
+            raise InputError(f"{where}: sources.{name}: {name!r} is already a source of the packaged corpus; "
                              "allowed: a name of your own")
     ids = {p.id for p in base.points}
     for i, p in enumerate(user.points):
         if p.id in ids:
-            raise InputError(f"{path}: points[{i}] ({p.id}).id: {p.id!r} is already a point of the packaged "
+            raise InputError(f"{where}: points[{i}] ({p.id}).id: {p.id!r} is already a point of the packaged "
                              "corpus; allowed: a name of your own")
 
 
@@ -341,11 +340,8 @@ class Calibration:
 def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration:
     """Refit the draw model with the user's points and say what changed, out of sample."""
     base = load_corpus() if base is None else base
+    _check_own_names(user, "calibration points", base)  # a corpus built in Python, not read by load_points
     cat = load_catalog()
-    clash = set(user.sources) & set(base.sources) or {p.id for p in user.points} & {p.id for p in base.points}
-    if clash:
-        raise InputError(f"calibration points: {sorted(clash)[0]!r} is already in the packaged corpus; "
-                         "give your sources and points their own names")
     theirs: list[Features] = []
     unfitted = []
     for p in user.points:
