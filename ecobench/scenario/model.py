@@ -841,7 +841,7 @@ def check_sweep(s: Scenario) -> None:
     if not s.sweep:  # trial: `sweep: {}` ran as a scenario without a sweep, silently
         raise ValueError("sweep: no axis; a sweep needs at least one axis, a configuration field with a list "
                          f"of values (allowed: {', '.join(allowed)}), or leave sweep out")
-    total = 1
+    total, repeat = 1, None
     for key, values in s.sweep.items():
         if key not in allowed:
             raise ValueError(f"sweep.{key}: not a configuration field{did_you_mean(str(key), allowed)} "
@@ -852,6 +852,7 @@ def check_sweep(s: Scenario) -> None:
             raise ValueError(f"sweep.region[{values.index(None)}]: null is not a region: list region names "
                              f"(the scenario's region is {s.region})")
         total *= len(values)
+        seen: dict[str, int] = {}
         for i, v in enumerate(values):
             # null is a value where the field takes one (price_usd_per_h: null, the catalog's price);
             # elsewhere the validation below refuses it
@@ -861,19 +862,18 @@ def check_sweep(s: Scenario) -> None:
                 lines = [m.removeprefix(f"{key}: ") for m in error_lines(exc.errors(), MESSAGE_SCHEMA)]  # type: ignore[arg-type]
                 raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
             s._check_config(c, f"sweep.{key}[{i}]")
+            # compared as validated, so 1000 and "1e3" are one value
+            first = seen.setdefault(json.dumps(c.model_dump(mode="json").get(key), sort_keys=True, default=str), i)
+            if first != i and repeat is None:  # every combination of it would run twice, ids suffixed -7, ...
+                repeat = f"sweep.{key}[{i}]: {v!r} is also sweep.{key}[{first}]; allowed: each value once"
             if not backend_capabilities(c.backend).sweepable:
                 raise ValueError(f"sweep.{key}[{i}]: the reference backend measures on this host, one "
                                  "configuration at a time: list measured configurations in configs")
     if total > SWEEP_MAX_COMBINATIONS:
         raise ValueError(f"sweep: {total:,} combinations; at most {SWEEP_MAX_COMBINATIONS:,} (split the "
                          "sweep into scenarios, or see docs/architecture.md on sweeps across machines)")
-    for key, values in s.sweep.items():
-        seen: dict[str, int] = {}
-        for i, v in enumerate(values):
-            first = seen.setdefault(json.dumps(v, sort_keys=True, default=str), i)
-            if first != i:  # it evaluated every combination of it twice, under ids suffixed -7, -11, ...
-                raise ValueError(f"sweep.{key}[{i}]: {v!r} is also sweep.{key}[{first}]; allowed: each "
-                                 "value once")
+    if repeat is not None:
+        raise ValueError(repeat)
     check_sweep_cost(s)
 
 

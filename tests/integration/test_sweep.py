@@ -96,6 +96,9 @@ def test_headroom_changes_instances_not_throughput():
     ({"precision": ["bf16", "fp16", "bf16"]}, "sweep.precision[2]: 'bf16' is also sweep.precision[0]; "
                                               "allowed: each value once"),
     ({"batch_size": [1, 2, 1]}, "sweep.batch_size[2]: 1 is also sweep.batch_size[0]"),
+    # a value written two ways ran twice too
+    ({"batch_size": [1000, "1e3"]}, "sweep.batch_size[1]: '1e3' is also sweep.batch_size[0]"),
+    ({"price_usd_per_h": [2, 2.0]}, "sweep.price_usd_per_h[1]: 2.0 is also sweep.price_usd_per_h[0]"),
 ])
 def test_bad_sweeps_are_bad_input(sweep, words):
     with pytest.raises(InputError, match=None) as exc:
@@ -140,7 +143,7 @@ def test_cli_run_writes_front_recommendations_and_full_csv(tmp_path, capsys):
 
 
 def test_ids_that_read_alike_stay_unique():
-    d = _doc(instance_type=["inf1.2xlarge"], precision=["fp16"], price_usd_per_h=[1, 1.0, 2])
+    d = _doc(instance_type=["inf1.2xlarge"], precision=["fp16"], price_usd_per_h=[1, 1.0000001, 2])
     d["configs"].append({"id": "inf1.2xlarge_fp16_2", "instance_type": "inf1.2xlarge", "precision": "bf16"})
     ev = evaluate_all(scenario_from_dict(d))
     ids = list(ev.table["config_id"])
