@@ -65,6 +65,13 @@ DEFAULT_CONTEXT_TOKENS = 512  # serving points that state no input length: an as
 # (TensorRT-LLM), multi-step or asynchronous scheduling (vLLM V1) are not taken as host-bound.
 HOST_BOUND_ENGINE = re.compile(r"\bvLLM 0\.[0-7]\.(?:\d+|x)\b(?!.*(?:multi-step|num-scheduler-steps))",
                                re.IGNORECASE)
+# The most of its time such an engine's GPU waits on the host, from the same profile: behind an HTTP
+# server, the API server's 33% and the scheduler's 29% (0.62); offline (LLM.generate), no API server, the
+# scheduler's 29 of the 29 + 38 left (0.43). Time the roofline leaves beyond that is kernels slower than
+# the roofline, drawn like memory-bound ones (issue 20, 2026-11-28: docs/power.md).
+HOST_WAIT_SHARE_SERVER = 0.33 + 0.29
+HOST_WAIT_SHARE_OFFLINE = 0.29 / (0.29 + 0.38)
+OFFLINE_ENGINE = re.compile(r"\boffline\b|LLM\.generate", re.IGNORECASE)
 # Engines that launch every kernel from eager Python (Hugging Face transformers' generate() and pipelines,
 # a plain PyTorch forward loop), without torch.compile or CUDA graphs: at small batches the GPU finishes
 # each kernel before the CPU launches the next. PyTorch's "Accelerating Generative AI with PyTorch II:
@@ -86,16 +93,17 @@ def split_rest(p: PowerPoint, s_c: float, s_m: float, window_idle_s: float = 0.0
                ) -> tuple[float, float, float]:
     """(compute, memory, stall) shares of a service's or inference run's time, given the roofline's
     compute and memory shares: the time they leave is a stall (host-side gap) for a host-bound engine
-    (``HOST_BOUND_ENGINE``, ``EAGER_ENGINE``), else kernels slower than the roofline, drawn like
-    memory-bound ones; a point that states its measured ``gpu_busy_share`` has its stall measured
-    instead (the rest of the busy time is slow kernels); then
+    (``EAGER_ENGINE``; ``HOST_BOUND_ENGINE`` up to its profiled wait, :func:`host_wait_share`), else
+    kernels slower than the roofline, drawn like memory-bound ones; a point that states its measured
+    ``gpu_busy_share`` has its stall measured instead (the rest of the busy time is slow kernels); then
     ``window_idle_s`` seconds of the metering window with nothing running (a script's sleeps around a
     serving run of ``batch x output_tokens / output_tokens_per_s`` seconds) are stalls too."""
     rest = max(0.0, 1.0 - s_c - s_m)
     if p.gpu_busy_share is not None:  # measured: the GPU idles for the rest, its kernels fill the share
         st = min(rest, 1.0 - p.gpu_busy_share)
-    elif (p.kind == "power_serve" and HOST_BOUND_ENGINE.search(p.engine or "") is not None
-          or EAGER_ENGINE.search(p.engine or "") is not None):
+    elif p.kind == "power_serve" and HOST_BOUND_ENGINE.search(p.engine or "") is not None:
+        st = min(rest, host_wait_share(p.engine or ""))
+    elif EAGER_ENGINE.search(p.engine or "") is not None:
         st = rest
     else:
         st = 0.0
@@ -105,6 +113,12 @@ def split_rest(p: PowerPoint, s_c: float, s_m: float, window_idle_s: float = 0.0
         q = window_idle_s / (run_s + window_idle_s)
         c, m, st = c * (1 - q), m * (1 - q), st * (1 - q) + q
     return c, m, st
+
+
+def host_wait_share(engine: str) -> float:
+    """The most of its time a ``HOST_BOUND_ENGINE`` service's GPU waits on the host: the profiled
+    share behind an HTTP server (``HOST_WAIT_SHARE_SERVER``), or offline (``OFFLINE_ENGINE``)."""
+    return HOST_WAIT_SHARE_OFFLINE if OFFLINE_ENGINE.search(engine) else HOST_WAIT_SHARE_SERVER
 
 
 def exchanges_gradients(p: PowerPoint) -> bool:

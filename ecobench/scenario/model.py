@@ -863,8 +863,9 @@ def check_sweep(s: Scenario) -> None:
                 raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
             s._check_config(c, f"sweep.{key}[{i}]")
             # compared as validated, so 1000 and "1e3" are one value
-            first = seen.setdefault(json.dumps(c.model_dump(mode="json").get(key), sort_keys=True, default=str), i)
-            if first != i and repeat is None:  # every combination of it would run twice, ids suffixed -7, ...
+            text = json.dumps(c.model_dump(mode="json").get(key), sort_keys=True, default=str)
+            first = seen.setdefault(text, i)
+            if first != i and repeat is None:  # every combination of it would run twice, ids suffixed -7
                 repeat = f"sweep.{key}[{i}]: {v!r} is also sweep.{key}[{first}]; allowed: each value once"
             if not backend_capabilities(c.backend).sweepable:
                 raise ValueError(f"sweep.{key}[{i}]: the reference backend measures on this host, one "
