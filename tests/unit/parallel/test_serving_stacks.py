@@ -207,7 +207,8 @@ def test_an_eager_step_takes_the_longer_of_its_device_time_and_its_launches(clus
 
 
 def test_only_an_eager_source_pays_the_launches():
-    """launch.eager.<accelerator> is a parameter of the sources that ran eager (the Splitwise profiles);
+    """launch.eager.<accelerator> is a parameter of the sources that ran eager (the Splitwise profiles,
+    AccelMark's vLLM V0 runs decoding past its CUDA-graph context limit);
     a source or a configuration with CUDA graphs (every stack's default) has no launch cost, so its
     predictions do not change whatever the launch cost is."""
     fit = Fit({launch_key("eager", "h100-sxm"): 4e-5}, ())
@@ -219,7 +220,8 @@ def test_only_an_eager_source_pays_the_launches():
     assert unseen.launch_s == PRIORS["launch"][0]
     pts = prepared_points()
     eager = [p for p in pts if p.launch == "eager"]
-    assert eager and {p.point.source for p in eager} == {"splitwise_sim_perf_model_llama2_70b"}
+    assert eager and {p.point.source for p in eager} == {"splitwise_sim_perf_model_llama2_70b",
+                                                     "accelmark_vllm073_longctx"}
     assert all(launch_key("eager", p.accelerator) in p.keys for p in eager)
     graph = next(p for p in pts if p.serve is not None and p.launch is None and p.accelerator == "h100-sxm")
     assert not any(k.startswith("launch.") for k in graph.keys)
