@@ -254,12 +254,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import shutil
 
-    from ecobench.io.rundir import refuse_existing, write_new
+    from ecobench.io.rundir import refuse_clashes, refuse_existing, write_new
     from ecobench.reports import compare as cmp
 
-    for flag, path in (("--html", args.html), ("--out", args.out)):
-        if path:  # both before either is written
-            refuse_existing(Path(path), flag, args.force)
+    outputs = [(flag, Path(path)) for flag, path in (("--html", args.html), ("--out", args.out)) if path]
+    refuse_clashes(outputs, [("run A's results", Path(args.run_a)), ("run B's results", Path(args.run_b))])
+    for flag, path in outputs:  # both before either is written
+        refuse_existing(path, flag, args.force)
     c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
     if args.html:
         write_new(Path(args.html), cmp.html(c), "--html", args.force)
@@ -308,9 +309,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     """The gate. Whatever the outcome, --markdown, --junit and $GITHUB_STEP_SUMMARY are written: the
     verdict, or (bad input, a bug) what kept the check from gating; never over an existing file
     without --force (then the step summary alone says so)."""
-    from ecobench.io.rundir import refuse_existing
+    from ecobench.io.rundir import refuse_clashes, refuse_existing
 
     try:
+        read = [("the checked run's results", Path(args.run_dir)), ("the baseline", Path(args.baseline))]
+        refuse_clashes([(flag, Path(path)) for flag, path in _check_files(args)], read)
         for flag, path in _check_files(args):
             refuse_existing(Path(path), flag, args.force)
     except InputError as exc:
@@ -421,14 +424,15 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from ecobench.gate import check as gate
-    from ecobench.io.rundir import check_folder, make_folder, refuse_existing, write_text_atomic
+    from ecobench.io import rundir
 
     to = Path(args.to)
-    refuse_existing(to, "--to", args.force)
-    check_folder(to.parent, f"--to {to}")  # before the runs are read
+    rundir.refuse_clashes([("--to", to)], [(f"the results of run {r}", Path(r)) for r in args.run_dir])
+    rundir.refuse_existing(to, "--to", args.force)
+    rundir.check_folder(to.parent, f"--to {to}")  # before the runs are read
     doc = gate.make_baseline([Path(r) for r in args.run_dir], args.allow_noisy)
-    make_folder(to.parent, f"--to {to}")
-    write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
+    rundir.make_folder(to.parent, f"--to {to}")
+    rundir.write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
     print(terminal(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} "
                    f"run(s): {', '.join(args.run_dir)})", keep_newlines=False))
     return EXIT_OK
