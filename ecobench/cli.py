@@ -443,6 +443,12 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.reports.emulation import emulate_scenario, print_breakdown, write_emulation
 
     if args.training_demo:
+        given = [what for what, v in (("a SCENARIO", args.scenario), ("--out", args.out),
+                                      ("--results", args.results)) if v]
+        if given:
+            raise InputError(f"emulate --training-demo: {' and '.join(given)} given too, which the demo does "
+                             "not read or write; allowed: a SCENARIO (with --out or --results), or "
+                             "--training-demo alone")
         process.settled()
         demo = run_demo()
         if args.format == "json":
@@ -461,7 +467,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     process.settled()
     try:
         report = emulate_scenario(s)
-        out = write_emulation(s, report, Path(args.results), Path(args.out) if args.out else None)
+        out = write_emulation(s, report, Path(args.results or "results"),
+                              Path(args.out) if args.out else None)
     except (InputError, BackendError) as exc:
         raise InputError(f"{args.scenario}: {exc}") from None
     if args.format == "json":
@@ -765,7 +772,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["table", "json"], default="table",
                    help="a table (default) or JSON")
     e.add_argument("--out", type=_path, help="write exactly this directory (must not exist)")
-    e.add_argument("--results", type=_path, default="results", help="results root (default: results)")
+    e.add_argument("--results", type=_path, help="results root (default: results)")
     e.set_defaults(func=cmd_emulate)
 
     wl = add("workload", help="parameters, FLOPs per token and training-state bytes of a model",
