@@ -210,6 +210,9 @@ def cmd_workload(args: argparse.Namespace) -> int:
                          f"classifier has at least {lo} labels; as workload.training.num_labels)")
     task, num_labels = head or ("pretrain", 2)
     task, num_labels = args.task or task, args.num_labels or num_labels
+    if args.num_labels is not None and task != "classification":
+        raise InputError(f"--num-labels {args.num_labels}: counts only for a classification head; the task "
+                         f"here is {task}; allowed: --task classification --num-labels {args.num_labels}")
     seq = args.seq_len or min(arch.max_position_embeddings, 2048)
     try:
         out = summary(arch, seq, task, num_labels)

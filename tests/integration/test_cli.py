@@ -676,6 +676,16 @@ def test_workload_num_labels_out_of_range_says_what_is_allowed(capsys, labels):
     assert f"--num-labels {labels}: out of range; allowed: 2 to 1,000,000" in err, err
 
 
+@pytest.mark.parametrize("args", [["bert-base"], ["llama3-8b", "--task", "pretrain"]])
+def test_workload_num_labels_without_a_classification_task_is_bad_input(capsys, args):
+    """trial18: --num-labels 3 with the pretrain task (the default) printed the pretrain head's counts,
+    the labels silently dropped (exit 0)."""
+    assert main(["workload", *args, "--num-labels", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--num-labels 3: counts only for a classification head" in err, err
+    assert "the task here is pretrain; allowed: --task classification --num-labels 3" in err
+
+
 def test_serve_point_int4_weight_precision_points_to_quantization(capsys):
     """trial15 L8: --weight-precision int4 was 'not a data type' with no word of --quantization int4."""
     assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--weight-precision",
