@@ -369,6 +369,10 @@ class TrainingSpec(_Model):
             raise ValueError("give exactly one of total_tokens or total_sequences")
         if self.global_batch_size is not None and self.global_batch_tokens is not None:
             raise ValueError("give at most one of global_batch_size (sequences) or global_batch_tokens")
+        default_labels = type(self).model_fields["num_labels"].default  # a resolved scenario.yaml repeats it
+        if self.task != "classification" and self.num_labels != default_labels:
+            raise ValueError(f"num_labels {self.num_labels} counts only for task classification (the task is "
+                             f"{self.task}); allowed: task: classification, or no num_labels")
         total = sum(p.fraction for p in self.phases)
         if abs(total - 1.0) > 1e-6:
             raise ValueError(f"phase fractions must add up to 1 (they add up to {total:g})")

@@ -83,6 +83,18 @@ def test_training_fields_out_of_range(tmp_path, capsys, path, value):
     _rejected(tmp_path, capsys, s, path[-1])
 
 
+@pytest.mark.parametrize("task", [None, "pretrain"])
+def test_num_labels_without_a_classification_task_is_bad_input(tmp_path, capsys, task):
+    """trial18: num_labels 4 with task pretrain (or no task) ran the pretrain head, the labels
+    silently dropped; 2, the default a resolved scenario.yaml repeats, still passes."""
+    s = yaml.safe_load(yaml.safe_dump(TRAINING))
+    s["workload"]["training"] |= {"num_labels": 4} | ({"task": task} if task else {})
+    _rejected(tmp_path, capsys, s, "workload.training: num_labels 4 counts only for task classification "
+                                   "(the task is pretrain); allowed: task: classification, or no num_labels")
+    s["workload"]["training"]["num_labels"] = 2
+    assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
 SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text())
 
 
