@@ -588,6 +588,8 @@ Quantization = Literal["fp8", "int8", "int4"]
 QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
 
 TRAINING_ONLY = ("memory_headroom_pct", "attention_kernel", "optimizer", "master_weights")
+SERVING_ONLY = ("max_batch", "weight_precision", "kv_cache_precision", "scheduler", "max_num_batched_tokens",
+                "chunked_prefill")
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -765,12 +767,14 @@ class Scenario(_Model):
                              "latency targets, training runs at full load)")
         if self.workload.inference and c.parallelism is not None:
             raise ValueError(f"{what}: 'parallelism' applies to training and serving")
-        if not tr:
-            given = [f for f in TRAINING_ONLY  # a value other than the default (a dump repeats defaults)
+        for only, mode in ((TRAINING_ONLY, "training"), (SERVING_ONLY, "serving (workload.serving)")):
+            if getattr(self.workload, mode.split()[0]):
+                continue
+            given = [f for f in only  # a value other than the default (a dump repeats defaults)
                      if getattr(c, f) != HardwareConfig.model_fields[f].get_default()]
             if given:
                 raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} "
-                                 "to training; remove it")
+                                 f"to {mode}; remove {'it' if len(given) == 1 else 'them'}")
         if self.workload.serving:
             if c.instances is not None:
                 raise ValueError(f"{what}: 'instances' is computed for serving; "
