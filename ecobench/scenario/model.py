@@ -588,6 +588,7 @@ Quantization = Literal["fp8", "int8", "int4"]
 QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
 
 TRAINING_ONLY = ("memory_headroom_pct", "attention_kernel", "optimizer", "master_weights")
+REFERENCE_ONLY = ("device", "layers")  # read by the backend that measures on this host alone
 SERVING_ONLY = ("max_batch", "weight_precision", "kv_cache_precision", "scheduler", "max_num_batched_tokens",
                 "chunked_prefill")
 PowerBasis = Literal["modelled", "tdp", "measured"]
@@ -751,6 +752,12 @@ class Scenario(_Model):
         if c.instance_type == LOCAL_INSTANCE and not caps.measures_host:
             raise ValueError(f"{what}: instance_type 'local' is measured: "
                              "use backend: reference")
+        if not caps.measures_host:
+            given = [f for f in REFERENCE_ONLY if getattr(c, f) != HardwareConfig.model_fields[f].default]
+            if given:
+                raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the "
+                                 f"reference backend (backend: reference, which measures on this host); "
+                                 f"remove {'it' if len(given) == 1 else 'them'}")
         tr = self.workload.training
         if tr and c.precision not in TRAINING_DTYPES:
             raise ValueError(f"{what}: precision {c.precision!r} is not a training data type (no "

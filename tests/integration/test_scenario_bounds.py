@@ -95,6 +95,20 @@ def test_num_labels_without_a_classification_task_is_bad_input(tmp_path, capsys,
     assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
 
 
+@pytest.mark.parametrize("field,value", [("device", "cuda"), ("layers", 2)])
+@pytest.mark.parametrize("backend", ["analytic", "emulated"])
+def test_a_reference_option_on_a_modelled_backend_is_bad_input(tmp_path, capsys, field, value, backend):
+    """trial18: device: cuda and layers: 2 on an analytic or emulated configuration ran unchanged (exit
+    0), the option silently dropped: only the reference backend measures."""
+    s = yaml.safe_load(yaml.safe_dump(TRAINING))
+    s["configs"][0] |= {field: value, "backend": backend}
+    _rejected(tmp_path, capsys, s, f"configuration 'a': {field} applies to the reference backend (backend: "
+                                   f"reference, which measures on this host); remove it")
+    s["configs"][0]["device"] = "auto"  # the default a resolved scenario.yaml repeats still passes
+    s["configs"][0].pop("layers", None)
+    assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
 SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text())
 
 
