@@ -742,6 +742,10 @@ class Scenario(_Model):
                              f"(ids: {', '.join(ids)})")
         for c in self.configs:
             self._check_config(c, f"configuration {c.id!r}")
+        if self.measurement != MeasurementSpec() and not any(
+                backend_capabilities(c.backend).measures_host for c in self.configs):
+            raise ValueError("measurement: applies to configurations with backend: reference (none here); "
+                             "remove it")
         if self.sweep is not None:
             check_sweep(self)
         return self

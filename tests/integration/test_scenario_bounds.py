@@ -109,6 +109,17 @@ def test_a_reference_option_on_a_modelled_backend_is_bad_input(tmp_path, capsys,
     assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
 
 
+def test_a_measurement_block_without_a_reference_configuration_is_bad_input(tmp_path, capsys):
+    """trial18: measurement: {warmup_s: 5} beside analytic configurations ran unchanged (exit 0), the
+    block silently dropped: it sets how the reference backend measures."""
+    s = yaml.safe_load(yaml.safe_dump(TRAINING))
+    s["measurement"] = {"warmup_s": 5}
+    _rejected(tmp_path, capsys, s, "measurement: applies to configurations with backend: reference (none "
+                                   "here); remove it")
+    s["measurement"] = {"warmup_s": 3.0}  # the default a resolved scenario.yaml repeats still passes
+    assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
 SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text())
 
 
