@@ -588,6 +588,7 @@ Quantization = Literal["fp8", "int8", "int4"]
 QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
 
 TRAINING_ONLY = ("memory_headroom_pct", "attention_kernel", "optimizer", "master_weights")
+SPOT_TERMS = ("spot_discount_pct", "spot_interruption_pct_per_month", "checkpoint_interval_h", "restart_h")
 REFERENCE_ONLY = ("device", "layers")  # read by the backend that measures on this host alone
 SERVING_ONLY = ("max_batch", "weight_precision", "kv_cache_precision", "scheduler", "max_num_batched_tokens",
                 "chunked_prefill")
@@ -748,7 +749,24 @@ class Scenario(_Model):
                              "remove it")
         if self.sweep is not None:
             check_sweep(self)
+        self._check_spot_terms()
         return self
+
+    def _check_spot_terms(self) -> None:
+        """The spot terms given (not their defaults, which a resolved scenario.yaml repeats) apply to a
+        configuration on spot; the checkpoint ones to training only."""
+        given = [f for f in SPOT_TERMS if getattr(self.pricing, f) != Pricing.model_fields[f].default]
+        on_spot = (self.pricing.model == "spot" or any(c.pricing == "spot" for c in self.configs)
+                   or "spot" in (self.sweep or {}).get("pricing", []))
+        if given and not on_spot:
+            raise ValueError(f"pricing.{given[0]}: applies to spot pricing, and no configuration here is on "
+                             "spot; allowed: pricing.model: spot (or a configuration's pricing: spot), or "
+                             "remove it")
+        checkpoint = [f for f in given if f in ("checkpoint_interval_h", "restart_h")]
+        if checkpoint and not self.workload.training:
+            raise ValueError(f"pricing.{checkpoint[0]}: applies to spot training (a training job loses the "
+                             f"work since its last checkpoint); this scenario is {self.workload.mode}; "
+                             "remove it")
 
     def _check_config(self, c: HardwareConfig, what: str) -> None:
         """What a configuration must satisfy given the workload (also run on every sweep value)."""

@@ -120,6 +120,29 @@ def test_a_measurement_block_without_a_reference_configuration_is_bad_input(tmp_
     assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
 
 
+@pytest.mark.parametrize("pricing,expect", [
+    ({"spot_discount_pct": 70}, "pricing.spot_discount_pct: applies to spot pricing, and no configuration "
+                                "here is on spot; allowed: pricing.model: spot (or a configuration's "
+                                "pricing: spot), or remove it"),
+    ({"model": "on_demand", "spot_interruption_pct_per_month": 10},
+     "pricing.spot_interruption_pct_per_month: applies to spot pricing"),
+    ({"model": "spot", "spot_discount_pct": 50, "checkpoint_interval_h": 2},
+     "pricing.checkpoint_interval_h: applies to spot training (a training job loses the work since its last "
+     "checkpoint); this scenario is inference; remove it"),
+])
+def test_spot_terms_that_cannot_apply_are_bad_input(tmp_path, capsys, scenario_dict, pricing, expect):
+    """trial18: pricing: {model: on_demand, spot_discount_pct: 70} priced every row on demand (exit 0),
+    the discount silently dropped; so were the checkpoint terms of an inference scenario on spot."""
+    scenario_dict["pricing"] = pricing
+    _rejected(tmp_path, capsys, scenario_dict, expect)
+
+
+def test_spot_terms_stand_when_one_configuration_is_on_spot(tmp_path, capsys, scenario_dict):
+    scenario_dict["pricing"] = {"spot_discount_pct": 70}
+    scenario_dict["configs"][0]["pricing"] = "spot"
+    assert main(["run", str(_write(tmp_path, scenario_dict)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
 SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text())
 
 
