@@ -708,3 +708,16 @@ def test_balanced_pick_lists_the_weighted_terms_then_the_others(tmp_path, capsys
     terms, extra = weighted.split(" (not weighted: ")
     assert [t.split()[-1] for t in terms.split(", ")] == ["cost", "CO2", "time"], why
     assert extra.split(")")[0].endswith(" energy"), why
+
+
+@pytest.mark.parametrize("given", ["SCENARIO", "config.json"])
+def test_serve_point_given_a_file_says_it_takes_a_preset(tmp_path, capsys, given):
+    """trial18: a scenario's path was 'unknown model preset '/long/path/llama3_8b_cha'...', cut at 40
+    characters, as if a misspelt preset."""
+    path = SCENARIOS / "llama3_8b_chat.yaml" if given == "SCENARIO" else tmp_path / given
+    if given != "SCENARIO":
+        path.write_text("{}")
+    assert main(["serve-point", str(path), "--instance-type", "p5.48xlarge"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"model {path}: a file; serve-point takes a decoder preset" in err, err
+    assert "allowed: gpt3-175b, llama2-7b" in err and "`ecobench run`" in err and "unknown model" not in err
