@@ -851,7 +851,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "once a minute for --minutes, and report the energy of the VALID minutes: avg% x P_max "
                     "x 60 s, with P_max the catalog's evidence range for --chip, or --max-w.")
     npw.add_argument("--sysfs", type=_path, default="/sys/devices/virtual/neuron_device",
-                     help="sysfs tree to read")
+                     help="the folder holding the neuronN device folders (default: "
+                          "/sys/devices/virtual/neuron_device)")
     npw.add_argument("--chip", help="catalog chip whose maximum-power range to use (e.g. trainium)")
     npw.add_argument("--max-w", type=_positive_watts, help="your own device maximum power, W")
     npw.add_argument("--minutes", type=_minutes, default=0, metavar="0..1440",
