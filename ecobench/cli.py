@@ -42,6 +42,7 @@ def _progress(msg: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ecobench.io.rundir import target_dir
     from ecobench.runner import run
     from ecobench.scenario.load import load_scenario
 
@@ -50,6 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         require_parquet()
     s = load_scenario(args.scenario)
+    target_dir(Path(args.results), s.name, Path(args.out) if args.out else None)  # its errors name the option
     process.settled()
     try:
         out_dir, ev = run(s, Path(args.results), Path(args.out) if args.out else None,
