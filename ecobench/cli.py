@@ -445,6 +445,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.hardware.neuron.training_demo import run_demo
+    from ecobench.io.rundir import target_dir
     from ecobench.reports.emulation import emulate_scenario, print_breakdown, write_emulation
 
     if args.training_demo:
@@ -469,6 +470,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.scenario.load import load_scenario
 
     s = load_scenario(args.scenario)
+    target_dir(Path(args.results or "results"), s.name, Path(args.out) if args.out else None)  # before work
     process.settled()
     try:
         report = emulate_scenario(s)

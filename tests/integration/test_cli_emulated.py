@@ -37,3 +37,14 @@ def test_the_training_demo_with_a_scenario_or_an_output_is_bad_input(tmp_path, c
     assert err.count("\n") == 1 and "--training-demo" in err and "Traceback" not in err, err
     assert "allowed: a SCENARIO (with --out or --results), or --training-demo alone" in err
     assert not (tmp_path / "out").exists()
+
+
+def test_emulate_into_an_existing_out_is_refused_before_the_emulation(tmp_path, capsys, monkeypatch):
+    """trial18: emulate --out EXISTING emulated every configuration, then said 'SCENARIO: --out ...:
+    already exists', the scenario named first as if at fault."""
+    import ecobench.reports.emulation as emulation
+
+    monkeypatch.setattr(emulation, "emulate_scenario", lambda s: pytest.fail("emulated first"))
+    assert main(["emulate", str(SCENARIOS / "llama_emulated.yaml"), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ecobench: error: --out {tmp_path}: already exists"), err
