@@ -900,7 +900,8 @@ def check_sweep(s: Scenario) -> None:
                 raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
             s._check_config(c, f"sweep.{key}[{i}]")
             # compared as validated, so 1000 and "1e3" are one value
-            first = seen.setdefault(json.dumps(c.model_dump(mode="json").get(key), sort_keys=True, default=str), i)
+            written = json.dumps(c.model_dump(mode="json").get(key), sort_keys=True, default=str)
+            first = seen.setdefault(written, i)
             if first != i and repeat is None:  # every combination of it would run twice, ids suffixed -7, ...
                 repeat = f"sweep.{key}[{i}]: {v!r} is also sweep.{key}[{first}]; allowed: each value once"
             if not backend_capabilities(c.backend).sweepable:
