@@ -42,6 +42,7 @@ def _progress(msg: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from ecobench.io.rundir import target_dir
     from ecobench.runner import run
     from ecobench.scenario.load import load_scenario
 
@@ -50,6 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         require_parquet()
     s = load_scenario(args.scenario)
+    target_dir(Path(args.results), s.name, Path(args.out) if args.out else None)  # its errors name the option
     process.settled()
     try:
         out_dir, ev = run(s, Path(args.results), Path(args.out) if args.out else None,
@@ -210,6 +212,9 @@ def cmd_workload(args: argparse.Namespace) -> int:
                          f"classifier has at least {lo} labels; as workload.training.num_labels)")
     task, num_labels = head or ("pretrain", 2)
     task, num_labels = args.task or task, args.num_labels or num_labels
+    if args.num_labels is not None and task != "classification":
+        raise InputError(f"--num-labels {args.num_labels}: counts only for a classification head; the task "
+                         f"here is {task}; allowed: --task classification --num-labels {args.num_labels}")
     seq = args.seq_len or min(arch.max_position_embeddings, 2048)
     try:
         out = summary(arch, seq, task, num_labels)
@@ -254,12 +259,13 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     import shutil
 
-    from ecobench.io.rundir import refuse_existing, write_new
+    from ecobench.io.rundir import refuse_clashes, refuse_existing, write_new
     from ecobench.reports import compare as cmp
 
-    for flag, path in (("--html", args.html), ("--out", args.out)):
-        if path:  # both before either is written
-            refuse_existing(Path(path), flag, args.force)
+    outputs = [(flag, Path(path)) for flag, path in (("--html", args.html), ("--out", args.out)) if path]
+    refuse_clashes(outputs, [("run A's results", Path(args.run_a)), ("run B's results", Path(args.run_b))])
+    for flag, path in outputs:  # both before either is written
+        refuse_existing(path, flag, args.force)
     c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
     if args.html:
         write_new(Path(args.html), cmp.html(c), "--html", args.force)
@@ -308,9 +314,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     """The gate. Whatever the outcome, --markdown, --junit and $GITHUB_STEP_SUMMARY are written: the
     verdict, or (bad input, a bug) what kept the check from gating; never over an existing file
     without --force (then the step summary alone says so)."""
-    from ecobench.io.rundir import refuse_existing
+    from ecobench.io.rundir import refuse_clashes, refuse_existing
 
     try:
+        read = [("the checked run's results", Path(args.run_dir)), ("the baseline", Path(args.baseline))]
+        refuse_clashes([(flag, Path(path)) for flag, path in _check_files(args)], read)
         for flag, path in _check_files(args):
             refuse_existing(Path(path), flag, args.force)
     except InputError as exc:
@@ -421,14 +429,15 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from ecobench.gate import check as gate
-    from ecobench.io.rundir import check_folder, make_folder, refuse_existing, write_text_atomic
+    from ecobench.io import rundir
 
     to = Path(args.to)
-    refuse_existing(to, "--to", args.force)
-    check_folder(to.parent, f"--to {to}")  # before the runs are read
+    rundir.refuse_clashes([("--to", to)], [(f"the results of run {r}", Path(r)) for r in args.run_dir])
+    rundir.refuse_existing(to, "--to", args.force)
+    rundir.check_folder(to.parent, f"--to {to}")  # before the runs are read
     doc = gate.make_baseline([Path(r) for r in args.run_dir], args.allow_noisy)
-    make_folder(to.parent, f"--to {to}")
-    write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
+    rundir.make_folder(to.parent, f"--to {to}")
+    rundir.write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
     print(terminal(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} "
                    f"run(s): {', '.join(args.run_dir)})", keep_newlines=False))
     return EXIT_OK
@@ -436,9 +445,16 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.hardware.neuron.training_demo import run_demo
+    from ecobench.io.rundir import target_dir
     from ecobench.reports.emulation import emulate_scenario, print_breakdown, write_emulation
 
     if args.training_demo:
+        given = [what for what, v in (("a SCENARIO", args.scenario), ("--out", args.out),
+                                      ("--results", args.results)) if v]
+        if given:
+            raise InputError(f"emulate --training-demo: {' and '.join(given)} given too, which the demo does "
+                             "not read or write; allowed: a SCENARIO (with --out or --results), or "
+                             "--training-demo alone")
         process.settled()
         demo = run_demo()
         if args.format == "json":
@@ -454,10 +470,12 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.scenario.load import load_scenario
 
     s = load_scenario(args.scenario)
+    target_dir(Path(args.results or "results"), s.name, Path(args.out) if args.out else None)  # before work
     process.settled()
     try:
         report = emulate_scenario(s)
-        out = write_emulation(s, report, Path(args.results), Path(args.out) if args.out else None)
+        out = write_emulation(s, report, Path(args.results or "results"),
+                              Path(args.out) if args.out else None)
     except (InputError, BackendError) as exc:
         raise InputError(f"{args.scenario}: {exc}") from None
     if args.format == "json":
@@ -761,7 +779,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["table", "json"], default="table",
                    help="a table (default) or JSON")
     e.add_argument("--out", type=_path, help="write exactly this directory (must not exist)")
-    e.add_argument("--results", type=_path, default="results", help="results root (default: results)")
+    e.add_argument("--results", type=_path, help="results root (default: results)")
     e.set_defaults(func=cmd_emulate)
 
     wl = add("workload", help="parameters, FLOPs per token and training-state bytes of a model",
@@ -837,7 +855,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "once a minute for --minutes, and report the energy of the VALID minutes: avg% x P_max "
                     "x 60 s, with P_max the catalog's evidence range for --chip, or --max-w.")
     npw.add_argument("--sysfs", type=_path, default="/sys/devices/virtual/neuron_device",
-                     help="sysfs tree to read")
+                     help="the folder holding the neuronN device folders (default: "
+                          "/sys/devices/virtual/neuron_device)")
     npw.add_argument("--chip", help="catalog chip whose maximum-power range to use (e.g. trainium)")
     npw.add_argument("--max-w", type=_positive_watts, help="your own device maximum power, W")
     npw.add_argument("--minutes", type=_minutes, default=0, metavar="0..1440",

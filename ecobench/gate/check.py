@@ -53,6 +53,7 @@ FIGURE_FLOOR = "the gated figures are 0 or more (pareto_rank 1 or more)"
 _THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
                         r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$", re.ASCII)
 _METRIC = re.compile(r"^[a-z0-9_]+", re.ASCII)
+_NUMBER = r"\d+(\.\d+)?([eE][+-]?\d+)?"
 _CONFIG_ID = re.compile(NAME_PATTERN, re.ASCII)  # a configuration id: no '@', no ',', no space
 SCOPE_FORM = "RULE@ID[,ID...] (the rule holds for those configurations only), e.g. pareto_rank<3@inf2"
 ALLOWED_FORMS = ("METRIC:+PCT% (rise fails), METRIC:-PCT% (fall fails), METRIC<VALUE (VALUE or more "
@@ -117,6 +118,20 @@ def parse_rule(text: str) -> Rule | Threshold:
     return dataclasses.replace(_parse_unscoped(text, body.strip(), _scope_text(ids)), scope=ids)
 
 
+def _misplaced_sign(t: str, scope: str) -> str | None:
+    """What is wrong with a rule (``t``, unscoped) whose number is right but a sign is not: two signs
+    (``:+-5%``) or a limit in % (``<5%``); None otherwise."""
+    if m := re.match(r"^(?P<metric>[a-z0-9_]+):[+-](?P<value>[+-]" + _NUMBER + ")%?$", t, re.ASCII):
+        return (f"the percentage {m['value']!r} has a sign of its own; allowed: one sign, + (a rise fails) "
+                f"or - (a fall fails), then the percentage, e.g. {m['metric']}:{m['value']}%{scope}")
+    if t.endswith("%") and (m := _THRESHOLD.match(t.removesuffix("%"))):
+        value = m["value"].lstrip("+-")
+        return (f"the limit {m['value'] + '%'!r} is a percentage; allowed: a limit in the metric's own "
+                f"unit, e.g. {m['metric']}{m['op']}{value}{scope} (a change in % is METRIC:+PCT%, e.g. "
+                f"{m['metric']}:+{value}%{scope})")
+    return None
+
+
 def _parse_scope(text: str, scope: str) -> tuple[str, ...]:
     """The configuration ids after a rule's ``@``, once each, in order."""
     ids = [i.strip() for i in scope.split(",")]
@@ -153,6 +168,8 @@ def _parse_unscoped(text: str, t: str, scope: str = "") -> Rule | Threshold:
             raise InputError(f"--fail-on {text!r}: can never fail: {FIGURE_FLOOR}, so every one is above "
                              f"{value:g}; allowed: a lower limit of 0 or more, e.g. {m['metric']}>0{scope}")
         return Threshold(m["metric"], m["op"], value)
+    if why := _misplaced_sign(t, scope):
+        raise InputError(f"--fail-on {text!r}: {why}")
     for form, what in ((_RULE_VALUE, "percentage"), (_THRESHOLD_VALUE, "limit")):
         if m := form.match(t):
             wrong = f"{m['value'][:20]!r} is not a finite number" if m["value"] else "is missing"

@@ -158,6 +158,8 @@ def load_json(path: str | Path, what: str, max_bytes: int, *, max_depth: int = M
     Infinity or overflowing numbers. Errors name the file and the cap."""
     p = Path(path)
     text = read_text(p, max_bytes, what)
+    if not text.strip():
+        raise InputError(f"{_show(p)}: an empty file; allowed: the {what} as JSON")
     try:
         doc = json.loads(text, parse_constant=_no_constant, parse_int=_int, parse_float=_float)
     except RecursionError:

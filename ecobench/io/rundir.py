@@ -19,7 +19,7 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,8 +27,8 @@ from ecobench.errors import InputError, OutputError
 from ecobench.io.textsafe import terminal
 from ecobench.process import deferred_signals, note_output
 
-__all__ = ["append_text", "atomic_dir", "check_folder", "make_folder", "new_run_id", "refuse_existing",
-           "results_file", "sweep_stale", "target_dir", "write_new", "write_text_atomic"]
+__all__ = ["append_text", "atomic_dir", "check_folder", "make_folder", "new_run_id", "refuse_clashes",
+           "refuse_existing", "results_file", "sweep_stale", "target_dir", "write_new", "write_text_atomic"]
 
 # Temporary directories of the old format (tempfile.mkdtemp, no owner in the name) are swept once
 # they are this old: no ecobench run takes a day to write its files.
@@ -146,6 +146,23 @@ def refuse_existing(path: Path, flag: str, force: bool) -> None:
     if not force and (path.exists() or path.is_symlink()):
         raise InputError(f"{flag} {path}: already exists; not overwritten (pass --force to replace it)")
     check_folder(path.parent, f"{flag} {path}")
+
+
+def refuse_clashes(outputs: Sequence[tuple[str, Path]], inputs: Sequence[tuple[str, Path]] = ()) -> None:
+    """Bad input, said before the work, even with --force: two outputs (``(flag, path)``) naming one
+    file (the second would replace the first) or an output naming a file the command reads
+    (``(what, path)``; a run directory stands for its results.json), which it would replace."""
+    read = {os.path.realpath(p / "results.json" if p.is_dir() else p): what for what, p in inputs}
+    named: dict[str, str] = {}
+    for flag, path in outputs:
+        key = os.path.realpath(path)
+        if key in read:
+            raise InputError(f"{flag} {path}: is {read[key]}, which this command reads; allowed: a "
+                             "file this command does not read")
+        if key in named:
+            raise InputError(f"{flag} {path}: the same file as {named[key]}; allowed: a different file "
+                             "for each output")
+        named[key] = flag
 
 
 def write_new(path: Path, text: str, flag: str, force: bool) -> None:

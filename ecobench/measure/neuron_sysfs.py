@@ -25,6 +25,8 @@ from ecobench.io.bounded import read_text, snippet
 
 SYSFS_ROOT = Path("/sys/devices/virtual/neuron_device")
 UTILIZATION = Path("stats/power/utilization")
+# a --sysfs above the device tree (/sys, a copy of it): where the tree is below it
+_BELOW = ("devices/virtual/neuron_device", "virtual/neuron_device", "neuron_device")
 VALID, NO_DATA, INVALID = "POWER_STATUS_VALID", "POWER_STATUS_NO_DATA", "POWER_STATUS_INVALID"
 STATUSES = (VALID, NO_DATA, INVALID)
 MISSING = "missing"  # the device has no utilization file (a driver older than 2.21.37)
@@ -91,7 +93,9 @@ def read_tree(root: Path = SYSFS_ROOT) -> list[PowerReading]:
     except OSError as exc:
         raise InputError(f"{root}: cannot list the Neuron devices ({exc.strerror})") from None
     if not devices:
-        raise InputError(f"{root}: no neuronN device folders (expected neuron0, neuron1, ...)")
+        below = next((root / d for d in _BELOW if (root / d).is_dir()), None)
+        raise InputError(f"{root}: no neuronN device folders (expected neuron0, neuron1, ...)"
+                         + (f"; allowed: the folder that holds them, {below}" if below else ""))
     if len(devices) > MAX_DEVICES:
         raise InputError(f"{root}: {len(devices):,} neuronN folders; at most {MAX_DEVICES:,} (an instance "
                          "has up to 16 Neuron devices)")

@@ -5,8 +5,8 @@ instance type and region, the share of spot instances interrupted in the trailin
 5-10%, 10-15%, 15-20% and >20%, and says the average over all regions and instance types "has
 historically been <5%". No dated per-instance copy of those bands is packaged, so the default is that
 average at its upper edge (5% a month); ``pricing.spot_interruption_pct_per_month`` takes the Advisor's
-band for the instance instead. A month is 730 h (8,766 h a year / 12), so an instance is interrupted
-``pct / 100 / 730`` times an hour.
+band for the instance instead. A month is 730.5 h (8,766 h a year / 12), so an instance is interrupted
+``pct / 100 / 730.5`` times an hour.
 
 - Training (one synchronous job): any instance's interruption stops the whole cluster, which loses the
   work since the last checkpoint (half an interval on average) and waits ``restart_h`` for a replacement

@@ -13,6 +13,7 @@ points with (there without each point's own source).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -96,9 +97,13 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
             raise InputError(f"{name} {value}: must be at least 1 (nearest valid: 1)")
     if stack is not None and stack not in fitted_stacks():
         raise UnknownNameError("software stack", stack, fitted_stacks(), "--stack")
+    decoders = [n for n, a in PRESETS.items() if a.kind == "decoder"]
+    if model not in PRESETS and (model.endswith((".yaml", ".yml", ".json")) or Path(model).exists()):
+        raise InputError(f"model {model}: a file; serve-point takes a decoder preset (allowed: "
+                         f"{', '.join(decoders)}); a scenario's serving configurations are planned by "
+                         "`ecobench run`")
     arch = preset(model)
     if arch.kind != "decoder":
-        decoders = [n for n, a in PRESETS.items() if a.kind == "decoder"]
         raise InputError(f"model {model}: an encoder; serve-point times a decoder's prefill and decode "
                          f"(allowed: {', '.join(decoders)})")
     if input_tokens + output_tokens > arch.max_position_embeddings:

@@ -369,6 +369,10 @@ class TrainingSpec(_Model):
             raise ValueError("give exactly one of total_tokens or total_sequences")
         if self.global_batch_size is not None and self.global_batch_tokens is not None:
             raise ValueError("give at most one of global_batch_size (sequences) or global_batch_tokens")
+        default_labels = type(self).model_fields["num_labels"].default  # a resolved scenario.yaml repeats it
+        if self.task != "classification" and self.num_labels != default_labels:
+            raise ValueError(f"num_labels {self.num_labels} counts only for task classification (the task is "
+                             f"{self.task}); allowed: task: classification, or no num_labels")
         total = sum(p.fraction for p in self.phases)
         if abs(total - 1.0) > 1e-6:
             raise ValueError(f"phase fractions must add up to 1 (they add up to {total:g})")
@@ -584,6 +588,10 @@ Quantization = Literal["fp8", "int8", "int4"]
 QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
 
 TRAINING_ONLY = ("memory_headroom_pct", "attention_kernel", "optimizer", "master_weights")
+SPOT_TERMS = ("spot_discount_pct", "spot_interruption_pct_per_month", "checkpoint_interval_h", "restart_h")
+REFERENCE_ONLY = ("device", "layers")  # read by the backend that measures on this host alone
+SERVING_ONLY = ("max_batch", "weight_precision", "kv_cache_precision", "scheduler", "max_num_batched_tokens",
+                "chunked_prefill")
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -735,9 +743,30 @@ class Scenario(_Model):
                              f"(ids: {', '.join(ids)})")
         for c in self.configs:
             self._check_config(c, f"configuration {c.id!r}")
+        if self.measurement != MeasurementSpec() and not any(
+                backend_capabilities(c.backend).measures_host for c in self.configs):
+            raise ValueError("measurement: applies to configurations with backend: reference (none here); "
+                             "remove it")
         if self.sweep is not None:
             check_sweep(self)
+        self._check_spot_terms()
         return self
+
+    def _check_spot_terms(self) -> None:
+        """The spot terms given (not their defaults, which a resolved scenario.yaml repeats) apply to a
+        configuration on spot; the checkpoint ones to training only."""
+        given = [f for f in SPOT_TERMS if getattr(self.pricing, f) != Pricing.model_fields[f].default]
+        on_spot = (self.pricing.model == "spot" or any(c.pricing == "spot" for c in self.configs)
+                   or "spot" in (self.sweep or {}).get("pricing", []))
+        if given and not on_spot:
+            raise ValueError(f"pricing.{given[0]}: applies to spot pricing, and no configuration here is on "
+                             "spot; allowed: pricing.model: spot (or a configuration's pricing: spot), or "
+                             "remove it")
+        checkpoint = [f for f in given if f in ("checkpoint_interval_h", "restart_h")]
+        if checkpoint and not self.workload.training:
+            raise ValueError(f"pricing.{checkpoint[0]}: applies to spot training (a training job loses the "
+                             f"work since its last checkpoint); this scenario is {self.workload.mode}; "
+                             "remove it")
 
     def _check_config(self, c: HardwareConfig, what: str) -> None:
         """What a configuration must satisfy given the workload (also run on every sweep value)."""
@@ -745,6 +774,12 @@ class Scenario(_Model):
         if c.instance_type == LOCAL_INSTANCE and not caps.measures_host:
             raise ValueError(f"{what}: instance_type 'local' is measured: "
                              "use backend: reference")
+        if not caps.measures_host:
+            given = [f for f in REFERENCE_ONLY if getattr(c, f) != HardwareConfig.model_fields[f].default]
+            if given:
+                raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the "
+                                 f"reference backend (backend: reference, which measures on this host); "
+                                 f"remove {'it' if len(given) == 1 else 'them'}")
         tr = self.workload.training
         if tr and c.precision not in TRAINING_DTYPES:
             raise ValueError(f"{what}: precision {c.precision!r} is not a training data type (no "
@@ -761,12 +796,14 @@ class Scenario(_Model):
                              "latency targets, training runs at full load)")
         if self.workload.inference and c.parallelism is not None:
             raise ValueError(f"{what}: 'parallelism' applies to training and serving")
-        if not tr:
-            given = [f for f in TRAINING_ONLY  # a value other than the default (a dump repeats defaults)
+        for only, mode in ((TRAINING_ONLY, "training"), (SERVING_ONLY, "serving (workload.serving)")):
+            if getattr(self.workload, mode.split()[0]):
+                continue
+            given = [f for f in only  # a value other than the default (a dump repeats defaults)
                      if getattr(c, f) != HardwareConfig.model_fields[f].get_default()]
             if given:
                 raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} "
-                                 "to training; remove it")
+                                 f"to {mode}; remove {'it' if len(given) == 1 else 'them'}")
         if self.workload.serving:
             if c.instances is not None:
                 raise ValueError(f"{what}: 'instances' is computed for serving; "

@@ -676,6 +676,16 @@ def test_workload_num_labels_out_of_range_says_what_is_allowed(capsys, labels):
     assert f"--num-labels {labels}: out of range; allowed: 2 to 1,000,000" in err, err
 
 
+@pytest.mark.parametrize("args", [["bert-base"], ["llama3-8b", "--task", "pretrain"]])
+def test_workload_num_labels_without_a_classification_task_is_bad_input(capsys, args):
+    """trial18: --num-labels 3 with the pretrain task (the default) printed the pretrain head's counts,
+    the labels silently dropped (exit 0)."""
+    assert main(["workload", *args, "--num-labels", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--num-labels 3: counts only for a classification head" in err, err
+    assert "the task here is pretrain; allowed: --task classification --num-labels 3" in err
+
+
 def test_serve_point_int4_weight_precision_points_to_quantization(capsys):
     """trial15 L8: --weight-precision int4 was 'not a data type' with no word of --quantization int4."""
     assert main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--weight-precision",
@@ -698,3 +708,16 @@ def test_balanced_pick_lists_the_weighted_terms_then_the_others(tmp_path, capsys
     terms, extra = weighted.split(" (not weighted: ")
     assert [t.split()[-1] for t in terms.split(", ")] == ["cost", "CO2", "time"], why
     assert extra.split(")")[0].endswith(" energy"), why
+
+
+@pytest.mark.parametrize("given", ["SCENARIO", "config.json"])
+def test_serve_point_given_a_file_says_it_takes_a_preset(tmp_path, capsys, given):
+    """trial18: a scenario's path was 'unknown model preset '/long/path/llama3_8b_cha'...', cut at 40
+    characters, as if a misspelt preset."""
+    path = SCENARIOS / "llama3_8b_chat.yaml" if given == "SCENARIO" else tmp_path / given
+    if given != "SCENARIO":
+        path.write_text("{}")
+    assert main(["serve-point", str(path), "--instance-type", "p5.48xlarge"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"model {path}: a file; serve-point takes a decoder preset" in err, err
+    assert "allowed: gpt3-175b, llama2-7b" in err and "`ecobench run`" in err and "unknown model" not in err

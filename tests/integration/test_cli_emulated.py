@@ -3,6 +3,7 @@
 import json
 
 import pandas as pd
+import pytest
 
 from ecobench.cli import main
 from tests.conftest import SCENARIOS
@@ -20,3 +21,30 @@ def test_llama_emulated_runs_and_trainium2_finishes_sooner(tmp_path, capsys):
     # trn2.48xlarge is priced in us-east-2 only (Capacity Blocks): the scenario charges that rate
     assert "no sourced" not in err and df.loc["trn2", "cost_usd"] > 0
     assert df.loc["trn2", "price_usd_per_h"] == 35.7608
+
+
+@pytest.mark.parametrize("extra", [["SCENARIO"], ["--out", "OUT"], ["--results", "OUT"]])
+def test_the_training_demo_with_a_scenario_or_an_output_is_bad_input(tmp_path, capsys, monkeypatch, extra):
+    """trial18: emulate SCENARIO --training-demo ran the demo alone, the scenario silently dropped
+    (exit 0), as were --out and --results, which the demo never writes."""
+    import ecobench.hardware.neuron.training_demo as demo
+
+    monkeypatch.setattr(demo, "run_demo", lambda: pytest.fail("ran the demo"))
+    given = [str(SCENARIOS / "layoutlm_realtime.yaml") if a == "SCENARIO" else
+             str(tmp_path / "out") if a == "OUT" else a for a in extra]
+    assert main(["emulate", "--training-demo", *given]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--training-demo" in err and "Traceback" not in err, err
+    assert "allowed: a SCENARIO (with --out or --results), or --training-demo alone" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_emulate_into_an_existing_out_is_refused_before_the_emulation(tmp_path, capsys, monkeypatch):
+    """trial18: emulate --out EXISTING emulated every configuration, then said 'SCENARIO: --out ...:
+    already exists', the scenario named first as if at fault."""
+    import ecobench.reports.emulation as emulation
+
+    monkeypatch.setattr(emulation, "emulate_scenario", lambda s: pytest.fail("emulated first"))
+    assert main(["emulate", str(SCENARIOS / "llama_emulated.yaml"), "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ecobench: error: --out {tmp_path}: already exists"), err

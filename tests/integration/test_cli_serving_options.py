@@ -234,6 +234,25 @@ def test_options_outside_serving_are_refused(tmp_path, capsys):
     _bad(tmp_path, capsys, s, "'quantization' applies to serving")
 
 
+@pytest.mark.parametrize("workload", ["inference", "training"])
+@pytest.mark.parametrize("field,value", [("scheduler", "static"), ("max_batch", 8),
+                                         ("weight_precision", "int8"), ("kv_cache_precision", "fp8"),
+                                         ("max_num_batched_tokens", 4096), ("chunked_prefill", False)])
+def test_serving_options_outside_serving_are_refused(tmp_path, capsys, workload, field, value):
+    """trial18: each of these ran an inference or training scenario unchanged (exit 0), the option
+    silently dropped, where quantization, speculative and measured_serving were refused."""
+    job = ({"inference": {"rate_per_h": 1000, "seq_len": 128}} if workload == "inference" else
+           {"training": {"total_sequences": 1000, "phases": [{"seq_len": 128, "fraction": 1}]}})
+    cfg = {"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16", field: value}
+    s = {"schema_version": 2, "name": "s", "workload": {"model": "bert-base", **job},
+         "configs": [cfg | ({"instances": 1} if workload == "training" else {})], "baseline": "a"}
+    _bad(tmp_path, capsys, s, f"configuration 'a': {field} applies to serving (workload.serving); remove it")
+    if workload == "inference":  # the value a resolved scenario.yaml repeats still passes
+        default = {"scheduler": "continuous", "max_batch": "auto", "chunked_prefill": True}
+        if field in default:
+            assert _run(tmp_path / "ok", {**s, "configs": [{**cfg, field: default[field]}]}) == 0
+
+
 def test_emulated_neuroncore_plans_serving(tmp_path):
     configs = [{"id": "inf2", "instance_type": "inf2.48xlarge", "precision": "bf16", "backend": "emulated"},
                {"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16", "backend": "emulated",

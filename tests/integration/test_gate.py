@@ -234,6 +234,21 @@ def test_a_scenario_or_a_runs_other_file_given_as_results_is_named_as_such(tmp_p
 
 
 
+@pytest.mark.parametrize("command", ["check", "compare", "report"])
+def test_an_empty_results_file_is_said_to_be_empty(tmp_path, capsys, command):
+    """trial18: an empty results.json or baseline said 'not a valid results JSON file (Expecting value:
+    line 1 column 1 (char 0))'."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.json").write_text("\n")
+    args = {"check": ["check", str(run), "--baseline", str(run)], "compare": ["compare", str(run), str(run)],
+            "report": ["report", str(run)]}[command]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{run / 'results.json'}: an empty file; allowed: " in err, err
+    assert "Expecting value" not in err
+
+
 def test_a_rule_given_twice_is_applied_once_in_its_first_place(tmp_path, capsys):
     """trial: `--fail-on energy_kwh:+5% --fail-on cost_usd:+2% --fail-on energy_kwh:+5%` checked every
     configuration's energy twice (and once more for energy_kwh:+5.0%, the same rule)."""

@@ -97,3 +97,50 @@ def test_an_output_under_a_file_is_bad_input_before_any_work(tmp_path, capsys, r
     err = capsys.readouterr().err
     assert f"{flag} {target}: {tmp_path / 'file'} is a file, not a folder" in err, err
     assert (tmp_path / "file").read_text() == "kept"
+
+
+@pytest.mark.parametrize("flags", [["check", "--markdown", "--junit"], ["check", "--junit", "--export"],
+                                   ["check", "--export", "--export"], ["compare", "--html", "--out"]])
+def test_two_outputs_naming_one_file_are_bad_input_before_any_work(tmp_path, capsys, run_dir, flags):
+    """trial18: check --markdown F --junit F wrote both to F (the markdown lost, exit 0); compare
+    --html F --out F wrote the page, then refused --out as existing (exit 2, the page left)."""
+    command, first, second = flags
+    same = tmp_path / "same.txt"
+    named = {"--markdown": ["--markdown", str(same)], "--junit": ["--junit", str(same)],
+             "--out": ["--out", str(same)], "--html": ["--html", str(same)]}
+    exports = iter(["benchmark-action", "benchmark-action-bigger"])
+    outs = [x for f in (first, second)
+            for x in (["--export", next(exports), str(same)] if f == "--export" else named[f])]
+    args = [command, str(run_dir), "--baseline", str(run_dir)] if command == "check" else \
+        [command, str(run_dir), str(run_dir)]
+    for force in ([], ["--force"]):
+        assert main([*args, *outs, *force]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "the same file as" in err and "Traceback" not in err, err
+        assert "allowed: a different file for each output" in err and not same.exists()
+
+
+@pytest.mark.parametrize("flags", [["check", "--markdown", "baseline"], ["check", "--junit", "run"],
+                                   ["compare", "--out", "run"], ["compare", "--html", "baseline"],
+                                   ["baseline", "--to", "run"]])
+def test_an_output_naming_an_input_is_refused_even_with_force(tmp_path, capsys, run_dir, flags):
+    """trial18: with --force, check --markdown BASELINE replaced the baseline with the verdict, and
+    baseline --to RUN/results.json or compare --out RUN/results.json replaced the run's results."""
+    import shutil
+
+    command, flag, which = flags
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    base = tmp_path / "base.json"
+    assert main(["baseline", str(run), "--to", str(base)]) == 0
+    capsys.readouterr()
+    before = {p: p.read_text() for p in (run / "results.json", base)}
+    target = run / "results.json" if which == "run" else base
+    args = {"check": ["check", str(run), "--baseline", str(base)],
+            "compare": ["compare", str(run), str(base)], "baseline": ["baseline", str(run)]}[command]
+    assert main([*args, flag, str(target), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{flag} {target}: is " in err and "Traceback" not in err, err
+    assert "which this command reads" in err
+    assert "allowed: a file this command does not read" in err
+    assert {p: p.read_text() for p in before} == before

@@ -70,6 +70,17 @@ def test_out_below_a_file_says_a_file_is_in_the_way(tmp_path, capsys, flag, belo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"] and not _leftovers(tmp_path)
 
 
+@pytest.mark.parametrize("flag", ["--out", "--results"])
+def test_a_run_output_path_error_names_the_option_not_the_scenario(tmp_path, capsys, flag):
+    """trial18: 'ecobench: error: SCENARIO: --out X: already exists; ...' put the scenario file first,
+    as if the scenario were at fault, where baseline --to says '--to X: ...'."""
+    (tmp_path / "afile").write_text("not a folder")
+    target = tmp_path / "afile" if flag == "--results" else tmp_path
+    assert main(["run", LAYOUTLM, "-q", flag, str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ecobench: error: {flag} {target}: "), err
+
+
 @pytest.mark.parametrize("below", ["b.json", "x/b.json"])
 def test_baseline_below_a_file_says_a_file_is_in_the_way(tmp_path, capsys, below):
     run = tmp_path / "r"

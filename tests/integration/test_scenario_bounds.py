@@ -83,6 +83,66 @@ def test_training_fields_out_of_range(tmp_path, capsys, path, value):
     _rejected(tmp_path, capsys, s, path[-1])
 
 
+@pytest.mark.parametrize("task", [None, "pretrain"])
+def test_num_labels_without_a_classification_task_is_bad_input(tmp_path, capsys, task):
+    """trial18: num_labels 4 with task pretrain (or no task) ran the pretrain head, the labels
+    silently dropped; 2, the default a resolved scenario.yaml repeats, still passes."""
+    s = yaml.safe_load(yaml.safe_dump(TRAINING))
+    s["workload"]["training"] |= {"num_labels": 4} | ({"task": task} if task else {})
+    _rejected(tmp_path, capsys, s, "workload.training: num_labels 4 counts only for task classification "
+                                   "(the task is pretrain); allowed: task: classification, or no num_labels")
+    s["workload"]["training"]["num_labels"] = 2
+    assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
+@pytest.mark.parametrize("field,value", [("device", "cuda"), ("layers", 2)])
+@pytest.mark.parametrize("backend", ["analytic", "emulated"])
+def test_a_reference_option_on_a_modelled_backend_is_bad_input(tmp_path, capsys, field, value, backend):
+    """trial18: device: cuda and layers: 2 on an analytic or emulated configuration ran unchanged (exit
+    0), the option silently dropped: only the reference backend measures."""
+    s = yaml.safe_load(yaml.safe_dump(TRAINING))
+    s["configs"][0] |= {field: value, "backend": backend}
+    _rejected(tmp_path, capsys, s, f"configuration 'a': {field} applies to the reference backend (backend: "
+                                   f"reference, which measures on this host); remove it")
+    s["configs"][0]["device"] = "auto"  # the default a resolved scenario.yaml repeats still passes
+    s["configs"][0].pop("layers", None)
+    assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
+def test_a_measurement_block_without_a_reference_configuration_is_bad_input(tmp_path, capsys):
+    """trial18: measurement: {warmup_s: 5} beside analytic configurations ran unchanged (exit 0), the
+    block silently dropped: it sets how the reference backend measures."""
+    s = yaml.safe_load(yaml.safe_dump(TRAINING))
+    s["measurement"] = {"warmup_s": 5}
+    _rejected(tmp_path, capsys, s, "measurement: applies to configurations with backend: reference (none "
+                                   "here); remove it")
+    s["measurement"] = {"warmup_s": 3.0}  # the default a resolved scenario.yaml repeats still passes
+    assert main(["run", str(_write(tmp_path, s)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
+@pytest.mark.parametrize("pricing,expect", [
+    ({"spot_discount_pct": 70}, "pricing.spot_discount_pct: applies to spot pricing, and no configuration "
+                                "here is on spot; allowed: pricing.model: spot (or a configuration's "
+                                "pricing: spot), or remove it"),
+    ({"model": "on_demand", "spot_interruption_pct_per_month": 10},
+     "pricing.spot_interruption_pct_per_month: applies to spot pricing"),
+    ({"model": "spot", "spot_discount_pct": 50, "checkpoint_interval_h": 2},
+     "pricing.checkpoint_interval_h: applies to spot training (a training job loses the work since its last "
+     "checkpoint); this scenario is inference; remove it"),
+])
+def test_spot_terms_that_cannot_apply_are_bad_input(tmp_path, capsys, scenario_dict, pricing, expect):
+    """trial18: pricing: {model: on_demand, spot_discount_pct: 70} priced every row on demand (exit 0),
+    the discount silently dropped; so were the checkpoint terms of an inference scenario on spot."""
+    scenario_dict["pricing"] = pricing
+    _rejected(tmp_path, capsys, scenario_dict, expect)
+
+
+def test_spot_terms_stand_when_one_configuration_is_on_spot(tmp_path, capsys, scenario_dict):
+    scenario_dict["pricing"] = {"spot_discount_pct": 70}
+    scenario_dict["configs"][0]["pricing"] = "spot"
+    assert main(["run", str(_write(tmp_path, scenario_dict)), "-q", "--out", str(tmp_path / "ok")]) == 0
+
+
 SERVING = yaml.safe_load((ROOT / "scenarios" / "llama3_8b_chat.yaml").read_text())
 
 

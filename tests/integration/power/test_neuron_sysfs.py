@@ -114,3 +114,15 @@ def test_minutes_out_of_range_says_the_range_not_every_value(capsys, value, expe
         main(["neuron-power", "--max-w", "100", f"--minutes={value}"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and expect in err and len(err) < 300, err
+
+
+@pytest.mark.parametrize("above", ["devices/virtual/neuron_device", "virtual/neuron_device", "neuron_device"])
+def test_a_folder_above_the_device_tree_names_the_tree(tmp_path, above):
+    """trial18: --sysfs /sys (or a copy of it) said only 'no neuronN device folders'; the folder that
+    holds them is below it."""
+    tree = fake_tree(tmp_path / above, {0: "POWER_STATUS_VALID,1700000000,0,0,1"})
+    with pytest.raises(InputError) as err:
+        read_tree(tmp_path)
+    assert str(err.value) == (f"{tmp_path}: no neuronN device folders (expected neuron0, neuron1, ...); "
+                              f"allowed: the folder that holds them, {tree}")
+    assert len(read_tree(tree)) == 1

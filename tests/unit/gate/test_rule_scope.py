@@ -84,6 +84,12 @@ def test_bad_scoped_rules_are_bad_input_naming_the_rule(text, expect):
                       "is above -5; allowed: a lower limit of 0 or more, e.g. energy_kwh>0"),
     # a wrong operator is still named as one
     ("energy_kwh<=5", "unknown operator '<=5'"), ("energy_kwh=abc", "unknown operator '=abc'"),
+    # trial18: each said the value "is not a finite number", though -5 and 5 are
+    ("energy_kwh:+-5%", "the percentage '-5' has a sign of its own; allowed: one sign, + (a rise fails) or - "
+                        "(a fall fails), then the percentage, e.g. energy_kwh:-5%"),
+    ("energy_kwh:++5%", "the percentage '+5' has a sign of its own; allowed: one sign"),
+    ("energy_kwh<5%", "the limit '5%' is a percentage; allowed: a limit in the metric's own unit, e.g. "
+                      "energy_kwh<5 (a change in % is METRIC:+PCT%, e.g. energy_kwh:+5%)"),
 ])
 def test_a_rule_with_a_wrong_value_names_the_value_and_a_rule_that_cannot_fail_is_refused(text, expect):
     with pytest.raises(InputError) as exc:

@@ -39,6 +39,7 @@ def test_gpt2_and_bert_configs(tmp_path):
     ({**LLAMA3_8B, "num_key_value_heads": 5}, "kv_heads"),
     ({**LLAMA3_8B, "hidden_size": "4096"}, "hidden_size"),
     ("{not json", "not a valid config.json JSON file"),
+    (" \n", "an empty file; allowed: the config.json as JSON"),  # trial18: was "Expecting value: line 1 ..."
     ("[1, 2]", "a config.json is a JSON object of the model.s fields .*, got a list"),
 ])
 def test_bad_configs_are_input_errors(tmp_path, cfg, match):
