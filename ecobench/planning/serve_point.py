@@ -76,7 +76,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     W8A8, int4 W4A16)."""
     from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
     from ecobench.hardware.backends.serve_bands import SERVING_FIGURES, Regime, serving_band
-    from ecobench.planning.serving_options import quantized_cluster
+    from ecobench.planning.serving_options import llm_serving_refusal, quantized_cluster
     from ecobench.scenario.model import QUANTIZATIONS
     from ecobench.workloads.presets import PRESETS, preset
 
@@ -114,6 +114,9 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     acc = cat.accelerator_of(inst)
     if acc is None:
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
+    if (why := llm_serving_refusal(inst.spec.accelerator)) is not None:
+        raise InputError(f"--instance-type {instance_type}: {why} (allowed: an inf2, trn1, trn2 or GPU "
+                         "instance)")
     try:
         cl = instance_cluster(cat, inst, precision)
     except BackendError as exc:  # a T4 at the default bf16: name the option

@@ -24,6 +24,23 @@ from ecobench.scenario.model import HardwareConfig, ServingSpec
 from ecobench.workloads.presets import preset
 
 W8A8 = ("fp8", "int8")  # quantizations whose weight matmuls run at the chip's 8-bit peak
+# Accelerators no LLM serving stack runs on: Inferentia (inf1, NeuronCore-v1) runs torch-neuron's traced
+# graphs; the Neuron LLM stacks target NeuronCore-v2 and later: "Transformers NeuronX for Trn1 and Inf2 ...
+# LLM ... inference on second-generation Neuron hardware (See: NeuronCore-v2)" (transformers-neuronx
+# developer guide, https://awsdocs-neuron.readthedocs-hosted.com/en/latest/archive/transformers-neuronx/
+# transformers-neuronx-developer-guide.html) and "vLLM with NxD Inference ... supports Inf2, Trn1, and
+# Trn2 instances" (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/vllm-neuron/
+# neuron-inference-overview.html); both read 2026-11-28. Its catalog entry keeps activations on chip (an
+# encoder's), which would time a decoder's weight reads at zero.
+NO_LLM_SERVING = {"inferentia": "Inferentia (inf1) runs no LLM serving stack: transformers-neuronx, NxD "
+                                "Inference and vLLM on Neuron target Inf2, Trn1 and Trn2"}
+
+
+def llm_serving_refusal(accelerator: str | None) -> str | None:
+    """Why an LLM cannot be served on ``accelerator`` (a catalog key), or None."""
+    return NO_LLM_SERVING.get(accelerator or "")
+
+
 QUANTIZATION_WORDS = {"fp8": "FP8 W8A8", "int8": "INT8 W8A8", "int4": "INT4 weights (W4A16)"}
 
 

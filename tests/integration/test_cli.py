@@ -721,3 +721,20 @@ def test_serve_point_given_a_file_says_it_takes_a_preset(tmp_path, capsys, given
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"model {path}: a file; serve-point takes a decoder preset" in err, err
     assert "allowed: gpt3-175b, llama2-7b" in err and "`ecobench run`" in err and "unknown model" not in err
+
+
+def test_an_llm_is_not_served_on_inferentia_one(tmp_path, capsys):
+    """trial18: inf1's catalog entry keeps activations on chip (an encoder's), so a decoder's weight
+    reads were timed at zero (int4 Llama-3-8B at 4 ms a token on inf1.xlarge, faster than an A10G); no
+    LLM serving stack runs on NeuronCore-v1."""
+    assert main(["serve-point", "llama3-8b", "--instance-type", "inf1.xlarge"]) == 2
+    err = capsys.readouterr().err
+    assert "--instance-type inf1.xlarge: Inferentia (inf1) runs no LLM serving stack" in err, err
+    s = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    s["configs"].append({"id": "inf1", "instance_type": "inf1.6xlarge", "precision": "bf16"})
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(s))
+    assert main(["run", str(path), "-q", "--results", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "inf1.6xlarge: Inferentia (inf1) runs no LLM serving stack" in err and "instance_type" in err, err
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("results.json"))
