@@ -194,8 +194,14 @@ def _numbers_allowed(cls: type[SchemaModel], name: str) -> str | None:
     parts = []
     if kinds & {"int", "float"}:
         lo, hi = type_limits(field.annotation, field.metadata)
-        parts.append(("an integer" if "float" not in kinds else "a number")
-                     + limits_text(lo, hi, *open_limits(field.annotation, field.metadata)))
+        open_lo, open_hi = open_limits(field.annotation, field.metadata)
+        if "float" not in kinds:  # an integer above 0 is one of at least 1 (trial18)
+            if open_lo and lo is not None:
+                lo, open_lo = math.floor(lo) + 1, False
+            if open_hi and hi is not None:
+                hi, open_hi = math.ceil(hi) - 1, False
+        kind = "an integer" if "float" not in kinds else "a number"
+        parts.append(kind + limits_text(lo, hi, open_lo, open_hi))
     parts += sorted(k for k in kinds if k.startswith(("one of", "'")))
     return " or ".join(parts)
 

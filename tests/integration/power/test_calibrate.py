@@ -277,11 +277,11 @@ def test_every_packaged_point_passes_the_layout_and_throughput_checks():
         "points[0] (team_a_0).power_w: -5 is out of range; allowed: a number more than 0",
         "points[0] (team_a_0).devices: 0 is out of range; allowed: more than 0"]),
     ({"devices": "two", "kind": "power_fly", "note": 3, "nodes": True}, (), [
-        "points[0] (team_a_0).devices: 'two' is not a number; allowed: an integer more than 0",
+        "points[0] (team_a_0).devices: 'two' is not a number; allowed: an integer from 1 to 10^6",
         "points[0] (team_a_0).kind: 'power_fly' is not allowed; allowed: 'power_train', 'power_serve' or "
         "'power_infer'",
         "points[0] (team_a_0).note: 3 is a number, not text; allowed: text",
-        "points[0] (team_a_0).nodes: true, a boolean, not a number; allowed: an integer more than 0"]),
+        "points[0] (team_a_0).nodes: true, a boolean, not a number; allowed: an integer from 1 to 100,000"]),
     ({}, ("power_w", "note"), [
         "points[0] (team_a_0).power_w: missing; this field is required (mean draw over the measured window)",
         "points[0] (team_a_0).note: missing; this field is required"]),
@@ -324,10 +324,10 @@ def test_a_count_out_of_range_says_its_bound_as_written(tmp_path, capsys):
     ({"batch_size": 1e30}, "batch_size: 1e+30 is out of range; allowed: a number more than 0 and at most "
                            "16,777,216"),
     ({"devices": 10**30}, "devices: 1000000000000000000000000000000 is out of range; allowed: an integer "
-                          "more than 0 and at most 10^6"),
-    ({"nodes": 10**18}, "nodes: 1000000000000000000 is out of range; allowed: an integer more than 0 and at "
-                        "most 100,000"),
-    ({"concurrency": -5}, "concurrency: -5 is out of range; allowed: an integer more than 0 and at most "
+                          "from 1 to 10^6"),
+    ({"nodes": 10**18}, "nodes: 1000000000000000000 is out of range; allowed: an integer from 1 to "
+                        "100,000"),
+    ({"concurrency": -5}, "concurrency: -5 is out of range; allowed: an integer from 1 to "
                           "16,777,216"),
     ({"input_tokens": 1e300}, "input_tokens: 1e+300 is out of range; allowed: a number more than 0 and at "
                               "most 16,777,216"),
