@@ -228,8 +228,8 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
         inst_h = n * seconds * case.time_factor / SECONDS_PER_HOUR
         out |= {"throughput_per_instance_per_s": case.sequences / (seconds * n),
                 "duration_h": seconds * case.time_factor / SECONDS_PER_HOUR}
-        if case.mfu is not None:
-            out["mfu"] = case.mfu(out["duration_h"] * SECONDS_PER_HOUR)
+        if case.mfu is not None:  # at most 1 (the speed cap above), not 1 + a rounding error
+            out["mfu"] = np.minimum(case.mfu(out["duration_h"] * SECONDS_PER_HOUR), 1.0)
     figures = fleet_figures(inst_h, w["accelerator"], w["it"], w["total"], s.price_usd_per_h, grid,
                             s.embodied_kg_per_instance_h * inst_h)
     out |= {k: figures[k] for k in ("energy_accelerator_kwh", "energy_it_kwh", "energy_kwh", "cost_usd",
