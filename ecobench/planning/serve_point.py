@@ -115,8 +115,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     if acc is None:
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
     if (why := llm_serving_refusal(inst.spec.accelerator)) is not None:
-        raise InputError(f"--instance-type {instance_type}: {why} (allowed: an inf2, trn1, trn2 or GPU "
-                         "instance)")
+        raise InputError(f"--instance-type {instance_type}: {why}")
     try:
         cl = instance_cluster(cat, inst, precision)
     except BackendError as exc:  # a T4 at the default bf16: name the option

@@ -37,8 +37,9 @@ NO_LLM_SERVING = {"inferentia": "Inferentia (inf1) runs no LLM serving stack: tr
 
 
 def llm_serving_refusal(accelerator: str | None) -> str | None:
-    """Why an LLM cannot be served on ``accelerator`` (a catalog key), or None."""
-    return NO_LLM_SERVING.get(accelerator or "")
+    """Why an LLM cannot be served on ``accelerator`` (a catalog key), with what is allowed; or None."""
+    why = NO_LLM_SERVING.get(accelerator or "")
+    return None if why is None else f"{why} (allowed: an inf2, trn1, trn2 or GPU instance)"
 
 
 QUANTIZATION_WORDS = {"fp8": "FP8 W8A8", "int8": "INT8 W8A8", "int4": "INT4 weights (W4A16)"}

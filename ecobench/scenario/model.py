@@ -755,7 +755,7 @@ class Scenario(_Model):
     def _check_spot_terms(self) -> None:
         """The spot terms given (not their defaults, which a resolved scenario.yaml repeats) apply to a
         configuration on spot; the checkpoint ones to training only."""
-        given = [f for f in SPOT_TERMS if getattr(self.pricing, f) != Pricing.model_fields[f].default]
+        given = _given(self.pricing, SPOT_TERMS)
         on_spot = (self.pricing.model == "spot" or any(c.pricing == "spot" for c in self.configs)
                    or "spot" in (self.sweep or {}).get("pricing", []))
         if given and not on_spot:
@@ -774,12 +774,9 @@ class Scenario(_Model):
         if c.instance_type == LOCAL_INSTANCE and not caps.measures_host:
             raise ValueError(f"{what}: instance_type 'local' is measured: "
                              "use backend: reference")
-        if not caps.measures_host:
-            given = [f for f in REFERENCE_ONLY if getattr(c, f) != HardwareConfig.model_fields[f].default]
-            if given:
-                raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} to the "
-                                 f"reference backend (backend: reference, which measures on this host); "
-                                 f"remove {'it' if len(given) == 1 else 'them'}")
+        if not caps.measures_host and (given := _given(c, REFERENCE_ONLY)):
+            raise ValueError(_only_for(what, given, "the reference backend (backend: reference, which "
+                                                    "measures on this host)"))
         tr = self.workload.training
         if tr and c.precision not in TRAINING_DTYPES:
             raise ValueError(f"{what}: precision {c.precision!r} is not a training data type (no "
@@ -797,13 +794,8 @@ class Scenario(_Model):
         if self.workload.inference and c.parallelism is not None:
             raise ValueError(f"{what}: 'parallelism' applies to training and serving")
         for only, mode in ((TRAINING_ONLY, "training"), (SERVING_ONLY, "serving (workload.serving)")):
-            if getattr(self.workload, mode.split()[0]):
-                continue
-            given = [f for f in only  # a value other than the default (a dump repeats defaults)
-                     if getattr(c, f) != HardwareConfig.model_fields[f].get_default()]
-            if given:
-                raise ValueError(f"{what}: {', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} "
-                                 f"to {mode}; remove {'it' if len(given) == 1 else 'them'}")
+            if not getattr(self.workload, mode.split()[0]) and (given := _given(c, only)):
+                raise ValueError(_only_for(what, given, mode))
         if self.workload.serving:
             if c.instances is not None:
                 raise ValueError(f"{what}: 'instances' is computed for serving; "
@@ -864,6 +856,19 @@ def describe_fields(model: type[BaseModel] = Scenario, prefix: str = "") -> list
 MESSAGE_SCHEMA = Schema(describe_fields, globals())
 
 
+def _given(m: BaseModel, fields: tuple[str, ...]) -> list[str]:
+    """The ``fields`` of ``m`` set to a value other than their default (a resolved scenario.yaml repeats
+    the defaults, so a default is never an error)."""
+    return [f for f in fields if getattr(m, f) != type(m).model_fields[f].get_default()]
+
+
+def _only_for(what: str, given: list[str], where: str) -> str:
+    """The message for ``given`` fields of ``what`` that apply to ``where`` only."""
+    one = len(given) == 1
+    return (f"{what}: {', '.join(given)} appl{'ies' if one else 'y'} to {where}; "
+            f"remove {'it' if one else 'them'}")
+
+
 def check_sweep(s: Scenario) -> None:
     """Every axis names a configuration field and every value makes a valid configuration with the
     baseline's other fields; the product stays within the bound (raises ValueError)."""
@@ -900,7 +905,7 @@ def check_sweep(s: Scenario) -> None:
                 raise ValueError(f"sweep.{key}[{i}]: " + "; ".join(lines)) from None
             s._check_config(c, f"sweep.{key}[{i}]")
             # compared as validated, so 1000 and "1e3" are one value
-            text = json.dumps(c.model_dump(mode="json").get(key), sort_keys=True, default=str)
+            text = json.dumps(c.model_dump(mode="json", include={key}).get(key), sort_keys=True, default=str)
             first = seen.setdefault(text, i)
             if first != i and repeat is None:  # every combination of it would run twice, ids suffixed -7
                 repeat = f"sweep.{key}[{i}]: {v!r} is also sweep.{key}[{first}]; allowed: each value once"

@@ -37,8 +37,7 @@ def serving_performance(run: ConfigRun,
     if acc is None:
         raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
     if (why := serving_options.llm_serving_refusal(inst.spec.accelerator)) is not None:
-        raise InputError(f"{inst.name}: {why} (allowed: an inf2, trn1, trn2 or GPU instance)"
-                         ).in_config("instance_type")
+        raise InputError(f"{inst.name}: {why}").in_config("instance_type")
     caps = capabilities(cfg, run.backends)
     if "serving" not in caps.modes:
         raise InputError(f"backend {cfg.backend} does not plan serving; serving is planned with the "
