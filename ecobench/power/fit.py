@@ -6,9 +6,9 @@ in, the four states of the planner's ``Activity``: compute-bound kernels, memory
 (host-side gaps: the chip has nothing launched and waits on the host). The time shares come from the
 point's own run: the FLOP rate and the bytes streamed that its measured throughput implies, against
 the chip's peaks (reaching ``COMPUTE_CEILING`` of the peak FLOP rate, or ``MEMORY_CEILING`` of the
-memory bandwidth, is a chip busy all the time). The rest of a data-parallel training step is sync;
-without a gradient exchange it is kernels below the roofline, but for the pipeline bubble
-(:func:`split_train_rest`). The rest of a
+memory bandwidth, is a chip busy all the time). The rest of a data-parallel training step, or of a
+vision model's (no kernels, its FLOPs only), is sync; a transformer's without a gradient exchange is
+kernels below the roofline, but for the pipeline bubble (:func:`split_train_rest`). The rest of a
 service's (or an inference run's) time is split by :func:`split_rest`: host-side gaps (an engine that
 waits on its CPU scheduler between steps; seconds of the metering window with nothing running) are
 stalls, drawn at the sourced draw of a chip waiting with nothing to do (``power_model.yaml``
@@ -154,9 +154,12 @@ def split_train_rest(p: PowerPoint, s_c: float, s_m: float) -> tuple[float, floa
     except the pipeline bubble (:func:`pipeline_bubble_share`), which is sync: Perseus's per-rank
     profiles of such runs find the GPUs inside forward and backward kernels 73-97% of the iteration
     while the FLOP rate fills 14-16% (docs/power.md). A data-parallel step's rest is all sync: the
-    corpus cannot split its exposed gradient exchange from its slow kernels."""
+    corpus cannot split its exposed gradient exchange from its slow kernels. So is the rest of a step
+    of a model the fit has no kernels for (a vision model: its FLOPs only, ``VISION_FLOPS_PER_SAMPLE``):
+    its memory-bound kernels (batch norm, activations), input waits and slow kernels are not split
+    either (Zeus's ResNet-50 runs slower on an A40 than on a V100: docs/power.md)."""
     rest = max(0.0, 1.0 - s_c - s_m)
-    if exchanges_gradients(p):
+    if exchanges_gradients(p) or p.arch is None:
         return s_c, s_m, rest, 0.0
     bubble = min(rest, pipeline_bubble_share(p))
     return s_c + rest - bubble, s_m, bubble, 0.0

@@ -216,6 +216,21 @@ def test_a_step_without_gradient_exchange_puts_its_rest_in_kernels_and_its_bubbl
     assert pipeline_bubble_share(gb.points[0]) == pytest.approx(7 / 32)
 
 
+def test_a_vision_models_single_gpu_step_puts_its_rest_in_sync_not_kernels():
+    """A model the fit has no kernels for (ResNet-50: its FLOPs only) cannot split the rest of its step
+    into memory-bound kernels, input waits and slow kernels: it is sync, as a data-parallel step's rest."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.fit import VISION_FLOPS_PER_SAMPLE, features
+
+    vision = {**POINT, "kind": "power_train", "model_name": "ResNet-50", "model": None, "samples_per_s": 300.0,
+              "devices": 1, "precision": "fp16"}
+    c = parse_corpus([{"sources": {"s": SOURCE}, "points": [vision]}])
+    f = features(c.points[0], c, load_catalog())
+    assert f is not None
+    s_c = 3 * VISION_FLOPS_PER_SAMPLE["resnet50"] * 300.0 / (0.8 * 989.0e12)  # H100 SXM dense 16-bit peak
+    assert f.shares == pytest.approx((s_c, 0.0, 1.0 - s_c, 0.0), rel=1e-3)
+
+
 def test_maxq_points_load_with_their_stated_power_limit_and_are_fitted_under_it():
     """MLPerf MaxQ runs whose submitter's config states the GPU power limit are fitted (encoder
     inference on A100 and H200); each says where the limit comes from; the others stay evidence."""
