@@ -53,7 +53,10 @@ def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> str | i
     """Refuse text that is no number (``1M``, ``1,000,000``, ``10 ms``) in a field that holds only
     numbers, saying what is allowed (pydantic says only 'unable to parse string as a number'); an
     integer field's whole number is its integer (``input_tokens: 1e3``, which YAML leaves as text and
-    pydantic reads into no integer), one with a fraction (``1.5e0``) is refused."""
+    pydantic reads into no integer), one with a fraction (``1.5e0``) is refused. So is an integer or a
+    word field's (``max_batch: 6.4e1``, an integer or 'auto') text that is none of its words."""
+    if _integer_or_word(cls, name) and repr(value) not in _kinds(cls.model_fields[name].annotation):  # type: ignore[operator]
+        return _whole_text(cls, name, value)
     if not _numbers_only(cls, name):
         return value
     try:
@@ -71,6 +74,31 @@ def _check_number_text(cls: type[SchemaModel], name: str, value: str) -> str | i
     return whole
 
 
+def _whole_text(cls: type[SchemaModel], name: str, value: str) -> str | int:
+    """The integer an integer-or-word field's text stands for (``6.4e1``: 64); text that is no number is
+    left to pydantic, whose message lists the words; a fraction or a number out of range is refused."""
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    limits = _bounded(cls, name)
+    wrong = _range_problem(number, *limits[:2]) if limits is not None else None
+    whole = whole_number(value)
+    if wrong or whole is None:
+        what = wrong or "is not a whole number"
+        raise ValueError(f"{shown(value)} {what}; allowed: {_numbers_allowed(cls, name)}")
+    return whole
+
+
+@functools.cache
+def _integer_or_word(cls: type[SchemaModel], name: str) -> bool:
+    """Whether field ``name`` holds an integer or one of some words (``int | Literal['auto']``)."""
+    t = cls.model_fields[name].annotation
+    kinds = _kinds(t)
+    words = {k for k in kinds or () if k.startswith("'")}
+    return bool(words) and not _container(t) and kinds == {"int"} | words
+
+
 @functools.cache
 def _lax_integer(cls: type[SchemaModel], name: str) -> bool:
     """Whether field ``name`` holds an integer (or nothing) and reads text (a strict field, a gate
@@ -85,7 +113,7 @@ def _check_range(cls: type[SchemaModel], name: str, value: float, text: str | No
     the field's whole range (pydantic names only the bound crossed: 'Input should be greater than or
     equal to 0.001'); ``text`` is the value as written where it came as text ('1e300'). A value on an
     exclusive bound is left to pydantic's own check."""
-    limits = _plain_limits(cls, name)
+    limits = _plain_limits(cls, name) or (_bounded(cls, name) if _integer_or_word(cls, name) else None)
     if limits is None:
         return
     lo, hi, allowed = limits

@@ -225,6 +225,24 @@ def test_a_whole_number_in_exponent_form_is_an_integer_and_a_fraction_is_refused
                                    "integer from 1 to 16,777,216")
 
 
+def test_an_integer_or_auto_field_reads_an_exponent_form_whole_number_like_an_integer_field(tmp_path, capsys):
+    """review: ``max_batch: 6.4e1`` (an integer or 'auto') was refused as 'unable to parse string as an
+    integer' while ``input_tokens: 1e3`` reads as 1000; now it reads as 64, and a fraction or a number
+    out of range says the field's whole range."""
+    from ecobench.scenario.load import scenario_from_dict
+
+    s = yaml.safe_load(yaml.safe_dump(SERVING))
+    _set(s, ("configs", 0, "max_batch"), "6.4e1")
+    c = scenario_from_dict(s, "s.yaml", ROOT / "scenarios").configs[0]
+    assert c.max_batch == 64 and type(c.max_batch) is int
+    allowed = "allowed: an integer from 1 to 1,048,576 or 'auto'"
+    _set(s, ("configs", 0, "max_batch"), "6.45e1")
+    _rejected(tmp_path, capsys, s, f"configs[0].max_batch: 6.45e1 is not a whole number; {allowed}")
+    _set(s, ("configs", 0, "max_batch"), 0)
+    (tmp_path / "zero").mkdir()
+    _rejected(tmp_path / "zero", capsys, s, f"configs[0].max_batch: 0 is out of range; {allowed}")
+
+
 @pytest.mark.parametrize("path,value", [(("workload", "serving", "requests_per_h"), "36000"),
                                         (("configs", 0, "max_batch"), "auto")])
 def test_a_number_in_quotes_and_a_named_choice_still_pass(path, value):
