@@ -45,15 +45,14 @@ from ecobench.io import textsafe
 DEFAULT_RULE = "energy_kwh:+5%"
 ALPHA = 0.05
 # re.ASCII: \d is 0-9 only (a full-width "５" is no digit here)
-_RULE = re.compile(r"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>\d+(\.\d+)?([eE][+-]?\d+)?)(?P<unit>%?)$",
-                   re.ASCII)
+# a number as float() reads it, digits first: '5', '5.', '5.5', '5e-1' (one definition for every form)
+_NUMBER = r"\d+(?:\.\d*)?(?:[eE][+-]?\d+)?"
+_RULE = re.compile(rf"^(?P<metric>[a-z0-9_]+):(?P<sign>[+-])(?P<pct>{_NUMBER})(?P<unit>%?)$", re.ASCII)
 _RULE_VALUE = re.compile(r"^[a-z0-9_]+:[+-](?P<value>.*?)%?$", re.ASCII)  # a relative change, any value
 _THRESHOLD_VALUE = re.compile(r"^[a-z0-9_]+\s*[<>](?![<>=])\s*(?P<value>.*)$", re.ASCII)  # a limit, any value
 FIGURE_FLOOR = "the gated figures are 0 or more (pareto_rank 1 or more)"
-_THRESHOLD = re.compile(r"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*"
-                        r"(?P<value>[+-]?\d+(\.\d*)?([eE][+-]?\d+)?)$", re.ASCII)
+_THRESHOLD = re.compile(rf"^(?P<metric>[a-z0-9_]+)\s*(?P<op>[<>])\s*(?P<value>[+-]?{_NUMBER})$", re.ASCII)
 _METRIC = re.compile(r"^[a-z0-9_]+", re.ASCII)
-_NUMBER = r"\d+(\.\d+)?([eE][+-]?\d+)?"
 _CONFIG_ID = re.compile(NAME_PATTERN, re.ASCII)  # a configuration id: no '@', no ',', no space
 SCOPE_FORM = "RULE@ID[,ID...] (the rule holds for those configurations only), e.g. pareto_rank<3@inf2"
 ALLOWED_FORMS = ("METRIC:+PCT% (rise fails), METRIC:-PCT% (fall fails), METRIC<VALUE (VALUE or more "
@@ -174,7 +173,7 @@ def _parse_unscoped(text: str, t: str, scope: str = "") -> Rule | Threshold:
         if m := form.match(t):
             wrong = f"{m['value'][:20]!r} is not a finite number" if m["value"] else "is missing"
             raise InputError(f"--fail-on {text!r}: the {what} {wrong}; allowed: {ALLOWED_FORMS}")
-    if m := re.match(r"^([a-z0-9_]+):(\d+(\.\d+)?)%?$", t, re.ASCII):
+    if m := re.match(rf"^([a-z0-9_]+):({_NUMBER})%?$", t, re.ASCII):
         raise InputError(f"--fail-on {text!r}: a relative change needs its sign, + (a rise fails) or - "
                          f"(a fall fails) (nearest valid: {m[1]}:+{m[2]}%{scope}); allowed: {ALLOWED_FORMS}")
     metric = _METRIC.match(t)

@@ -108,6 +108,23 @@ def test_rules_that_can_fail_at_the_edges_are_accepted(text, rule):
     assert parse_rule(text) == rule
 
 
+@pytest.mark.parametrize("text,rule", [
+    ("energy_kwh:+5.%", Rule("energy_kwh", 5.0, True)),
+    ("energy_kwh<5.", Threshold("energy_kwh", "<", 5.0)),
+    ("energy_kwh:-5.e1%", Rule("energy_kwh", 50.0, False)),
+    ("energy_kwh>5.e-1", Threshold("energy_kwh", ">", 0.5)),
+])
+def test_a_relative_change_and_a_limit_read_a_number_the_same_way(text, rule):
+    """review: the limit read '5.' as 5 and the relative change refused it as 'not a finite number'; one
+    number form serves both."""
+    assert parse_rule(text) == rule
+
+
+def test_a_rule_without_its_sign_suggests_the_signed_rule_for_any_number_form():
+    with pytest.raises(InputError, match=r"nearest valid: energy_kwh:\+5\.e1%"):
+        parse_rule("energy_kwh:5.e1%")
+
+
 def _doc(kind, rows, path="run/results.json"):
     return GateDoc(Path(path), kind, 1, "s", "inference",
                    {cid: {"config_id": cid, **figures} for cid, figures in rows.items()}, {})
