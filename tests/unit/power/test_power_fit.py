@@ -222,8 +222,8 @@ def test_a_vision_models_single_gpu_step_puts_its_rest_in_sync_not_kernels():
     from ecobench.hardware.catalog import load_catalog
     from ecobench.power.fit import VISION_FLOPS_PER_SAMPLE, features
 
-    vision = {**POINT, "kind": "power_train", "model_name": "ResNet-50", "model": None, "samples_per_s": 300.0,
-              "devices": 1, "precision": "fp16"}
+    vision = {**POINT, "kind": "power_train", "model_name": "ResNet-50", "model": None,
+              "samples_per_s": 300.0, "devices": 1, "precision": "fp16"}
     c = parse_corpus([{"sources": {"s": SOURCE}, "points": [vision]}])
     f = features(c.points[0], c, load_catalog())
     assert f is not None
