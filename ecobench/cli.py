@@ -50,12 +50,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         from ecobench.reports.tables import require_parquet
 
         require_parquet()
+    results = Path(args.results)
     s = load_scenario(args.scenario)
-    target_dir(Path(args.results), s.name, Path(args.out) if args.out else None)  # its errors name the option
+    final = target_dir(results, s.name, Path(args.out) if args.out else None)  # before the work
     process.settled()
     try:
-        out_dir, ev = run(s, Path(args.results), Path(args.out) if args.out else None,
-                          None if args.quiet else _progress, table_format=args.format)
+        out_dir, ev = run(s, results, Path(args.out) if args.out else None,
+                          None if args.quiet else _progress, table_format=args.format, final=final)
     except (InputError, BackendError) as exc:  # name the file for errors found while evaluating
         raise InputError(f"{args.scenario}: {exc}") from None
     from ecobench.reports.summary import format_decisions, format_summary, number
@@ -470,12 +471,12 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     from ecobench.scenario.load import load_scenario
 
     s = load_scenario(args.scenario)
-    target_dir(Path(args.results or "results"), s.name, Path(args.out) if args.out else None)  # before work
+    final = target_dir(Path(args.results or "results"), s.name, Path(args.out) if args.out else None)
     process.settled()
     try:
         report = emulate_scenario(s)
         out = write_emulation(s, report, Path(args.results or "results"),
-                              Path(args.out) if args.out else None)
+                              Path(args.out) if args.out else None, final=final)
     except (InputError, BackendError) as exc:
         raise InputError(f"{args.scenario}: {exc}") from None
     if args.format == "json":

@@ -169,13 +169,17 @@ def write_sweep_table(table: SweepTable, directory: Path, table_format: str, doc
 
 
 def run(s: Scenario, results_root: Path, out: Path | None = None,
-        progress: Callable[[str], None] | None = None, table_format: str = "csv") -> tuple[Path, Evaluation]:
+        progress: Callable[[str], None] | None = None, table_format: str = "csv",
+        final: Path | None = None) -> tuple[Path, Evaluation]:
     """Evaluate ``s`` and write resolved scenario, results.csv (or results.parquet)/json and
     report.html.
 
-    Nothing is written if evaluation fails; the directory appears only when complete.
+    Nothing is written if evaluation fails; the directory appears only when complete. ``final`` is
+    the run directory where the caller has already asked :func:`target_dir` for it (the CLI does, to
+    refuse a bad ``--out`` before the work); else it is asked here.
     """
-    final = target_dir(results_root, s.name, out)
+    if final is None:
+        final = target_dir(results_root, s.name, out)
     ev = evaluate_all(s, progress=progress)
     write_run(results_document(s, ev.rows, final.name, ev), final, ev.table, table_format=table_format)
     return final, ev

@@ -106,9 +106,12 @@ def print_breakdown(report: dict[str, Any]) -> None:
                   f"{k['utilization']:>6.0%}  {k['bound']}")
 
 
-def write_emulation(s: Scenario, report: dict[str, Any], root: Path, out: Path | None) -> Path:
-    """Write emulation.json and kernels.csv into a new run directory, atomically."""
-    final = target_dir(root, s.name, out)
+def write_emulation(s: Scenario, report: dict[str, Any], root: Path, out: Path | None,
+                    final: Path | None = None) -> Path:
+    """Write emulation.json and kernels.csv into a new run directory, atomically; ``final`` is the
+    directory where the caller has already asked :func:`target_dir` for it."""
+    if final is None:
+        final = target_dir(root, s.name, out)
     buf = io.StringIO()
     wr = csv.DictWriter(buf, ["config_id", "kernel", "phase", "engine", "bound", "count", "time_us",
                               "utilization"])

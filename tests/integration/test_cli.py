@@ -738,3 +738,28 @@ def test_an_llm_is_not_served_on_inferentia_one(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "inf1.6xlarge: Inferentia (inf1) runs no LLM serving stack" in err and "instance_type" in err, err
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("results.json"))
+
+
+@pytest.mark.parametrize("command,scenario", [("run", "layoutlm_realtime.yaml"),
+                                              ("emulate", "layoutlm_realtime.yaml")])
+def test_one_run_asks_for_its_directory_once(tmp_path, monkeypatch, command, scenario):
+    """review: run and emulate called target_dir twice for one run (once to refuse a bad --out before the
+    work, once more to write), drawing a second run id; now the first answer is the directory written."""
+    import ecobench.io.rundir as rundir
+    import ecobench.reports.emulation as emulation
+    import ecobench.runner as runner
+
+    calls = []
+    real = rundir.target_dir
+
+    def counted(*a):
+        calls.append(real(*a))
+        return calls[-1]
+
+    for module in (rundir, runner, emulation):
+        monkeypatch.setattr(module, "target_dir", counted)
+    assert main([command, str(SCENARIOS / scenario), "-q" if command == "run" else "--format=json",
+                 "--results", str(tmp_path)]) == 0
+    assert len(calls) == 1 and calls[0].is_dir()
+    assert [p.name for p in calls[0].parent.iterdir()] == [calls[0].name]  # no other run directory
+
