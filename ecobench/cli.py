@@ -41,6 +41,15 @@ def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _out_or_results(command: str, args: argparse.Namespace) -> None:
+    """Refuse --out with --results: --out is the run's whole directory, so the results root would be
+    silently left unread."""
+    if args.out and args.results:
+        raise InputError(f"{command}: --out {args.out} and --results {args.results} both given; --out names "
+                         "the run directory itself, so no results root is used; allowed: one of them "
+                         "(--out DIR, or --results ROOT for ROOT/<scenario>/<run-id>/)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.io.rundir import target_dir
     from ecobench.runner import run
@@ -50,7 +59,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from ecobench.reports.tables import require_parquet
 
         require_parquet()
-    results = Path(args.results)
+    _out_or_results("run", args)
+    results = Path(args.results or "results")
     s = load_scenario(args.scenario)
     final = target_dir(results, s.name, Path(args.out) if args.out else None)  # before the work
     process.settled()
@@ -470,6 +480,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         raise InputError("emulate: give a SCENARIO, or --training-demo")
     from ecobench.scenario.load import load_scenario
 
+    _out_or_results("emulate", args)
     s = load_scenario(args.scenario)
     final = target_dir(Path(args.results or "results"), s.name, Path(args.out) if args.out else None)
     process.settled()
@@ -662,7 +673,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "results.json, report.html). Scenario fields: see README.")
     r.add_argument("scenario", type=_path, help="scenario YAML file")
     r.add_argument("--out", type=_path, help="write exactly this directory (must not exist)")
-    r.add_argument("--results", type=_path, default="results", help="results root (default: results)")
+    r.add_argument("--results", type=_path, help="results root (default: results; not with --out)")
     r.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     r.add_argument("--format", choices=["csv", "parquet"], default="csv",
                    help="every row as results.csv (default) or results.parquet, for large sweeps "
@@ -780,7 +791,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--format", choices=["table", "json"], default="table",
                    help="a table (default) or JSON")
     e.add_argument("--out", type=_path, help="write exactly this directory (must not exist)")
-    e.add_argument("--results", type=_path, help="results root (default: results)")
+    e.add_argument("--results", type=_path, help="results root (default: results; not with --out)")
     e.set_defaults(func=cmd_emulate)
 
     wl = add("workload", help="parameters, FLOPs per token and training-state bytes of a model",

@@ -763,3 +763,13 @@ def test_one_run_asks_for_its_directory_once(tmp_path, monkeypatch, command, sce
     assert len(calls) == 1 and calls[0].is_dir()
     assert [p.name for p in calls[0].parent.iterdir()] == [calls[0].name]  # no other run directory
 
+
+@pytest.mark.parametrize("command", ["run", "emulate"])
+def test_out_and_results_together_are_refused_before_any_work(tmp_path, capsys, command):
+    """new-user try: run --out DIR --results ROOT wrote DIR and silently ignored ROOT."""
+    assert main([command, str(SCENARIOS / "layoutlm_realtime.yaml"), "--out", str(tmp_path / "o"),
+                 "--results", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert f"{command}: --out {tmp_path / 'o'} and --results {tmp_path / 'r'} both given" in err
+    assert "allowed: one of them" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
