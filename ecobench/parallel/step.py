@@ -110,6 +110,18 @@ class Cluster:
     ranks_per_chip: int = 1  # ranks sharing one chip and its links (NeuronCores; 1 for a GPU)
 
 
+def is_8bit(cl: Cluster) -> bool:
+    """Whether the job's weight matmuls run at a peak above the chip's 16-bit one (FP8, INT8)."""
+    return cl.peak_16bit_tflops is not None and cl.peak_tflops > cl.peak_16bit_tflops
+
+
+def matmul_peak_tflops(cl: Cluster, eff: Efficiency) -> float:
+    """The peak a weight matmul's compute share applies to: the job's data type's, times
+    ``eff.low_precision`` for an 8-bit job (:func:`is_8bit`): 8-bit matmuls reach a smaller share of
+    their doubled peak than 16-bit ones of theirs, and quantizing their inputs costs time of its own."""
+    return cl.peak_tflops * (eff.low_precision if is_8bit(cl) else 1.0)
+
+
 # FP8 training runs the weight matmuls in FP8 and keeps attention, elementwise work and the
 # activations in BF16 (NVIDIA Transformer Engine's FP8 recipe; the Neuron cFP8 path likewise).
 FP8_ACTIVATION_DTYPE = "bf16"
@@ -135,6 +147,7 @@ class Efficiency:
     kv_reread: float = 0.0  # serving: share of an ungrouped decode attention's repeated reads from memory
     launch_s: float = 0.0  # serving: host seconds per kernel an eager engine launches (0: CUDA graphs)
     gemm_half_rows: float = 0.0  # token rows at which a weight matmul reaches half its compute share
+    low_precision: float = 1.0  # an 8-bit job's weight matmuls reach this share of ``compute`` of their peak
 
     @property
     def steps_wait_on_host(self) -> bool:
@@ -195,9 +208,9 @@ class KernelArrays:
         m = np.asarray(micro, dtype=float)[..., None]
         return kernel_time_s(self.flops, self.act_bytes, self.weight_bytes, self.weight_matmul,
                              self.attention, m,
-                             cl.peak_tflops, cl.peak_16bit_tflops or cl.peak_tflops, cl.memory_gb_per_s,
-                             cl.activations_on_chip, eff.compute, eff.attention, eff.memory,
-                             eff.overhead_s, self.rows if self.rows is not None else 0.0,
+                             matmul_peak_tflops(cl, eff), cl.peak_16bit_tflops or cl.peak_tflops,
+                             cl.memory_gb_per_s, cl.activations_on_chip, eff.compute, eff.attention,
+                             eff.memory, eff.overhead_s, self.rows if self.rows is not None else 0.0,
                              eff.gemm_half_rows).sum(axis=-1)
 
 

@@ -15,14 +15,21 @@ from typing import Any
 import numpy as np
 
 from ecobench.hardware.backends.base import COMPUTE_ONLY, Activity
-from ecobench.parallel.step import Cluster, Efficiency, KernelArrays, Workload, stage_kernels
+from ecobench.parallel.step import (
+    Cluster,
+    Efficiency,
+    KernelArrays,
+    Workload,
+    matmul_peak_tflops,
+    stage_kernels,
+)
 
 
 def kernel_regime_arrays(ks: KernelArrays, micro: float, cl: Cluster,
                          eff: Efficiency) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per kernel, seconds of ``micro`` samples through ``ks``: compute-bound, memory-bound (each kernel
     counts in one of the two) and per-kernel overhead (the roofline of ``parallel/step.py``)."""
-    peak = np.where(ks.weight_matmul, cl.peak_tflops, cl.peak_16bit_tflops or cl.peak_tflops)
+    peak = np.where(ks.weight_matmul, matmul_peak_tflops(cl, eff), cl.peak_16bit_tflops or cl.peak_tflops)
     share = np.where(ks.attention, eff.compute * eff.attention, eff.compute)
     t_c = micro * ks.flops / (share * peak * 1e12)
     t_m = np.where(cl.activations_on_chip, 0.0, (micro * ks.act_bytes + ks.weight_bytes)

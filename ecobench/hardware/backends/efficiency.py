@@ -19,6 +19,9 @@ left to fit is how well a stack drives the hardware:
   at ``M / (M + gemm_rows)`` of the share (too few output tiles to fill the SMs: tile and wave
   quantization), ~1 at thousands of rows. NVIDIA only (:data:`GEMM_ROWS_VENDORS`); decode steps
   (memory-bound weight streaming) and training or encoder inference take none;
+* ``lowp.<vendor>.serving``: the share of ``compute`` a served 8-bit model's (FP8, INT8) weight matmuls
+  reach of their 8-bit peak (:data:`LOWP_SIGMA`; its attention and element-wise work run at 16 bits as
+  before; serving only, :data:`LOWP_MODES`);
 * ``memory.<vendor>``: share of memory bandwidth reached by memory-bound kernels;
 * ``overhead.<vendor>.<mode>``: fixed seconds per kernel (launch, synchronisation; inference
   stacks differ from training stacks);
@@ -100,6 +103,7 @@ from ecobench.parallel.step import (
     case_constants,
     combine,
     evaluate,
+    is_8bit,
     kernel_time_s,
     stage_kernels,
 )
@@ -170,6 +174,16 @@ LAUNCH_PRIOR_S = 4.7e-5
 # decode rows disagree (a decode step's few-row matmuls stream the weights at memory speed). On prefills
 # only it fits 79 rows on every point; held-out figures in docs/serving.md.
 GEMM_ROWS_VENDORS = frozenset({"nvidia"})
+# An 8-bit job's weight matmuls (``lowp.<vendor>.<mode>``): the share of ``compute`` they reach of their
+# 8-bit peak, relative to a 16-bit matmul's of its peak. Prior centre 1 (no assumption: the datasheet's
+# doubled peak), sigma 0.3: FP8 GEMMs are commonly measured further below their peak than BF16 ones (a
+# wave of tiles does twice the work in the same memory traffic, and an FP8 recipe adds casts and scaling
+# kernels around each matmul), but by how much per stack is what the published points say.
+# Serving only (:data:`LOWP_MODES`): per mode, training's fitted at 0.98 on every point, but held out its
+# extra freedom moved the A100 BERT-Large training points of NVIDIA's DLE source from +2% to +12%
+# (docs/serving.md "8-bit weight matmuls").
+LOWP_SIGMA = 0.3
+LOWP_MODES = frozenset({"serving"})
 GEMM_ROWS_PRIOR = 100.0
 # Priors: (centre, sigma in log space). Wide except the stack factor, which is the shrinkage.
 PRIORS: dict[str, tuple[float, float]] = {
@@ -184,6 +198,7 @@ PRIORS: dict[str, tuple[float, float]] = {
     "step": (2e-4, 2.0),
     "seq_step": (SEQ_STEP_PRIOR_S, 1.0),
     "gemm_rows": (GEMM_ROWS_PRIOR, 1.0),
+    "lowp": (1.0, LOWP_SIGMA),
     "reread": (0.5, 1.0),
     "launch": (LAUNCH_PRIOR_S, 1.0),
     "memory": (0.6, 0.5),
@@ -194,7 +209,7 @@ BOUNDS: dict[str, tuple[float, float]] = {
     "compute": (0.02, 1.0), "stack": (0.3, 3.0), "device": (0.3, 3.0), "attention": (0.05, 1.5),
     "zero3": (0.02, 3.0), "request": (1e-5, 0.5), "request_stack": (0.01, 100.0), "collective": (1e-7, 1e-3),
     "step": (1e-6, 0.2), "seq_step": (1e-8, 1e-3), "reread": (0.01, 1.0), "launch": (1e-7, 1e-3),
-    "gemm_rows": (1.0, 4096.0),
+    "gemm_rows": (1.0, 4096.0), "lowp": (0.2, 1.5),
     "memory": (0.02, 1.0), "overhead": (1e-8, 1e-3), "network": (0.02, 1.0),
 }
 FIT_FILE = "data/efficiency_fit.json"
@@ -273,6 +288,7 @@ class Fit:
                           if mode == "serving" and launch == EAGER else 0.0,
                           gemm_half_rows=get(f"gemm_rows.{vendor}", "gemm_rows")
                           if mode == "serving" and vendor in GEMM_ROWS_VENDORS else 0.0,
+                          low_precision=get(lowp_key(vendor, mode), "lowp") if mode in LOWP_MODES else 1.0,
                           source=f"efficiency fitted jointly on {len(self.points)} published points of every "
                                  f"mode: {label}")
 
@@ -308,6 +324,8 @@ class Prepared:
                 f"attention.{v}.{mode}", memory_key(v, mode), f"overhead.{v}.{mode}", network_key(mode)]
         if self.layouts is not None and int(self.layouts.zero[0]) == 3:
             keys.append(f"zero3.{self.stack}")
+        if is_8bit(self.cluster) and mode in LOWP_MODES:
+            keys.append(lowp_key(v, mode))
         if self.serve is not None:
             if v in GEMM_ROWS_VENDORS:
                 keys.append(f"gemm_rows.{v}")
@@ -448,6 +466,11 @@ def memory_key(vendor: str, mode: str) -> str:
     return f"memory.{vendor}.serving" if mode == "serving" else f"memory.{vendor}"
 
 
+def lowp_key(vendor: str, mode: str) -> str:
+    """The 8-bit weight matmuls' share parameter (:data:`LOWP_SIGMA`), per vendor and mode."""
+    return f"lowp.{vendor}.{mode}"
+
+
 def network_key(mode: str) -> str:
     """The link-bandwidth share's parameter: serving's tensor-parallel all-reduces (inference
     engines' own kernels) have one, training's collectives another."""
@@ -494,6 +517,8 @@ class Batch:
                                   else -1 for p in prepared])
         self.i_gemm_rows = np.array([idx.get(f"gemm_rows.{p.vendor}", -1) if p.serve is not None else -1
                                      for p in prepared])
+        self.i_lowp = np.array([idx.get(lowp_key(p.vendor, p.point.mode), -1) if is_8bit(p.cluster) else -1
+                                for p in prepared])
         parts: list[tuple[int, int, KernelArrays]] = []
         launches: list[tuple[float, float]] = []  # per serving point: kernels a decode step, a prefill launch
         for i, p in enumerate(prepared):
@@ -570,8 +595,9 @@ class Batch:
         memory = x[self.i_memory]
         kp = self.k_point
         half_rows = np.where(self.i_gemm_rows >= 0, x[np.maximum(self.i_gemm_rows, 0)], 0.0)
+        lowp = np.where(self.i_lowp >= 0, x[np.maximum(self.i_lowp, 0)], 1.0)
         kt = kernel_time_s(self.k_flops, self.k_act, self.k_weight, self.k_wm, self.k_att, self.k_micro,
-                           self.k_peak, self.k_peak16, self.k_bw, self.k_on_chip, compute[kp],
+                           self.k_peak * lowp[kp], self.k_peak16, self.k_bw, self.k_on_chip, compute[kp],
                            x[self.i_attention][kp], memory[kp], x[self.i_overhead][kp], self.k_rows,
                            half_rows[kp])
         sets = len(self.SETS)
