@@ -59,7 +59,8 @@ def test_batched_prediction_equals_point_by_point():
                            kv_reread=x.get(f"reread.{v}", 0.0),
                            launch_s=x[E.launch_key(p.launch, p.accelerator)] if p.launch == E.EAGER
                            else 0.0,
-                           gemm_half_rows=x.get(f"gemm_rows.{v}", 0.0) if p.serve is not None else 0.0)
+                           gemm_half_rows=x.get(f"gemm_rows.{v}", 0.0) if p.serve is not None else 0.0,
+                           low_precision=x.get(E.lowp_key(v, mode), 1.0))
         got[i] = p.predict(eff, x.get(f"request.{v}", 0.0) * x.get(f"request_stack.{p.stack}", 1.0))
     kinds = set()
     for value, (i, fig) in zip(predicted, batch.targets, strict=True):
