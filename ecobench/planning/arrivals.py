@@ -61,24 +61,54 @@ def arrivals_after(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p:
     it, a gamma of shape ``n k``), averaged over the start ``s`` = the rest of the step in progress
     (uniform) plus, with probability ``p``, the mean queue wait. Bursty arrivals (``k < 1``) come in
     clusters, so this is far above ``rate * s``."""
-    from scipy.special import gammainc
-
-    k = np.array([1.0 / arrival_cv ** 2 if arrival_cv > 0 else 1e6, 1.0])  # bursty, Poisson
-    u = (np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS
-    s = residual[:, None] * u[None, :]  # (rows, points): the rest of the step in progress
-    m = np.maximum(most, 0.0)
     n = np.arange(1, terms + 1, dtype=float)  # the arrivals counted (:func:`arrival_terms`)
     # the n-th arrival counts fully up to the whole prompts that fit, a fraction for the chunk after
-    weight = np.clip(m[:, None] - (n[None, :] - 1), 0.0, 1.0)[:, None, :]  # (rows, 1, n)
-    shape = n[None, :] * k[:, None]  # (2, n)
-    theta = 1.0 / (np.maximum(rate, 1e-30)[None, :] * k[:, None])  # (2, rows)
+    weight = np.clip(np.maximum(most, 0.0)[:, None] - (n[None, :] - 1), 0.0, 1.0)
+    bursty, poisson = _counted(rate, (arrival_cv, 1.0), residual, p, wait, weight)
+    return bursty, poisson
 
-    def count(t: np.ndarray) -> np.ndarray:  # (2, rows, points)
-        return (weight * gammainc(shape[:, None, None, :], t[None, :, :, None] / theta[:, :, None, None])
-                ).sum(axis=3)
+
+def left_behind(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np.ndarray, wait: np.ndarray,
+                room: np.ndarray) -> np.ndarray:
+    """Mean number of prompts queued behind a prompt when the chunked step that finishes it ends (they
+    fill its first decode steps): of the ``N`` that arrive after it and before that step starts (over
+    the window of :func:`arrivals_after`), the step carries those that fit in the room ``c V`` its own
+    end leaves (``c = room`` prompts a step carries, ``V`` uniform on (0, 1): where in the step its
+    last chunk ends), and the rest wait: ``E[N] - E[min(N, c V)]``, ``E[N]`` the renewal count
+    (:func:`renewal_count`) and ``E[min(N, c V)] = sum_n w_n P(S_n <= s)``, ``w_n = E[clip(c V - n + 1,
+    0, 1)]``, for gamma gaps of CV ``arrival_cv``. A burst that arrives with a prompt leaves its rest
+    queued behind it; a smooth stream at middle load, almost nothing."""
+    c = np.maximum(room, 1e-9)[:, None]
+    x = np.arange(arrival_terms(room), dtype=float)[None, :]  # n - 1
+    # w_n = (1 / c) int_0^c clip(y - x, 0, 1) dy
+    weight = np.where(c >= x + 1, c - x - 0.5, np.where(c > x, (c - x) ** 2 / 2, 0.0)) / c
+    (carried,) = _counted(rate, (arrival_cv,), residual, p, wait, weight)
+    s = residual[:, None] * ((np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS)[None, :]
+    count, r = renewal_count(arrival_cv), rate[:, None]
+    arrived = (1 - p) * count(r * s).mean(axis=1) + p * count(r * (s + wait[:, None])).mean(axis=1)
+    return np.maximum(arrived - carried, 0.0)
+
+
+def _counted(rate: np.ndarray, cvs: tuple[float, ...], residual: np.ndarray, p: np.ndarray, wait: np.ndarray,
+             weight: np.ndarray) -> list[np.ndarray]:
+    """``E[sum_n w_n 1{S_n <= s}]`` for gamma gaps of each CV of ``cvs``, ``weight`` (rows, n), over the
+    window of :func:`arrivals_after`: the rest of the step in progress (uniform), plus the mean wait
+    with probability ``p``."""
+    from scipy.special import gammainc
+
+    k = np.array([1.0 / cv ** 2 if cv > 0 else 1e6 for cv in cvs])
+    s = residual[:, None] * ((np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS)[None, :]  # (rows, points)
+    n = np.arange(1, weight.shape[1] + 1, dtype=float)
+    shape = n[None, :] * k[:, None]  # (cvs, n)
+    theta = 1.0 / (np.maximum(rate, 1e-30)[None, :] * k[:, None])  # (cvs, rows)
+    w = weight[:, None, :]  # (rows, 1, n)
+
+    def count(t: np.ndarray) -> np.ndarray:  # (cvs, rows, points)
+        cdf = gammainc(shape[:, None, None, :], t[None, :, :, None] / theta[:, :, None, None])
+        return (w * cdf).sum(axis=3)
 
     both = (1 - p) * count(s).mean(axis=2) + p * count(s + wait[:, None]).mean(axis=2)
-    return both[0], both[1]
+    return list(both)
 
 
 # Periodic arrivals (arrival CV 0) with outputs of one length leave the requests in flight no spread
@@ -102,3 +132,4 @@ def peakedness(traffic: Traffic) -> float:
     u = traffic.output.unit
     eta = float(np.minimum(u[:, None], u[None, :]).mean() / u.mean())
     return max(MIN_PEAKEDNESS, 1.0 + (traffic.arrival_cv ** 2 - 1.0) * eta)
+

@@ -61,6 +61,7 @@ import numpy as np
 from ecobench.planning.arrivals import (
     arrival_terms,
     arrivals_after,
+    left_behind,
     no_arrival_exponent,
     peakedness,
     renewal_count,
@@ -273,6 +274,10 @@ def continuous(steps: Steps, traffic: Traffic, *, budget: int | None,
         count = renewal_count(traffic.arrival_cv)
         extra = count(rate * (since + first_s)) - count(rate * since) - rate * first_s
         first_s = np.maximum(first_s + extra / np.maximum(rate, 1e-30), 0.0)
+    if budget is not None and feasible.any():  # and those queued behind it that that step had no room for
+        behind = left_behind(rate[feasible], traffic.arrival_cv, residual[feasible], p[feasible],
+                             wait[feasible], room[feasible] / li.mean)
+        first_s[feasible] += behind / np.maximum(rate[feasible], 1e-30)
     tpot = _continuous_tpot(steps, traffic, budget is not None, np.asarray(first_s, dtype=float).tobytes(),
                             np.broadcast_to(first_var, b.shape).astype(float).tobytes())
     op = Operating("continuous", b, t_d, rate, rho, ttft_rows, tpot, feasible, prefill_s=tp_mean)
