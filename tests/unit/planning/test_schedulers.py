@@ -187,6 +187,49 @@ def test_bursty_long_tailed_outputs_under_a_budget(load, request):
     _check(_compare("continuous", 2048, BURSTY_LONG_TAIL, load, n=100_000))
 
 
+# Prompt lengths that vary as much as served traffic's (measured 2026-11-28, seeds 0 (1, 2), Poisson
+# arrivals, 100,000 requests): "exponential", input and output lengths of CV 1, and "long_inputs", input
+# CV 1.5 (a fifth of the prompts under 50 tokens, the 99th percentile 3,600) with outputs of one length.
+# Until this date a TTFT quantile was solved over 8 of the 64 input-length points (the middle one of each
+# group of 8), which put the disaggregated prefill pool's TTFT p50 of long inputs at load 0.3 at +25%
+# (+25%, +25%), of spread lengths at +7%: the median fell on one of 8 atoms. Over 32 points
+# (ttft_dist.SOLVE_POINTS): +2% (+2%, +1%) and +1%; continuous batching with a budget at load 0.3 +13%
+# -> +9%; no case of the grid moves by more than 0.6 points. Where the targets still fail (seed 0):
+# * under a token budget at middle and high load, TTFT p50 high: the queue's work per prompt charges
+#   every prompt token the mean step's share of a decode step (``per_token``), but a long prompt fills
+#   its own steps and pays less. Charging each length point its own steps' share (``t_d L / min(room,
+#   max(carried, L))``) brought these within 5% and exponential lengths at load 0.9 within the targets,
+#   but put long inputs' TTFT p99 21-33% low and near-regular arrivals' at load 0.9 21-22% low: not taken.
+#   The sim's split shows why: a prompt's first chunk starts sooner than the model's wait has it (it
+#   shares the step that finishes the prompt ahead) and its own steps last longer (the prompts behind it
+#   share its last one), and the two errors cancel only for prompts of one length;
+# * without a budget at load 0.9, long inputs' TTFT p99 low: the slot limit, as for bursts above (the
+#   simulation without it gives 1,020 ms, the model 949 ms; with its 256 slots 1,769 ms);
+# * static batches at load 0.9 (exponential lengths; seed 0 only): the gap of long-tailed outputs above.
+# Seed 2 alone also misses at load 0.9 disaggregated (TTFT p99 -22% exponential, -36% long inputs).
+VARIABLE_LENGTHS = {"exponential": Traffic(Lengths(512, 1.0), Lengths(100, 1.0)),
+                    "long_inputs": Traffic(Lengths(512, 1.5), Lengths(100))}
+VARIABLE_LENGTH_GAPS = {
+    ("exponential", "continuous", 2048, 0.9): "TTFT p50 +15% (+20%, +17%), p99 +20% (+24%, +26%)",
+    ("exponential", "static", None, 0.9): "TTFT p50 -16%, p99 -38%, TPOT p99 -33% (seeds 1 and 2 within)",
+    ("long_inputs", "continuous", 2048, 0.6): "TTFT p50 +18% (+19%, +19%)",
+    ("long_inputs", "continuous", 2048, 0.9): "TTFT p50 +22% (+29%, +26%)",
+    ("long_inputs", "continuous", None, 0.9): "TTFT p99 -46% (-30%, -70%): the slot limit",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheduler,budget", CASES)
+@pytest.mark.parametrize("traffic", list(VARIABLE_LENGTHS))
+@pytest.mark.parametrize("load", [0.3, 0.6, 0.9])
+def test_queue_model_agrees_with_the_simulation_for_prompt_lengths_that_vary(scheduler, budget, traffic, load,
+                                                                              request):
+    gap = VARIABLE_LENGTH_GAPS.get((traffic, scheduler, budget, load))
+    if gap:
+        request.applymarker(pytest.mark.xfail(reason=f"a known gap of the closed form: {gap}", strict=False))
+    _check(_compare(scheduler, budget, VARIABLE_LENGTHS[traffic], load, n=100_000))
+
+
 # Arrivals smoother than Poisson (a near-deterministic stream) with lengths that vary: a D/G/1-like
 # queue that waits only when a prompt outlasts the gap to the next. Until 2026-11-27 (later), with a
 # budget at load 0.9, TTFT p50 +15% (+16%, +15% on seeds 1 and 2): the prompts that arrive before a
