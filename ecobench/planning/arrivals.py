@@ -16,6 +16,7 @@ import numpy as np
 from ecobench.planning.traffic import Traffic
 
 CARRIED_POINTS = 4  # points of the step in progress the prompts carried with a prompt are counted at
+LEFT_BEHIND_TERMS = 2048  # the most arrivals :func:`left_behind` counts one by one
 
 
 def no_arrival_exponent(ca2: float) -> float:
@@ -79,7 +80,16 @@ def left_behind(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np
     0, 1)]``, for gamma gaps of CV ``arrival_cv``. A burst that arrives with a prompt leaves its rest
     queued behind it; a smooth stream at middle load, almost nothing."""
     c = np.maximum(room, 1e-9)[:, None]
-    x = np.arange(arrival_terms(room), dtype=float)[None, :]  # n - 1
+    # the arrivals counted: those that fit in the room (n <= c), at most as many as can arrive within
+    # the longest window (its mean plus 12 SDs of a count of squared CV c_a^2: beyond, P(S_n <= s) is
+    # nil), and at most LEFT_BEHIND_TERMS: a step with room for more prompts than that (prompts of a few
+    # tokens) next to a wait that brings as many (a replica near saturation) counts too few carried,
+    # so too many left behind, where its TTFT is hours anyway
+    most = float(np.max(rate * (residual + wait))) if len(rate) else 0.0
+    ca2 = max(arrival_cv ** 2, 1.0)
+    terms = min(arrival_terms(room), math.ceil(most + 12 * math.sqrt(ca2 * most) + 30 * ca2),
+                LEFT_BEHIND_TERMS)
+    x = np.arange(terms, dtype=float)[None, :]  # n - 1
     # w_n = (1 / c) int_0^c clip(y - x, 0, 1) dy
     weight = np.where(c >= x + 1, c - x - 0.5, np.where(c > x, (c - x) ** 2 / 2, 0.0)) / c
     (carried,) = _counted(rate, (arrival_cv,), residual, p, wait, weight)
