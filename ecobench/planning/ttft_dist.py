@@ -20,9 +20,9 @@ from ecobench.planning.tpot_dist import Tpot
 
 # Groups of length quantile points a TTFT quantile is solved over (one point each, but every second of
 # the last group's: the longest prompts). 8 until 2026-11-28: with prompts of CV 1.5 the median fell on
-# one of 8 atoms (disaggregated TTFT p50 +25% at load 0.3, +2% over 32; tests/unit/planning/
-# test_schedulers.py); 32 costs bench_serving_plan.py about a tenth more.
-SOLVE_POINTS = 32  # groups of length quantile points a TTFT quantile is solved over (one point each,
+# one of 8 atoms (disaggregated TTFT p50 +25% at load 0.3; over 16 points +9%, over 32 +2%:
+# tests/unit/planning/test_schedulers.py). 16 costs bench_serving_plan.py about 5% more, 32 about 15%.
+SOLVE_POINTS = 16  # groups of length quantile points a TTFT quantile is solved over (one point each,
 SOLVE_TAIL_STEP = 2  # but every second of the last group's: the longest prompts)
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
