@@ -1,8 +1,8 @@
 """The arrival stream as the queue models read it: a renewal stream of gamma gaps of CV ``c_a``
 (``arrival_cv``; Poisson at 1). The chance that no request arrives within a time
 (:func:`no_arrival_exponent`), the mean count after an arrival (:func:`renewal_count`), the prompts that
-arrive after one and share its chunked step (:func:`arrivals_after`), and the peakedness of the
-requests in flight (:func:`peakedness`).
+arrive after one and share its chunked step (:func:`arrivals_after`), those its finishing step has no
+room for (:func:`left_behind`), and the peakedness of the requests in flight (:func:`peakedness`).
 """
 
 from __future__ import annotations

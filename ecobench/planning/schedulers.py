@@ -15,7 +15,9 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   during its life (compound arrivals, the branching of work arriving during work: variance
   ``R T E[t_p^2] / (1 - rho)^3``), read at each output length as a gamma above ``t_d`` (or none,
   when no prompt arrives): a mixture, since a request of a few tokens decodes a few steps that the
-  prompts arriving before its first step stretch most (:func:`_request_tpot`). A prompt waits for the step in
+  prompts arriving before its first step stretch most (:func:`_request_tpot`), and with them, under a
+  token budget, the prompts queued behind it that the step finishing its prompt had no room for
+  (:func:`arrivals.left_behind`). A prompt waits for the step in
   progress (uniform), then in a GI/G/1 queue of prefill work (:func:`queueing.gg1_wait`: those who wait wait
   GI/M/1's mean scaled by ``(c_a^2 + c_s^2) / (c_a^2 + 1)``; how many wait: Lindley's fixed point for
   non-Poisson arrivals, :func:`queueing._lindley_table`; both exact for Poisson arrivals), then for its own
