@@ -895,6 +895,9 @@ def check_sweep(s: Scenario) -> None:
                          f"of values (allowed: {', '.join(allowed)}), or leave sweep out")
     total, repeat = 1, None
     for key, values in s.sweep.items():
+        if key == "id":  # a field, but not one to sweep
+            raise ValueError("sweep.id: a combination's id is made of its swept values "
+                             f"(inf2.xlarge_bf16_eu-north-1), not swept; allowed: {', '.join(allowed)}")
         if key not in allowed:
             raise ValueError(f"sweep.{key}: not a configuration field{did_you_mean(str(key), allowed)} "
                              f"(allowed: {', '.join(allowed)})")
