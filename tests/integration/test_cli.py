@@ -397,8 +397,8 @@ def test_a_bad_name_says_what_a_name_may_hold_not_its_regular_expression(tmp_pat
     s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
     (s if field == "name" else s["configs"][0])[field] = value
     where = "name" if field == "name" else "configs[0].id"
-    err = _bad(tmp_path, capsys, s, f"{where}: {value!r} is not a name; allowed: 1 to 100 letters, digits, "
-                                    "'_', '.' or '-', the first a letter, digit or '_'")
+    err = _bad(tmp_path, capsys, s, f"{where}: {value!r} is not a name; allowed: 1 to 100 ASCII letters "
+                                    "(A-Z, a-z), digits, '_', '.' or '-', the first a letter, digit or '_'")
     assert "pattern" not in err
 
 

@@ -331,7 +331,8 @@ def test_a_count_out_of_range_says_its_bound_as_written(tmp_path, capsys):
                           "16,777,216"),
     ({"input_tokens": 1e300}, "input_tokens: 1e+300 is out of range; allowed: a number more than 0 and at "
                               "most 16,777,216"),
-    ({"id": "héllo✓"}, "id: 'héllo✓' is not a name; allowed: 1 to 100 letters, digits"),
+    # 'letters' alone: é is a letter, and was refused
+    ({"id": "héllo✓"}, "id: 'héllo✓' is not a name; allowed: 1 to 100 ASCII letters (A-Z, a-z), digits"),
     # its ratio to the roofline overflowed: it said "1e+300 is infx the most ..."; now beyond the bound
     ({"output_tokens_per_s": 1e300}, "output_tokens_per_s: 1e+300 is out of range; allowed: a number more "
                                      "than 0 and at most 10^12"),
