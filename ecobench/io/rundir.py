@@ -304,7 +304,11 @@ def atomic_dir(final: Path, notice: Callable[[str], None] = _to_stderr) -> Itera
         notice(note)
     tmp = final.parent / _tmp_name(final.name)
     try:
-        os.mkdir(tmp, 0o777)  # ordinary permissions (umask), not mkdtemp's 0700
+        try:
+            os.mkdir(tmp, 0o777)  # ordinary permissions (umask), not mkdtemp's 0700
+        except FileNotFoundError:  # another run's failure removed the folder, empty, just now: again
+            make_folder(final.parent, str(final))
+            os.mkdir(tmp, 0o777)
     except OSError as exc:
         _remove_empty(made)
         raise _output_error(final.parent, exc) from None
