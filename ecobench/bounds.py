@@ -80,7 +80,8 @@ def _i(ge: int, le: int) -> object:
 
 
 NAME_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$"
-NAME_ALLOWED = "1 to 100 letters, digits, '_', '.' or '-', the first a letter, digit or '_'"  # NAME_PATTERN
+NAME_ALLOWED = ("1 to 100 ASCII letters (A-Z, a-z), digits, '_', '.' or '-', the first a letter, digit or "
+                "'_'")  # NAME_PATTERN
 
 Layers = Annotated[int, _i(1, 1_000)]
 HiddenSize = Annotated[int, _i(1, 131_072)]

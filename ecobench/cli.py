@@ -100,6 +100,9 @@ def cmd_examples(args: argparse.Namespace) -> int:
 
     from ecobench.scenario import examples
 
+    stem = (args.name or "").removesuffix(".yaml").removesuffix(".yml")
+    if args.name not in examples.names() and stem in examples.names():
+        args.name = stem  # the file's name, as `ecobench examples` lists them and scenarios/ holds them
     if args.name is None:
         if args.to is not None:
             raise InputError(f"--to {args.to}: give the NAME of the example to write (`ecobench examples` "

@@ -475,7 +475,20 @@ def provenance_warnings(current: GateDoc, baseline: GateDoc) -> list[str]:
         for cid, row in doc.rows.items():
             if row.get("measurement_warnings"):
                 out.append(f"{label} {cid}: not reproducible when measured: {row['measurement_warnings']}")
+    out += _sweep_rows_not_gated(current)
     return [str(w) for w in out]
+
+
+def _sweep_rows_not_gated(current: GateDoc) -> list[str]:
+    """A sweep's results.json holds the rows it shows (the configurations, the front, the best by each
+    objective, the picks); the rest are in results.csv only, and the gate does not see them."""
+    sweep = current.meta.get("sweep")
+    in_csv = sweep.get("rows_in_csv") if isinstance(sweep, dict) else None
+    if not isinstance(in_csv, int) or isinstance(in_csv, bool) or in_csv <= len(current.rows):
+        return []
+    return [f"run: a sweep of {in_csv:,} rows; the gate reads the {len(current.rows):,} in its results.json "
+            f"(the configurations, the Pareto front, the best by each objective and the picks); the other "
+            f"{in_csv - len(current.rows):,}, in results.csv only, are not gated"]
 
 
 def table(verdicts: list[Verdict], allow_noisy: bool = True) -> list[list[str]]:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ecobench.bounds import MAX_SEQUENCES, MAX_TOKENS, number_text
 from ecobench.errors import InputError
+from ecobench.words import shown
 
 MAX_ROWS = 1_000_000
 MAX_BYTES = 32 << 20  # a million rows of three whole numbers fit in about 20 MB
@@ -120,9 +121,15 @@ def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
         rows = list(reader)
     except csv.Error as exc:
         raise bad(f"not a readable CSV ({exc})") from None
-    if not rows and {"input_tokens", "output_tokens"} <= set(reader.fieldnames or ()):
+    header = list(reader.fieldnames or ())
+    if header and not {"input_tokens", "output_tokens"} <= set(header):
+        found = ",".join(header)
+        raise bad("a lengths CSV needs a header with input_tokens and output_tokens (and optionally count), "
+                  f"then one row per request or histogram bin; its first line is {shown(found)!r}")
+    _check_header(header, bad)
+    if not rows and header:
         raise bad("a header and no rows; allowed: the header, then one row per request or histogram bin")
-    if not rows or not {"input_tokens", "output_tokens"} <= set(rows[0]):
+    if not rows:
         raise bad("a lengths CSV needs a header with input_tokens and output_tokens (and optionally count), "
                   "then one row per request or histogram bin")
     if len(rows) > MAX_ROWS:
@@ -140,6 +147,24 @@ def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
         for j, (col, least, most) in enumerate(COLUMNS):
             values[i, j] = _value(r.get(col), col, least, most, line, bad)
     return values
+
+
+def _check_header(header: list[str], bad: Callable[[str], InputError]) -> None:
+    """Every column is a known one, named once: a misspelt ``count`` (``counts``, ``Count``) would
+    otherwise be passed over and every bin read as one request."""
+    from ecobench.scenario.messages import did_you_mean
+
+    known = [c for c, _, _ in COLUMNS]
+    for name in header:
+        if header.count(name) > 1:
+            raise bad(f"column {shown(name)!r} appears {header.count(name)} times in the header; allowed: "
+                      f"each of {', '.join(known)} once")
+        if name not in known and not name.strip():
+            raise bad(f"the header has an unnamed column (a trailing or doubled comma?); allowed: "
+                      f"{', '.join(known)}, comma-separated")
+        if name not in known:
+            raise bad(f"column {shown(name)!r}: unknown column{did_you_mean(name.strip(), known)} "
+                      f"(allowed: {', '.join(known)}; count is optional)")
 
 
 def _value(raw: str | None, col: str, least: int, most: float, line: int,

@@ -272,18 +272,45 @@ def _to_stderr(note: str) -> None:
     print(f"ecobench: {terminal(note)}", file=sys.stderr, flush=True)
 
 
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those above it that do not exist yet, deepest first."""
+    missing = []
+    for up in (folder, *folder.parents):
+        if up.exists() or up.is_symlink():
+            break
+        missing.append(up)
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while each is empty: an interrupted first run into a new
+    ``--results`` root leaves no empty ``results/<scenario>/`` behind; one another process has
+    written into meanwhile is kept."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 @contextlib.contextmanager
 def atomic_dir(final: Path, notice: Callable[[str], None] = _to_stderr) -> Iterator[Path]:
     """Yield a temporary sibling of ``final`` to fill; rename it to ``final`` on success, remove it
     on any failure or interrupt (KeyboardInterrupt and SIGTERM included). Stale temporary
     directories beside it are swept first, each reported to ``notice``."""
+    made = _missing_folders(final.parent)  # made here: removed again, if still empty, on failure
     make_folder(final.parent, str(final))
     for note in sweep_stale(final.parent):
         notice(note)
     tmp = final.parent / _tmp_name(final.name)
     try:
-        os.mkdir(tmp, 0o777)  # ordinary permissions (umask), not mkdtemp's 0700
+        try:
+            os.mkdir(tmp, 0o777)  # ordinary permissions (umask), not mkdtemp's 0700
+        except FileNotFoundError:  # another run's failure removed the folder, empty, just now: again
+            make_folder(final.parent, str(final))
+            os.mkdir(tmp, 0o777)
     except OSError as exc:
+        _remove_empty(made)
         raise _output_error(final.parent, exc) from None
     try:
         yield tmp
@@ -294,6 +321,7 @@ def atomic_dir(final: Path, notice: Callable[[str], None] = _to_stderr) -> Itera
     except BaseException as exc:
         with deferred_signals():  # a signal during the clean-up waits for it, then is honoured
             shutil.rmtree(tmp, ignore_errors=True)
+            _remove_empty(made)
         if isinstance(exc, OSError):
             raise _output_error(final, exc) from None
         raise

@@ -80,6 +80,7 @@ def tdp_w(chip: str | None, acc: Accelerator | None, override_max_w: float | Non
         why = ("its maximum draw is an evidence range (AWS publishes no watts for it)" if acc.power.uncertain
                else "its maximum draw is not a datasheet TDP")
         raise InputError(f"power_basis tdp needs a datasheet TDP and {chip} has none: {why}; {ALLOWED}, "
-                         f"or state the draw to count as overrides.accelerator_power_w.{chip}.max_w") \
+                         f"or state the draw to count as overrides.accelerator_power_w.{chip}: "
+                         "{idle_w: W, max_w: W} (max_w is counted)") \
             .in_config("power_basis")
     return acc.power.tdp_w

@@ -45,8 +45,9 @@ from ecobench.power.fit import (
     roofline_fraction,
 )
 from ecobench.power.params import power_model
-from ecobench.scenario.messages import Schema, describe_model, error_lines
+from ecobench.scenario.messages import Schema, describe_model, did_you_mean, error_lines
 from ecobench.units import BYTES_PER_DTYPE
+from ecobench.words import shown
 
 _POINT = re.compile(r"^points\[(\d+)\]")
 
@@ -263,7 +264,13 @@ def load_points(path: str | Path) -> PowerCorpus:
     from ecobench.io.yamlio import load_yaml
 
     doc = load_yaml(path, "calibration points")
-    if not isinstance(doc, dict) or set(doc) - {"sources", "points"} or "points" not in doc:
+    if isinstance(doc, dict):  # a misspelt top-level key ('pointz') is named, with the nearest
+        for key in doc:
+            if key not in ("sources", "points"):
+                raise InputError(f"{path}: {shown(str(key))}: unknown field"
+                                 f"{did_you_mean(str(key), ['sources', 'points'])} (allowed here: sources, "
+                                 "points; the format of ecobench/power/data/measured/*.yaml)")
+    if not isinstance(doc, dict) or "points" not in doc:
         raise InputError(f"{path}: a calibration file is a mapping with 'sources' and 'points' "
                          "(the format of ecobench/power/data/measured/*.yaml)")
     if not isinstance(doc["points"], list) or not doc["points"]:

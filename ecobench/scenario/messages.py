@@ -84,6 +84,9 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         what = _description(loc, schema)
         return f"missing; this field is required ({what})" if what else "missing; this field is required"
     if kind == "string_type":
+        if isinstance(value, bool) and loc:  # YAML 1.1: an unquoted no, off, yes, on (region: no)
+            quote = f"quote the value as written: {loc[-1]}: '...'"
+            return f"{_yaml_boolean(value)}, not text; allowed: text ({quote})"
         if isinstance(value, int | float) and loc:
             return f"{written} is a number, not text; allowed: text (quote it: {loc[-1]}: '{value}')"
         got = _written_kind(value, written)
@@ -98,6 +101,8 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         choices = re.findall(r"'([^']*)'", str(ctx["expected"]))
         narrows = len(_close(str(value), choices)) < len(choices)  # no hint that names every choice
         hint = did_you_mean(str(value), choices) if narrows else ""
+        if isinstance(value, bool):  # precision: on
+            return f"{_yaml_boolean(value)}, not one of the names; allowed: {ctx['expected']}"
         return f"{written} is not allowed; allowed: {ctx['expected']}{hint}"
     if kind in ("model_type", "dict_type"):  # "Input should be a valid dictionary or instance of X"
         fields = _allowed_here((*loc, ""), schema)
@@ -118,6 +123,12 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         words, n = ("at least", ctx.get("min_length")) if short else ("at most", ctx.get("max_length"))
         return f"has {ctx['actual_length']} items; allowed: {words} {n}"
     return None
+
+
+def _yaml_boolean(value: bool) -> str:
+    """A boolean where text goes, said as YAML read it: the words it reads so unquoted."""
+    words = "yes, on and true" if value else "no, off and false"
+    return f"{str(value).lower()}, a boolean (YAML reads unquoted {words} as {str(value).lower()})"
 
 
 def _written_kind(value: object, written: str) -> str:

@@ -205,6 +205,8 @@ SLO_METRICS = ("ttft", "tpot")
 SLO_ALIASES = {"ttft_ms": "median_ttft_ms", "tpot_ms": "median_tpot_ms", "ttft_p99_ms": "p99_ttft_ms",
                "tpot_p99_ms": "p99_tpot_ms"}
 _PERCENTILE_KEY = re.compile(r"^(median|mean|p\d+(?:\.\d+)?)(?:_(\w+?))?(?:_ms)?$")
+# a target named metric first (ttft, tpot_p99, ttft_p99_s): not a deprecated name, not a field
+_METRIC_FIRST_KEY = re.compile(r"^(ttft|tpot)(?:_(median|p50|p90|p95|p99))?(?:_(ms|s|sec))?$")
 
 
 class ServingSpec(_Model):
@@ -281,6 +283,14 @@ class ServingSpec(_Model):
                 data.setdefault(new, value)
         allowed = [f"{s}_{m}_ms" for s in SLO_STATISTICS for m in SLO_METRICS]
         for key in data:
+            first = _METRIC_FIRST_KEY.match(str(key))
+            if first is not None and key not in cls.model_fields:
+                metric, stat, unit = first.groups()
+                named = "median" if stat in (None, "median", "p50") else stat
+                said = "" if stat else f" (no statistic: the median; or p90_{metric}_ms ... p99_{metric}_ms)"
+                said += " (1 s = 1000 ms)" if unit in ("s", "sec") else ""
+                raise ValueError(f"{key}: a target is named statistic first, in milliseconds: write "
+                                 f"{named}_{metric}_ms{said}; allowed: {', '.join(allowed)}")
             m = _PERCENTILE_KEY.match(str(key))
             if key in cls.model_fields or m is None:
                 continue
@@ -885,6 +895,9 @@ def check_sweep(s: Scenario) -> None:
                          f"of values (allowed: {', '.join(allowed)}), or leave sweep out")
     total, repeat = 1, None
     for key, values in s.sweep.items():
+        if key == "id":  # a field, but not one to sweep
+            raise ValueError("sweep.id: a combination's id is made of its swept values "
+                             f"(inf2.xlarge_bf16_eu-north-1), not swept; allowed: {', '.join(allowed)}")
         if key not in allowed:
             raise ValueError(f"sweep.{key}: not a configuration field{did_you_mean(str(key), allowed)} "
                              f"(allowed: {', '.join(allowed)})")

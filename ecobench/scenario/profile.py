@@ -135,6 +135,9 @@ def read_profile_csv(path: Path, where: str) -> list[float]:
                  else "its first line is not a CSV header of column names")
         raise InputError(f"{at}: missing column {missing} ({found}; "
                          f"needed: hour and {' or '.join(RATE_COLUMNS)})")
+    if all(c in columns for c in RATE_COLUMNS):  # which one the file means cannot be told
+        raise InputError(f"{at}: both {' and '.join(RATE_COLUMNS)} columns; allowed: one of them (the "
+                         "rate of each hour, per hour)")
     rates: dict[int, float] = {}
     try:
         for line, raw in enumerate(reader, 2):

@@ -106,6 +106,17 @@ def test_a_printed_example_that_reads_a_file_says_so_on_stderr(capsys):
     assert "ecobench examples llama3_8b_finetune --to DIR" in err
 
 
+def test_an_example_named_by_its_file_name_is_that_example(tmp_path, capsys):
+    """`ecobench examples layoutlm_realtime.yaml` was an unknown example (the listing names them without
+    the .yaml their files in scenarios/ have)."""
+    assert main(["examples", "layoutlm_realtime.yaml"]) == 0
+    assert capsys.readouterr().out == (SCENARIOS / "layoutlm_realtime.yaml").read_text(encoding="utf-8")
+    assert main(["examples", "layoutlm_realtime.yaml", "--to", str(tmp_path)]) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["layoutlm_realtime.yaml"]
+    assert main(["examples", "layoutlm_realtim.yaml"]) == 2
+    assert "unknown example 'layoutlm_realtim.yaml'" in capsys.readouterr().err
+
+
 def test_an_unknown_example_to_print_exits_2(capsys):
     assert main(["examples", "layoutlm_realtim"]) == 2
     out, err = capsys.readouterr()

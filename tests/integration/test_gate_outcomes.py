@@ -320,3 +320,25 @@ def test_a_scoped_configuration_added_or_removed_is_listed_not_gated(tmp_path, c
     skipped = {(c.get("classname"), c.get("name")) for c in ET.parse(tmp_path / "v.xml").getroot()
                if c.find("skipped") is not None}
     assert {("ecobench.p5", rule), ("ecobench.g6e", rule)} <= skipped
+
+
+def test_a_sweeps_rows_outside_results_json_are_said_not_gated(tmp_path, capsys):
+    """A sweep's results.json holds the rows it shows (14 of layoutlm_sweep's 16): the gate checked
+    those and said nothing of the others, as if the whole run had passed."""
+    run = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(run)]) == 0
+    capsys.readouterr()
+    doc = json.loads((run / "results.json").read_text())
+    shown, in_csv = len(doc["rows"]), doc["sweep"]["rows_in_csv"]
+    assert in_csv > shown
+    assert main(["check", str(run), "--baseline", str(run), *_outputs(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    said = (f"a sweep of {in_csv:,} rows; the gate reads the {shown:,} in its results.json (the "
+            f"configurations, the Pareto front, the best by each objective and the picks); the other "
+            f"{in_csv - shown:,}, in results.csv only, are not gated")
+    assert said in captured.err and markdown(said) in (tmp_path / "v.md").read_text()
+
+
+def test_a_run_without_a_sweep_has_no_sweep_note(tmp_path, capsys, chat_run):
+    assert main(["check", str(chat_run), "--baseline", str(chat_run)]) == 0
+    assert "sweep" not in capsys.readouterr().err

@@ -155,3 +155,23 @@ def test_a_scenario_wide_basis_a_configuration_cannot_use_names_the_scenario_not
         f"{expect}" in err, err
     assert "configs[0].power_basis" not in err and err.rstrip().endswith("or give this configuration its own "
                                                                           "power_basis")
+
+
+def test_the_tdp_refusal_names_an_override_that_runs_as_written(tmp_path, capsys):
+    """It said 'state the draw to count as overrides.accelerator_power_w.trainium.max_w'; a max_w alone
+    is refused (idle_w: missing), so the advice taken as written failed."""
+    s = scenario(power_basis="tdp")
+    s["configs"] = [s["configs"][1] | {"instance_type": "trn1.32xlarge"}]
+    s["baseline"] = s["configs"][0]["id"]
+    assert run(tmp_path, s)[0] == 2
+    err = capsys.readouterr().err
+    said = "overrides.accelerator_power_w.trainium: {idle_w: W, max_w: W} (max_w is counted)"
+    assert said in err, err
+    block = yaml.safe_load(said.replace("{idle_w: W, max_w: W}", "{idle_w: 40, max_w: 300}")
+                           .split(" (max_w")[0].replace("overrides.accelerator_power_w.trainium", "trainium"))
+    (tmp_path / "taken").mkdir()
+    code, rows = run(tmp_path / "taken", s | {"overrides": {"accelerator_power_w": block}})
+    assert code == 0, capsys.readouterr().err
+    r = rows[0]
+    assert r["energy_accelerator_kwh"] == pytest.approx(
+        r["instances"] * r["accelerator_count"] * r["duration_h"] * 300 / 1000.0, rel=1e-9)

@@ -106,7 +106,7 @@ def test_full_disk_is_exit_4_and_leaves_nothing(tmp_path):
                           preexec_fn=_limit_file_size)
     assert proc.returncode == 4, proc.stderr
     assert "cannot write" in proc.stderr and "Traceback" not in proc.stderr
-    assert list((tmp_path / "res" / "layoutlm_realtime").iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # not even the res/layoutlm_realtime/ folders the run made
 
 
 def _dead_pid():
@@ -167,3 +167,31 @@ def test_passing_gate_stays_0_when_its_outputs_cannot_be_written(tmp_path, capsy
     captured = capsys.readouterr()
     assert code == 0 and "no regression" in captured.out
     assert "cannot write" in captured.err and "the verdict stands" in captured.err
+
+
+def test_a_failed_run_removes_only_the_folders_it_made_and_a_racing_run_remakes_its_own(tmp_path,
+                                                                                      monkeypatch):
+    """A failure removes the folders the run made, while empty; another run that made the same folder a
+    moment before and lost it to that removal makes it again rather than failing with exit 4."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    with pytest.raises(RuntimeError), atomic_dir(kept / "a" / "b" / "run", notice=lambda _: None) as tmp:
+        (tmp / "x").write_text("partial")
+        raise RuntimeError("boom")
+    assert list(tmp_path.iterdir()) == [kept] and list(kept.iterdir()) == []
+
+    real_mkdir, calls = os.mkdir, []
+
+    def racing_mkdir(path, *args, **kwargs):
+        if ".tmp-" in os.fspath(path):
+            calls.append(path)
+        if len(calls) == 1 and ".tmp-" in os.fspath(path):  # another run's clean-up removed the folder
+            os.rmdir(os.path.dirname(path))
+            raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(path))
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", racing_mkdir)
+    with atomic_dir(kept / "c" / "run", notice=lambda _: None) as tmp:
+        (tmp / "x").write_text("whole")
+    monkeypatch.undo()
+    assert (kept / "c" / "run" / "x").read_text() == "whole" and len(calls) == 2

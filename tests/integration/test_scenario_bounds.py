@@ -338,6 +338,12 @@ def test_every_range_is_documented_in_the_readme():
     (("workload", "inference", "horizon_h"), "1e-9",
      "workload.inference.horizon_h: 1e-9 is out of range; allowed: a number from 0.001 to 87,660"),
     (("name",), "12345", "name: 12345 is a number, not text; allowed: text (quote it: name: '12345')"),
+    # YAML 1.1 reads an unquoted no / on as a boolean: this said "False is a number, not text; ... (quote
+    # it: region: 'False')", neither what the value is nor what was written
+    (("region",), "no", "region: false, a boolean (YAML reads unquoted no, off and false as false), "
+     "not text; allowed: text (quote the value as written: region: '...')"),
+    (("configs", 0, "precision"), "on", "configs[0].precision: true, a boolean (YAML reads unquoted yes, on "
+     "and true as true), not one of the names; allowed: 'fp32', 'tf32', 'bf16', 'fp16', 'fp8' or 'int8'"),
 ])
 def test_schema_errors_say_the_value_and_what_is_allowed(tmp_path, capsys, scenario_dict, path, text, expect):
     """YAML reads 1e300 and 1e-9 (no dot) as text, which passed the range check to pydantic's 'Input

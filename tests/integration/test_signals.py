@@ -33,11 +33,25 @@ entry()
 
 @pytest.mark.parametrize("sig,code,word", [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
 def test_signal_mid_write_removes_the_run_directory(tmp_path, sig, code, word):
-    p = subprocess.run([sys.executable, "-c", _MID_WRITE, sig, LAYOUTLM, str(tmp_path)], capture_output=True,
+    """The folders the run made for itself go too: an interrupted first run into a results root
+    left an empty results/layoutlm_realtime/ (and the root) behind while saying nothing was written."""
+    root = tmp_path / "results"
+    p = subprocess.run([sys.executable, "-c", _MID_WRITE, sig, LAYOUTLM, str(root)], capture_output=True,
                        text=True, timeout=120)
     assert p.returncode == code, p.stderr
-    assert list((tmp_path / "layoutlm_realtime").iterdir()) == []
+    assert list(tmp_path.iterdir()) == []
     assert word in p.stderr and "nothing was written" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_signal_mid_write_keeps_a_results_folder_that_was_there(tmp_path):
+    earlier = tmp_path / "layoutlm_realtime" / "20260101T000000Z-aaaaaa"
+    earlier.mkdir(parents=True)
+    (earlier / "results.json").write_text("{}")
+    p = subprocess.run([sys.executable, "-c", _MID_WRITE, "SIGINT", LAYOUTLM, str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 130, p.stderr
+    assert list((tmp_path / "layoutlm_realtime").iterdir()) == [earlier]
+    assert (earlier / "results.json").read_text() == "{}"
 
 
 def test_main_leaves_the_callers_sigterm_handler_alone(monkeypatch):
@@ -211,7 +225,7 @@ def test_sigterm_during_teardown_finishes_the_clean_up(tmp_path):
     p = _script(_TEARDOWN, LAYOUTLM, str(tmp_path))
     assert p.returncode == 143, p.stderr
     assert "Traceback" not in p.stderr and "nothing was written" in p.stderr
-    assert list((tmp_path / "layoutlm_realtime").iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # not even the results/layoutlm_realtime/ folder the run made
 
 
 _OOM = """

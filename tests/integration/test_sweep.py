@@ -85,6 +85,9 @@ def test_headroom_changes_instances_not_throughput():
 @pytest.mark.parametrize("sweep, words", [
     ({"colour": ["red"]}, "not a configuration field"),
     ({"regions": ["us-east-1"]}, "sweep.regions: not a configuration field; did you mean 'region',"),
+    # id is a configuration field: 'not a configuration field' contradicted the field table
+    ({"id": ["a", "b"]}, "sweep.id: a combination's id is made of its swept values "
+                         "(inf2.xlarge_bf16_eu-north-1), not swept; allowed: instance_type,"),
     ({"precision": ["fp16", "fp64"]}, "sweep.precision[1]"),
     ({"instance_type": []}, "give 1 to"),
     # trial: `sweep: {}` ran silently as no sweep

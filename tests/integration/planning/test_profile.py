@@ -183,6 +183,9 @@ def test_profile_schema_errors_exit_2(tmp_path, capsys, profiled, profile, expec
     ("root:$6$abcdefgh$secretsecretsecret:19000:0:99999:7:::\n", "its first line is not a CSV header"),
     ("hour,rate_per_h\n0,5\n0,6\n", "hour 0 appears twice"),
     ("hour,rate_per_h\n0,lots\n", "must be numbers"),
+    # both rate columns, with different rates: the first was read and the other passed over
+    ("hour,rate_per_h,requests_per_h\n" + "".join(f"{h},1000,5\n" for h in range(24)),
+     "both rate_per_h and requests_per_h columns; allowed: one of them"),
 ])
 def test_profile_csv_errors_exit_2(tmp_path, capsys, profiled, text, expect):
     (tmp_path / "day.csv").write_text(text)

@@ -131,6 +131,14 @@ def test_lengths_csv_gives_the_means(tmp_path, capsys):
     ({"p99_e2e_ms": 500}, None, "p99_e2e_ms: e2e is not a latency ecobench plans for; targets bound "
                                 "ttft or tpot"),
     ({"ttft_ms": 500, "median_ttft_ms": 600}, None, "ttft_ms (deprecated name of median_ttft_ms) is 500"),
+    # named metric first: 'unknown field' with no hint (tpot_p99, ttft) or a hint that named p99 for p90
+    ({"tpot_p99": 80}, None, "tpot_p99: a target is named statistic first, in milliseconds: write "
+                             "p99_tpot_ms;"),
+    ({"ttft": 500}, None, "ttft: a target is named statistic first, in milliseconds: write median_ttft_ms "
+                          "(no statistic: the median; or p90_ttft_ms ... p99_ttft_ms);"),
+    ({"ttft_p90_ms": 500}, None, "ttft_p90_ms: a target is named statistic first, in milliseconds: write "
+                                 "p90_ttft_ms;"),
+    ({"ttft_p99_s": 3}, None, "write p99_ttft_ms (1 s = 1000 ms);"),
     (None, [{"id": "a", "instance_type": "p5.48xlarge", "precision": "bf16", "scheduler": "fifo"}],
      "scheduler"),
     # a drafter larger than the target was planned, and its weights blamed on the target

@@ -310,6 +310,21 @@ def test_a_misspelt_source_field_is_named_with_the_nearest(tmp_path, capsys):
     assert "metered: missing" not in err  # the misspelling is the one problem, said once
 
 
+@pytest.mark.parametrize("key,words", [
+    ("pointz", "pointz: unknown field; did you mean 'points'? (allowed here: sources, points;"),
+    ("note", "note: unknown field (allowed here: sources, points;"),
+])
+def test_a_misspelt_top_level_key_is_named(tmp_path, capsys, key, words):
+    """It said 'a calibration file is a mapping with 'sources' and 'points'' and named neither the key
+    that was wrong nor the one meant."""
+    f = tmp_path / "points.yaml"
+    f.write_text(yaml.safe_dump({"sources": {"team_a": SOURCE}, "points": [_point(0, 400.0, 1000.0, 16)],
+                                 key: 1}))
+    assert main(["calibrate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: {words}" in err and err.count("\n") == 1, err
+
+
 def test_a_count_out_of_range_says_its_bound_as_written(tmp_path, capsys):
     """trial15 L7: a token count of 0 said 'allowed: more than 0.0' (a float field's bound)."""
     path = _write(tmp_path, [{**_point(0, 400.0, 1000.0, 16), "input_tokens": 0, "batch_size": 0}])
@@ -331,7 +346,8 @@ def test_a_count_out_of_range_says_its_bound_as_written(tmp_path, capsys):
                           "16,777,216"),
     ({"input_tokens": 1e300}, "input_tokens: 1e+300 is out of range; allowed: a number more than 0 and at "
                               "most 16,777,216"),
-    ({"id": "héllo✓"}, "id: 'héllo✓' is not a name; allowed: 1 to 100 letters, digits"),
+    # 'letters' alone: é is a letter, and was refused
+    ({"id": "héllo✓"}, "id: 'héllo✓' is not a name; allowed: 1 to 100 ASCII letters (A-Z, a-z), digits"),
     # its ratio to the roofline overflowed: it said "1e+300 is infx the most ..."; now beyond the bound
     ({"output_tokens_per_s": 1e300}, "output_tokens_per_s: 1e+300 is out of range; allowed: a number more "
                                      "than 0 and at most 10^12"),

@@ -103,3 +103,27 @@ def test_a_cell_above_its_bound_is_bad_input_naming_row_field_and_range(tmp_path
     expected = rf"^f: .*l\.csv: row 2, {field}: .* is not allowed; allowed: a whole number {allowed}$"
     with pytest.raises(InputError, match=expected):
         read_lengths_csv(p, "f")
+
+
+@pytest.mark.parametrize("header, says", [
+    ("input_tokens,output_tokens,counts", r"column 'counts': unknown column; did you mean 'count'\?"),
+    ("input_tokens,output_tokens,request_id", r"column 'request_id': unknown column \(allowed: input_tokens, "
+                                              r"output_tokens, count"),
+    ("input_tokens,output_tokens,count,count", r"column 'count' appears 2 times in the header"),
+    ("input_tokens,output_tokens,", r"the header has an unnamed column"),
+])
+def test_a_column_other_than_the_three_is_bad_input_not_passed_over(tmp_path, header, says):
+    """A misspelt count column was passed over: every bin read as one request, so the means (and the
+    plan) were those of the bins, not of the requests (1,050 input tokens instead of 1,998 here)."""
+    p = tmp_path / "l.csv"
+    p.write_text(f"{header}\n100,10,1\n2000,500,1000\n")
+    with pytest.raises(InputError, match=rf"^workload\.serving\.lengths_csv: .*l\.csv: {says}"):
+        read_lengths_csv(p, "workload.serving.lengths_csv")
+
+
+def test_a_header_without_the_two_lengths_is_named_in_the_message(tmp_path):
+    p = tmp_path / "l.csv"
+    p.write_text("input_tokens, output_tokens\n100, 10\n")
+    with pytest.raises(InputError, match=r"needs a header with input_tokens and output_tokens .*"
+                                         r"its first line is 'input_tokens, output_tokens'$"):
+        read_lengths_csv(p, "f")
