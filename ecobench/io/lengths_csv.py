@@ -152,7 +152,7 @@ def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
 def _check_header(header: list[str], bad: Callable[[str], InputError]) -> None:
     """Every column is a known one, named once: a misspelt ``count`` (``counts``, ``Count``) would
     otherwise be passed over and every bin read as one request."""
-    from ecobench.scenario.messages import did_you_mean
+    import difflib
 
     known = [c for c, _, _ in COLUMNS]
     for name in header:
@@ -163,7 +163,9 @@ def _check_header(header: list[str], bad: Callable[[str], InputError]) -> None:
             raise bad(f"the header has an unnamed column (a trailing or doubled comma?); allowed: "
                       f"{', '.join(known)}, comma-separated")
         if name not in known:
-            raise bad(f"column {shown(name)!r}: unknown column{did_you_mean(name.strip(), known)} "
+            close = difflib.get_close_matches(name.strip().lower(), known, n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise bad(f"column {shown(name)!r}: unknown column{hint} "
                       f"(allowed: {', '.join(known)}; count is optional)")
 
 
