@@ -3,6 +3,7 @@ results") and numbers for people ("19,340", never 1.934e+04)."""
 
 from __future__ import annotations
 
+import difflib
 import math
 
 
@@ -55,3 +56,15 @@ def fmt_num(v: float, money: bool = False, digits: int = 3) -> str:
     decimals = min(8, max(0, digits - 1 - math.floor(math.log10(size))))
     text = f"{v:.{decimals}f}"
     return text if money or "." not in text else text.rstrip("0").rstrip(".")
+
+
+def close_names(name: str, allowed: list[str]) -> list[str]:
+    """The allowed names nearest a misspelt ``name`` (its suggestions)."""
+    return difflib.get_close_matches(name, allowed, n=3, cutoff=0.6)
+
+
+def did_you_mean(name: str, allowed: list[str]) -> str:
+    """'; did you mean 'a', 'b'?' for the allowed names nearest a misspelt ``name`` ('' for none): the
+    hint of an unknown field, of a sweep axis that is no field, of an unknown CSV column."""
+    close = close_names(name, allowed)
+    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

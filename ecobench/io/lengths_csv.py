@@ -18,7 +18,7 @@ import numpy as np
 
 from ecobench.bounds import MAX_SEQUENCES, MAX_TOKENS, number_text
 from ecobench.errors import InputError
-from ecobench.words import shown
+from ecobench.words import did_you_mean, shown
 
 MAX_ROWS = 1_000_000
 MAX_BYTES = 32 << 20  # a million rows of three whole numbers fit in about 20 MB
@@ -152,8 +152,6 @@ def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
 def _check_header(header: list[str], bad: Callable[[str], InputError]) -> None:
     """Every column is a known one, named once: a misspelt ``count`` (``counts``, ``Count``) would
     otherwise be passed over and every bin read as one request."""
-    import difflib
-
     known = [c for c, _, _ in COLUMNS]
     for name in header:
         if header.count(name) > 1:
@@ -163,9 +161,7 @@ def _check_header(header: list[str], bad: Callable[[str], InputError]) -> None:
             raise bad(f"the header has an unnamed column (a trailing or doubled comma?); allowed: "
                       f"{', '.join(known)}, comma-separated")
         if name not in known:
-            close = difflib.get_close_matches(name.strip().lower(), known, n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise bad(f"column {shown(name)!r}: unknown column{hint} "
+            raise bad(f"column {shown(name)!r}: unknown column{did_you_mean(name.strip(), known)} "
                       f"(allowed: {', '.join(known)}; count is optional)")
 
 

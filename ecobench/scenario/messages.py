@@ -6,7 +6,6 @@ need of the schema comes in as a :class:`Schema` (``ecobench.scenario.model.MESS
 """
 
 
-import difflib
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
@@ -14,7 +13,8 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 
 from ecobench.bounds import NAME_ALLOWED, NAME_PATTERN, number_text
-from ecobench.words import shown
+from ecobench.words import close_names as _close
+from ecobench.words import did_you_mean, shown
 
 __all__ = ["Schema", "describe_model", "did_you_mean", "error_lines"]
 
@@ -170,21 +170,9 @@ def _allowed_here(loc: tuple[Any, ...], schema: Schema) -> list[str]:
             if path.startswith(prefix) and "." not in path[len(prefix):]]
 
 
-def _close(name: str, allowed: list[str]) -> list[str]:
-    """The allowed names nearest a misspelt ``name`` (its suggestions)."""
-    return difflib.get_close_matches(name, allowed, n=3, cutoff=0.6)
-
-
 def _nearest(loc: tuple[Any, ...], allowed: list[str]) -> list[str]:
     """The allowed names nearest an unknown field's."""
     return _close(str(loc[-1]), allowed) if loc else []
-
-
-def did_you_mean(name: str, allowed: list[str]) -> str:
-    """'; did you mean 'a', 'b'?' for the allowed names nearest a misspelt ``name`` ('' for none): the
-    hint of an unknown field and of a sweep axis that is no field."""
-    close = _close(name, allowed)
-    return f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
 
 
 def _unknown_field(loc: tuple[Any, ...], schema: Schema) -> str:
