@@ -157,12 +157,13 @@ def _check_header(header: list[str], bad: Callable[[str], InputError]) -> None:
         if header.count(name) > 1:
             raise bad(f"column {shown(name)!r} appears {header.count(name)} times in the header; allowed: "
                       f"each of {', '.join(known)} once")
-        if name not in known and not name.strip():
+        if name in known:
+            continue
+        if not name.strip():
             raise bad(f"the header has an unnamed column (a trailing or doubled comma?); allowed: "
                       f"{', '.join(known)}, comma-separated")
-        if name not in known:
-            raise bad(f"column {shown(name)!r}: unknown column{did_you_mean(name.strip(), known)} "
-                      f"(allowed: {', '.join(known)}; count is optional)")
+        raise bad(f"column {shown(name)!r}: unknown column{did_you_mean(name.strip(), known)} "
+                  f"(allowed: {', '.join(known)}; count is optional)")
 
 
 def _value(raw: str | None, col: str, least: int, most: float, line: int,

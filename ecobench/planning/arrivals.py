@@ -93,10 +93,15 @@ def left_behind(rate: np.ndarray, arrival_cv: float, residual: np.ndarray, p: np
     # w_n = (1 / c) int_0^c clip(y - x, 0, 1) dy
     weight = np.where(c >= x + 1, c - x - 0.5, np.where(c > x, (c - x) ** 2 / 2, 0.0)) / c
     (carried,) = _counted(rate, (arrival_cv,), residual, p, wait, weight)
-    s = residual[:, None] * ((np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS)[None, :]
+    s = _rest_points(residual)
     count, r = renewal_count(arrival_cv), rate[:, None]
     arrived = (1 - p) * count(r * s).mean(axis=1) + p * count(r * (s + wait[:, None])).mean(axis=1)
     return np.maximum(arrived - carried, 0.0)
+
+
+def _rest_points(residual: np.ndarray) -> np.ndarray:
+    """(rows, CARRIED_POINTS): the rest of the step in progress at its midpoint quantiles (uniform)."""
+    return residual[:, None] * ((np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS)[None, :]
 
 
 def _counted(rate: np.ndarray, cvs: tuple[float, ...], residual: np.ndarray, p: np.ndarray, wait: np.ndarray,
@@ -107,7 +112,7 @@ def _counted(rate: np.ndarray, cvs: tuple[float, ...], residual: np.ndarray, p: 
     from scipy.special import gammainc
 
     k = np.array([1.0 / cv ** 2 if cv > 0 else 1e6 for cv in cvs])
-    s = residual[:, None] * ((np.arange(CARRIED_POINTS) + 0.5) / CARRIED_POINTS)[None, :]  # (rows, points)
+    s = _rest_points(residual)
     n = np.arange(1, weight.shape[1] + 1, dtype=float)
     shape = n[None, :] * k[:, None]  # (cvs, n)
     theta = 1.0 / (np.maximum(rate, 1e-30)[None, :] * k[:, None])  # (cvs, rows)
@@ -142,4 +147,3 @@ def peakedness(traffic: Traffic) -> float:
     u = traffic.output.unit
     eta = float(np.minimum(u[:, None], u[None, :]).mean() / u.mean())
     return max(MIN_PEAKEDNESS, 1.0 + (traffic.arrival_cv ** 2 - 1.0) * eta)
-
