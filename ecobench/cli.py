@@ -719,7 +719,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "holdout every published point with a model fitted without its source")
     v.add_argument("--html", type=_path,
                    help="also write the validation page (table and charts) to this file (must not exist)")
-    v.add_argument("--force", action="store_true", help="replace an existing --html file")
+    v.add_argument("--force", action="store_true",
+                   help="replace an existing --html file (never a file of a run directory)")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     v.set_defaults(func=cmd_validate)
 
