@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
@@ -31,6 +32,7 @@ from ecobench.errors import (
 from ecobench.io.textsafe import terminal
 from ecobench.process import Terminated, sigterm_raises, silence_stdout
 from ecobench.version import __version__
+from ecobench.words import did_you_mean
 
 SUMMARY_LAYOUT = ["config_id", "tensor_parallel", "context_parallel", "pipeline_parallel", "data_parallel",
                   "zero_stage", "offload", "recompute", "microbatch", "memory_per_device_gib", "mfu",
@@ -627,11 +629,19 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
     return 0
 
 
+# argparse's message for a value not among an argument's choices (a command, --format, ...)
+_INVALID_CHOICE = re.compile(r"invalid choice: (?P<value>'[^']*'|\S+) \(choose from (?P<choices>[^()]*)\)$")
+
+
 class _Parser(argparse.ArgumentParser):
     """The CLI's parser, and its commands' (``add_subparsers`` makes them of this class): a usage error
     is one line on stderr, exit 2, not argparse's usage block; ``--help`` is argparse's."""
 
     def error(self, message: str) -> NoReturn:
+        if m := _INVALID_CHOICE.search(message):  # a misspelt command or choice: the nearest ones
+            choices = [c.strip().strip("'") for c in m["choices"].split(",")]
+            hint = did_you_mean(m["value"].strip("'"), choices)
+            message = message[:m.end("value")] + hint + message[m.end("value"):]
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {terminal(message, keep_newlines=False)} "
                               f"(see {self.prog} --help)\n")
 
@@ -709,7 +719,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "holdout every published point with a model fitted without its source")
     v.add_argument("--html", type=_path,
                    help="also write the validation page (table and charts) to this file (must not exist)")
-    v.add_argument("--force", action="store_true", help="replace an existing --html file")
+    v.add_argument("--force", action="store_true",
+                   help="replace an existing --html file (never a file of a run directory)")
     v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     v.set_defaults(func=cmd_validate)
 

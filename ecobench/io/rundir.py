@@ -137,12 +137,26 @@ def write_text_atomic(path: Path, text: str) -> None:
     write_bytes_atomic(path, data)
 
 
+RUN_MARKERS = ("results.json", "emulation.json")  # a folder holding one is a run directory
+
+
+def _run_holding(path: Path) -> Path | None:
+    """The run directory (``ecobench run`` or ``emulate`` wrote it) that ``path`` is a file of."""
+    folder = path.parent
+    return folder if any((folder / m).is_file() for m in RUN_MARKERS) else None
+
+
 def refuse_existing(path: Path, flag: str, force: bool) -> None:
     """Never overwrite an earlier result: an existing ``path`` (a dangling link too) given with
     ``flag`` is bad input unless ``force``; a folder always is (no file can replace it), as is a file
-    where a folder above it should be (:func:`check_folder`: said before the work, not after it)."""
+    where a folder above it should be (:func:`check_folder`: said before the work, not after it), and
+    an existing file of a run directory, even with ``force`` (a run is never overwritten, as
+    :func:`target_dir` never writes over one)."""
     if path.is_dir() and not path.is_symlink():
         raise InputError(f"{flag} {path}: is a folder; allowed: a file name (such as {path / 'NAME'})")
+    if (path.exists() or path.is_symlink()) and (run := _run_holding(path)) is not None:
+        raise InputError(f"{flag} {path}: is a file of the run directory {run}, and runs are never "
+                         "overwritten (not even with --force); allowed: a new file outside it")
     if not force and (path.exists() or path.is_symlink()):
         raise InputError(f"{flag} {path}: already exists; not overwritten (pass --force to replace it)")
     check_folder(path.parent, f"{flag} {path}")

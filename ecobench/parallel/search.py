@@ -219,27 +219,36 @@ def layout_problems(phases: list[Phase], layout: Layout, ranks_per_node: int, no
 
 
 def fixes_that_fit(phases: list[Phase], cl: Cluster, layout: Layout, nodes: int,
-                   eff: Efficiency | StepEvaluator) -> list[str]:
-    """The smallest single changes to ``layout`` that fit memory, e.g. ``tensor >= 8``, ``zero: 3``."""
+                   eff: Efficiency | StepEvaluator, fixed_data: bool = False) -> list[str]:
+    """The smallest single changes to ``layout`` that fit memory, e.g. ``tensor >= 8``, ``zero: 3``.
+    A larger tensor, pipeline or context degree takes the ranks left over as data; with
+    ``fixed_data`` (the configuration states its data degree) it keeps ``layout.data``, and a change
+    that then needs more ranks than the cluster has is no fix."""
     ranks = nodes * cl.ranks_per_node
     w = phases[0].workload
     trials: list[tuple[str, Layout]] = []
     c0 = layout.context
+
+    def grown(label: str, tensor: int, pipeline: int, context: int) -> None:
+        tcp = tensor * context * pipeline
+        if fixed_data:
+            trials.append((label, _with(layout, tensor=tensor, pipeline=pipeline, context=context)))
+        elif ranks % tcp == 0:
+            trials.append((label, _with(layout, tensor=tensor, pipeline=pipeline, context=context,
+                                        data=ranks // tcp)))
+
     for t in tensor_options(w, cl.ranks_per_node):
-        if t > layout.tensor and ranks % (t * c0 * layout.pipeline) == 0:
-            trials.append((f"tensor >= {t}",
-                           _with(layout, tensor=t, data=ranks // (t * c0 * layout.pipeline))))
+        if t > layout.tensor:
+            grown(f"tensor >= {t}", t, layout.pipeline, c0)
     for p in divisors(w.arch.layers):
-        if p > layout.pipeline and ranks % (layout.tensor * c0 * p) == 0:
-            trials.append((f"pipeline >= {p}",
-                           _with(layout, pipeline=p, data=ranks // (layout.tensor * c0 * p))))
+        if p > layout.pipeline:
+            grown(f"pipeline >= {p}", layout.tensor, p, c0)
     for z in ZERO_STAGES[:cl.max_zero_stage + 1]:
         if z > layout.zero and layout.data * layout.context > 1:
             trials.append((f"zero: {z}", _with(layout, zero=z)))
     for c in context_options(phases):
-        tcp = layout.tensor * c * layout.pipeline
-        if c > layout.context and ranks % tcp == 0:
-            trials.append((f"context >= {c}", _with(layout, context=c, data=ranks // tcp)))
+        if c > layout.context:
+            grown(f"context >= {c}", layout.tensor, layout.pipeline, c)
     if np.isfinite(cl.host_link_gb_per_s) and layout.offload == "none":
         label = "offload: cpu" + ("" if layout.zero else " with zero: 1")
         trials.append((label, _with(layout, offload="cpu", zero=max(1, layout.zero))))

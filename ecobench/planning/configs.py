@@ -15,10 +15,11 @@ from ecobench.hardware.prices import on_demand_price, priced_regions
 from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.planning.interruption import SpotTerms
 from ecobench.planning.jobs import capabilities
-from ecobench.planning.modes import ConfigRun, mode_for
+from ecobench.planning.modes import ConfigRun, mode_for, refuse
 from ecobench.planning.plan import Context, PlanResult, activity, measured_host
 from ecobench.power.basis import config_basis, from_scenario
 from ecobench.power.carbon import GridIntensity, grid_intensity
+from ecobench.power.draw import PowerSetup
 from ecobench.power.setup import power_setup, uncertain_setup
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 from ecobench.units import CCF_AWS_PUE
@@ -114,12 +115,9 @@ def locate(exc: EcobenchError, cfg: HardwareConfig, index: int) -> EcobenchError
     return exc
 
 
-def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
-                    backends: Mapping[str, Backend], index: int = 0,
-                    cells: Cells | None = None) -> PlanResult:
-    """One result row for one configuration; with ``cells``, one row of arrays for a sweep group (no
-    Monte Carlo: the sweep's shown rows get their bands from a second, scalar evaluation). The
-    workload's mode (``planning/modes``) gives the jobs, the plan and its columns."""
+def _setup(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
+           index: int) -> tuple[str, Instance, str, PowerSetup]:
+    """The configuration's region, instance (with its overrides), power basis and draw inputs."""
     region = cfg.region or s.region
     inst = (local_instance(region, cfg.price_usd_per_h) if cfg.instance_type == LOCAL_INSTANCE
             else overridden(catalog.instance(cfg.instance_type), cfg, index))
@@ -131,6 +129,27 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
                             cfg.measured_power_scope, basis)
     except InputError as exc:  # tdp on a chip without a datasheet TDP: say where the basis came from
         raise from_scenario(exc, s, cfg) from None
+    return region, inst, basis, power
+
+
+def check_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog, backends: Mapping[str, Backend],
+                 index: int = 0) -> None:
+    """The checks of one configuration that need no evaluation, with the messages the evaluation
+    gives: its instance and overrides, power basis, price, backend and its mode's preconditions
+    (``modes.refusal``). Run for every configuration before the first is evaluated, so a bad one
+    late in ``configs`` is refused before minutes of work on the others."""
+    region, inst, _, _ = _setup(s, cfg, catalog, index)
+    _price(s, cfg, inst, region)
+    refuse(s, cfg, inst, catalog, backends)
+
+
+def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
+                    backends: Mapping[str, Backend], index: int = 0,
+                    cells: Cells | None = None) -> PlanResult:
+    """One result row for one configuration; with ``cells``, one row of arrays for a sweep group (no
+    Monte Carlo: the sweep's shown rows get their bands from a second, scalar evaluation). The
+    workload's mode (``planning/modes``) gives the jobs, the plan and its columns."""
+    region, inst, basis, power = _setup(s, cfg, catalog, index)
     if cells is None:
         price, price_source = _price(s, cfg, inst, region)
         grid = grid_intensity(catalog, region, s.overrides.grid_g_per_kwh)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from ecobench.errors import EcobenchError
 from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
-from ecobench.planning.configs import evaluate_config, locate
+from ecobench.planning.configs import check_config, evaluate_config, locate
 from ecobench.planning.measured_serving import lengths_mismatch
 from ecobench.planning.serving import LEAST_REACHABLE, least_reachable, slo_misses
 from ecobench.power.uncertainty import McConfig, bands
@@ -119,6 +119,12 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
 
     cat = catalog or load_catalog()
     bk = BACKENDS if backends is None else backends
+    for i, cfg in enumerate(s.configs):  # a bad configuration refused before any is evaluated
+        try:
+            check_config(s, cfg, cat, bk, i)
+        except EcobenchError as exc:
+            locate(exc, cfg, i)
+            raise
     quiet = SHOW_PROGRESS.set(progress is not None)  # -q: no measurement bar either
     try:
         rows, mcs = _evaluate_rows(s, s.configs, cat, bk, progress)

@@ -66,12 +66,19 @@ def _lengths_note(t: Traffic, b: vllm_bench.ServingBench) -> str:
     return f"{LENGTHS_NOTE}{'; '.join(notes)})" if notes else ""
 
 
-def measured_serving_performance(spec: ServingSpec,
-                                 cfg: HardwareConfig) -> tuple[Performance, dict[str, Any]]:
-    """The Performance and the serving columns of a configuration planned from its benchmark."""
+def measured_bench(spec: ServingSpec, cfg: HardwareConfig) -> vllm_bench.ServingBench:
+    """The configuration's benchmark; bad input where it misses a target or lacks a figure one needs
+    (needs no evaluation: checked for every configuration before the first is evaluated)."""
     assert cfg.measured_serving is not None
     b = vllm_bench.read(cfg.measured_serving)
     _check_targets(spec, b)
+    return b
+
+
+def measured_serving_performance(spec: ServingSpec,
+                                 cfg: HardwareConfig) -> tuple[Performance, dict[str, Any]]:
+    """The Performance and the serving columns of a configuration planned from its benchmark."""
+    b = measured_bench(spec, cfg)
     rate = spec.requests_per_h / SECONDS_PER_HOUR
     capacity = b.request_throughput
     instances = max(1, math.ceil(rate / capacity - 1e-9))

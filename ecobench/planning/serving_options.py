@@ -50,19 +50,25 @@ def weight_dtype(cfg: HardwareConfig) -> str | None:
     return cfg.quantization or cfg.weight_precision
 
 
+def quantization_refusal(acc: Accelerator, q: str | None) -> None:
+    """Bad input where W8A8 quantization ``q`` needs a published peak in it that the chip lacks."""
+    if q not in W8A8 or acc.peak_tflops.get(q or ""):
+        return
+    others = [d for d in W8A8 if acc.peak_tflops.get(d)]
+    allowed = ", ".join([*others, "int4"]) if others else "int4 (weight-only)"
+    raise InputError(f"{acc.name} has no published {q} peak, so it cannot run {q} (W8A8) "
+                     f"matmuls (its published types: {supported_dtypes(acc)}); allowed: "
+                     f"{allowed}, or none").in_config("quantization")
+
+
 def quantized_cluster(cl: Cluster, acc: Accelerator, q: str | None) -> Cluster:
     """The cluster with the weight matmuls at the chip's 8-bit peak for W8A8 quantization ``q`` (the
     rest of the kernels at ``precision``'s); unchanged otherwise. Bad input where the chip has no
     published peak in it."""
     if q not in W8A8:
         return cl
-    peak = acc.peak_tflops.get(q or "")
-    if not peak:
-        others = [d for d in W8A8 if acc.peak_tflops.get(d)]
-        allowed = ", ".join([*others, "int4"]) if others else "int4 (weight-only)"
-        raise InputError(f"{acc.name} has no published {q} peak, so it cannot run {q} (W8A8) "
-                         f"matmuls (its published types: {supported_dtypes(acc)}); allowed: "
-                         f"{allowed}, or none").in_config("quantization")
+    quantization_refusal(acc, q)
+    peak = acc.peak_tflops[q or ""]
     return dataclasses.replace(cl, peak_tflops=peak / acc.ranks_per_chip,
                                peak_16bit_tflops=cl.peak_16bit_tflops or cl.peak_tflops)
 

@@ -114,10 +114,12 @@ def data_degree(most: int, global_batches: list[int], micro: int) -> int:
 
 
 def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout: Layout,
-                    fixes: list[str]) -> str:
-    fix = ("; it fits with " + ", or ".join(fixes)) if fixes else (
-        "; no single change of tensor, pipeline, context, zero, offload, recompute or microbatch fits: use "
-        "more instances, a device with more memory, or parallelism: auto")
+                    fixes: list[str], fixed_data: bool = False) -> str:
+    keep = f" (keeping data {layout.data})" if fixed_data else ""
+    fix = ("; it fits with " + ", or ".join(fixes) + keep) if fixes else (
+        "; no single change of tensor, pipeline, context, zero, offload, recompute or microbatch fits"
+        + f"{keep}: use {'another data degree' if fixed_data else 'more instances'}, a device with more "
+        "memory, or parallelism: auto")
     ranks = n * cl.ranks_per_node
     if layout.ranks < ranks:  # trial: "DP16 ... on 3x p4d.24xlarge" hid that 8 of the 24 ranks idle
         where = (f"uses {layout.ranks} of the {ranks} ranks of {n}x {inst.name} ({ranks - layout.ranks} stay "
@@ -190,9 +192,10 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
                                     f"({len(ev.layouts)} valid){note}{idle}", _memory(ev, i), gbs)
     lay = given_layout(cfg.parallelism if cfg.parallelism != "auto" else None, tr, arch, cfg, ranks)
     where = "parallelism" if cfg.parallelism is not None else "instances"
+    fixed_data = isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.data is not None
     bad = layout_problems(phases, lay, cl.ranks_per_node, n, cl.max_zero_stage)
     if bad:
-        near = nearest_counts(phases, cl, n, eff, _same_shape(lay)) if any(
+        near = nearest_counts(phases, cl, n, eff, _same_shape(lay, fixed_data)) if any(
             "ranks" in b or "global batch" in b for b in bad) else (None, None)
         raise InputError(f"{lay.describe()} cannot run on {n}x {inst.name} "
                          f"({ranks} ranks): " + "; ".join(bad) + counts_text(near)
@@ -202,13 +205,14 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
         raise InputError(f"the catalog has no device-link figure for {inst.name}, which this "
                          "layout's collectives need").in_config(where)
     if not ev.fits[0]:
-        fixes = fixes_that_fit(phases, cl, lay, n, eff)
-        near = nearest_counts(phases, cl, n, eff, _same_shape(lay))
-        raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes)
-                         + counts_text(near).replace("do:", "fit this tensor and pipeline:")).in_config(where)
+        fixes = fixes_that_fit(phases, cl, lay, n, eff, fixed_data)
+        near = nearest_counts(phases, cl, n, eff, _same_shape(lay, fixed_data))
+        shape = "this tensor, pipeline and data" if fixed_data else "this tensor and pipeline"
+        raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes, fixed_data)
+                         + counts_text(near).replace("do:", f"fit {shape}:")).in_config(where)
     choice = "given" if cfg.parallelism is not None else "data parallel (default)"
     if lay.ranks < ranks:
-        choice += "; " + _idle_note(phases, cl, inst, n, lay, eff)
+        choice += "; " + _idle_note(phases, cl, inst, n, lay, eff, fixed_data)
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
 
 
@@ -216,17 +220,21 @@ IDLE_NOTE = "{given} uses {used} of the {ranks} ranks of {n}x {inst}; {idle} sta
 
 
 def _idle_note(phases: list[Phase], cl: Cluster, inst: Instance, n: int, lay: Layout,
-               eff: Efficiency | StepEvaluator) -> str:
+               eff: Efficiency | StepEvaluator, fixed_data: bool = False) -> str:
     """What a layout that leaves ranks idle uses, and the valid layout that fits memory, uses every
     rank and is most like it (the fewest of tensor, pipeline, data, context, expert, ZeRO stage,
-    recompute and micro-batch changed; then the fastest)."""
+    recompute and micro-batch changed; then the fastest); with ``fixed_data``, one of its data
+    degree."""
     ranks = n * cl.ranks_per_node
     note = IDLE_NOTE.format(given=lay.describe(), used=lay.ranks, ranks=ranks, n=n, inst=inst.name,
                             idle=ranks - lay.ranks)
     L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
+    if fixed_data:
+        L = L.select(L.data == lay.data)
     ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
     if ev is None or not ev.fits.any():
-        return note + " (no valid layout that fits memory uses every rank)"
+        return note + (f" (no valid layout of data {lay.data} that fits memory uses every rank)" if fixed_data
+                       else " (no valid layout that fits memory uses every rank)")
     L = ev.layouts
     recompute = ("none", "selective", "full").index(lay.recompute)
     unlike = ((L.tensor != lay.tensor).astype(int) + (L.pipeline != lay.pipeline) + (L.data != lay.data)
@@ -243,8 +251,10 @@ def _vendor(cat: Catalog, inst: Instance) -> str:
     return acc.vendor if acc else ""
 
 
-def _same_shape(lay: Layout) -> Callable[[Layouts], np.ndarray]:
-    """Candidates with ``lay``'s tensor and pipeline degrees."""
+def _same_shape(lay: Layout, fixed_data: bool = False) -> Callable[[Layouts], np.ndarray]:
+    """Candidates with ``lay``'s tensor and pipeline degrees (and data degree, where it is fixed)."""
+    if fixed_data:
+        return lambda L: (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline) & (L.data == lay.data)
     return lambda L: (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import re
 from importlib import resources
 from typing import Any, Literal, Self
 
@@ -30,12 +31,27 @@ from ecobench.bounds import (
 )
 from ecobench.io.yamlio import load_packaged
 from ecobench.scenario.base import SchemaModel
+from ecobench.words import shown
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.presets import preset
 
 PowerKind = Literal["power_train", "power_serve", "power_infer"]
 Metered = Literal["device", "node", "facility"]
 MAX_OVER_LIMIT = 1.2  # a mean draw above 1.2x the chip's maximum is refused as a data error
+
+
+AS_OF_ALLOWED = "an ISO date, YYYY-MM-DD or YYYY-MM (e.g. 2026-11-28 or 2026-11)"
+
+
+def iso_date(text: str) -> bool:
+    """Whether ``text`` is a calendar date written YYYY-MM-DD, or a month YYYY-MM (a source's as_of)."""
+    if not re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", text):
+        return False
+    try:
+        datetime.date.fromisoformat(text if len(text) == 10 else f"{text}-01")
+    except ValueError:  # 2026-13, 2026-02-30
+        return False
+    return True
 
 
 class _Row(SchemaModel):
@@ -59,8 +75,12 @@ class PowerSource(_Row):
     @classmethod
     def _date_as_text(cls, v: Any) -> Any:
         """``as_of: 2026-11-20`` unquoted is a date to YAML: kept as its ISO text (it was refused as
-        'Input should be a valid string')."""
-        return v.isoformat() if isinstance(v, datetime.date) else v
+        'Input should be a valid string'); text that is no ISO date (``last week``, ``11/2026``) is
+        refused."""
+        v = v.isoformat() if isinstance(v, datetime.date) else v
+        if isinstance(v, str) and not iso_date(v):
+            raise ValueError(f"{shown(repr(v))} is not a date; allowed: {AS_OF_ALLOWED}")
+        return v
 
 
 class PowerPoint(_Row):

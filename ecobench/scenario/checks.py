@@ -12,23 +12,26 @@ from ecobench.scenario.model import HardwareConfig, ParallelismSpec, Scenario, b
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.presets import PRESETS, preset
 
-__all__ = ["check_names"]
+__all__ = ["check_names", "unknown_chips"]
 
 
 def check_names(s: Scenario, source: str) -> None:
     """Names the schema cannot know: instance types, regions, presets, data types per chip."""
     cat = load_catalog()
     try:
+        unknown = []  # the preset, the regions and every override's key: all misspellings in one run
         if s.workload.model is not None and s.workload.model not in PRESETS:
-            raise UnknownNameError("model preset", s.workload.model, PRESETS, "workload.model")
+            unknown.append(str(UnknownNameError("model preset", s.workload.model, PRESETS, "workload.model")))
+        for region, where in [(s.region, "region"), *((r, f"overrides.grid_g_per_kwh.{r}")
+                                                      for r in s.overrides.grid_g_per_kwh)]:
+            try:
+                cat.region(region, where)
+            except UnknownNameError as exc:
+                unknown.append(str(exc))
+        unknown += unknown_chips({"accelerator_power_w": s.overrides.accelerator_power_w})
+        if unknown:
+            raise InputError("\n  ".join(["invalid scenario", *unknown]) if len(unknown) > 1 else unknown[0])
         arch = s.workload.arch()
-        cat.region(s.region, "region")
-        for region in s.overrides.grid_g_per_kwh:
-            cat.region(region, f"overrides.grid_g_per_kwh.{region}")
-        for acc in s.overrides.accelerator_power_w:
-            if acc not in cat.accelerators:
-                raise UnknownNameError("accelerator", acc, cat.accelerators,
-                                       f"overrides.accelerator_power_w.{acc}")
         for i, c in enumerate(s.configs):
             _check_expert(c, arch, f"configs[{i}].parallelism.expert")
             _check_drafter(c, arch, f"configs[{i}].speculative")
@@ -77,6 +80,18 @@ def check_names(s: Scenario, source: str) -> None:
                              "decoder: use workload.inference for an encoder")
     except EcobenchError as exc:
         raise InputError(f"{source}: {exc}") from None
+
+
+def unknown_chips(overrides: object) -> list[str]:
+    """One line for each key of ``overrides.accelerator_power_w`` (the scenario's, or the file's
+    ``overrides`` as parsed, before its schema is checked) that is no catalog accelerator, with the
+    nearest names: a scenario refused by its schema names them in the same run."""
+    power = overrides.get("accelerator_power_w") if isinstance(overrides, dict) else None
+    if not isinstance(power, dict):
+        return []
+    known = load_catalog().accelerators
+    return [str(UnknownNameError("accelerator", key, known, f"overrides.accelerator_power_w.{key}"))
+            for key in power if isinstance(key, str) and key not in known]
 
 
 MEASURED_POWER_SLACK = 2.0  # a supplied draw this far below its chips' idle or above their maximum is refused

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from ecobench.errors import InputError
 from ecobench.io.yamlio import load_yaml
-from ecobench.scenario.checks import check_names
+from ecobench.scenario.checks import check_names, unknown_chips
 from ecobench.scenario.messages import error_lines
 from ecobench.scenario.model import MESSAGE_SCHEMA, Scenario
 from ecobench.scenario.profile import resolve_profile
@@ -31,6 +31,7 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
         lines = error_lines(exc.errors(), MESSAGE_SCHEMA)  # type: ignore[arg-type]
+        lines += [line for line in unknown_chips(data.get("overrides")) if line not in lines]
         raise InputError(f"{source}: invalid scenario\n  " + "\n  ".join(lines)) from None
     scenario = _resolve_paths(scenario, base_dir, source)
     scenario = _resolve_measured_serving(scenario, base_dir, source)

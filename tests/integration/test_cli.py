@@ -233,6 +233,11 @@ def test_help_lists_commands(capsys):
     (["run", "s.yaml", "--bogus", "x"], "ecobench run: error: unrecognized arguments: --bogus x "
                                         "(see ecobench run --help)"),
     (["catalog", "--format", "xml"], "ecobench catalog: error: argument --format: invalid choice: 'xml'"),
+    (["rn", "s.yaml"], "ecobench: error: argument COMMAND: invalid choice: 'rn'; did you mean 'run'? (choose "
+                       "from 'run', 'examples',"),
+    (["catalgo"], "ecobench: error: argument COMMAND: invalid choice: 'catalgo'; did you mean 'catalog'? "),
+    (["catalog", "--format", "tabel"], "ecobench catalog: error: argument --format: invalid choice: 'tabel'; "
+                                       "did you mean 'table'? (choose from 'table', 'json')"),
     (["serve-point", "llama3-8b", "--batch", "x\nusage: forged"],
      "ecobench serve-point: error: argument --batch: 'x\\nusage: forged' is not a number; allowed: an "
      "integer from 1 to 1,048,576 (see ecobench serve-point --help)"),

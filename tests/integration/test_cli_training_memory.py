@@ -197,3 +197,34 @@ def test_a_deadline_with_a_stated_context_degree_keeps_it(tmp_path):
     df = _rows(tmp_path)
     assert df.context_parallel["a"] == 4 and df.tensor_parallel["a"] == 8
     assert df.duration_h["a"] <= 100.0
+
+
+def test_the_fixes_of_a_layout_with_a_stated_data_degree_keep_it(tmp_path, capsys):
+    """With data 2 stated, it suggested pipeline >= 8 (data 1) and 2 instances (data 16): layouts
+    that do not hold the data degree the configuration fixed."""
+    def scenario(par, model="llama2-7b"):
+        return _scenario([_cfg(instance="p4d.24xlarge", instances=1, parallelism=par)], model=model,
+                         phases=((4096, 1.0),), global_batch_size=512)
+
+    for d in "abcd":
+        (tmp_path / d).mkdir()
+
+    assert _run(tmp_path / "a", scenario({"data": 2})) == 2
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("36.0 GiB usable after 10% headroom; it fits with tensor >= 4 (keeping "
+                                 "data 2)"), err
+    assert _run(tmp_path / "b", scenario({"data": 2, "tensor": 4})) == 0  # the fix holds
+    (run_dir,) = (tmp_path / "b" / "res" / "mem").iterdir()
+    row = pd.read_csv(run_dir / "results.csv").iloc[0]
+    assert (row.data_parallel, row.tensor_parallel) == (2, 4)
+    capsys.readouterr()
+    assert _run(tmp_path / "c", scenario({"data": 8}, "llama2-70b")) == 2
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith("no single change of tensor, pipeline, context, zero, offload, recompute or "
+                                 "microbatch fits (keeping data 8): use another data degree, a device with "
+                                 "more memory, or parallelism: auto"), err
+    # ranks left idle: the layout that uses them all keeps data 2 (it named TP2 PP1 DP4)
+    assert _run(tmp_path / "d", scenario({"data": 2, "tensor": 2, "zero": 3})) == 0
+    err = capsys.readouterr().err
+    assert ("TP2 PP1 DP2 ZeRO-3 mb1 recompute none uses 4 of the 8 ranks of 1x p4d.24xlarge; 4 stay idle, "
+            "drawing idle power: TP2 PP2 DP2 ZeRO-3 mb1 recompute none uses them all") in err, err

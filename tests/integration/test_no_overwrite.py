@@ -1,6 +1,6 @@
 """Never overwrite an earlier result: every file a user names (validate --html, check --markdown /
 --junit / --export, baseline --to, compare --out / --html) is refused when it exists (exit 2, one line
-naming it), and replaced with --force."""
+naming it), and replaced with --force, except a file of a run directory (never)."""
 
 import pytest
 
@@ -29,6 +29,24 @@ def test_validate_html_is_not_overwritten_without_force(tmp_path, capsys):
     assert page.read_text() == "kept"
     assert main(["validate", "--mode", "replay", "-q", "--html", str(page), "--force"]) == 0
     assert "<svg" in page.read_text()
+
+
+@pytest.mark.parametrize("name", ["report.html", "results.json", "scenario.yaml"])
+def test_a_runs_file_is_not_overwritten_even_with_force(tmp_path, capsys, run_dir, name):
+    """`validate --html RUN/report.html --force` replaced the run's report with the validation page
+    (the refusal's own hint, --force, led there); a run is never overwritten, as `run` never does."""
+    target = run_dir / name
+    before = target.read_bytes()
+    for force in ([], ["--force"]):
+        assert main(["validate", "--mode", "replay", "-q", "--html", str(target), *force]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"ecobench: error: --html {target}: is a file of the run directory {run_dir}, and "
+                       "runs are never overwritten (not even with --force); allowed: a new file outside "
+                       "it\n"), err
+    page = run_dir / "report.html"
+    assert main(["compare", str(run_dir), str(run_dir), "--html", str(page), "--force"]) == 2
+    assert "is a file of the run directory" in capsys.readouterr().err
+    assert target.read_bytes() == before
 
 
 @pytest.mark.parametrize("flag", ["--markdown", "--junit", "--export"])

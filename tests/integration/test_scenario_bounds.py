@@ -270,6 +270,24 @@ def test_idle_power_above_max_is_bad_input(tmp_path, capsys, scenario_dict):
     _rejected(tmp_path, capsys, scenario_dict, "idle_w (90) must not exceed max_w (50)")
 
 
+@pytest.mark.parametrize("other", ["region", "schema"])
+def test_every_misspelt_chip_of_accelerator_power_w_is_named_in_one_run(tmp_path, capsys, scenario_dict,
+                                                                         other):
+    """Each misspelt key with its nearest names, whatever else is wrong (a misspelt region was named
+    first and alone; a schema error alone): one run names them all."""
+    inferentai = {"idle_w": 90, "max_w": 50} if other == "schema" else {"idle_w": 10, "max_w": 50}
+    scenario_dict["overrides"] = {"accelerator_power_w": {"inferentai": inferentai,
+                                                          "t44": {"idle_w": 10, "max_w": 70}}}
+    if other == "region":
+        scenario_dict["region"] = "us-east1"
+    _rejected(tmp_path, capsys, scenario_dict, "invalid scenario",
+              "overrides.accelerator_power_w.inferentai: unknown accelerator 'inferentai'; did you "
+              "mean 'inferentia', 'inferentia2'?",
+              "overrides.accelerator_power_w.t44: unknown accelerator 't44'; did you mean 't4'",
+              "region: unknown region 'us-east1'; did you mean 'us-east-1'" if other == "region"
+              else "overrides.accelerator_power_w.inferentai: idle_w (90) must not exceed max_w (50)")
+
+
 @pytest.mark.parametrize("name", ["..", ".", ".hidden", "../escape", "a/b", "-rf", "x" * 101, "x" * 300])
 def test_name_cannot_leave_results_or_be_too_long(tmp_path, capsys, scenario_dict, name):
     scenario_dict["name"] = name

@@ -3,15 +3,19 @@ first and the last), behind the interface of ``modes/base.py``; :func:`mode_for`
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import cast
 
+from ecobench.hardware.backends import Backend
+from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.planning.jobs import capabilities
+from ecobench.planning.measured_serving import measured_bench
 from ecobench.planning.modes.base import ConfigRun, WorkloadMode
 from ecobench.planning.modes.inference import InferenceMode
 from ecobench.planning.modes.measured import MeasuredMode, Replannable
-from ecobench.planning.modes.serving import ServingMode
-from ecobench.planning.modes.training import TrainingMode
+from ecobench.planning.modes.serving import ServingMode, serving_refusal
+from ecobench.planning.modes.training import TrainingMode, training_refusal
+from ecobench.scenario.model import HardwareConfig, Scenario
 
 # The scenario's workload mode -> the mode that plans it, built for one configuration.
 MODES: dict[str, Callable[[ConfigRun], WorkloadMode]] = {
@@ -29,4 +33,19 @@ def mode_for(run: ConfigRun) -> WorkloadMode:
     return mode
 
 
-__all__ = ["MODES", "ConfigRun", "MeasuredMode", "WorkloadMode", "mode_for"]
+def refuse(s: Scenario, cfg: HardwareConfig, inst: Instance, catalog: Catalog,
+           backends: Mapping[str, Backend]) -> None:
+    """Bad input where the configuration's mode cannot plan it at all, found without evaluating it
+    (the same checks and messages as the mode's own): its backend, and serving's and training's
+    preconditions."""
+    capabilities(cfg, backends)  # an unavailable backend
+    spec = s.workload.serving
+    if spec is not None and cfg.measured_serving is not None:
+        measured_bench(spec, cfg)
+    elif spec is not None:
+        serving_refusal(cfg, inst, catalog, backends)
+    elif s.workload.training is not None:
+        training_refusal(cfg, inst, catalog, backends)
+
+
+__all__ = ["MODES", "ConfigRun", "MeasuredMode", "WorkloadMode", "mode_for", "refuse"]

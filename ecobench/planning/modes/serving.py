@@ -5,12 +5,14 @@ one, fitted and held out on published serving points."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from ecobench.errors import BackendError, InputError
-from ecobench.hardware.backends import Job, Performance, Utilization
+from ecobench.hardware.backends import Backend, Job, Performance, Utilization
 from ecobench.hardware.backends.efficiency import current_fit
 from ecobench.hardware.backends.serve_bands import Regime, serving_band
+from ecobench.hardware.catalog import Accelerator, Catalog, Instance
 from ecobench.planning import serving_options
 from ecobench.planning.jobs import backend_for, capabilities
 from ecobench.planning.measured_serving import measured_serving_performance
@@ -19,8 +21,35 @@ from ecobench.planning.plan import PlanResult, plan_serving
 from ecobench.planning.serving import latency_at
 from ecobench.planning.serving import plan as serve_plan
 from ecobench.power.uncertainty import BAND_METRICS_SERVING
-from ecobench.scenario.model import ServingSpec
+from ecobench.scenario.model import HardwareConfig, ServingSpec
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN, SECONDS_PER_HOUR
+
+
+def serving_refusal(cfg: HardwareConfig, inst: Instance, catalog: Catalog,
+                    backends: Mapping[str, Backend]) -> Accelerator:
+    """Bad input where the configuration cannot be served at all (no accelerator, or one no LLM
+    stack runs on; a backend that does not plan serving; scheduler options of another scheduler; a
+    quantization the chip has no peak for); else its accelerator. Needs no evaluation: checked for
+    every configuration before the first is evaluated (``planning.configs.check_config``)."""
+    acc = catalog.accelerator_of(inst)
+    if acc is None:
+        raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
+    if (why := serving_options.llm_serving_refusal(inst.spec.accelerator)) is not None:
+        raise InputError(f"{inst.name}: {why}").in_config("instance_type")
+    if "serving" not in capabilities(cfg, backends).modes:
+        raise InputError(f"backend {cfg.backend} does not plan serving; serving is planned with the "
+                         "analytic model or the emulated NeuronCore (Neuron instances), or from a "
+                         "measured benchmark (measured_serving)").in_config("backend")
+    if cfg.scheduler != "continuous" and (cfg.max_num_batched_tokens is not None or not cfg.chunked_prefill):
+        field = "max_num_batched_tokens" if cfg.max_num_batched_tokens is not None else "chunked_prefill"
+        raise InputError(f"{field} applies to the continuous scheduler only, not {cfg.scheduler}; "
+                         "drop it or use scheduler: continuous").in_config(field)
+    if cfg.scheduler == "disaggregated" and acc.static_kv_cache:
+        raise InputError(f"{inst.name}'s serving stack compiles static key/value caches, which the "
+                         "disaggregated scheduler cannot hand between replicas; allowed here: continuous, "
+                         "static").in_config("scheduler")
+    serving_options.quantization_refusal(acc, cfg.quantization)
+    return acc
 
 
 def serving_performance(run: ConfigRun,
@@ -33,24 +62,8 @@ def serving_performance(run: ConfigRun,
     assert spec is not None
     if cfg.measured_serving is not None:
         return measured_serving_performance(spec, cfg)
-    acc = catalog.accelerator_of(inst)
-    if acc is None:
-        raise InputError(f"{inst.name} has no accelerator to serve an LLM on").in_config("instance_type")
-    if (why := serving_options.llm_serving_refusal(inst.spec.accelerator)) is not None:
-        raise InputError(f"{inst.name}: {why}").in_config("instance_type")
+    acc = serving_refusal(cfg, inst, catalog, run.backends)
     caps = capabilities(cfg, run.backends)
-    if "serving" not in caps.modes:
-        raise InputError(f"backend {cfg.backend} does not plan serving; serving is planned with the "
-                         "analytic model or the emulated NeuronCore (Neuron instances), or from a "
-                         "measured benchmark (measured_serving)").in_config("backend")
-    if cfg.scheduler != "continuous" and (cfg.max_num_batched_tokens is not None or not cfg.chunked_prefill):
-        field = "max_num_batched_tokens" if cfg.max_num_batched_tokens is not None else "chunked_prefill"
-        raise InputError(f"{field} applies to the continuous scheduler only, not {cfg.scheduler}; "
-                         "drop it or use scheduler: continuous").in_config(field)
-    if cfg.scheduler == "disaggregated" and acc.static_kv_cache:
-        raise InputError(f"{inst.name}'s serving stack compiles static key/value caches, which the "
-                         "disaggregated scheduler cannot hand between replicas; allowed here: continuous, "
-                         "static").in_config("scheduler")
     fit = current_fit()
     eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, cfg.stack)
     timer = None

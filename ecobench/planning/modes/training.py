@@ -4,12 +4,14 @@ one job per sequence-length phase, the time to process the tokens, MFU and expos
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from ecobench.errors import BackendError, InputError
-from ecobench.hardware.backends import Job, Performance
+from ecobench.hardware.backends import Backend, Job, Performance
 from ecobench.hardware.backends.efficiency import current_fit
+from ecobench.hardware.catalog import Accelerator, Catalog, Instance
 from ecobench.hardware.cluster import rank_peak_tflops, ranks_per_instance
 from ecobench.parallel.step import Workload, model_flops_per_sequence
 from ecobench.planning.jobs import backend_for, capabilities, make_job
@@ -18,16 +20,16 @@ from ecobench.planning.plan import PlanResult, plan_training
 from ecobench.planning.samples import BASIS_PLANNED, at_repetition
 from ecobench.planning.training import TrainingPlan, instances_for_supplied, plan
 from ecobench.power.uncertainty import BAND_METRICS_TRAINING, TrainingCase
-from ecobench.scenario.model import LOCAL_INSTANCE, TrainingSpec
+from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, TrainingSpec
 from ecobench.units import SECONDS_PER_HOUR
 
 
-def training_plan(run: ConfigRun) -> TrainingPlan | None:
-    """The configuration's layout and cluster size (None for the measured host, and for a supplied
-    throughput with a deadline, whose instances follow from the throughput)."""
-    s, cfg, inst, catalog = run.scenario, run.config, run.instance, run.catalog
-    tr = s.workload.training
-    assert tr is not None
+def training_refusal(cfg: HardwareConfig, inst: Instance, catalog: Catalog,
+                     backends: Mapping[str, Backend]) -> Accelerator | None:
+    """Bad input where the configuration's layout cannot be planned at all (a parallelism on the
+    measured host or on an instance without accelerators; a deadline search by a backend that does
+    not size clusters); else its accelerator, None where no layout is planned. Needs no evaluation:
+    checked for every configuration before the first is evaluated (``planning.configs.check_config``)."""
     if cfg.instance_type == LOCAL_INSTANCE:
         if cfg.parallelism is not None:
             raise InputError("the measured host runs data parallel only").in_config("parallelism")
@@ -39,10 +41,22 @@ def training_plan(run: ConfigRun) -> TrainingPlan | None:
         if cfg.parallelism is not None:
             raise InputError(f"{inst.name} has no accelerator to split a model over").in_config("parallelism")
         return None
-    caps = capabilities(cfg, run.backends)
-    if cfg.instances is None and not caps.sizes_clusters:
+    if cfg.instances is None and not capabilities(cfg, backends).sizes_clusters:
         raise InputError(f"the deadline search uses the analytic model; give instances for backend "
                          f"{cfg.backend}").in_config("instances")
+    return acc
+
+
+def training_plan(run: ConfigRun) -> TrainingPlan | None:
+    """The configuration's layout and cluster size (None for the measured host, and for a supplied
+    throughput with a deadline, whose instances follow from the throughput)."""
+    s, cfg, inst, catalog = run.scenario, run.config, run.instance, run.catalog
+    tr = s.workload.training
+    assert tr is not None
+    acc = training_refusal(cfg, inst, catalog, run.backends)
+    if acc is None:
+        return None
+    caps = capabilities(cfg, run.backends)
     eff = current_fit().efficiency(acc.vendor, "training", inst.spec.accelerator, cfg.stack)
     if caps.own_step_model and cfg.instances is not None:
         own = backend_for(cfg, run.backends).step_evaluator(inst)  # type: ignore[attr-defined]

@@ -204,6 +204,17 @@ def test_a_source_dated_to_the_day_is_accepted(tmp_path, capsys):
     assert main(["calibrate", str(f)]) == 0
 
 
+@pytest.mark.parametrize("as_of", ["last tuesday", "11/2026", "2026", "2026-13", "2026-02-30", "2026-11-28x"])
+def test_a_source_date_that_is_no_iso_date_is_refused(tmp_path, capsys, as_of):
+    """as_of took any text ('last tuesday' calibrated, exit 0)."""
+    path = _write(tmp_path, [_point(0, 400.0, 1000.0, 16)], {**SOURCE, "as_of": as_of})
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: invalid calibration points\n  sources.team_a.as_of: {as_of!r} is not a date; allowed: " \
+           "an ISO date, YYYY-MM-DD or YYYY-MM (e.g. 2026-11-28 or 2026-11)\n" in err, err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("change,words", [
     ({"devices": 8, "tensor": 2, "layout": {"data": 2}},
      "layout: tensor 2 x data 2 = 4 devices, but the point ran on 8 (devices 8, power_per device); allowed: "

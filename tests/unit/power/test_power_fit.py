@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from ecobench.power.corpus import load_corpus, parse_corpus
 from ecobench.power.fit import FITTED, STATES, Features, PowerFit, fit, holdout, split_rest, stall_draw
 
-SOURCE = {"citation": "c", "url": "u", "as_of": "2025", "group": "g", "metered": "device", "method": "NVML",
-          "not_stated": "clocks"}
+SOURCE = {"citation": "c", "url": "u", "as_of": "2025-01", "group": "g", "metered": "device",
+          "method": "NVML", "not_stated": "clocks"}
 POINT = {"id": "p1", "source": "s", "kind": "power_serve", "model_name": "Llama", "model": "llama3-8b",
          "gpu": "h100-sxm", "devices": 1, "power_w": 400.0, "power_per": "device", "note": "n"}
 
