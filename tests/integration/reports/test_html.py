@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 from ecobench.planning.evaluate import evaluate
@@ -55,6 +56,11 @@ def test_a_sweep_report_leads_with_the_decisions(tmp_path):
     assert "18 combinations, 15 evaluated, 3 skipped" in html
     for objective in ("cost", "co2", "energy", "balanced"):
         assert f'<td class="l" data-label="objective">{objective}</td>' in html
+    # The report (and results.json) hold some of the sweep's rows; it says how many of results.csv's.
+    shown = len(json.loads((out / "results.json").read_text())["rows"])
+    in_csv = len((out / "results.csv").read_text().splitlines()) - 1
+    assert shown < in_csv
+    assert f"This report and results.json show {shown} of the {in_csv} rows" in html
 
 
 def test_the_inferred_chip_power_caveat_names_only_rows_that_use_the_draw_model():
