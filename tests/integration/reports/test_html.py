@@ -78,3 +78,26 @@ def test_the_inferred_chip_power_caveat_names_only_rows_that_use_the_draw_model(
                             "measured_power_scope": "accelerator"}]})
     notes = caveats(results_document(s, records(evaluate(s)), "run"))["power"]
     assert len(notes) == 1 and notes[0].startswith("model: the NVIDIA H100"), notes
+
+
+def _table(html: str, heading: str) -> str:
+    start = html.index(f"<h2>{heading}</h2>")
+    return html[start:html.index("</table>", start)]
+
+
+def test_the_table_against_the_baseline_names_its_scope_whatever_the_headline(scenario_dict):
+    """The cards follow the headline scope; the table against the baseline holds the facility figures
+    (energy_kwh, co2_operational_kg, the facility changes) and says so, not a bare 'energy (kWh)'."""
+    scenario_dict["headline_scope"] = "accelerator"
+    s = scenario_from_dict(scenario_dict)
+    doc = results_document(s, records(evaluate(s)), "run")
+    table = _table(render(doc), "Against the baseline")
+    assert "<th>energy, facility (kWh)</th>" in table and "<th>CO2 Δ, facility</th>" in table
+    assert "<th>energy (kWh)</th>" not in table
+    assert "at the facility scope; the headline's accelerator scope is in the cards" in table
+    row = next(r for r in doc["rows"] if not r["is_baseline"])
+    assert row["energy_kwh"] != row["energy_accelerator_kwh"]  # the two scopes differ here
+    scenario_dict["headline_scope"] = "facility"
+    s = scenario_from_dict(scenario_dict)
+    assert "the headline's" not in _table(render(results_document(s, records(evaluate(s)), "run")),
+                                          "Against the baseline")
