@@ -92,8 +92,8 @@ def test_the_table_against_the_baseline_names_its_scope_whatever_the_headline(sc
     s = scenario_from_dict(scenario_dict)
     doc = results_document(s, records(evaluate(s)), "run")
     table = _table(render(doc), "Against the baseline")
-    assert "<th>energy, facility (kWh)</th>" in table and "<th>CO2 Δ, facility</th>" in table
-    assert "<th>energy (kWh)</th>" not in table
+    assert "<th>energy, facility (kWh over 1 h)</th>" in table and "<th>CO2 Δ, facility</th>" in table
+    assert "<th>energy (kWh" not in table
     assert "at the facility scope; the headline's accelerator scope is in the cards" in table
     row = next(r for r in doc["rows"] if not r["is_baseline"])
     assert row["energy_kwh"] != row["energy_accelerator_kwh"]  # the two scopes differ here
@@ -101,3 +101,29 @@ def test_the_table_against_the_baseline_names_its_scope_whatever_the_headline(sc
     s = scenario_from_dict(scenario_dict)
     assert "the headline's" not in _table(render(results_document(s, records(evaluate(s)), "run")),
                                           "Against the baseline")
+
+
+def test_inference_and_serving_totals_name_their_horizon(scenario_dict):
+    """Energy and CO2 of an inference or serving run are totals over the horizon, beside costs per
+    million: the cards and the table say over how long (and, inference, how many inferences)."""
+    scenario_dict["workload"]["inference"]["horizon_h"] = 24
+    s = scenario_from_dict(scenario_dict)
+    doc = results_document(s, records(evaluate(s)), "run")
+    assert {r["duration_h"] for r in doc["rows"]} == {24.0} and doc["rows"][0]["inferences"] == 2_400_000
+    html = render(doc)
+    assert "the energy and CO2 over the 24 h horizon (2,400,000 inferences; facility scope" in html
+    table = _table(html, "Against the baseline")
+    assert "<th>energy, facility (kWh over 24 h)</th>" in table
+    assert "<th>CO2 operational, facility (kg over 24 h)</th>" in table
+    del doc["scenario"]["workload"]["inference"]["horizon_h"]  # a results.json without it: the rows'
+    assert "over the 24 h horizon" in render(doc)
+
+
+def test_a_training_report_names_no_horizon():
+    import yaml
+
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "bert_large_pretrain.yaml").read_text()))
+    table = _table(render(results_document(s, records(evaluate(s)), "run")), "Against the baseline")
+    assert "<th>energy, facility (kWh)</th>" in table and " h horizon" not in table
