@@ -127,3 +127,22 @@ def test_a_training_report_names_no_horizon():
     s = scenario_from_dict(yaml.safe_load((SCENARIOS / "bert_large_pretrain.yaml").read_text()))
     table = _table(render(results_document(s, records(evaluate(s)), "run")), "Against the baseline")
     assert "<th>energy, facility (kWh)</th>" in table and " h horizon" not in table
+
+
+def test_throughput_below_one_per_second_keeps_its_significant_figures():
+    """GPT-3 175B trains at under one sequence per instance-second: one decimal showed 0.5 and 0.4 for
+    rows 0.91x apart (and would show 0.0 below 0.05); the table shows three significant figures and
+    names what is counted."""
+    import yaml
+
+    from ecobench.reports.charts import fmt_num
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "gpt3_175b_deadline.yaml").read_text()))
+    doc = results_document(s, records(evaluate(s)), "run")
+    table = _table(render(doc), "Against the baseline")
+    assert "<th>sequences / instance / s</th>" in table
+    for r in doc["rows"]:
+        v = r["throughput_per_instance_per_s"]
+        assert 0.05 < v < 1 and fmt_num(v) != f"{v:.1f}"
+        assert f'>{fmt_num(v)} <span class="prov">(×' in table
