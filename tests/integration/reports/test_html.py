@@ -146,3 +146,14 @@ def test_throughput_below_one_per_second_keeps_its_significant_figures():
         v = r["throughput_per_instance_per_s"]
         assert 0.05 < v < 1 and fmt_num(v) != f"{v:.1f}"
         assert f'>{fmt_num(v)} <span class="prov">(×' in table
+
+
+def test_a_latency_target_on_a_card_carries_its_unit():
+    import yaml
+
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text()))
+    html = render(results_document(s, records(evaluate(s)), "run"))
+    assert '<span class="prov">(target 1,000 ms)</span>' in html  # TTFT p50 1 s, as the scenario sets
+    assert '<span class="prov">(target 1,000)</span>' not in html
