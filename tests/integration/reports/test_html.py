@@ -91,10 +91,13 @@ def test_the_table_against_the_baseline_names_its_scope_whatever_the_headline(sc
     scenario_dict["headline_scope"] = "accelerator"
     s = scenario_from_dict(scenario_dict)
     doc = results_document(s, records(evaluate(s)), "run")
-    table = _table(render(doc), "Against the baseline")
+    html = render(doc)
+    table = _table(html, "Against the baseline")
     assert "<th>energy, facility (kWh over 1 h)</th>" in table and "<th>CO2 Δ, facility</th>" in table
     assert "<th>energy (kWh" not in table
     assert "at the facility scope; the headline's accelerator scope is in the cards" in table
+    # so is the table by region: each region's grid times energy_kwh (facility), plus embodied
+    assert "Operational CO2 of each configuration's facility-scope energy over 1 h at each region" in html
     row = next(r for r in doc["rows"] if not r["is_baseline"])
     assert row["energy_kwh"] != row["energy_accelerator_kwh"]  # the two scopes differ here
     scenario_dict["headline_scope"] = "facility"
