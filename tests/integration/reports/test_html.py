@@ -160,3 +160,31 @@ def test_a_latency_target_on_a_card_carries_its_unit():
     html = render(results_document(s, records(evaluate(s)), "run"))
     assert '<span class="prov">(target 1,000 ms)</span>' in html  # TTFT p50 1 s, as the scenario sets
     assert '<span class="prov">(target 1,000)</span>' not in html
+
+
+def test_a_serving_card_shows_co2_per_token_at_the_scope_of_its_change():
+    """The card's change is the headline scope's; its figure was the facility's whatever the headline:
+    at the accelerator scope trn1 read 89.3 g (the baseline 114 g) marked +10%. Figure and change
+    are now of one scope."""
+    import re
+
+    import yaml
+
+    from ecobench.reports.charts import fmt_num
+    from tests.conftest import SCENARIOS
+
+    scenario = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    scenario["headline_scope"] = "accelerator"
+    s = scenario_from_dict(scenario)
+    doc = results_document(s, records(evaluate(s)), "run")
+    html = render(doc)
+    shown = dict(re.findall(r'<b>([^<]*) g</b> CO2 per million output tokens <span[^>]*>([^<]*)</span>', html))
+    base = next(r for r in doc["rows"] if r["is_baseline"])
+    base_g = base["co2_accelerator_kg"] * 1e9 / base["output_tokens"]
+    assert len(shown) == len(doc["rows"]) - 1
+    for r in doc["rows"]:
+        if r["is_baseline"]:
+            continue
+        g = r["co2_accelerator_kg"] * 1e9 / r["output_tokens"]
+        assert shown[fmt_num(g)] == f"{r['co2_accelerator_change_pct']:+.0f}%"
+        assert (g < base_g) == (r["co2_accelerator_change_pct"] < 0)  # the sign agrees with the figures
