@@ -194,9 +194,10 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
         return bars(f"{t['label']} against the {charts.fmt_num(t['target_ms'])} ms target", t["column"],
                     "ms", t["label"], target=t["target_ms"], notes=verdicts)
 
+    over = f" over {number(horizon_h(doc))} h" if horizon_h(doc) else ""  # inference, serving: the horizon
     instances = bars("Instances to meet the rate", "instances", "", "instances", "instances_change_pct")
-    energy = bars("Energy", "energy_kwh", "kWh", "energy", "energy_change_pct")
-    co2 = Markup(charts.stacked_hbar("CO2: operational and embodied", labels, {
+    energy = bars(f"Energy at the facility{over}", "energy_kwh", "kWh", "energy", "energy_change_pct")
+    co2 = Markup(charts.stacked_hbar(f"CO2 at the facility{over}: operational and embodied", labels, {
         "operational": [r["co2_operational_kg"] for r in rows],
         "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg", quantity="CO2"))
     power = Markup(charts.stacked_hbar("Where the power goes (per instance, at the facility)", labels, {
@@ -208,10 +209,11 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
         return [instances,
                 bars("Cost per million output tokens", "cost_usd_per_million_output_tokens", "USD",
                      "cost per million output tokens", "cost_change_pct"),
-                bars("CO2 per million output tokens", "co2_g_per_million_output_tokens", "g",
+                bars("CO2 per million output tokens, facility scope", "co2_g_per_million_output_tokens", "g",
                      "CO2 per million output tokens", "co2_change_pct"),
                 *[latency(t) for t in targets(doc)],
-                bars("Energy per output token", "energy_j_per_output_token", "J", "energy per output token"),
+                bars("Energy per output token, facility scope", "energy_j_per_output_token", "J",
+                     "energy per output token"),
                 power]
     if mode == "training":
         return [bars("Instances", "instances", "", "instances"),
@@ -227,6 +229,17 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
             energy, co2,
             bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
             power]
+
+
+def horizon_h(doc: dict[str, Any]) -> float | None:
+    """Hours an inference or serving run's totals (energy, CO2) cover: the scenario's horizon, else the
+    baseline row's duration (results.json files without it); None for training (the run is the job)."""
+    mode = doc["mode"]
+    if mode == "training":
+        return None
+    h = ((doc["scenario"].get("workload") or {}).get(mode) or {}).get("horizon_h")
+    base = next((r for r in doc["rows"] if r["is_baseline"]), None)
+    return h or (base.get("duration_h") if base else None)
 
 
 def region_table(doc: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], Markup, list[dict[str, Any]]]:
@@ -294,7 +307,7 @@ def render(doc: dict[str, Any]) -> str:
     return _env().get_template("report.html.j2").render(
         scenario=doc["scenario"], rows=shown_rows(doc, MAX_TABLE_ROWS), meta=doc, mode=doc["mode"],
         all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
-        cards=card_rows(doc), targets=targets(doc), checks=target_checks,
+        cards=card_rows(doc), targets=targets(doc), checks=target_checks, horizon_h=horizon_h(doc),
         baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
         recommendations=doc.get("recommendations") or [], sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),

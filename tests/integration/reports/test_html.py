@@ -188,3 +188,17 @@ def test_a_serving_card_shows_co2_per_token_at_the_scope_of_its_change():
         g = r["co2_accelerator_kg"] * 1e9 / r["output_tokens"]
         assert shown[fmt_num(g)] == f"{r['co2_accelerator_change_pct']:+.0f}%"
         assert (g < base_g) == (r["co2_accelerator_change_pct"] < 0)  # the sign agrees with the figures
+
+
+def test_the_charts_name_the_scope_and_horizon_of_their_totals(scenario_dict):
+    """The energy and CO2 charts plot energy_kwh and co2_*_kg (facility, over the horizon) whatever
+    the headline scope: their titles say so."""
+    import re
+
+    scenario_dict["headline_scope"] = "it"
+    scenario_dict["workload"]["inference"]["horizon_h"] = 8
+    s = scenario_from_dict(scenario_dict)
+    titles = re.findall(r'aria-label="([^"]*)"', render(results_document(s, records(evaluate(s)), "run")))
+    assert {"Energy at the facility over 8 h", "CO2 at the facility over 8 h: operational and embodied"} \
+        <= set(titles)
+    assert "Energy" not in titles
