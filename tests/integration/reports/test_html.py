@@ -178,7 +178,8 @@ def test_a_serving_card_shows_co2_per_token_at_the_scope_of_its_change():
     s = scenario_from_dict(scenario)
     doc = results_document(s, records(evaluate(s)), "run")
     html = render(doc)
-    shown = dict(re.findall(r'<b>([^<]*) g</b> CO2 per million output tokens <span[^>]*>([^<]*)</span>', html))
+    card = r'<b>([^<]*) g</b> CO2 per million output tokens <span[^>]*>([^<]*)</span>'
+    shown = dict(re.findall(card, html))
     base = next(r for r in doc["rows"] if r["is_baseline"])
     base_g = base["co2_accelerator_kg"] * 1e9 / base["output_tokens"]
     assert len(shown) == len(doc["rows"]) - 1
