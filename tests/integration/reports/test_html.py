@@ -203,3 +203,20 @@ def test_the_charts_name_the_scope_and_horizon_of_their_totals(scenario_dict):
     assert {"Energy at the facility over 8 h", "CO2 at the facility over 8 h: operational and embodied"} \
         <= set(titles)
     assert "Energy" not in titles
+
+
+def test_a_quantized_serving_row_names_its_weight_format():
+    """inf2_int8 serves int8 weights at bf16 compute: its card and table row said only 'bf16', like
+    the bf16 row beside it."""
+    import yaml
+
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text()))
+    doc = results_document(s, records(evaluate(s)), "run")
+    row = next(r for r in doc["rows"] if r["config_id"] == "inf2_int8")
+    assert (row["precision"], row["weight_precision"], row["kv_cache_precision"]) == ("bf16", "int8", "bf16")
+    html = render(doc)
+    assert "<b>inf2_int8</b> · bf16, int8 weights</div>" in html
+    assert "inf2.48xlarge · bf16, int8 weights</span>" in _table(html, "Against the baseline")
+    assert "<b>inf2</b> · bf16</div>" in html  # the same formats throughout: no more said
