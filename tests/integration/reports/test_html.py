@@ -220,3 +220,14 @@ def test_a_quantized_serving_row_names_its_weight_format():
     assert "<b>inf2_int8</b> · bf16, int8 weights</div>" in html
     assert "inf2.48xlarge · bf16, int8 weights</span>" in _table(html, "Against the baseline")
     assert "<b>inf2</b> · bf16</div>" in html  # the same formats throughout: no more said
+
+
+def test_a_card_cost_below_half_a_cent_is_not_shown_as_zero(scenario_dict):
+    """Cards wrote cost per million with two decimals: $0.0042 read $0.00, and 0.724 read 0.72 beside
+    the table's 0.724. They now use the table's money format."""
+    s = scenario_from_dict(scenario_dict)
+    doc = results_document(s, records(evaluate(s)), "run")
+    row = next(r for r in doc["rows"] if not r["is_baseline"])
+    row["cost_usd_per_million"] = 0.0042
+    cards = render(doc).split('<div class="cards">', 1)[1].split("<h2>", 1)[0]
+    assert "<b>$0.00420</b> per million inferences" in cards and "$0.00<" not in cards
