@@ -231,3 +231,17 @@ def test_a_card_cost_below_half_a_cent_is_not_shown_as_zero(scenario_dict):
     row["cost_usd_per_million"] = 0.0042
     cards = render(doc).split('<div class="cards">', 1)[1].split("<h2>", 1)[0]
     assert "<b>$0.00420</b> per million inferences" in cards and "$0.00<" not in cards
+
+
+def test_a_training_card_cost_below_half_a_dollar_is_not_shown_as_zero():
+    """A training card wrote the run's cost in whole dollars: $0.40 read $0."""
+    import yaml
+
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "small_encoder_pretrain.yaml").read_text()))
+    doc = results_document(s, records(evaluate(s)), "run")
+    row = next(r for r in doc["rows"] if not r["is_baseline"])
+    row["cost_usd"] = 0.4
+    cards = render(doc).split('<div class="cards">', 1)[1].split("<h2>", 1)[0]
+    assert "<b>$0.400</b> for the run" in cards and "<b>$0</b>" not in cards
