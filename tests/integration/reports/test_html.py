@@ -118,6 +118,7 @@ def test_inference_and_serving_totals_name_their_horizon(scenario_dict):
     table = _table(html, "Against the baseline")
     assert "<th>energy, facility (kWh over 24 h)</th>" in table
     assert "<th>CO2 operational, facility (kg over 24 h)</th>" in table
+    assert "Energy and CO2 are totals over 24 h (the horizon)." in _table(html, "Energy and CO2 by scope")
     del doc["scenario"]["workload"]["inference"]["horizon_h"]  # a results.json without it: the rows'
     assert "over the 24 h horizon" in render(doc)
 
