@@ -1,6 +1,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from ecobench.planning.evaluate import evaluate
 from ecobench.reports.html import render
 from ecobench.reports.tables import records
@@ -246,3 +248,43 @@ def test_a_training_card_cost_below_half_a_dollar_is_not_shown_as_zero():
     row["cost_usd"] = 0.4
     cards = render(doc).split('<div class="cards">', 1)[1].split("<h2>", 1)[0]
     assert "<b>$0.400</b> for the run" in cards and "<b>$0</b>" not in cards
+
+
+def _decisions(html: str) -> str:
+    start = html.index("<h2>Decisions</h2>")
+    return html[start:html.index("<h2 id=\"answer\">", start)]
+
+
+@pytest.mark.parametrize("name,change", [
+    ("llama3_8b_chat.yaml", lambda sc: sc["workload"]["serving"].update(median_tpot_ms=0.01)),
+    ("llama2_7b_pretrain.yaml", lambda sc: sc["workload"]["training"].update(deadline_h=0.5)),
+])
+def test_a_report_without_recommendations_says_why_as_the_terminal_does(name, change):
+    """Where no row meets the latency targets or the training deadline, the report had no Decisions
+    section and no word of why (the terminal names the closest row); it now says what the terminal
+    says."""
+    import yaml
+
+    from ecobench.planning.evaluate import evaluate_all
+    from ecobench.reports.summary import nothing_meets
+    from tests.conftest import SCENARIOS
+
+    scenario = yaml.safe_load((SCENARIOS / name).read_text())
+    change(scenario)
+    s = scenario_from_dict(scenario)
+    ev = evaluate_all(s)
+    doc = results_document(s, ev.rows, "run", ev)
+    assert doc["recommendations"] == []
+    terminal = nothing_meets(ev, s)
+    assert terminal is not None
+    shown = _decisions(render(doc))
+    assert '<p class="warning">No configuration meets ' in shown
+    closest = terminal.split(": the closest is ", 1)[1]
+    assert f": the closest is {closest}." in shown.replace("&#39;", "'")
+
+
+def test_a_report_with_no_eligible_row_says_there_is_no_recommendation(scenario_dict):
+    s = scenario_from_dict(scenario_dict)
+    doc = results_document(s, records(evaluate(s)), "run")
+    doc["recommendations"] = []
+    assert "No recommendation: no configuration is eligible" in _decisions(render(doc))
