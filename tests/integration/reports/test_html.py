@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from ecobench.planning.evaluate import evaluate
-from ecobench.reports.html import render
+from ecobench.reports.html import band, render
 from ecobench.reports.tables import records
 from ecobench.runner import results_document
 from ecobench.scenario.load import scenario_from_dict
@@ -288,3 +288,21 @@ def test_a_report_with_no_eligible_row_says_there_is_no_recommendation(scenario_
     doc = results_document(s, records(evaluate(s)), "run")
     doc["recommendations"] = []
     assert "No recommendation: no configuration is eligible" in _decisions(render(doc))
+
+
+def test_the_serving_plans_table_says_which_latency_its_band_is_of_and_the_co2_scope():
+    """'206 / 725' over '90%: 39.7 to 826' read as a band of both; it is of the median alone. The
+    table's CO2 per million tokens is the facility's whatever the headline scope."""
+    import yaml
+
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text()))
+    doc = results_document(s, records(evaluate(s)), "run")
+    table = _table(render(doc), "Serving plans")
+    assert "<th>g CO2 / M output tokens (facility)</th>" in table
+    banded = [r for r in doc["rows"] if r.get("ttft_ms_p50_low") is not None]
+    assert banded
+    for r in banded:
+        assert f'<span class="prov">p50 {band(r, "ttft_ms_p50")}</span>' in table
+        assert f'<span class="prov">p50 {band(r, "tpot_ms_p50")}</span>' in table
