@@ -154,6 +154,40 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return latency_targets(mode, (doc["scenario"].get("workload") or {}).get(mode))
 
 
+def no_pick(doc: dict[str, Any]) -> str | None:
+    """Why a run with rows has no recommendation (None where it has some), as the terminal says it: no
+    row meets the training deadline or the latency targets (naming the closest), or none is eligible."""
+    rows = doc["rows"]
+    if doc.get("recommendations") or not rows:
+        return None
+    after = "; no Pareto front or recommendation (they are drawn from configurations that meet it)."
+    mode = doc["mode"]
+    deadline = ((doc["scenario"].get("workload") or {}).get("training") or {}).get("deadline_h")
+    timed = [r for r in rows if _num(r.get("duration_h")) == _num(r.get("duration_h"))]
+    missed = not any(r.get("meets_deadline") for r in rows)
+    if mode == "training" and deadline is not None and timed and missed:
+        r = min(timed, key=lambda r: r["duration_h"])
+        return (f"No configuration meets the training deadline ({number(deadline)} h): the closest is "
+                f"{r['config_id']} ({r['instance_type']}, {number(r['duration_h'])} h on "
+                f"{number(r['instances'])} instances){after}")
+    goals = targets(doc)
+
+    def worst(r: dict[str, Any]) -> float:
+        over = [_num(r.get(g["column"])) / g["target_ms"] for g in goals]
+        return max((v for v in over if v == v), default=float("nan"))
+
+    scored = [(worst(r), r) for r in rows if worst(r) == worst(r)]
+    if goals and scored and all(w > 1 for w, _ in scored):
+        r = min(scored, key=lambda wr: wr[0])[1]
+        named = ", ".join(f"{g['label']} {number(g['target_ms'])} ms" for g in goals)
+        how = ", ".join(f"{g['label']} {number(r[g['column']])} ms" for g in goals
+                        if r.get(g["column"]) is not None)
+        return (f"No configuration meets the latency targets ({named}): the closest is {r['config_id']} "
+                f"({r['instance_type']}, {how}){after}")
+    return ("No recommendation: no configuration is eligible (each needs a sourced price, and to meet the "
+            "deadline or latency targets where the scenario sets them).")
+
+
 def pareto_chart(doc: dict[str, Any]) -> Markup | None:
     """Cost against CO2 per configuration, the front joined by a step line (None without prices)."""
     co2 = headline(doc)["co2"]
@@ -194,9 +228,10 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
         return bars(f"{t['label']} against the {charts.fmt_num(t['target_ms'])} ms target", t["column"],
                     "ms", t["label"], target=t["target_ms"], notes=verdicts)
 
+    over = f" over {number(horizon_h(doc))} h" if horizon_h(doc) else ""  # inference, serving: the horizon
     instances = bars("Instances to meet the rate", "instances", "", "instances", "instances_change_pct")
-    energy = bars("Energy", "energy_kwh", "kWh", "energy", "energy_change_pct")
-    co2 = Markup(charts.stacked_hbar("CO2: operational and embodied", labels, {
+    energy = bars(f"Energy at the facility{over}", "energy_kwh", "kWh", "energy", "energy_change_pct")
+    co2 = Markup(charts.stacked_hbar(f"CO2 at the facility{over}: operational and embodied", labels, {
         "operational": [r["co2_operational_kg"] for r in rows],
         "embodied": [r["co2_embodied_kg"] for r in rows]}, "kg", quantity="CO2"))
     power = Markup(charts.stacked_hbar("Where the power goes (per instance, at the facility)", labels, {
@@ -208,10 +243,11 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
         return [instances,
                 bars("Cost per million output tokens", "cost_usd_per_million_output_tokens", "USD",
                      "cost per million output tokens", "cost_change_pct"),
-                bars("CO2 per million output tokens", "co2_g_per_million_output_tokens", "g",
+                bars("CO2 per million output tokens, facility scope", "co2_g_per_million_output_tokens", "g",
                      "CO2 per million output tokens", "co2_change_pct"),
                 *[latency(t) for t in targets(doc)],
-                bars("Energy per output token", "energy_j_per_output_token", "J", "energy per output token"),
+                bars("Energy per output token, facility scope", "energy_j_per_output_token", "J",
+                     "energy per output token"),
                 power]
     if mode == "training":
         return [bars("Instances", "instances", "", "instances"),
@@ -227,6 +263,17 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
             energy, co2,
             bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
             power]
+
+
+def horizon_h(doc: dict[str, Any]) -> float | None:
+    """Hours an inference or serving run's totals (energy, CO2) cover: the scenario's horizon, else the
+    baseline row's duration (results.json files without it); None for training (the run is the job)."""
+    mode = doc["mode"]
+    if mode == "training":
+        return None
+    h = ((doc["scenario"].get("workload") or {}).get(mode) or {}).get("horizon_h")
+    base = next((r for r in doc["rows"] if r["is_baseline"]), None)
+    return h or (base.get("duration_h") if base else None)
 
 
 def region_table(doc: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], Markup, list[dict[str, Any]]]:
@@ -294,9 +341,9 @@ def render(doc: dict[str, Any]) -> str:
     return _env().get_template("report.html.j2").render(
         scenario=doc["scenario"], rows=shown_rows(doc, MAX_TABLE_ROWS), meta=doc, mode=doc["mode"],
         all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
-        cards=card_rows(doc), targets=targets(doc), checks=target_checks,
+        cards=card_rows(doc), targets=targets(doc), checks=target_checks, horizon_h=horizon_h(doc),
         baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
-        recommendations=doc.get("recommendations") or [], sweep=doc.get("sweep"),
+        recommendations=doc.get("recommendations") or [], no_pick=no_pick(doc), sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
         unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,

@@ -219,3 +219,24 @@ def test_a_dicts_missing_relative_file_says_where_it_was_looked_for(tmp_path, mo
     assert "models/llama3-8b/config.json: no such file" in msg
     assert msg.endswith(f"; a dict's relative paths are read from the working directory ({tmp_path}), not "
                         "from the folder of a YAML file it was read from")
+
+
+def test_every_name_the_readme_api_table_lists_exists(tmp_path):
+    """Each `Result.x` / `.x` / `ecobench.f` in the README's API table is there, on a run evaluated now
+    and on one read back."""
+    import re
+
+    readme = (SCENARIOS.parent / "README.md").read_text()
+    section = readme.split("## Python API", 1)[1].split("\n## ", 1)[0]
+    table = [line for line in section.splitlines() if line.startswith("| `")]
+    names = {n for line in table for n in re.findall(r"`(?:Result)?\.(\w+)", line.split(" | ")[0])}
+    functions = {n for line in table for n in re.findall(r"`ecobench\.(\w+)\(", line)}
+    assert {"rows", "to_pandas", "write", "directory"} <= names and functions == {"run", "load_run"}
+    result = ecobench.run(SEED)
+    assert result.directory is None
+    loaded = ecobench.load_run(result.write(tmp_path / "run"))
+    for r in (result, loaded):
+        for n in names:
+            assert hasattr(r, n), n
+        assert r.directory == tmp_path / "run"
+    assert all(callable(getattr(ecobench, f)) for f in functions)

@@ -153,7 +153,7 @@ def test_a_report_is_legible_at_400px(tmp_path, scenario):
     """Chart text at least 10 px on a 400 px screen; the decisions' why, the changes against the
     baseline and the cards all on screen (stacked, not scrolled away); nothing fetched."""
     html = _report(tmp_path, scenario)
-    shown = "td.why, td[data-label$='Δ'], .card, .caveat, details > summary"
+    shown = "td.why, td[data-label*='Δ'], .card, .caveat, details > summary"
     got = _at_400(html, {"small": (LEGIBILITY, None), "off": (OFF_SCREEN, shown)})
     assert got["small"] == []
     assert got["off"] == []

@@ -249,8 +249,9 @@ def test_a_serving_report_answers_per_token_with_each_target(serving_doc):
         assert cards.count(label) == len(serving_doc["rows"])
     assert "MISSES" not in cards and ">meets<" in cards
     titles = re.findall(r'aria-label="([^"]*)"', html)
-    assert {"Instances to meet the rate", "Cost per million output tokens", "CO2 per million output tokens",
-            "TTFT p99 against the 3,000 ms target"} <= set(titles)
+    assert {"Instances to meet the rate", "Cost per million output tokens",
+            "CO2 per million output tokens, facility scope", "TTFT p99 against the 3,000 ms target",
+            "Energy per output token, facility scope"} <= set(titles)
     slow = copy.deepcopy(serving_doc)
     slow["rows"][0]["ttft_ms_p99"] = 3500.0
     html = render(slow)
