@@ -45,6 +45,8 @@ def _price(s: Scenario, cfg: HardwareConfig, inst: Instance, region: str) -> tup
     on-demand price; for spot, a given discount off it, else the spot snapshot's price."""
     if cfg.price_usd_per_h is not None:
         return cfg.price_usd_per_h, "scenario price_usd_per_h"
+    if cfg.instance_type == LOCAL_INSTANCE:  # no sourced price: not free (it ranked first on cost)
+        return float("nan"), "no price for the local host: set price_usd_per_h (cost columns empty)"
     spot = pricing_model(s, cfg) == "spot"
     if spot and s.pricing.spot_discount_pct is None:
         found_spot = spot_price(inst.name, region)

@@ -15,7 +15,7 @@ from ecobench.planning.configs import check_config, evaluate_config, locate
 from ecobench.planning.measured_serving import lengths_mismatch
 from ecobench.planning.serving import LEAST_REACHABLE, least_reachable, slo_misses
 from ecobench.power.uncertainty import McConfig, bands
-from ecobench.scenario.model import HardwareConfig, Scenario
+from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 from ecobench.table import CHANGE_METRICS, change_pct
 from ecobench.words import counted, fmt_num
 
@@ -33,8 +33,9 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for row in rows:
         if math.isnan(row["price_usd_per_h"]):
-            out.append(f"{row['config_id']}: no sourced {row['instance_type']} price in any region: cost "
-                       "columns are empty (set price_usd_per_h)")
+            what = ("no price for the local host" if row["instance_type"] == LOCAL_INSTANCE else
+                    f"no sourced {row['instance_type']} price in any region")
+            out.append(f"{row['config_id']}: {what}: cost columns are empty (set price_usd_per_h)")
         if note := lengths_mismatch(row.get("method")):
             out.append(f"{row['config_id']}: the measured_serving benchmark's requests differ from the "
                        f"workload's ({note}), yet its requests/s size the fleet: benchmark with "

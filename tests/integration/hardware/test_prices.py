@@ -55,3 +55,23 @@ def test_an_instance_priced_nowhere_runs_with_its_cost_empty_and_a_warning(scena
     warns = row_warnings(df.to_dict("records"))
     assert any("no sourced inf1.xlarge price in any region" in w for w in warns)
     assert not math.isnan(df.set_index("config_id").loc["a", "energy_kwh"])
+
+
+def test_the_local_host_without_a_price_is_not_free(scenario_dict):
+    """It was priced at 0 and so ranked first on cost (and led the cost recommendation): its cost is
+    empty, as any unpriced row's, until price_usd_per_h is set."""
+    import math
+
+    from ecobench.hardware.catalog import local_instance
+    from ecobench.planning.configs import _price
+    from ecobench.planning.evaluate import row_warnings
+
+    s = scenario_from_dict(scenario_dict)
+    host = s.configs[0].model_copy(update={"instance_type": "local", "price_usd_per_h": None})
+    price, source = _price(s, host, local_instance(s.region, None), s.region)
+    assert math.isnan(price) and "set price_usd_per_h" in source
+    given = host.model_copy(update={"price_usd_per_h": 0.5})
+    assert _price(s, given, local_instance(s.region, 0.5), s.region) == (0.5, "scenario price_usd_per_h")
+    row = {"config_id": "host", "instance_type": "local", "price_usd_per_h": price}
+    assert row_warnings([row]) == ["host: no price for the local host: cost columns are empty (set "
+                                   "price_usd_per_h)"]
