@@ -666,7 +666,9 @@ class HardwareConfig(_Model):
                           "layer's share of a step timed from alternated steps of 1 and of this many "
                           "layers, or of 2 when this is 1)")
     region: str | None = Field(None, description="overrides the scenario's region")
-    price_usd_per_h: b.PriceUsdPerH | None = Field(None, description="explicit price per instance-hour")
+    price_usd_per_h: b.PriceUsdPerH | None = Field(
+        None, description="explicit price per instance-hour (the local host has no other: without it, "
+        "its cost columns are empty)")
     pricing: Literal["on_demand", "spot"] | None = Field(
         None, description="on_demand or spot for this configuration (default: pricing.model)")
     measured_power_w: b.PowerW | None = Field(
