@@ -58,6 +58,12 @@ def fmt_num(v: float, money: bool = False, digits: int = 3) -> str:
     return text if money or "." not in text else text.rstrip("0").rstrip(".")
 
 
+def signed_pct(v: float) -> str:
+    """A change in whole percent with its sign; ``0%`` where it rounds to none (never ``-0%``)."""
+    whole = round(v)
+    return "0%" if whole == 0 else f"{whole:+d}%"
+
+
 def close_names(name: str, allowed: list[str]) -> list[str]:
     """The allowed names nearest a misspelt ``name`` (its suggestions)."""
     return difflib.get_close_matches(name, allowed, n=3, cutoff=0.6)

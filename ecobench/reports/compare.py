@@ -15,6 +15,7 @@ from typing import Any
 
 from ecobench.errors import InputError
 from ecobench.reports.summary import number
+from ecobench.words import signed_pct
 
 __all__ = ["METRICS", "Comparison", "RowDiff", "compare", "html", "load", "markdown", "terminal"]
 
@@ -210,7 +211,7 @@ def _cells(r: RowDiff, metrics: list[str], compact: bool = False) -> list[str]:
         va, vb, ch = r.values[m]
         a, b = value(m, va), value(m, vb)
         if compact:
-            out.append(f"{a or '-'} -> {b or '-'}" + (f" ({ch:+.0f}%)" if ch is not None else ""))
+            out.append(f"{a or '-'} -> {b or '-'}" + (f" ({signed_pct(ch)})" if ch is not None else ""))
         else:
             out += [a, b, _pct(ch)]
     return out

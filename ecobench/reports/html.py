@@ -4,6 +4,7 @@ from a run's results.json with a jinja2 template, autoescaped."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from ecobench.io.datacache import cache_dir
 from ecobench.io.rundir import write_text_atomic
 from ecobench.reports import charts
 from ecobench.reports.summary import latency_targets, number, target_checks
+from ecobench.words import signed_pct
 
 _URL = re.compile(r"https?://[^\s<>\"')\]]+[^\s<>\"')\].,;:]")
 
@@ -57,6 +59,7 @@ def _env() -> jinja2.Environment:
     env.filters["num4"] = lambda v: charts.fmt_num(v, digits=4)
     env.filters["links"] = linkify
     env.filters["money"] = lambda v: charts.fmt_num(v, money=True)
+    env.filters["signed"] = signed_pct  # a whole percent with its sign, 0% (not -0%) where it rounds to 0
     return env
 
 
@@ -66,7 +69,7 @@ MAX_TABLE_ROWS = 60  # rows per table in the report; every row is in results.csv
 
 def _change_note(r: dict[str, Any], key: str) -> str:
     v = r.get(key)
-    return "" if r["is_baseline"] or v is None else f"({v:+.0f}%)"
+    return "" if r["is_baseline"] or v is None else f"({signed_pct(v)})"
 
 
 def _num(v: Any) -> float:
@@ -310,15 +313,16 @@ def headline(doc: dict[str, Any]) -> dict[str, str]:
             "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
 
 
-def band(r: dict[str, Any], key: str, fmt: str | None = None) -> str:
-    """'90%: low to high' for a row's figure (three significant figures unless ``fmt``), or ''
-    without a band."""
+def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None = None) -> str:
+    """'90%: low to high' for a row's figure (three significant figures unless ``fmt``: a
+    %-format or a function), or '' without a band."""
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
     if fmt is None:  # the range itself never broken across lines (no-break spaces)
         return f"90%: {charts.fmt_num(lo)}\u00a0to\u00a0{charts.fmt_num(hi)}"
-    return f"90%: {fmt % lo}\u00a0to\u00a0{fmt % hi}"
+    show = fmt if callable(fmt) else (lambda v: fmt % v)
+    return f"90%: {show(lo)}\u00a0to\u00a0{show(hi)}"
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -349,7 +353,8 @@ def render(doc: dict[str, Any]) -> str:
         region_cols=region_cols, regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,
         demo=demo, demo_chart=demo_chart, sources=doc.get("sources", []),
-        assumptions=doc.get("assumptions", {}), head=headline(doc), band=band, number=number,
+        assumptions=doc.get("assumptions", {}), head=headline(doc), band=band, signed=signed_pct,
+        number=number,
         uncertainty=doc.get("uncertainty"), grid_version=doc.get("grid_data_version"))
 
 

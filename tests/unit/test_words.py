@@ -19,3 +19,11 @@ def test_counted_is_singular_for_one_only(n, noun, text):
     ("calibration points", "calibration points"), ("vllm bench serve result", "a vllm bench serve result")])
 def test_a_takes_an_article_for_one_thing_only(what, text):
     assert a(what) == text
+
+
+def test_a_change_that_rounds_to_none_reads_0_pct_with_no_sign():
+    from ecobench.words import signed_pct
+
+    # '%+.0f%%' wrote -0% for -0.003 (a band's end in the report: "-55% to -0%") and +0% for 0.3
+    assert [signed_pct(v) for v in (-0.003, 0.3, -0.0, 0.0, -0.6, 0.6, -54.7, 12.0)] == \
+        ["0%", "0%", "0%", "0%", "-1%", "+1%", "-55%", "+12%"]

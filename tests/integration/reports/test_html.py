@@ -1,4 +1,5 @@
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -306,3 +307,17 @@ def test_the_serving_plans_table_says_which_latency_its_band_is_of_and_the_co2_s
     for r in banded:
         assert f'<span class="prov">p50 {band(r, "ttft_ms_p50")}</span>' in table
         assert f'<span class="prov">p50 {band(r, "tpot_ms_p50")}</span>' in table
+
+
+def test_a_change_band_that_ends_near_zero_reads_0_pct_not_minus_0(scenario_dict):
+    """inf2_int8's band read '-55% to -0%' (its end -0.003%): an end that rounds to none is 0%."""
+    s = scenario_from_dict(scenario_dict)
+    doc = results_document(s, records(evaluate(s)), "run")
+    row = next(r for r in doc["rows"] if not r["is_baseline"])
+    row.update(energy_change_pct=-0.2, energy_change_pct_low=-54.7, energy_change_pct_high=-0.003)
+    assert band(row, "energy_change_pct", "%+.0f%%").endswith("-0%")  # what the report showed
+    html = render(doc)
+    assert "90%: -55%\u00a0to\u00a00%" in html and "to\u00a0-0%" not in html
+    table = _table(html, "Against the baseline")
+    cell = re.search(r'<td data-label="energy Δ[^"]*" class="([^"]*)">([^<]*)<', table)
+    assert cell is not None and cell.groups() == ("", "0%")  # -0.2%: no sign, not marked better
