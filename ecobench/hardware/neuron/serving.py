@@ -179,6 +179,8 @@ def serve_points() -> tuple[ServePoint, ...]:
                "ttft_ms": 1e3 * raw_prefill_s(w, cl, DEVICES[acc], b, w.prefill_compute_tokens)}
         group = pts.sources[p.source].group or p.source
         figures = {f: v for f, v in raw.items() if getattr(p, f, None)}
+        if not figures:  # only a tokens/s (pytorch_blog_inf2_llama2): nothing the correction predicts
+            continue
         out.append(ServePoint(p, group, figures, collectives(w)))
     return tuple(out)
 
