@@ -211,7 +211,8 @@ def supported_dtypes(acc: Accelerator) -> str:
 
 
 def local_instance(region: str, price_usd_per_h: float | None) -> Instance:
-    """This host as an instance: its vCPUs and memory; price as given (0 if not); no embodied figure."""
+    """This host as an instance: its vCPUs and memory; price as given (none if not: its cost is then
+    empty, ``planning.configs._price``); no embodied figure."""
     import os
     import platform
 
@@ -223,9 +224,9 @@ def local_instance(region: str, price_usd_per_h: float | None) -> Instance:
               "accelerator": None, "accelerator_count": 0, "network_gbps": 1.0,
               "network_up_to": True, "cpu": platform.processor() or platform.machine(),
               "cpu_microarchitecture": "default"},
-        price_usd_per_h={"regions": {region: price_usd_per_h or 0.0},
+        price_usd_per_h={"regions": {region: price_usd_per_h} if price_usd_per_h else {},
                          "source": "scenario price_usd_per_h" if price_usd_per_h else
-                         "no price for the local host (0)", "as_of": "run time"},
+                         "no price for the local host", "as_of": "run time"},
         embodied={"server": "local", "server_kgco2e": 0.0, "host_vcpus": os.cpu_count() or 1,
                   "source": "unknown for the local host: counted as 0", "as_of": "run time"},
     ))
