@@ -69,6 +69,9 @@ MIN_BUCKET = 128  # NxD Inference's smallest automatic bucket (feature-guide.rst
 
 
 OPTIMUM_NEURON_STACK = "optimum-neuron-vllm"
+# optimum-neuron's NxD backend behind vLLM, behind Text Generation Inference, or in a generate() loop:
+# one backend (its compiled graphs and attention kernels below), three servers (their own fitted costs)
+OPTIMUM_NEURON_STACKS = (OPTIMUM_NEURON_STACK, "optimum-neuron-tgi", "optimum-neuron")
 
 
 def prefill_fused_attention(stack: str | None, lnc: int, tokens: int, stated: bool = True) -> bool:
@@ -80,7 +83,7 @@ def prefill_fused_attention(stack: str | None, lnc: int, tokens: int, stated: bo
     optimum/neuron/models/inference/backend/modules/attention/attention_base.py,
     ``get_flash_attention_strategy``: "For LNC2, use the sharded kernel if sequence length is
     divisible by 1024. Otherwise, use no kernel"; "If seq_len is at least 4096, enable flash attn")."""
-    if not stated or stack != OPTIMUM_NEURON_STACK:
+    if not stated or stack not in OPTIMUM_NEURON_STACKS:
         return stated
     if lnc > 1:
         return tokens >= 1024 and tokens % 1024 == 0
@@ -102,7 +105,7 @@ def compiled_graph_tokens(static_cache: bool, stack: str | None, compiled: int) 
     Its benchmark README says so: "The smaller prefill graph (1024 tokens vs 4096)"
     (benchmark/vllm/chunked-prefill/README.md, 8e9d1e9a, 2026-03-03). So every prompt runs the whole
     compiled length and every decode step attends over the whole compiled cache."""
-    return int(compiled) if static_cache and stack == OPTIMUM_NEURON_STACK else 0
+    return int(compiled) if static_cache and stack in OPTIMUM_NEURON_STACKS else 0
 
 
 def with_stack_attention(w: ServeWorkload, stack: str | None, lnc: int) -> ServeWorkload:

@@ -55,7 +55,8 @@ SELECTIVE_LOADING_THRESHOLD = 1.0  # DEFAULT_SELECTIVE_LOADING_THRESHOLD, same f
 # Serving stacks whose MoE layers are NeuronX Distributed's ExpertMLPs(V2): NxD Inference itself,
 # vLLM Neuron (on NxD Inference) and optimum-neuron (optimum/neuron/models/inference/backend/modules/
 # moe.py and moe_v2.py build neuronx_distributed's ExpertMLPs / ExpertMLPsV2).
-NXD_MOE_STACKS = ("nxd-inference", "vllm-neuron", "optimum-neuron-vllm")
+NXD_MOE_STACKS = ("nxd-inference", "vllm-neuron", "optimum-neuron-vllm", "optimum-neuron-tgi",
+                  "optimum-neuron")
 NXD_DEFAULT_STACK = "nxd-inference"  # a static-shape (Neuron) replica with no stack named runs NxD Inference
 
 

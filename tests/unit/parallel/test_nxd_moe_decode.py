@@ -17,6 +17,7 @@ from ecobench.parallel.serving import (
     compiled_graph_tokens,
     decode_step_s,
     nxd_decode_all_experts,
+    prefill_fused_attention,
     routed_read_share,
     serve_kernels,
     with_routed_reads,
@@ -87,6 +88,10 @@ def test_a_gpu_stack_keeps_the_routed_share(trn2):
 
 def test_optimum_neuron_compiles_one_graph_at_its_sequence_length(trn2):
     assert compiled_graph_tokens(True, OPTIMUM_NEURON_STACK, 4096) == 4096
+    # the same backend behind TGI or in a generate() loop (the Inf2 sources of 2026-11-29)
+    for server in ("optimum-neuron-tgi", "optimum-neuron"):
+        assert compiled_graph_tokens(True, server, 4096) == 4096
+        assert not prefill_fused_attention(server, 1, 2048) and prefill_fused_attention(server, 1, 4096)
     assert compiled_graph_tokens(True, "nxd-inference", 4096) == 0  # buckets
     assert compiled_graph_tokens(False, OPTIMUM_NEURON_STACK, 4096) == 0  # not static shapes
     dense = preset("llama3-8b")
