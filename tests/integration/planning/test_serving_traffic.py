@@ -472,8 +472,8 @@ def test_a_lengths_csv_edited_between_runs_of_one_process_is_read_again(tmp_path
 
 def test_a_missed_ttft_target_says_the_least_reachable_latency_not_batch_1s(tmp_path, capsys):
     """32,000-token prompts on inf2.48xlarge: batch 1 (a replica kept busy) gives a p99 TTFT of about
-    19 s, which the warning called 'at best', yet replicas idle between requests reach about 5.9 s (a
-    target of 6,000 ms is met there). The warning now says the least reachable and its instances, in
+    19 s (13 s since the refit of 2026-11-29), which the warning called 'at best', yet replicas idle
+    between requests reach under half of it (a target just above that is met there). The warning now says the least reachable and its instances, in
     plain notation, and a target just above that value is met at those instances."""
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
               "intermediate_size": 14336, "max_position_embeddings": 131072, "num_attention_heads": 32,
@@ -495,7 +495,7 @@ def test_a_missed_ttft_target_says_the_least_reachable_latency_not_batch_1s(tmp_
         return err, json.loads((tmp_path / f"o{target}" / "results.json").read_text())["rows"][0]
 
     err, row = run(1000)  # below any replica's reach: a 32,000-token prefill alone takes seconds
-    assert row["batch"] == 1 and row["ttft_ms_p99"] > 15000, row  # planned at batch 1, as before
+    assert row["batch"] == 1 and row["ttft_ms_p99"] > 10000, row  # planned at batch 1, as before
     assert "e+0" not in err and " ms at best" not in err, err
     found = re.search(r"the least reachable, with each replica idle between requests: p99_ttft_ms ([\d,]+) "
                       r"at [\d.]+ requests in flight per replica \(([\d,]+) instances\)", err)

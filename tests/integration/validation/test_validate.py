@@ -216,6 +216,6 @@ def test_holdout_lists_neuron_serving_figures_by_source():
     assert {r.figure for r in rows} == {"tpot_ms", "ttft_ms"} and all(r.source for r in rows)
     assert not any(r.experiment.startswith("neuron_") for r in rows)  # not the emulated throughput rows
     summary = {(s.kind, s.figure): s for s in summarize(rows) if s.kind.startswith(NEURON_SERVE_KIND)}
-    assert summary[f"{NEURON_SERVE_KIND}_inf2", "tpot_ms"].count == 44
+    assert summary[f"{NEURON_SERVE_KIND}_inf2", "tpot_ms"].count == 52  # 44 + 8 of 2026-11-29
     assert summary[f"{NEURON_SERVE_KIND}_trn2", "ttft_ms"].count == 6
     assert all(s.kind != "all" or s.count == 0 for s in summarize(rows))  # kept out of the overall row
