@@ -473,8 +473,8 @@ def test_a_lengths_csv_edited_between_runs_of_one_process_is_read_again(tmp_path
 def test_a_missed_ttft_target_says_the_least_reachable_latency_not_batch_1s(tmp_path, capsys):
     """32,000-token prompts on inf2.48xlarge: batch 1 (a replica kept busy) gives a p99 TTFT of about
     19 s (13 s since the refit of 2026-11-29), which the warning called 'at best', yet replicas idle
-    between requests reach under half of it (a target just above that is met there). The warning now says the least reachable and its instances, in
-    plain notation, and a target just above that value is met at those instances."""
+    between requests reach under half of it. The warning now says the least reachable and its
+    instances, in plain notation, and a target just above that value is met at those instances."""
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
               "intermediate_size": 14336, "max_position_embeddings": 131072, "num_attention_heads": 32,
               "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
