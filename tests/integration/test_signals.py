@@ -265,5 +265,8 @@ def test_signal_while_starting_has_no_traceback(sig, code):
         _, err = proc.communicate(timeout=60)
         if proc.returncode in (1, -sig) and "ecobench" not in err:
             continue  # the signal came while runpy was still locating __main__.py: Python's own code
+        if proc.returncode in (1, -sig) and err.rstrip().endswith("KeyboardInterrupt") and \
+                "_signal.signal(_signal.SIGINT, _starting)" in err:
+            continue  # ... or while __main__.py's first line installed the handler: none exists yet
         assert "Traceback" not in err, (delay, err)
         assert proc.returncode in (code, 0), (delay, proc.returncode, err)
