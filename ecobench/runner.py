@@ -92,10 +92,13 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
     """The content of results.json: ``rows`` (every configuration; of a sweep, the rows shown),
     the recommendations and the sweep's counts."""
     from ecobench.reports.columns import json_cell
+    from ecobench.reports.summary import nothing_meets
     from ecobench.table import clean
 
     rows = [{k: json_cell(k, clean(v)) for k, v in r.items()} for r in rows]
     decisions: dict[str, Any] = {"recommendations": ev.recommendations if ev else []}
+    if ev is not None and not ev.recommendations and (missed := nothing_meets(ev, s)) is not None:
+        decisions["no_recommendation"] = missed.strip()  # the terminal's line, for the report
     if ev is not None and ev.sweep is not None:
         decisions["sweep"] = ev.sweep | {"rows_in_csv": len(ev.table["config_id"])}
     return {

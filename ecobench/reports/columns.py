@@ -292,6 +292,9 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "uncertainty": ("object", True, "draws, seed and input ranges of the 90% bands (null without draws)"),
     "recommendations": ("array", False, "picks from the Pareto front: {objective, config_id, reason}; "
                         "objective `all` alone when the baseline is the pick of every objective"),
+    "no_recommendation": ("string", False, "why a run with rows has no recommendation: no configuration "
+                          "meets the training deadline or the latency targets, and the closest, as `ecobench "
+                          "run` prints it (absent where there are recommendations or no such miss)"),
     "sweep": ("object", False, "the scenario's sweep: its axes and the combinations skipped"),
     "csv_sources": ("object", False, "key -> text of the long repeated texts results.csv holds as keys "
                                      "(see Keyed columns); absent in runs written before the keys"),

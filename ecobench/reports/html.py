@@ -158,35 +158,13 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def no_pick(doc: dict[str, Any]) -> str | None:
-    """Why a run with rows has no recommendation (None where it has some), as the terminal says it: no
-    row meets the training deadline or the latency targets (naming the closest), or none is eligible."""
-    rows = doc["rows"]
-    if doc.get("recommendations") or not rows:
+    """Why a run with rows has no recommendation (None where it has some): the terminal's line that no
+    row meets the training deadline or the latency targets, naming the closest (``no_recommendation``,
+    ``reports.summary.nothing_meets``), else that none is eligible."""
+    if doc.get("recommendations") or not doc["rows"]:
         return None
-    after = "; no Pareto front or recommendation (they are drawn from configurations that meet it)."
-    mode = doc["mode"]
-    deadline = ((doc["scenario"].get("workload") or {}).get("training") or {}).get("deadline_h")
-    timed = [r for r in rows if _num(r.get("duration_h")) == _num(r.get("duration_h"))]
-    missed = not any(r.get("meets_deadline") for r in rows)
-    if mode == "training" and deadline is not None and timed and missed:
-        r = min(timed, key=lambda r: r["duration_h"])
-        return (f"No configuration meets the training deadline ({number(deadline)} h): the closest is "
-                f"{r['config_id']} ({r['instance_type']}, {number(r['duration_h'])} h on "
-                f"{number(r['instances'])} instances){after}")
-    goals = targets(doc)
-
-    def worst(r: dict[str, Any]) -> float:
-        over = [_num(r.get(g["column"])) / g["target_ms"] for g in goals]
-        return max((v for v in over if v == v), default=float("nan"))
-
-    scored = [(worst(r), r) for r in rows if worst(r) == worst(r)]
-    if goals and scored and all(w > 1 for w, _ in scored):
-        r = min(scored, key=lambda wr: wr[0])[1]
-        named = ", ".join(f"{g['label']} {number(g['target_ms'])} ms" for g in goals)
-        how = ", ".join(f"{g['label']} {number(r[g['column']])} ms" for g in goals
-                        if r.get(g["column"]) is not None)
-        return (f"No configuration meets the latency targets ({named}): the closest is {r['config_id']} "
-                f"({r['instance_type']}, {how}){after}")
+    if missed := doc.get("no_recommendation"):
+        return f"{missed[0].upper()}{missed[1:]}."
     return ("No recommendation: no configuration is eligible (each needs a sourced price, and to meet the "
             "deadline or latency targets where the scenario sets them).")
 
