@@ -337,7 +337,9 @@ def serving_activity(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: floa
         c, m, o = float(c_k.sum()), float(m_k.sum()), float(o_k.sum())
         # decode attention's memory-bound time: its KV-cache reads (the prefill reads no cache)
         kv = float(m_k[ks.attention].sum()) if ks is decode else 0.0
-        tokens = micro * (1 if ks is decode else w.prefill_tokens)
+        # the prefill's all-reduces run over the tokens its kernels do (prefill_s): a static-shape
+        # prompt's bucket, not only its uncached tokens
+        tokens = micro * (1 if ks is decode else w.prefill_compute_tokens)
         tp = float(tp_all_reduce_s(w, cl, eff, np.array([tokens]))[0])
         host = float(step_host_s(eff, micro)) if eff.steps_wait_on_host else 0.0
         total = c + m + o + tp + host

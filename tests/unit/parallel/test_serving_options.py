@@ -71,6 +71,27 @@ def test_prefix_cache_hits_skip_prefill_not_decode(p5):
     assert decode_step_s(cached, cl, eff, BATCH) == pytest.approx(decode_step_s(_w(), cl, eff, BATCH))
 
 
+def test_a_padded_prefill_draws_as_the_bucket_it_runs_whatever_the_cache_hits():
+    """Neuron pads a prompt to its context-encoding bucket: 1,024 prompt tokens with 256 found in the
+    prefix cache still run the 1,024-token graph, kernels and all-reduces alike (prefill_s), so the
+    busy replica's activity is the uncached prompt's. The activity once charged the all-reduces at the
+    768 uncached tokens beside kernels at 1,024, shifting the prefill's time from its all-reduces to
+    compute: a prefix cache raised the Neuron rows' accelerator draw (llama3_8b_chat inf2 at a 25% hit
+    rate: 799.8 -> 806.6 W, energy per output token +0.4% at the same plan)."""
+    from ecobench.planning.serving import serving_activity
+
+    cat = load_catalog()
+    inst = cat.instance("inf2.48xlarge")
+    cl = instance_cluster(cat, inst, "bf16")
+    eff = current_fit().efficiency("aws", "serving", inst.spec.accelerator)
+    plain = ServeWorkload(preset("llama3-8b"), 1024, 256, "bf16", 8, static_cache=True)
+    hit = dataclasses.replace(plain, cached_input_tokens=256)
+    assert (hit.prefill_tokens, hit.prefill_compute_tokens, plain.prefill_compute_tokens) == (768, 1024, 1024)
+    assert float(prefill_s(hit, cl, eff)) == pytest.approx(float(prefill_s(plain, cl, eff)), rel=1e-12)
+    for share in (1.0, 0.3):
+        a, b = serving_activity(hit, cl, eff, 16.0, share), serving_activity(plain, cl, eff, 16.0, share)
+        assert (a.compute, a.memory, a.stall) == pytest.approx((b.compute, b.memory, b.stall), rel=1e-12)
+
 def test_weight_and_cache_quantization_bytes():
     w = _w()
     assert weights_gib_per_rank(_w(weight_dtype="int8")) == pytest.approx(weights_gib_per_rank(w) / 2)
