@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ecobench.errors import BackendError, InputError, UnknownNameError
+from ecobench.hardware.backends.stacks import stack_refusal
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
@@ -116,6 +117,9 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
     if (why := llm_serving_refusal(inst.spec.accelerator)) is not None:
         raise InputError(f"--instance-type {instance_type}: {why}")
+    where = f"{instance_type} ({acc.vendor} {inst.spec.accelerator})"
+    if (why := stack_refusal(stack, acc.vendor, "serving", where)) is not None:
+        raise InputError(f"--stack {why}")
     try:
         cl = instance_cluster(cat, inst, precision)
     except BackendError as exc:  # a T4 at the default bf16: name the option
