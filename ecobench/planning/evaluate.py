@@ -55,6 +55,11 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: {choice.partition('; ')[2]} (idle_devices)")
         least = least_reachable(row.get("layout_choice"))
         for target, value in slo_misses(row.get("slo")):
+            if "tensor_parallel" not in row:  # an encoder service: no load meets its p99 target
+                out.append(f"{row['config_id']}: no load meets {target} on {row['instance_type']}: a batch "
+                           f"alone takes longer ({row['method'].partition(';')[0]}); planned at full load, "
+                           f"p99 {fmt_num(float(value))} ms ({counted(row['instances'], 'instance')}) (slo)")
+                continue
             out.append(f"{row['config_id']}: no batch meets {target} on {row['instance_type']}: "
                        f"{fmt_num(float(value))} ms{'' if least else ' at best'} at batch 1 (tensor "
                        f"{row['tensor_parallel']}), where this row is planned "

@@ -131,7 +131,7 @@ _COLUMNS: dict[str, tuple[str, str]] = {
                                "precision)"),
     "prefill_replicas": ("count", "serving, disaggregated: replicas in the prefill pool"),
     "decode_replicas": ("count", "serving, disaggregated: replicas in the decode pool"),
-    "slo": ("", "serving: each latency target, the planned value and meets / misses"),
+    "slo": ("", "serving, and inference with a latency target: each target, planned value, meets / misses"),
     "accelerator_activity": ("fraction", "serving: share of the time the accelerators work"),
     # backends
     "measurement_method": ("", "measured: how throughput was measured (null when not measured)"),

@@ -111,5 +111,36 @@ def test_a_latency_target_needs_at_least_the_full_load_instances_and_is_met():
     for cid in ("inf1", "gpu"):
         assert full.loc[cid, "instances"] <= loose.loc[cid, "instances"] <= tight.loc[cid, "instances"]
         assert tight.loc[cid, "latency_p99_ms"] <= 60
-    with pytest.raises(InputError, match=r"latency_ms_p99 1 is below the [\d.]+ ms"):
-        _rows(_layoutlm(1))
+    assert set(tight["slo"]) == {"latency_ms_p99 60: " + f"{tight.loc[c, 'latency_p99_ms']:.4g} meets"
+                                 for c in ("inf1", "gpu")}
+
+
+def test_a_latency_target_one_configuration_cannot_reach_leaves_its_row_marked_as_missing_it():
+    """A p99 target below what a batch alone takes on g4dn was bad input for the whole scenario (exit 2),
+    although inf1 meets it; now the g4dn row is planned at full load, its slo says misses, a warning
+    names it, and it is not eligible for a recommendation (as a serving row that misses)."""
+    from ecobench.planning.evaluate import evaluate_all, row_warnings
+
+    s = _layoutlm(22)
+    ev = evaluate_all(s)
+    rows = {r["config_id"]: r for r in ev.rows}
+    full = _rows(_layoutlm())
+    assert rows["inf1"]["slo"].endswith(" meets") and rows["inf1"]["latency_p99_ms"] <= 22
+    assert rows["gpu"]["slo"] == f"latency_ms_p99 22: {rows['gpu']['latency_p99_ms']:.4g} misses"
+    assert rows["gpu"]["instances"] == full.loc["gpu", "instances"]  # full load, not a latency sizing
+    missed = [w for w in row_warnings(ev.rows) if "no load meets" in w]
+    assert len(missed) == 1 and missed[0].startswith("gpu: no load meets latency_ms_p99 22 on g4dn.2xlarge")
+    assert {r["config_id"] for r in ev.recommendations} <= {"inf1"}
+
+
+def test_a_draw_too_slow_for_the_target_needs_no_latency_instances():
+    """The Monte Carlo's latency sizing gave a draw that misses the target at any load its least-latency
+    load, near no load for a batch of 1: thousands of instances. It now needs none for the target (0):
+    the draw is planned at full load, as the central plan that misses is."""
+    import numpy as np
+
+    from ecobench.planning.plan import latency_sizing
+
+    need = latency_sizing(rate_s=100.0, servers=1, batch_s=0.010, batch=1, target_s=0.020)
+    got = need(np.array([1.0, 0.4]))  # the batch takes 10 ms, then 25 ms: the second cannot meet 20 ms
+    assert got[0] > 1.0 and got[1] == 0.0
