@@ -144,6 +144,12 @@ def peakedness(traffic: Traffic) -> float:
     length."""
     if traffic.arrival_cv == 1.0:
         return 1.0
+    return max(MIN_PEAKEDNESS, 1.0 + (traffic.arrival_cv ** 2 - 1.0) * life_overlap(traffic))
+
+
+def life_overlap(traffic: Traffic) -> float:
+    """``eta = E[min(S_1, S_2)] / E[S]`` of two lives in proportion to the output (read at its quantile
+    points): 1 for outputs of one length, 1/2 for exponential ones, less for a longer tail. How much of
+    a request's life another one's, started with it, shares (:func:`peakedness`)."""
     u = traffic.output.unit
-    eta = float(np.minimum(u[:, None], u[None, :]).mean() / u.mean())
-    return max(MIN_PEAKEDNESS, 1.0 + (traffic.arrival_cv ** 2 - 1.0) * eta)
+    return float(np.minimum(u[:, None], u[None, :]).mean() / u.mean())

@@ -1,7 +1,8 @@
 """The queues of a serving replica: the wait of a prompt in a GI/G/1 queue of prefill work with gamma
 inter-arrival times (:func:`gg1_wait`: GI/M/1's delay probability, corrected for the work's spread by
 Lindley's recursion, :func:`_lindley_table`; the wait's shape from the M/G/1 queue), and the
-concurrency a request sees (:func:`concurrency_seen`, the flow-equivalent server's birth-death chain).
+concurrency a request sees (:func:`concurrency_seen`, the flow-equivalent server's birth-death chain),
+and how often the requests in flight reach a replica's limit (:func:`at_limit`).
 """
 
 from __future__ import annotations
@@ -197,3 +198,22 @@ def concurrency_seen(rate: np.ndarray, capacity: np.ndarray, peakedness: float =
     w /= w.sum(axis=1, keepdims=True)
     mean = (w * n).sum(axis=1)
     return mean, np.sqrt(np.maximum((w * n * n).sum(axis=1) - mean ** 2, 0.0))
+
+
+
+def at_limit(rate: np.ndarray, capacity: np.ndarray, peakedness: np.ndarray, past: np.ndarray) -> np.ndarray:
+    """P(N >= c) at each arrival rate ``rate``, ``c = len(capacity)`` a replica's limit on the requests in
+    flight: the flow-equivalent server's birth-death chain (:func:`concurrency_seen`) up to ``c``, each
+    step's log ratio over that rate's ``peakedness`` (an array), read at the time (not size-biased), and
+    past ``c`` a queue of requests waiting for a slot whose chain falls by ``past`` (per rate, below 1)
+    a step: ``P(N = c) / (1 - past)`` of the mass, the chance an arrival finds every slot held. (The
+    many-server queue's chance of waiting read off the concurrency's tail, as Halfin and Whitt read it
+    off the infinite-server count's: S. Halfin and W. Whitt, "Heavy-traffic limits for queues with many
+    exponential servers", Operations Research 29(3), 567-588, 1981; here the chain's own tail, not a
+    normal's: the flow-equivalent capacity flattens as the batch grows, so the tail is heavier.)"""
+    rate = np.asarray(rate, dtype=float)
+    steps = (np.log(np.maximum(rate, 1e-300))[:, None] - np.log(capacity)[None, :]) / peakedness[:, None]
+    log_pi = np.concatenate([np.zeros((len(rate), 1)), np.cumsum(steps, axis=1)], axis=1)  # n = 0 .. c
+    pi = np.exp(log_pi - log_pi.max(axis=1, keepdims=True))
+    held = pi[:, -1] / np.maximum(1 - past, 1e-12)
+    return held / (pi[:, :-1].sum(axis=1) + held)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -36,7 +35,9 @@ class Ttft:
     likely points each with its own ``residual`` and ``service`` (static: the cycle a request arrives in).
     With ``bare`` (a probability per concurrency), TTFT is a mixture: with that probability a prompt
     finds no step in progress and none to share its own (no residual, ``bare_service``), else as above
-    (continuous batching below concurrency 1, where a prompt often runs alone)."""
+    (continuous batching below concurrency 1, where a prompt often runs alone). With ``slot_p``, a share
+    ``slot_p`` of the prompts waits a gamma of mean ``slot_wait`` and shape ``slot_shape`` for a free
+    slot instead of the gamma wait above (the queue for slots is the prompts' queue then)."""
 
     fixed: np.ndarray
     residual: np.ndarray  # (concurrencies,) or (concurrencies, points)
@@ -46,13 +47,21 @@ class Ttft:
     shape: np.ndarray | None = None  # of the wait of those who wait (None: 1, exponential)
     bare: np.ndarray | None = None  # (concurrencies,): the share of prompts that run alone
     bare_service: np.ndarray | None = None  # (concurrencies, points): their service
+    # (concurrencies,): the share of prompts that wait for a free slot (every one of the replica's
+    # concurrency limit in use), and that wait's mean and gamma shape: added to the rest (continuous
+    # batching, schedulers._slot_wait; None: no slot limit reached)
+    slot_p: np.ndarray | None = None
+    slot_wait: np.ndarray | None = None
+    slot_shape: np.ndarray | None = None
 
     def mean(self) -> np.ndarray:
         rest = self.residual.mean(axis=1) if self.residual.ndim == 2 else self.residual
         busy = rest / 2 + self.service.mean(axis=1)
         if self.bare is not None and self.bare_service is not None:
             busy = (1 - self.bare) * busy + self.bare * self.bare_service.mean(axis=1)
-        return self.fixed + self.p * self.wait + busy
+        if self.slot_p is None or self.slot_wait is None:
+            return self.fixed + self.p * self.wait + busy
+        return self.fixed + (1 - self.slot_p) * self.p * self.wait + self.slot_p * self.slot_wait + busy
 
     def _parts(self) -> tuple[Ttft, Ttft | None]:
         """The mixture's two components (the busy one, the bare one; None without ``bare``)."""
@@ -66,7 +75,7 @@ class Ttft:
         """Whether every concurrency has the same distribution (disaggregated: TTFT is the prefill
         pool's)."""
         fields = (self.residual, self.service, self.p, self.wait, self.fixed, self.shape,  # likeliest first
-                  self.bare, self.bare_service)
+                  self.bare, self.bare_service, self.slot_p, self.slot_wait, self.slot_shape)
         return all(v is None or bool(np.all(v == v[:1])) for v in fields)
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
@@ -86,18 +95,34 @@ class Ttft:
         d = take_rows(self, np.tile(np.arange(n), len(qs)))
         assert isinstance(d, Ttft)
         q = np.repeat(np.asarray(qs, dtype=float), n)
-        tail = np.repeat([3 + math.log(1 / (1 - x)) for x in qs], n)  # how far past the mean wait
-        lo = d.fixed + (d.service if d.bare_service is None else d.bare_service).min(axis=1)
-        k = np.ones_like(d.p) if d.shape is None else d.shape
-        spread = d.wait * (1 + tail / np.sqrt(np.minimum(k, 1.0)) * 3)
-        rest = (d.residual if d.residual.ndim == 2 else d.residual[:, None]) + d.service
-        hi = d.fixed + rest.max(axis=1) + spread + 1e-9
+        lo, hi = bracket(d, q)
         cdf = _cdf_of(d)
         for _ in range(SOLVE_ROUNDS):
             width = hi - lo
             j = _first_at_or_past(cdf, lo, width, q)
             lo, hi = lo + width * SOLVE_U[j - 1], lo + width * SOLVE_U[j]  # the bracket's grid points
         return ((lo + hi) / 2).reshape(len(qs), n)
+
+
+def bracket(d: Ttft, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lowest, highest) times a row's quantile ``q`` (one per row) is searched between: from the
+    fixed time and the shortest service to past the longest service, the whole step in progress and
+    a far quantile of the wait. Where a share ``s`` waits for a slot, the quantile is at most the
+    rest's at ``q / (1 - s)``: the bracket reaches that far (a wider one would cost the solve its
+    precision), or past a far quantile of the slot's wait too where that is 1 or more."""
+    slot = np.zeros_like(q) if d.slot_p is None else d.slot_p
+    past_slot = q >= (1 - slot) * (1 - 1e-6)
+    reach = np.where(past_slot, q, q / np.maximum(1 - slot, 1e-12))
+    tail = 3 + np.log(1 / (1 - reach))  # how far past the mean wait
+    lo = d.fixed + (d.service if d.bare_service is None else d.bare_service).min(axis=1)
+    k = np.ones_like(d.p) if d.shape is None else d.shape
+    spread = d.wait * (1 + tail / np.sqrt(np.minimum(k, 1.0)) * 3)
+    rest = (d.residual if d.residual.ndim == 2 else d.residual[:, None]) + d.service
+    hi = d.fixed + rest.max(axis=1) + spread + 1e-9
+    if d.slot_wait is not None and d.slot_shape is not None and past_slot.any():
+        slot_spread = d.slot_wait * (1 + tail / np.sqrt(np.minimum(d.slot_shape, 1.0)) * 3)
+        hi += np.where(past_slot, slot_spread, 0.0)
+    return lo, hi
 
 
 SOLVE_U = np.linspace(0.0, 1.0, SOLVE_GRID)  # a round's grid over its bracket
@@ -124,7 +149,25 @@ def _first_at_or_past(cdf: Callable[[np.ndarray], np.ndarray], lo: np.ndarray, w
 
 
 def _cdf_of(d: Ttft) -> Callable[[np.ndarray], np.ndarray]:
-    """The CDF of ``d`` at a matrix of times: :class:`_TtftCdf`, or the mixture of its components'."""
+    """The CDF of ``d`` at a matrix of times: :class:`_TtftCdf`, or the mixture of its components', and
+    where a share ``q`` of the prompts waits for a free slot instead of the prompts' queue, ``(1 - q)
+    F(t) + q F_s(t)``, ``F_s`` the same with the slot's gamma wait for everyone in place of the queue's
+    (the same closed form), worked out at the rows where ``q > 0`` only."""
+    if d.slot_p is not None and d.slot_wait is not None and d.slot_shape is not None and d.slot_p.any():
+        f = _cdf_of(dataclasses.replace(d, slot_p=None, slot_wait=None, slot_shape=None))
+        rows = np.flatnonzero(d.slot_p > 0)
+        inner = take_rows(d, rows)
+        assert isinstance(inner, Ttft) and inner.slot_wait is not None
+        g = _cdf_of(dataclasses.replace(inner, p=np.ones_like(inner.p), wait=inner.slot_wait,
+                                        shape=inner.slot_shape, slot_p=None, slot_wait=None, slot_shape=None))
+        q = d.slot_p[rows, None]
+
+        def cdf(t: np.ndarray) -> np.ndarray:
+            out = f(t)
+            out[rows] = (1 - q) * out[rows] + q * g(t[rows])
+            return out
+
+        return cdf
     busy, bare = d._parts()
     if bare is None:
         return _TtftCdf(d)
@@ -242,8 +285,12 @@ def ttft_var(d: Ttft) -> np.ndarray:
     """The variance of a :class:`Ttft` of one residual per concurrency (its busy component: the
     uniform rest of a step, the gamma wait of those who wait, the service over the length points)."""
     k = np.ones_like(d.p) if d.shape is None else d.shape
-    waited = d.p * d.wait ** 2 * (1 + 1 / k) - (d.p * d.wait) ** 2
-    return d.residual ** 2 / 12 + waited + d.service.var(axis=1)
+    first, second = d.p * d.wait, d.p * d.wait ** 2 * (1 + 1 / k)  # the wait's moments
+    if d.slot_p is not None and d.slot_wait is not None and d.slot_shape is not None:  # or a slot's
+        q = d.slot_p
+        first = (1 - q) * first + q * d.slot_wait
+        second = (1 - q) * second + q * d.slot_wait ** 2 * (1 + 1 / d.slot_shape)
+    return d.residual ** 2 / 12 + second - first ** 2 + d.service.var(axis=1)
 
 
 def take_rows(d: Ttft | Tpot, idx: np.ndarray) -> Ttft | Tpot:

@@ -2,7 +2,6 @@
 a TTFT quantile (``Ttft.quantiles``) the bracket of counting every grid point, several statistics
 solved together what each solved alone, and the load of a rate what ``at_rate`` reports."""
 
-import math
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ from ecobench.planning.operating import geometric_rows
 from ecobench.planning.schedulers import SCHEDULERS, Steps, first_meeting
 from ecobench.planning.serving import at_rate, batch_grid, latency_columns, load_at
 from ecobench.planning.traffic import Lengths, Traffic
-from ecobench.planning.ttft_dist import SOLVE_GRID, SOLVE_ROUNDS, Ttft
+from ecobench.planning.ttft_dist import SOLVE_GRID, SOLVE_ROUNDS, Ttft, bracket
 
 BATCH = np.arange(1.0, 129.0)
 STEPS = Steps(BATCH, 0.01 + 0.0002 * BATCH, 0.05 / 512, 0.002, 1e-6)
@@ -25,11 +24,7 @@ def _operating(scheduler, budget):
 
 def _counted_quantile(d: Ttft, q: float) -> np.ndarray:
     """The quantile by counting the CDF below ``q`` at every point of each round's grid."""
-    lo = d.fixed + d.service.min(axis=1)
-    k = np.ones_like(d.p) if d.shape is None else d.shape
-    spread = d.wait * (1 + (3 + math.log(1 / (1 - q))) / np.sqrt(np.minimum(k, 1.0)) * 3)
-    rest = (d.residual if d.residual.ndim == 2 else d.residual[:, None]) + d.service
-    hi = d.fixed + rest.max(axis=1) + spread + 1e-9
+    lo, hi = bracket(d, np.full(len(d.p), q))  # the search's own bracket
     r = np.arange(len(lo))
     for _ in range(SOLVE_ROUNDS):
         t = lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, SOLVE_GRID)[None, :]
