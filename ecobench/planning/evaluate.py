@@ -60,8 +60,11 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
                            f"alone takes longer ({row['method'].partition(';')[0]}); planned at full load, "
                            f"p99 {fmt_num(float(value))} ms ({counted(row['instances'], 'instance')}) (slo)")
                 continue
+            one_slot = row.get("max_batch") == 1 and float(row.get("batch") or 1) < 1  # planned below batch 1
+            where = (f"{fmt_num(float(row['batch']))} requests in flight per replica" if one_slot
+                     else "batch 1")
             out.append(f"{row['config_id']}: no batch meets {target} on {row['instance_type']}: "
-                       f"{fmt_num(float(value))} ms{'' if least else ' at best'} at batch 1 (tensor "
+                       f"{fmt_num(float(value))} ms{'' if least else ' at best'} at {where} (tensor "
                        f"{row['tensor_parallel']}), where this row is planned "
                        f"({counted(row['instances'], 'instance')})"
                        + (f"; {LEAST_REACHABLE}{least}" if least else "") + " (slo; layout_choice says why)")

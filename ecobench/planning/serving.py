@@ -436,6 +436,9 @@ def slo_misses(slo: str | None) -> list[tuple[str, str]]:
 
 
 LEAST_REACHABLE = "the least reachable, with each replica idle between requests: "
+# max_batch 1 under continuous batching: batch 1 holds the slot always, its queue unbounded
+ONE_SLOT = ("one slot per replica (max_batch 1) is always held at batch 1, and the queue for it grows "
+            "without bound")
 
 
 def _least_reachable(spec: ServingSpec, light: Operating | None, rate: float, span: int,
@@ -444,19 +447,27 @@ def _least_reachable(spec: ServingSpec, light: Operating | None, rate: float, sp
     replica idle between requests) that comes nearest them, and the instances the rate needs there:
     ``'the least reachable, ...: p99_ttft_ms 5,920 at 0.0156 requests in flight per replica (1,183
     instances)'``; '' where that is not modelled (``light`` None) or none serves."""
-    if light is None or not spec.targets:
+    row = _nearest_light_row(spec, light)
+    if light is None or row is None:
         return ""
+    instances = _instances_for(int(replicas_for(rate, float(light.rate_per_s[row]))), span, per_instance)
+    values = ", ".join(f"{name} {fmt_num(float(light.latency_ms(metric, q, np.array([row]))[0]))}"
+                       for metric, q, _, name in spec.targets)
+    return (f"{LEAST_REACHABLE}{values} at {fmt_num(float(light.batch[row]))} requests in flight per "
+            f"replica ({instances:,} instances)")
+
+
+def _nearest_light_row(spec: ServingSpec, light: Operating | None) -> int | None:
+    """The row below concurrency 1 (each replica idle between requests) whose targeted values come
+    nearest the targets (the least largest ratio of value to target); None where there is none."""
+    if light is None or not spec.targets:
+        return None
     rows = np.flatnonzero(light.feasible & (light.prefill_share < 1) & (light.rate_per_s > 0)
                           & (light.batch < 1))
     if not len(rows):
-        return ""
-    got = {name: light.latency_ms(metric, q, rows) for metric, q, _, name in spec.targets}
-    ratio = np.max([got[name] / value for _, _, value, name in spec.targets], axis=0)
-    i = int(np.argmin(ratio))
-    instances = _instances_for(int(replicas_for(rate, float(light.rate_per_s[rows[i]]))), span, per_instance)
-    values = ", ".join(f"{name} {fmt_num(float(v[i]))}" for name, v in got.items())
-    return (f"{LEAST_REACHABLE}{values} at {fmt_num(float(light.batch[rows[i]]))} requests in flight per "
-            f"replica ({instances:,} instances)")
+        return None
+    got = [light.latency_ms(metric, q, rows) / value for metric, q, value, _ in spec.targets]
+    return int(rows[int(np.argmin(np.max(got, axis=0)))])
 
 
 def _instances_for(replicas: int, span: int, per_instance: float) -> int:
@@ -654,6 +665,12 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             # requests) the latency falls further, at more instances: said, not planned
             least = _least_reachable(spec, light, rate, max(1, t * pp // rpn), rpn // (t * pp) or 1)
             top, unmet = 0, failure + (f"; {least}" if least else "")
+            near = _nearest_light_row(spec, light) if limit == 1 and op.scheduler == "continuous" else None
+            if light is not None and near is not None:
+                # one slot: batch 1 keeps it always held, the queue for it unbounded; planned where
+                # each replica idles between requests, nearest the targets
+                op, top = light, near
+                unmet = f"{ONE_SLOT} on {inst.name} (tensor {t})" + (f"; {least}" if least else "")
         capacity = float(op.rate_per_s[top])
         replicas = max(int(replicas_for(rate, capacity)), min_replicas)
         pools: tuple[int | None, int | None] = (None, None)
@@ -702,7 +719,9 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
                 f"{', '.join(map(str, single))}"
                 + (f" and tensor or pipeline over 2-{spanned} instances: {lay}" if spanned > 1 else ""))
     if best.unmet:
-        how = f"{best.unmet}: no batch meets the targets, so planned at batch 1; {how}"
+        where = (f"{fmt_num(best.batch)} requests in flight per replica" if best.unmet.startswith(ONE_SLOT)
+                 else "batch 1")
+        how = f"{best.unmet}: no batch meets the targets, so planned at {where}; {how}"
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
     load = best.operating.prefill_load if best.operating is not None else None
     sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")

@@ -175,6 +175,12 @@ def _requests(traffic, load):
 # output -> arrivals in the cycle) and the slot limit, not a recursion on moments.
 KNOWN_GAPS = {
     ("bursty", "continuous", None, 0.6): "TTFT p50 -10% (-11%, -11%): the short waits of bursts",
+    # within the targets against this run (400,000 requests: TTFT p99 -2% (-9%, -16%) since the wait
+    # for a slot, 2026-11-29), but not against longer ones: at 2,000,000 requests the simulated p99 is
+    # 1,929-2,247 ms against the model's 1,404 (-27% to -38%): spells at the slot limit are rare, and a
+    # run of 400,000 holds too few of them to set its p99 (measured by the helper slot22)
+    ("bursty", "continuous", None, 0.9): "TTFT p99 -27% to -38% against 2,000,000-request runs: the slot "
+                                         "limit's rare long spells",
     ("long_tail", "static", None, 0.9): "TTFT p50 -15% (-12%, -7%), p99 -45% (-44%, -39%); TPOT p99 -27% "
                                         "(-27%, -27%): a batch's size wanders near a gain of 1",
 }

@@ -122,3 +122,14 @@ def test_a_target_met_only_below_batch_1_is_planned_there_with_more_replicas(mon
     assert sp.batch < 1 and sp.replicas > at_1.replicas
     assert sp.capacity_per_replica_per_s == pytest.approx(float(np.interp(sp.batch, sp.operating.batch,
                                                                           sp.operating.rate_per_s)), rel=0.05)
+
+
+def test_one_slot_is_planned_below_batch_1_where_batch_1_would_hold_it_always():
+    """max_batch 1: at batch 1 the one slot is always held and the queue for it grows without bound
+    (the slot-limit wait put the fallback's TTFT at 3.8e12 ms, 2026-11-29); the fallback plans the
+    concurrency below 1 nearest the targets instead, with a finite TTFT, and says so."""
+    sp = _plan(50, instance="g6e.xlarge", targets={"requests_per_h": 3600}, max_batch=1)
+    assert sp.unmet and sp.batch < 1
+    assert "one slot" in sp.choice and "so planned at " in sp.choice
+    assert math.isfinite(sp.latency["ttft_ms_p99"]) and sp.latency["ttft_ms_p99"] < 60_000
+    assert sp.latency["ttft_ms_p50"] < 1000  # a replica idle between requests: about its prefill
