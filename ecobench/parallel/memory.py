@@ -42,6 +42,14 @@ MOMENT_BYTES: dict[str, int] = {"adam": 8, "adam_8bit": 2, "sgd": 4}
 # offload and ZeRO; 10% is the lower end for plain pre-training layouts. Bounds 0-50%.
 DEFAULT_MEMORY_HEADROOM_PCT = 10.0
 MAX_MEMORY_HEADROOM_PCT = 50.0
+# Serving: the share of device memory the engine leaves unused by default, per accelerator vendor.
+# NVIDIA: vLLM's --gpu-memory-utilization defaults to 0.9 ("the fraction of GPU memory to be used for
+# the model executor", https://docs.vllm.ai/en/latest/models/engine_args.html, read 2026-11-29);
+# TensorRT-LLM's KV cache takes 0.9 of the memory free after the weights by default
+# (free_gpu_memory_fraction), so 10% is the engines' common default. AWS Neuron: NxD Inference and
+# transformers-neuronx allocate the compiled batch's caches statically at load, with no such fraction
+# documented: 0. The 1 GiB serving workspace (parallel/step.py WORKSPACE_GIB) comes on top.
+SERVING_HEADROOM_PCT: dict[str, float] = {"nvidia": 10.0}
 
 
 @dataclass(frozen=True)
@@ -79,3 +87,9 @@ def optimizer_step_bytes(optimizer_state_bytes: float) -> float:
 def usable_gib(memory_gib: float, headroom_pct: float) -> float:
     """Device memory a plan may fill, leaving ``headroom_pct`` free."""
     return memory_gib * (1.0 - headroom_pct / 100.0)
+
+
+def serving_headroom_pct(vendor: str, given: float | None) -> float:
+    """A serving configuration's memory headroom, percent of device memory: ``given``, else its
+    engines' default (:data:`SERVING_HEADROOM_PCT`, 0 for a vendor without one)."""
+    return SERVING_HEADROOM_PCT.get(vendor, 0.0) if given is None else given

@@ -597,7 +597,7 @@ class SpeculativeSpec(_Model):
 Quantization = Literal["fp8", "int8", "int4"]
 QUANTIZATIONS: tuple[str, ...] = ("fp8", "int8", "int4")
 
-TRAINING_ONLY = ("memory_headroom_pct", "attention_kernel", "optimizer", "master_weights")
+TRAINING_ONLY = ("attention_kernel", "optimizer", "master_weights")
 SPOT_TERMS = ("spot_discount_pct", "spot_interruption_pct_per_month", "checkpoint_interval_h", "restart_h")
 REFERENCE_ONLY = ("device", "layers")  # read by the backend that measures on this host alone
 SERVING_ONLY = ("max_batch", "weight_precision", "kv_cache_precision", "scheduler", "max_num_batched_tokens",
@@ -682,7 +682,9 @@ class HardwareConfig(_Model):
                           "measured")
     memory_headroom_pct: b.MemoryHeadroomPct | None = Field(
         None, description="training: share of device memory a layout must leave free for allocator "
-                          "fragmentation and workspaces, 0-50 (default 10: see parallel/memory.py)")
+                          "fragmentation and workspaces, 0-50 (default 10: see parallel/memory.py); "
+                          "serving: share the engine leaves unused (default 10 on NVIDIA GPUs, vLLM's "
+                          "--gpu-memory-utilization 0.9; 0 on Neuron)")
     attention_kernel: Literal["flash", "eager"] | None = Field(
         None, description="training: flash (fused, scores stay on chip) or eager (stores the s x s "
                           "attention scores); default flash for decoders, eager for encoders")
@@ -805,6 +807,8 @@ class Scenario(_Model):
                              "latency targets, training runs at full load)")
         if self.workload.inference and c.parallelism is not None:
             raise ValueError(f"{what}: 'parallelism' applies to training and serving")
+        if self.workload.inference and c.memory_headroom_pct is not None:
+            raise ValueError(f"{what}: 'memory_headroom_pct' applies to training and serving")
         for only, mode in ((TRAINING_ONLY, "training"), (SERVING_ONLY, "serving (workload.serving)")):
             if not getattr(self.workload, mode.split()[0]) and (given := _given(c, only)):
                 raise ValueError(_only_for(what, given, mode))

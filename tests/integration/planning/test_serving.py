@@ -144,3 +144,31 @@ def test_a_draw_too_slow_for_the_target_needs_no_latency_instances():
     need = latency_sizing(rate_s=100.0, servers=1, batch_s=0.010, batch=1, target_s=0.020)
     got = need(np.array([1.0, 0.4]))  # the batch takes 10 ms, then 25 ms: the second cannot meet 20 ms
     assert got[0] > 1.0 and got[1] == 0.0
+
+
+def test_a_gpu_serving_engine_leaves_vllms_default_headroom_and_a_config_may_state_its_own():
+    """DeepSeek-V3 in bf16 was planned on two p5.48xlarge at 79.997 of each H100's 80 GiB, which
+    vLLM's default --gpu-memory-utilization 0.9 would refuse; a GPU engine now leaves 10% free
+    (parallel/memory.SERVING_HEADROOM_PCT), so it spans three, and memory_headroom_pct: 0 gives the old
+    plan back. Neuron allocates statically: no default headroom."""
+    from ecobench.hardware.catalog import load_catalog
+
+    cfg = [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16"},
+           {"id": "h0", "instance_type": "p5.48xlarge", "precision": "bf16", "memory_headroom_pct": 0}]
+    r = _rows(_scenario(cfg, model="deepseek-v3", requests_per_h=3600, input_tokens=1024, output_tokens=256))
+    gib = load_catalog().accelerators["h100-sxm"].memory_gib
+    assert r.loc["p5", "memory_per_device_gib"] <= 0.9 * gib < r.loc["h0", "memory_per_device_gib"] <= gib
+    assert r.loc["p5", "instances"] > r.loc["h0", "instances"]
+    inf2 = [{"id": "a", "instance_type": "inf2.48xlarge", "precision": "bf16"},
+            {"id": "b", "instance_type": "inf2.48xlarge", "precision": "bf16", "memory_headroom_pct": 0}]
+    r = _rows(_scenario(inf2))
+    assert r.loc["a", "max_batch"] == r.loc["b", "max_batch"]
+
+
+def test_memory_headroom_is_refused_for_encoder_inference():
+    with pytest.raises(InputError, match="'memory_headroom_pct' applies to training and serving"):
+        scenario_from_dict({
+            "schema_version": 2, "name": "t",
+            "workload": {"model": "bert-base", "inference": {"rate_per_h": 10, "seq_len": 128}},
+            "configs": [{"id": "a", "instance_type": "g5.xlarge", "memory_headroom_pct": 5}],
+            "baseline": "a"})
