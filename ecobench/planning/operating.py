@@ -31,6 +31,9 @@ class Operating:
     tpot: Tpot
     feasible: np.ndarray  # the scheduler can run at this concurrency (prefill keeps up, budget left)
     prefill_load: float | None = None  # disaggregated: load of the prefill replicas
+    # disaggregated: the prefill pool's TTFT at each of an array of loads (a plan reads it at the load
+    # its prefill replicas run at, which rounding them up puts below prefill_load)
+    prefill_ttft: Callable[[np.ndarray], Ttft] | None = field(default=None, repr=False)
     prefill_s: float = 0.0  # a mean prompt's prefill (seconds)
     # the most the prefills add to a TPOT (s, per concurrency): under a token budget a step carries at
     # most its room of prompt tokens, so every output length's extra, and the mixture's quantile, is
@@ -41,7 +44,10 @@ class Operating:
     # The same scheduler with concurrencies below 1 too (a replica idle between requests), built when
     # first asked for (:meth:`light`): where the rate is below batch 1's, its latencies are those of
     # that rate, not of batch 1's (a replica at the load of one request always in flight).
-    light_factory: Callable[[], Operating] | None = field(default=None, repr=False)  # set by continuous
+    light_factory: Callable[[], Operating] | None = field(default=None, repr=False)  # continuous, static
+    # rows from the first whose quantiles are each solved, not interpolated (static below concurrency 1,
+    # where TTFT p99 jumps from a replica's own prefill to a share of a whole cycle within a few rows)
+    exact_rows: int = 0
     _light: Operating | None = field(default=None, repr=False)
 
     def light(self) -> Operating | None:
@@ -99,7 +105,10 @@ class Operating:
     def grid_rows(self) -> np.ndarray:
         """The concurrencies (indices) at which quantile curves are solved: ``QUANTILE_GRID`` of them."""
         n = len(self.batch)
-        return geometric_rows(n, min(n, QUANTILE_GRID))
+        grid = geometric_rows(n, min(n, QUANTILE_GRID))
+        if self.exact_rows:
+            grid = np.union1d(np.arange(min(self.exact_rows, n)), grid)
+        return grid
 
     def latencies_ms(self, metric: str, stats: Sequence[str | float],
                      rows: np.ndarray | None = None) -> list[np.ndarray]:

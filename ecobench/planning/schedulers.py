@@ -28,13 +28,15 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   order statistics of the output length); batch sizes and cycles vary together (a moment recursion
   with idle spells when a cycle sees no arrival, the cycle read over the batch's spread,
   :func:`_static_batches`). A request waits out a share of the cycle it arrives in (picked by its
-  length), then its own batch's prefill. TPOT is the decode step at the size of its batch.
+  length), then its own batch's prefill. TPOT is the decode step at the size of its batch. Below
+  batch 1's rate a request that finds the replica idle starts its batch at once (``Operating.light``).
 * ``disaggregated`` (DistServe, Splitwise, Dynamo): prefill replicas run prompts one at a time as an
   M/G/1 queue at load ``rho_p``; the prompt's key/value cache goes to a decode replica over the
   instance's network; decode replicas keep ``B`` requests decoding with no prefill between steps (a
   request joins at the next step: its first decode token waits out the step in progress).
   ``rho_p`` is the highest that meets the TTFT targets; a replica-equivalent serves
-  ``1 / (E[t_p] / rho_p + (O - 1) t_d / B)`` requests per second.
+  ``1 / (E[t_p] / rho_p + (O - 1) t_d / B)`` requests per second. A plan reads TTFT at the load its
+  prefill replicas run at (``Operating.prefill_ttft``, ``serving.prefill_pool_columns``).
 * one output token (:func:`prefill_only`), under any of them: no decode, a GI/G/1 queue of prompts
   (:func:`prefill_queue`).
 
@@ -72,7 +74,7 @@ from ecobench.planning.arrivals import (
 from ecobench.planning.operating import Operating
 from ecobench.planning.queueing import at_limit, concurrency_seen, gg1_wait, per_concurrency
 from ecobench.planning.tpot_dist import Tpot, decoded_points
-from ecobench.planning.traffic import Traffic
+from ecobench.planning.traffic import Traffic, unit_quantiles
 from ecobench.planning.ttft_dist import Ttft, take_rows, ttft_var
 
 SchedulerName = Literal["continuous", "static", "disaggregated"]
@@ -81,6 +83,10 @@ SchedulerName = Literal["continuous", "static", "disaggregated"]
 # 2025-11); taken for every instance (an inference; set max_num_batched_tokens for another engine).
 DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 LIGHT_CONCURRENCIES = np.geomspace(1 / 64, 1, 13)[:-1]  # concurrencies below 1 (Operating.light)
+# static: lower still, since a request that arrives during a cycle waits a share of the whole cycle (seconds
+# for long outputs): TTFT p99 leaves the idle replica's own prefill only below 1% load, where 1/64 of a
+# request in flight (the lightest of LIGHT_CONCURRENCIES) put it at 2.2 s on g6e.xlarge at 3.6 requests/h
+STATIC_LIGHT_CONCURRENCIES = np.geomspace(1 / 1024, 1, 21)[:-1]
 STATIC_POINTS = (np.arange(16) + 0.5) / 16  # probabilities of the cycle a request arrives in (static)
 STATIC_ROUNDS = 8  # rounds of the static batches' idle chance and variances
 STATIC_MIXED_ROUNDS = 2  # the last rounds, which read the cycle over the batch's spread
@@ -278,10 +284,10 @@ def _slot_wait(steps: Steps, traffic: Traffic) -> tuple[np.ndarray, np.ndarray, 
     return share, waited, shape
 
 
-def _with_light(steps: Steps) -> Steps:
-    """``steps`` with the concurrencies ``LIGHT_CONCURRENCIES`` below its first (1) before them, a
-    decode step there as long as at batch 1 (whatever runs, runs as one request)."""
-    light = LIGHT_CONCURRENCIES[LIGHT_CONCURRENCIES < steps.batch[0]]
+def _with_light(steps: Steps, concurrencies: np.ndarray = LIGHT_CONCURRENCIES) -> Steps:
+    """``steps`` with the ``concurrencies`` below its first (1) before them, a decode step there as long
+    as at batch 1 (whatever runs, runs as one request)."""
+    light = concurrencies[concurrencies < steps.batch[0]]
     decode_s = np.concatenate([np.full(len(light), steps.decode_s[0]), steps.decode_s])
     return dataclasses.replace(steps, batch=np.concatenate([light, steps.batch]), decode_s=decode_s)
 
@@ -411,35 +417,50 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     arrives in a cycle picked by its length (a gamma of one more shape than the cycle's), or ends an
     idle spell (then no wait); it waits out a uniform share of that cycle, then its own batch's prefill:
     the prompts that arrived during that cycle and its own. TPOT is the decode step at the size of the
-    request's batch (picked by its size too)."""
+    request's batch (picked by its size too). Rows below 1 (:func:`_with_light`, ``Operating.light``)
+    run at ``R = B / c(1)``, a replica idle between requests: a batch is at least the one request that
+    ends an idle spell, and that request starts it at once (the simulation's ``_static``, and an engine's
+    static batcher that runs whatever waits when it is free); the share that ends one runs alone
+    (``Ttft.bare``: its own prefill, at its prompt's length), the rest wait out the cycle they arrive
+    in."""
     from scipy.special import gammaincinv
 
-    b, t_d = steps.batch.astype(float), steps.decode_s
+    rows_b, t_d_rows = steps.batch.astype(float), steps.decode_s
+    light = rows_b < 1
+    b, t_d = rows_b[~light], t_d_rows[~light]  # the batch sizes a cycle can have
     li, ca2 = traffic.input, traffic.arrival_cv ** 2
     tp_mean, _, _ = _prefill_moments(steps, traffic)
     longest, longest_var = longest_output(traffic, b)
     prefill = b * steps.token_s * li.mean + steps.request_s
     cycle = prefill + np.maximum(longest - 1, 0.0) * t_d
-    rate = b / cycle
+    rate = rows_b / np.concatenate([np.full(int(light.sum()), cycle[0]), cycle])
     cond_var = b * (steps.token_s * li.mean * li.cv) ** 2 + longest_var * t_d ** 2
-    mean_b, idle, batch_var, _, k, theta = _static_batches(b, cycle, cond_var, ca2)
+    mean_b, idle, batch_var, _, k, theta = _static_batches(b, cycle, cond_var, ca2, rate,
+                                                           np.maximum(rows_b, 1.0), light)
     idle_share = idle / mean_b  # of requests: the one that ends an idle spell starts its batch at once
+    # above 1 the points of the cycle a request arrives in take the idle share first; below, that share
+    # is the mixture's bare part (Ttft.bare), the points spread over the rest
     u = np.clip((STATIC_POINTS[None, :] - idle_share[:, None]) / np.maximum(1 - idle_share[:, None], 1e-12),
                 0.0, 1.0)
+    u[light] = STATIC_POINTS
 
     def cycle_seen(rows: np.ndarray) -> np.ndarray:  # (rows, STATIC_POINTS): the cycle a request arrives in
         at = u[rows]
         return np.where(at > 0, theta[rows, None] * gammaincinv(k[rows, None] + 1, np.maximum(at, 1e-12)),
                         0.0)
 
-    seen_cycle = _RowCache(len(b), cycle_seen)
-    zeros = np.zeros_like(b)
+    seen_cycle = _RowCache(len(rows_b), cycle_seen)
+    zeros = np.zeros_like(rows_b)
     own = steps.request_s + steps.token_s * li.mean  # a request's own prompt; the others' arrive with it
+    bare = np.where(light, idle_share, 0.0)
+    # who runs alone is prefilled alone: its own prompt's length at STATIC_POINTS' probabilities
+    own_spread = steps.token_s * li.mean * (unit_quantiles(li, STATIC_POINTS) - 1)
 
     def ttft_rows(rows: np.ndarray) -> Ttft:
         cycle = seen_cycle(rows)
         others = rate[rows, None] * steps.token_s * li.mean * cycle  # prompts that arrived during the cycle
-        return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others)
+        alone = (bare[rows], np.broadcast_to(own_spread, others.shape)) if light.any() else (None, None)
+        return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone)
 
     seen = mean_b + batch_var / mean_b  # the batch a request is in, picked by its size
     seen_sd = np.sqrt(batch_var + (batch_var / mean_b) ** 2)
@@ -447,12 +468,17 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     tpot = Tpot(np.interp(seen, b, t_d, right=t_d[-1] + step_slope[-1] * (seen[-1] - b[-1])), zeros, zeros,
                 np.interp(seen, b, step_slope) * seen_sd)
     prefill_share = rate / mean_b * (mean_b * steps.token_s * li.mean + steps.request_s)
-    return Operating("static", b, t_d, rate, prefill_share, ttft_rows, tpot,
-                     np.ones_like(b, dtype=bool), prefill_s=tp_mean)
+    op = Operating("static", rows_b, t_d_rows, rate, prefill_share, ttft_rows, tpot,
+                   np.ones_like(rows_b, dtype=bool), prefill_s=tp_mean, exact_rows=int(light.sum()))
+    if not light.any():  # below batch 1's rate: the same batcher idle between requests (Operating.light)
+        op.light_factory = lambda: static(_with_light(steps, STATIC_LIGHT_CONCURRENCIES), traffic,
+                                          budget=budget, ttft_ok=ttft_ok)
+    return op
 
 
-def _static_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2: float
-                    ) -> tuple[np.ndarray, ...]:
+def _static_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2: float,
+                    rate: np.ndarray | None = None, start: np.ndarray | None = None,
+                    light: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """(mean batch, chance a cycle sees no arrival, batch variance, mean cycle, its gamma shape and
     scale) of static batches at the rate ``R = b / c(b)`` of each row (``c``: the mean cycle of a batch
     of ``b``, ``V_c`` its variance given the batch). The next batch is the arrivals during a cycle (a
@@ -466,13 +492,23 @@ def _static_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2:
     Solved in rounds from ``B = b``. Where ``c`` is not linear in the batch (outputs that vary: the
     longest of ``B`` is concave in ``B``), the last ``STATIC_MIXED_ROUNDS`` read ``c``, ``V_c`` and
     ``c'`` over the batch's distribution (:func:`_batch_mass`) rather than at its mean: a concave cycle
-    is shorter on average, and more cycles see no arrival."""
+    is shorter on average, and more cycles see no arrival. ``rate`` and ``start`` (given together): rows
+    at other rates than the grid's (below batch 1's: a replica idle between requests), solved from the
+    batch ``start``; the cycle is still read on the grid ``b``. At the rows of ``light`` (a replica idle
+    between requests) a cycle started by the request that ended an idle spell sees no arrival with the
+    chance that the gap after that request outlasts it, ``P_g = E[P(G > C)]`` (the stream's gap, a gamma
+    of CV ``c_a``: under bursts the next request comes soon after more often than the stationary count
+    says), the others with ``P_s`` as above: the share of cycles that end an idle spell is the chain's
+    ``f = P_s / (1 - P_g + P_s)``, and the arrivals during a cycle ``f M(R C) + (1 - f) R c``, ``M`` the
+    renewal count after an arrival (:func:`arrivals.renewal_count`; both as before for Poisson
+    arrivals)."""
     kappa = no_arrival_exponent(ca2)
-    rate = b / cycle
+    if rate is None or start is None:
+        rate, start = b / cycle, b
     grad = np.gradient(cycle, b) if len(b) > 1 else cycle / b
     curved = len(b) > 2 and bool(np.any(np.abs(np.diff(grad)) > 1e-9 * np.abs(grad[1:])))
-    mean_b, batch_var = b.copy(), b.copy()
-    count, count_var = b.copy(), b.copy()  # the arrivals during a cycle
+    mean_b, batch_var = start.copy(), start.copy()
+    count, count_var = start.copy(), start.copy()  # the arrivals during a cycle
     for i in range(STATIC_ROUNDS):
         c = np.interp(mean_b, b, cycle, right=cycle[-1]) + grad[-1] * np.maximum(mean_b - b[-1], 0.0)
         slope, v_c = np.interp(mean_b, b, grad), np.interp(mean_b, b, cond_var)
@@ -480,14 +516,35 @@ def _static_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2:
             jensen, bent, slope = _over_batches(b, cycle, cond_var, _batch_mass(b, count, count_var))
             c, v_c = c + jensen, v_c + bent
         cycle_var = np.maximum(v_c + slope ** 2 * batch_var, 1e-12 * c ** 2)
-        k, theta = np.minimum(c ** 2 / cycle_var, 1e6), cycle_var / c
-        idle = np.zeros_like(b) if math.isinf(kappa) else (1 + rate * theta * kappa) ** -k
+        k = np.minimum(c ** 2 / cycle_var, 1e6)
+        theta = c / k  # (cycle_var / c, but where k is capped the gamma keeps the mean cycle)
+        idle = np.zeros_like(rate) if math.isinf(kappa) else (1 + rate * theta * kappa) ** -k
         m = rate * c
+        if light is not None and light.any() and ca2 != 1.0 and not math.isinf(kappa):
+            idle, m = _after_idle(idle, m, rate, k, theta, ca2, light)
         gain = np.clip(rate * slope, 0.0, MAX_CYCLE_GAIN)
         count, count_var = m, (ca2 * m + rate ** 2 * v_c) / (1 - gain ** 2)
         batch_var = np.maximum(count_var + idle * (1 - idle) - 2 * m * idle, 1e-9)
         mean_b = m + idle
     return mean_b, idle, batch_var, c, k, theta
+
+
+def _after_idle(idle: np.ndarray, m: np.ndarray, rate: np.ndarray, k: np.ndarray, theta: np.ndarray,
+                ca2: float, light: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_static_batches`'s chance a cycle sees no arrival and mean arrivals during a cycle at the
+    rows of ``light``: ``f = P_s / (1 - P_g + P_s)`` and ``f M(R C) + (1 - f) m``, ``P_g`` the chance a
+    gap of the stream (a gamma of squared CV ``ca2``) outlasts a cycle (a gamma of shape ``k``, scale
+    ``theta``; over its ``STATIC_POINTS`` quantiles) and ``M`` the renewal count after an arrival."""
+    from scipy.special import gammaincc, gammaincinv
+
+    shape = 1 / ca2
+    cyc = theta[light, None] * gammaincinv(k[light, None], STATIC_POINTS[None, :])
+    p_g = gammaincc(shape, rate[light, None] * shape * cyc).mean(axis=1)
+    after = renewal_count(math.sqrt(ca2))(rate[light, None] * cyc).mean(axis=1)
+    idle, m = idle.copy(), m.copy()
+    f = idle[light] / np.maximum(1 - p_g + idle[light], 1e-300)
+    idle[light], m[light] = f, f * after + (1 - f) * m[light]
+    return idle, m
 
 
 def _batch_mass(b: np.ndarray, count: np.ndarray, count_var: np.ndarray) -> np.ndarray:
@@ -573,7 +630,7 @@ def disaggregated(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     return Operating("disaggregated", b, t_d, 1 / per_request, tp_mean / rho_p / per_request,
                      functools.partial(take_rows, ttft),
                      _decode_pool_tpot(steps, o, traffic), np.full(n, meets), prefill_load=rho_p,
-                     prefill_s=tp_mean)
+                     prefill_s=tp_mean, prefill_ttft=functools.partial(prefill_pool_ttft, steps, traffic))
 
 
 def _highest_load(cand: Ttft, ttft_ok: Callable[[Ttft], np.ndarray] | None) -> tuple[int, bool]:

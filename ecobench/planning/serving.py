@@ -401,6 +401,21 @@ def latency_columns(op: Operating, rate: float, stats: list[tuple[str, str | flo
     return {k: float(v) for k, v in at.items() if k.startswith(("ttft_ms", "tpot_ms"))}
 
 
+def prefill_pool_columns(op: Operating, load: float, stats: list[tuple[str, str | float]]
+                         ) -> dict[str, float]:
+    """The TTFT columns (``ttft_ms_p50`` ...) of a disaggregated plan whose prefill replicas run at
+    ``load`` (each replica's share of the rate times a prompt's prefill): the pool's queue at that load,
+    not at the highest load that meets the targets (``Operating.prefill_load``), which rounding the
+    pool up to whole replicas puts them below; ``{}`` for other schedulers."""
+    if op.prefill_ttft is None:
+        return {}
+    d = op.prefill_ttft(np.array([min(load, 1 - 1e-9)]))
+    qs = [float(stat) for _, stat in stats if stat != "mean"]
+    solved = dict(zip(qs, d.quantiles(qs)[:, 0], strict=True)) if qs else {}
+    return {f"ttft_ms_{label}": 1e3 * float(d.mean()[0] if stat == "mean" else solved[float(stat)])
+            for label, stat in stats}
+
+
 def replicas_for(rate_per_s: Any, capacity_per_replica_per_s: Any) -> Any:
     """Fewest replicas (at least one) that carry the rate, elementwise."""
     return np.maximum(1.0, np.ceil(np.asarray(rate_per_s / capacity_per_replica_per_s, dtype=float) - 1e-9))
@@ -734,11 +749,15 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
                  else "batch 1")
         how = f"{best.unmet}: no batch meets the targets, so planned at {where}; {how}"
     limit_how = "max_batch" if isinstance(cfg.max_batch, int) else "device memory"
-    load = best.operating.prefill_load if best.operating is not None else None
-    sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None else "")
-    if prefill_only(traffic):
-        sched += " (one output token: no decode, each replica a queue of prompts)"
     assert best.operating is not None
     latency = latency_columns(best.operating, rate / best.replicas, stats)
+    load = None
+    if best.operating.prefill_load is not None and best.prefill_replicas:  # the pool at its own load
+        load = rate * best.operating.prefill_s / best.prefill_replicas
+        latency.update(prefill_pool_columns(best.operating, load, stats))
+    sched = best.scheduler + (f" (prefill replicas at {load:.0%} load)" if load is not None and load >= 0.01
+                              else f" (prefill replicas at {load:.2%} load)" if load is not None else "")
+    if prefill_only(traffic):
+        sched += " (one output token: no decode, each replica a queue of prompts)"
     return ServingPlan(**{**best.__dict__, "latency": latency, "slo": slo_verdicts(spec, latency),
                           "choice": f"{how}; batch up to {best.max_batch} ({limit_how}); {sched}"})

@@ -576,3 +576,108 @@ def test_the_wait_for_a_slot_is_a_mixture_the_ttft_quantiles_solve():
                 slot_p=0 * one, slot_wait=slot * one, slot_shape=ks * one)
     bare = Ttft(0 * one, r * one, p * one, wait * one, np.full((1, 1), svc), k * one)
     np.testing.assert_array_equal(none.quantiles(qs), bare.quantiles(qs))
+
+
+# Static batches below batch 1's rate (a replica idle between requests) reported batch 1's latencies
+# until 2026-11-29: only the continuous scheduler had rows below concurrency 1 (Operating.light). A
+# request that finds the replica idle starts a batch of its own at once (simulate._static, and an engine's
+# static batcher, which runs what waits whenever it is free); the others wait out the cycle they arrive in
+# and their batch's prefill. Against 100,000 simulated requests (seed 0; the test's steps, outputs of 100
+# unless named), model / simulated TTFT p50 and p99, before -> after, at 5%, 20% and 50% of batch 1's rate:
+# * fixed lengths: p50 +795% at each -> +0%; p99 +34%, +13%, +6% -> +0%, +0%, -1%;
+# * spread lengths (CV 0.5): p50 +980%, +857%, +507% -> +1%, -1%, -2% (who runs alone is prefilled at
+#   its own prompt's length: with the mean length's prefill, +6%, -6%, -40%); p99 +130%, +48%, +19% ->
+#   +0%, -0%, -0%;
+# * bursty arrivals (CV 1.5): p50 +673%, +673%, +12% -> +0%, +0%, -40%; p99 +10%, +5%, -1% -> -6%, -6%,
+#   -6%. Under bursts a request arrives during the cycle before more often than the stationary count of
+#   arrivals says (the gap after the request that started it is a gamma of CV 1.5: P(G < c) 0.21 at 5%
+#   load, the simulation's share that waits 0.21): schedulers._after_idle (with the stationary count
+#   only, 0.05 waited and TTFT p99 was -21% at 5%). At 50% the median sits where the share that waits
+#   (0.60 simulated, 0.53 modelled) crosses one half: TTFT p50 -40% (seeds 1 and 2: -41%);
+# * long-tailed outputs (CV 1.5): p50 +1976% -> +3%; p99 +276%, +80%, +29% -> -2%, -6%, -6%;
+# * outputs of 5: p50 +237% -> +0%; p99 +248%, +153%, +66% -> +0%, -13%, -22% (seeds 1 and 2: -14%,
+#   -13% at 20%, -22%, -18% at 50%): a short cycle's length is mostly its batch's prefill, and a batch of
+#   two or three is a whole prompt or two longer than the gamma of the cycle's spread has it.
+# Lighter still, where a plan with a TTFT p99 target of a few seconds lands for long outputs (prompts of
+# 1,024 tokens, outputs of 256, 400,000 requests): at 1/64, 1/32 and 1/16 of a request in flight TTFT p99
+# -2%, -0%, -0% (Poisson) and -8%, -6%, -5% (arrival CV 1.5); p50 the own prefill (+0.4%: the solve's step).
+# TPOT within 7% everywhere (before: up to +21%). The cycle's gamma once kept its scale where its shape
+# was capped (1e6: a cycle that barely varies, batches of one at a light load), so the cycle a request
+# arrived in came out a millionth of a cycle: test_static_wait_below_batch_1s_rate_is_a_share_of_the_cycle.
+STATIC_LIGHT_GAPS = {("bursty", 0.5): "TTFT p50 -40%", ("out5", 0.5): "TTFT p99 -22%"}
+LIGHT_TRAFFIC = {**TRAFFIC, "out5": Traffic(Lengths(512), Lengths(5))}
+
+
+@pytest.mark.parametrize("traffic", list(LIGHT_TRAFFIC))
+@pytest.mark.parametrize("share", [0.05, 0.2, 0.5])
+def test_static_latencies_below_batch_1s_rate_are_those_of_the_rate(traffic, share, request):
+    from ecobench.planning.serving import at_rate
+
+    if gap := STATIC_LIGHT_GAPS.get((traffic, share)):
+        request.applymarker(pytest.mark.xfail(reason=f"a known gap below batch 1: {gap}", strict=True))
+    a, b, tok, req = REPLICA
+    steps = Steps(BATCH, a + b * BATCH, tok, req)
+    tr = LIGHT_TRAFFIC[traffic]
+    op = SCHEDULERS["static"](steps, tr, budget=None, ttft_ok=None)
+    rate = share * op.rate_per_s[0]
+    got = at_rate(op, rate, 1.0, [("p50", 0.5), ("p99", 0.99)])
+    sim = simulate("static", rate, tr, lambda k: a + b * k, tok, req, max_batch=256, n=100_000)
+    for metric in ("ttft", "tpot"):
+        for q, limit in ((0.5, 0.10), (0.99, 0.20)):  # issue 22's targets
+            want = 1e3 * np.quantile(sim[f"{metric}_s"], q)
+            model = float(got[f"{metric}_ms_p{round(q * 100)}"])
+            assert abs(model / want - 1) < limit, (metric, q, got, want)
+    assert float(got["batch"]) == 1.0  # the reported concurrency stays batch 1's (its capacity's)
+
+
+def test_static_wait_below_batch_1s_rate_is_a_share_of_the_cycle():
+    """Prompts of 1,024 tokens, outputs of 256: the mean TTFT beyond a request's own prefill (the wait of
+    the few that arrive during a cycle) at 1/128, 1/45 and 1/16 of a request in flight within 10% of
+    400,000 simulated requests (measured -0.8%, +0.4%, -0.3%; seed 1: -0.3%, -0.6%, -0.7%; a millionth
+    of it where the capped gamma lost the cycle). 100,000 requests leave too few waiting at 1/128: +11%."""
+    a, b, tok, req = REPLICA
+    steps = Steps(BATCH, a + b * BATCH, tok, req)
+    tr = Traffic(Lengths(1024), Lengths(256))
+    light = SCHEDULERS["static"](steps, tr, budget=None, ttft_ok=None).light()
+    own = tok * 1024 + req
+    for i in (6, 9, 12):
+        sim = simulate("static", light.rate_per_s[i], tr, lambda k: a + b * k, tok, req, max_batch=256,
+                       n=400_000)
+        model = float(light.ttft_rows(np.array([i])).mean()[0]) - own
+        want = float(sim["ttft_s"].mean()) - own
+        assert abs(model / want - 1) < 0.10, (light.batch[i], model, want)
+
+
+# The disaggregated prefill pool at low loads (a plan reads its TTFT at the load the pool runs at since
+# 2026-11-29: serving.prefill_pool_columns; before, at the highest load meeting the targets, 0.98 without
+# any). Model / simulated at pool loads 0.05, 0.2, 0.5 (100,000 requests, seed 0): TTFT p50 +0.1%, +0.1%,
+# -0.8% (fixed), +2.6%, +2.0%, +1.0% (spread), +0.2%, +0.2%, -6.8% (bursty), +0.1%, +0.1%, -0.8% (long
+# tail); p99 -3.1%, +1.1%, -3.3%; -3.9%, +0.5%, -2.2%; +5.1%, +0.4%, -3.3%; -3.1%, +1.1%, -3.3%. What
+# a plan reported before, the pool at 0.98, against those simulated loads: see
+# test_a_disaggregated_plan_reads_ttft_at_its_prefill_pools_load.
+@pytest.mark.parametrize("traffic", list(TRAFFIC))
+@pytest.mark.parametrize("load", [0.05, 0.2, 0.5])
+def test_the_prefill_pool_agrees_with_the_simulation_at_low_loads(traffic, load):
+    _check(_compare("disaggregated", None, TRAFFIC[traffic], load, n=100_000))
+
+
+def test_a_disaggregated_plan_reads_ttft_at_its_prefill_pools_load():
+    """serving.prefill_pool_columns gives the pool's quantiles at the load given, not at the planned
+    (highest) load the scheduler's rows carry: at load 0.05 the TTFT p50 is a prompt's prefill, where
+    the rows' (0.98, no targets) is many prefills."""
+    from ecobench.planning.serving import prefill_pool_columns
+
+    a, b, tok, req = REPLICA
+    steps = Steps(BATCH, a + b * BATCH, tok, req)
+    op = SCHEDULERS["disaggregated"](steps, TRAFFIC["fixed"], budget=None, ttft_ok=None)
+    stats = [("mean", "mean"), ("p50", 0.5), ("p99", 0.99)]
+    got = prefill_pool_columns(op, 0.05, stats)
+    want = prefill_pool_ttft(steps, TRAFFIC["fixed"], np.array([0.05]))
+    assert got["ttft_ms_p50"] == pytest.approx(1e3 * float(want.quantile(0.5)[0]))
+    assert got["ttft_ms_mean"] == pytest.approx(1e3 * float(want.mean()[0]))
+    assert got["ttft_ms_p50"] < 0.2 * float(op.latency_ms("ttft", 0.5)[0])
+    prefill = tok * 512 + req
+    sim = simulate("disaggregated", 0.05 / prefill, TRAFFIC["fixed"], lambda k: a + b * k, tok, req,
+                   max_batch=256, n=20_000)
+    assert got["ttft_ms_p50"] == pytest.approx(1e3 * np.quantile(sim["ttft_s"], 0.5), rel=0.10)
+    assert prefill_pool_columns(SCHEDULERS["static"](steps, TRAFFIC["fixed"], budget=None), 0.05, stats) == {}
