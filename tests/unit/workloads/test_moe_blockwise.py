@@ -98,8 +98,9 @@ def test_serve_point_prefills_moe_blockwise_on_neuron_nxd_only():
         return p.figures["ttft_ms"][0]
 
     # the default Neuron stack runs NxD's MoE module (blockwise: 159 blocks for 16,384 routed copies);
-    # the vLLM GPU stack's efficiency gives about the same time for the routed copies alone
-    assert ttft(None) > 1.5 * ttft("vllm")
+    # transformers-neuronx computes the routed copies alone (a GPU stack such as vllm is refused on
+    # trn2 since its factors were fitted on NVIDIA runs only: hardware/backends/stacks.py)
+    assert ttft(None) > 1.5 * ttft("transformers-neuronx")
 
 
 def test_one_rule_decides_blockwise_prefill():
