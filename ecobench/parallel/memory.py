@@ -22,8 +22,9 @@ master weights and the fp32 gradient once, read and written (32 bytes per parame
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 Optimizer = Literal["adam", "adam_8bit", "sgd"]
 OPTIMIZERS: tuple[Optimizer, ...] = ("adam", "adam_8bit", "sgd")
@@ -87,6 +88,31 @@ def optimizer_step_bytes(optimizer_state_bytes: float) -> float:
 def usable_gib(memory_gib: float, headroom_pct: float) -> float:
     """Device memory a plan may fill, leaving ``headroom_pct`` free."""
     return memory_gib * (1.0 - headroom_pct / 100.0)
+
+
+class DeviceMemory(Protocol):
+    """A device's memory as a plan sees it (``parallel.step.Cluster``)."""
+
+    memory_gib: float
+    memory_headroom_pct: float
+
+
+M = TypeVar("M")  # a dataclass with the fields of DeviceMemory (a Cluster)
+
+
+def with_headroom(cl: M, headroom_pct: float) -> M:
+    """``cl`` with ``headroom_pct`` of each device's memory taken off (and recorded)."""
+    return dataclasses.replace(cl, memory_gib=usable_gib(cl.memory_gib, headroom_pct),
+                               memory_headroom_pct=headroom_pct)
+
+
+def memory_in_words(cl: DeviceMemory) -> str:
+    """What a device offers, e.g. ``80.0 GiB per device, 72.0 GiB usable after 10% headroom``."""
+    h = cl.memory_headroom_pct
+    if not h:
+        return f"{cl.memory_gib:.1f} GiB per device"
+    total = cl.memory_gib / (1 - h / 100)
+    return f"{total:.1f} GiB per device, {cl.memory_gib:.1f} GiB usable after {h:g}% headroom"
 
 
 def serving_headroom_pct(vendor: str, given: float | None) -> float:

@@ -35,7 +35,7 @@ from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.layout import divisors
-from ecobench.parallel.memory import serving_headroom_pct, usable_gib
+from ecobench.parallel.memory import memory_in_words, serving_headroom_pct, with_headroom
 from ecobench.parallel.serving import (
     ServeWorkload,
     compiled_graph_tokens,
@@ -486,14 +486,6 @@ def _nearest_light_row(spec: ServingSpec, light: Operating | None) -> int | None
     return int(rows[int(np.argmin(np.max(got, axis=0)))])
 
 
-def _usable(cl: Cluster) -> str:
-    """A device's memory for a serving engine, e.g. ``80.0 GiB, 72.0 GiB usable at 10% headroom``."""
-    h = cl.memory_headroom_pct
-    if not h:
-        return f"{cl.memory_gib:.1f} GiB"
-    return f"{cl.memory_gib / (1 - h / 100):.1f} GiB, {cl.memory_gib:.1f} GiB usable at {h:g}% headroom"
-
-
 def _instances_for(replicas: int, span: int, per_instance: float) -> int:
     """Instances ``replicas`` replicas take: ``span`` instances each where a replica spans several, else
     ``per_instance`` replicas share one."""
@@ -632,8 +624,8 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
     acc = cat.accelerator_of(inst)
     if acc is not None:
         cl = serving_options.quantized_cluster(cl, acc, cfg.quantization)
-        h = serving_headroom_pct(acc.vendor, cfg.memory_headroom_pct)  # what the engine leaves unused
-        cl = dataclasses.replace(cl, memory_gib=usable_gib(cl.memory_gib, h), memory_headroom_pct=h)
+        # what the serving engine leaves unused
+        cl = with_headroom(cl, serving_headroom_pct(acc.vendor, cfg.memory_headroom_pct))
     rpn = cl.ranks_per_node
     given = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
     if given is not None:
@@ -663,7 +655,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             drafter = cfg.speculative is not None and cfg.speculative.method == "draft"
             failure = failure or (f"{arch.name}{' and its drafter need' if drafter else ' needs'} "
                                   f"{weights_gib_per_rank(w):.1f} GiB of weights per device at tensor {t} on "
-                                  f"{inst.name}, which has {_usable(cl)}; "
+                                  f"{inst.name}, which has {memory_in_words(cl)}; "
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
             if given is None and i == len(layouts) and not fits and pp == 1 and timer is None \
                     and _can_span(cl):

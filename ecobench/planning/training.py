@@ -23,7 +23,6 @@ that size (``planning/recipes.py``), and says when its pick is unlike any.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.parallel.layout import EXPERT_DISPATCHES, SCHEDULES, Layout, nearest_divisor
-from ecobench.parallel.memory import DEFAULT_MEMORY_HEADROOM_PCT, Recipe, usable_gib
+from ecobench.parallel.memory import DEFAULT_MEMORY_HEADROOM_PCT, Recipe, memory_in_words, with_headroom
 from ecobench.parallel.offload import HOST
 from ecobench.parallel.search import (
     Evaluated,
@@ -126,23 +125,12 @@ def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout
                  f"idle) and needs {need_gib:.1f} GiB per device")
     else:
         where = f"needs {need_gib:.1f} GiB per device on {n}x {inst.name}"
-    return f"{layout.describe()} {where}, which has {_has(cl)}{fix}"
-
-
-def _has(cl: Cluster) -> str:
-    """What a device offers, e.g. ``80.0 GiB per device, 72.0 GiB usable after 10% headroom``."""
-    h = cl.memory_headroom_pct
-    if not h:
-        return f"{cl.memory_gib:.1f} GiB per device"
-    total = cl.memory_gib / (1 - h / 100)
-    return f"{total:.1f} GiB per device, {cl.memory_gib:.1f} GiB usable after {h:g}% headroom"
+    return f"{layout.describe()} {where}, which has {memory_in_words(cl)}{fix}"
 
 
 def planning_cluster(cat: Catalog, inst: Instance, cfg: HardwareConfig) -> Cluster:
     """The instance's cluster figures with the configuration's memory headroom taken off."""
-    cl = instance_cluster(cat, inst, cfg.precision)
-    h = headroom_pct(cfg)
-    return dataclasses.replace(cl, memory_gib=usable_gib(cl.memory_gib, h), memory_headroom_pct=h)
+    return with_headroom(instance_cluster(cat, inst, cfg.precision), headroom_pct(cfg))
 
 
 def _check_spec(spec: ParallelismSpec, phases: list[Phase], cl: Cluster, inst: Instance) -> None:
@@ -268,8 +256,8 @@ def _no_fit_message(inst: Instance, n: int, cl: Cluster, ev: Evaluated | None) -
                 "global batch, the layers and the heads leave no tensor x pipeline x data split")
     least = float(min(np.min(r.memory_gib) for r in ev.results))
     return (f"no layout of {n}x {inst.name} fits: the smallest needs {least:.1f} GiB per device, "
-            f"which has {_has(cl).removesuffix(' per device')}; use more instances or a device with more "
-            "memory")
+            f"which has {memory_in_words(cl).removesuffix(' per device')}; use more instances or a device "
+            "with more memory")
 
 
 def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Cluster,
