@@ -13,7 +13,7 @@ from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.planning.configs import check_config, evaluate_config, locate
 from ecobench.planning.measured_serving import lengths_mismatch
-from ecobench.planning.serving import LEAST_REACHABLE, least_reachable, slo_misses
+from ecobench.planning.serving import LEAST_REACHABLE, ONE_SLOT, least_reachable, slo_misses
 from ecobench.power.uncertainty import McConfig, bands
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 from ecobench.table import CHANGE_METRICS, change_pct
@@ -55,14 +55,13 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: {choice.partition('; ')[2]} (idle_devices)")
         least = least_reachable(row.get("layout_choice"))
         for target, value in slo_misses(row.get("slo")):
-            if "tensor_parallel" not in row:  # an encoder service: no load meets its p99 target
+            if target.startswith("latency_ms_p99 "):  # an encoder service (plan_inference's slo)
                 out.append(f"{row['config_id']}: no load meets {target} on {row['instance_type']}: a batch "
                            f"alone takes longer ({row['method'].partition(';')[0]}); planned at full load, "
                            f"p99 {fmt_num(float(value))} ms ({counted(row['instances'], 'instance')}) (slo)")
                 continue
-            one_slot = row.get("max_batch") == 1 and float(row.get("batch") or 1) < 1  # planned below batch 1
-            where = (f"{fmt_num(float(row['batch']))} requests in flight per replica" if one_slot
-                     else "batch 1")
+            where = (f"{fmt_num(float(row['batch']))} requests in flight per replica"
+                     if str(row.get("layout_choice") or "").startswith(ONE_SLOT) else "batch 1")
             out.append(f"{row['config_id']}: no batch meets {target} on {row['instance_type']}: "
                        f"{fmt_num(float(value))} ms{'' if least else ' at best'} at {where} (tensor "
                        f"{row['tensor_parallel']}), where this row is planned "

@@ -199,11 +199,11 @@ def plan_inference(spec: InferenceSpec, perf: Performance, ctx: Context, batch: 
         servers = perf.servers
         batch_s = perf.batch_s if perf.batch_s is not None else batch * servers / t
         by_latency = instances_for_latency(rate_s, servers, batch_s, batch, spec.latency_ms_p99 / 1e3)
-        if by_latency is not None:
+        if by_latency is not None:  # else no load meets it: planned at full load, its slo says misses
             need = np.maximum(need, by_latency)
             need = float(need) if np.ndim(need) == 0 else need
-        if ctx.uncertain is not None and by_latency is not None:
-            sizing = latency_sizing(rate_s, servers, batch_s, batch, spec.latency_ms_p99 / 1e3)
+            if ctx.uncertain is not None:
+                sizing = latency_sizing(rate_s, servers, batch_s, batch, spec.latency_ms_p99 / 1e3)
     n: Any = whole(need) if whole_instances else need
     if spec.latency_ms_p99 is not None:
         p99 = 1e3 * latency_p99_s(rate_s / (n * servers), batch_s, batch)

@@ -185,11 +185,7 @@ def concurrency_seen(rate: np.ndarray, capacity: np.ndarray, peakedness: float =
         m, sd = concurrency_seen(rate[idx], capacity, peakedness)
         return np.interp(rate, rate[idx], m), np.interp(rate, rate[idx], sd)
     n = np.arange(1, len(capacity) + 1, dtype=float)
-    lam = rate[:, None]
-    log_pi = np.concatenate([np.zeros((lam.shape[0], 1)),
-                             np.cumsum(np.log(np.maximum(lam, 1e-300)) - np.log(capacity)[None, :], axis=1)
-                             / peakedness],
-                            axis=1)
+    log_pi = _chain_log(rate, capacity, peakedness)
     # scaled by the largest of n >= 1 (the size-biased read leaves n = 0 out): a narrow chain whose mass
     # sits at n = 0 would otherwise underflow every n >= 1 to 0 and the weights to 0 / 0
     tail = log_pi[:, 1:]
@@ -198,7 +194,6 @@ def concurrency_seen(rate: np.ndarray, capacity: np.ndarray, peakedness: float =
     w /= w.sum(axis=1, keepdims=True)
     mean = (w * n).sum(axis=1)
     return mean, np.sqrt(np.maximum((w * n * n).sum(axis=1) - mean ** 2, 0.0))
-
 
 
 def at_limit(rate: np.ndarray, capacity: np.ndarray, peakedness: np.ndarray, past: np.ndarray) -> np.ndarray:
@@ -211,9 +206,15 @@ def at_limit(rate: np.ndarray, capacity: np.ndarray, peakedness: np.ndarray, pas
     off the infinite-server count's: S. Halfin and W. Whitt, "Heavy-traffic limits for queues with many
     exponential servers", Operations Research 29(3), 567-588, 1981; here the chain's own tail, not a
     normal's: the flow-equivalent capacity flattens as the batch grows, so the tail is heavier.)"""
-    rate = np.asarray(rate, dtype=float)
-    steps = (np.log(np.maximum(rate, 1e-300))[:, None] - np.log(capacity)[None, :]) / peakedness[:, None]
-    log_pi = np.concatenate([np.zeros((len(rate), 1)), np.cumsum(steps, axis=1)], axis=1)  # n = 0 .. c
+    log_pi = _chain_log(np.asarray(rate, dtype=float), capacity, peakedness[:, None])  # n = 0 .. c
     pi = np.exp(log_pi - log_pi.max(axis=1, keepdims=True))
     held = pi[:, -1] / np.maximum(1 - past, 1e-12)
     return held / (pi[:, :-1].sum(axis=1) + held)
+
+
+def _chain_log(rate: np.ndarray, capacity: np.ndarray, peakedness: float | np.ndarray) -> np.ndarray:
+    """(rates, c + 1): the unnormalised log probabilities of the flow-equivalent server's birth-death
+    chain at ``n = 0 .. c`` requests in flight, births at each ``rate``, completions at
+    ``capacity[n - 1]``, each step's log ratio over the ``peakedness`` (a number, or a column per rate)."""
+    steps = np.log(np.maximum(rate, 1e-300))[:, None] - np.log(capacity)[None, :]
+    return np.concatenate([np.zeros((len(rate), 1)), np.cumsum(steps, axis=1) / peakedness], axis=1)

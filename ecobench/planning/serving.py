@@ -457,13 +457,13 @@ ONE_SLOT = ("one slot per replica (max_batch 1) is always held at batch 1, and t
             "without bound")
 
 
-def _least_reachable(spec: ServingSpec, light: Operating | None, rate: float, span: int,
+def _least_reachable(spec: ServingSpec, light: Operating | None, row: int | None, rate: float, span: int,
                      per_instance: int) -> str:
     """Where no concurrency meets the targets, the targeted values at the concurrency below 1 (each
     replica idle between requests) that comes nearest them, and the instances the rate needs there:
     ``'the least reachable, ...: p99_ttft_ms 5,920 at 0.0156 requests in flight per replica (1,183
-    instances)'``; '' where that is not modelled (``light`` None) or none serves."""
-    row = _nearest_light_row(spec, light)
+    instances)'``, ``row`` that concurrency (:func:`_nearest_light_row`); '' where that is not modelled
+    (``light`` None) or none serves."""
     if light is None or row is None:
         return ""
     instances = _instances_for(int(replicas_for(rate, float(light.rate_per_s[row]))), span, per_instance)
@@ -681,10 +681,10 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
                 continue
             # batch 1: kept where no layout meets the targets; below it (replicas idle between
             # requests) the latency falls further, at more instances: said, not planned
-            least = _least_reachable(spec, light, rate, max(1, t * pp // rpn), rpn // (t * pp) or 1)
+            near = _nearest_light_row(spec, light)
+            least = _least_reachable(spec, light, near, rate, max(1, t * pp // rpn), rpn // (t * pp) or 1)
             top, unmet = 0, failure + (f"; {least}" if least else "")
-            near = _nearest_light_row(spec, light) if limit == 1 and op.scheduler == "continuous" else None
-            if light is not None and near is not None:
+            if light is not None and near is not None and limit == 1 and op.scheduler == "continuous":
                 # one slot: batch 1 keeps it always held, the queue for it unbounded; planned where
                 # each replica idles between requests, nearest the targets
                 op, top = light, near
