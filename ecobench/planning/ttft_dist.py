@@ -54,14 +54,22 @@ class Ttft:
     slot_wait: np.ndarray | None = None
     slot_shape: np.ndarray | None = None
 
+    @property
+    def slot(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(share, mean wait, shape) of the wait for a free slot; None without one."""
+        if self.slot_p is None or self.slot_wait is None or self.slot_shape is None:
+            return None
+        return self.slot_p, self.slot_wait, self.slot_shape
+
     def mean(self) -> np.ndarray:
         rest = self.residual.mean(axis=1) if self.residual.ndim == 2 else self.residual
         busy = rest / 2 + self.service.mean(axis=1)
         if self.bare is not None and self.bare_service is not None:
             busy = (1 - self.bare) * busy + self.bare * self.bare_service.mean(axis=1)
-        if self.slot_p is None or self.slot_wait is None:
+        if (slot := self.slot) is None:
             return self.fixed + self.p * self.wait + busy
-        return self.fixed + (1 - self.slot_p) * self.p * self.wait + self.slot_p * self.slot_wait + busy
+        share, wait, _ = slot
+        return self.fixed + (1 - share) * self.p * self.wait + share * wait + busy
 
     def _parts(self) -> tuple[Ttft, Ttft | None]:
         """The mixture's two components (the busy one, the bare one; None without ``bare``)."""
@@ -115,13 +123,14 @@ def bracket(d: Ttft, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     reach = np.where(past_slot, q, q / np.maximum(1 - slot, 1e-12))
     tail = 3 + np.log(1 / (1 - reach))  # how far past the mean wait
     lo = d.fixed + (d.service if d.bare_service is None else d.bare_service).min(axis=1)
-    k = np.ones_like(d.p) if d.shape is None else d.shape
-    spread = d.wait * (1 + tail / np.sqrt(np.minimum(k, 1.0)) * 3)
+
+    def far(wait: np.ndarray, shape: np.ndarray) -> np.ndarray:  # a far quantile of a gamma wait
+        return wait * (1 + tail / np.sqrt(np.minimum(shape, 1.0)) * 3)
+
     rest = (d.residual if d.residual.ndim == 2 else d.residual[:, None]) + d.service
-    hi = d.fixed + rest.max(axis=1) + spread + 1e-9
-    if d.slot_wait is not None and d.slot_shape is not None and past_slot.any():
-        slot_spread = d.slot_wait * (1 + tail / np.sqrt(np.minimum(d.slot_shape, 1.0)) * 3)
-        hi += np.where(past_slot, slot_spread, 0.0)
+    hi = d.fixed + rest.max(axis=1) + far(d.wait, np.ones_like(d.p) if d.shape is None else d.shape) + 1e-9
+    if (slot := d.slot) is not None and past_slot.any():
+        hi += np.where(past_slot, far(slot[1], slot[2]), 0.0)
     return lo, hi
 
 
@@ -153,14 +162,14 @@ def _cdf_of(d: Ttft) -> Callable[[np.ndarray], np.ndarray]:
     where a share ``q`` of the prompts waits for a free slot instead of the prompts' queue, ``(1 - q)
     F(t) + q F_s(t)``, ``F_s`` the same with the slot's gamma wait for everyone in place of the queue's
     (the same closed form), worked out at the rows where ``q > 0`` only."""
-    if d.slot_p is not None and d.slot_wait is not None and d.slot_shape is not None and d.slot_p.any():
+    if (slot := d.slot) is not None and slot[0].any():
         f = _cdf_of(dataclasses.replace(d, slot_p=None, slot_wait=None, slot_shape=None))
-        rows = np.flatnonzero(d.slot_p > 0)
+        rows = np.flatnonzero(slot[0] > 0)
         inner = take_rows(d, rows)
         assert isinstance(inner, Ttft) and inner.slot_wait is not None
         g = _cdf_of(dataclasses.replace(inner, p=np.ones_like(inner.p), wait=inner.slot_wait,
                                         shape=inner.slot_shape, slot_p=None, slot_wait=None, slot_shape=None))
-        q = d.slot_p[rows, None]
+        q = slot[0][rows, None]
 
         def cdf(t: np.ndarray) -> np.ndarray:
             out = f(t)
@@ -286,10 +295,10 @@ def ttft_var(d: Ttft) -> np.ndarray:
     uniform rest of a step, the gamma wait of those who wait, the service over the length points)."""
     k = np.ones_like(d.p) if d.shape is None else d.shape
     first, second = d.p * d.wait, d.p * d.wait ** 2 * (1 + 1 / k)  # the wait's moments
-    if d.slot_p is not None and d.slot_wait is not None and d.slot_shape is not None:  # or a slot's
-        q = d.slot_p
-        first = (1 - q) * first + q * d.slot_wait
-        second = (1 - q) * second + q * d.slot_wait ** 2 * (1 + 1 / d.slot_shape)
+    if (slot := d.slot) is not None:  # or a slot's
+        q, wait, shape = slot
+        first = (1 - q) * first + q * wait
+        second = (1 - q) * second + q * wait ** 2 * (1 + 1 / shape)
     return d.residual ** 2 / 12 + second - first ** 2 + d.service.var(axis=1)
 
 
