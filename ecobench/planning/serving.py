@@ -422,13 +422,37 @@ def replicas_for(rate_per_s: Any, capacity_per_replica_per_s: Any) -> Any:
 
 
 def latency_at(op: Operating, rate_per_s: float, capacity_per_replica_per_s: float,
-               speed: Any = 1.0) -> dict[str, Any]:
+               speed: Any = 1.0, prefill_replicas: int | None = None) -> dict[str, Any]:
     """Median TTFT and TPOT of the fleet serving ``rate_per_s`` when its replicas run ``speed`` times
     the planned speed (arrays: the Monte Carlo's throughput draws): the replicas for the rate at that
-    capacity, each at its share of the rate (:func:`at_rate`)."""
+    capacity, each at its share of the rate (:func:`at_rate`); disaggregated, TTFT that of the
+    prefill pool (``prefill_replicas`` planned) at its own load (:func:`pool_ttft_ms_p50`)."""
     per_replica = rate_per_s / replicas_for(rate_per_s, capacity_per_replica_per_s * speed)
     at = at_rate(op, per_replica, speed, [("p50", 0.5)])
-    return {"ttft_ms_p50": at["ttft_ms_p50"], "tpot_ms_p50": at["tpot_ms_p50"]}
+    out = {"ttft_ms_p50": at["ttft_ms_p50"], "tpot_ms_p50": at["tpot_ms_p50"]}
+    if op.prefill_ttft is not None and prefill_replicas:
+        out["ttft_ms_p50"] = pool_ttft_ms_p50(op, rate_per_s, prefill_replicas, speed)
+    return out
+
+
+POOL_LOAD_POINTS = 33  # loads a Monte Carlo's prefill pool TTFT is solved at (interpolated between)
+
+
+def pool_ttft_ms_p50(op: Operating, rate_per_s: float, planned: int, speed: Any) -> np.ndarray:
+    """Median TTFT of a disaggregated plan's prefill pool when prefills run ``speed`` times the planned
+    speed (an array: the Monte Carlo's draws), the pool sized as the plan sizes it at that speed (the
+    fewest replicas at or below ``Operating.prefill_load``; the plan's ``planned`` where a floor on
+    replicas set it) and read at the load it then runs at, as :func:`prefill_pool_columns` reads the
+    plan's. The queue is homogeneous in time: at a load, every time over ``speed``. Solved at
+    :data:`POOL_LOAD_POINTS` loads over the draws' range, interpolated between."""
+    assert op.prefill_ttft is not None and op.prefill_load is not None
+    s = np.asarray(speed, dtype=float)
+    work = rate_per_s * op.prefill_s / s  # busy prefill replicas at the draw's speed
+    floor = planned if planned > math.ceil(rate_per_s * op.prefill_s / op.prefill_load - 1e-9) else 1
+    load = np.minimum(work / np.maximum(floor, np.ceil(work / op.prefill_load - 1e-9)), 1 - 1e-9)
+    grid = np.unique(np.linspace(float(np.min(load)), float(np.max(load)), POOL_LOAD_POINTS))
+    median = op.prefill_ttft(grid).quantiles([0.5])[0]
+    return 1e3 * np.interp(load, grid, median) / s
 
 
 def slo_verdicts(spec: ServingSpec, latency: dict[str, float]) -> str:

@@ -93,7 +93,7 @@ def serving_performance(run: ConfigRun,
         activity=sp.activity)
     assert sp.operating is not None
     latency = functools.partial(latency_at, sp.operating, spec.requests_per_h / SECONDS_PER_HOUR,
-                                sp.capacity_per_replica_per_s)
+                                sp.capacity_per_replica_per_s, prefill_replicas=sp.prefill_replicas)
     regime = Regime("emulated" if timer is not None else "analytic", acc.vendor, sp.tensor, sp.batch)
     bands = (serving_band("output_tokens_per_s", regime), serving_band("ttft_ms", regime))
     return perf, {"instances": sp.instances, "busy": sp.busy, "latency": latency, "bands": bands,
