@@ -71,3 +71,12 @@ def test_action_passes_inputs_through_env_and_uploads_its_outputs():
     run = next(s for s in steps if s.get("id") == "run")["run"]
     assert 'mktemp -d "$RUNNER_TEMP/ecobench-XXXXXX"' in run  # a fresh directory per use
     assert "${{ steps.run.outputs.artifact }}" == uploads[0]["with"]["name"]
+
+
+def test_the_package_is_marked_typed_for_the_code_that_calls_it():
+    """The API is annotated (Result.rows: list[dict[str, Any]], ...), but without a py.typed marker
+    in the installed package mypy refused to read it in a user's script ("module is installed, but
+    missing library stubs or py.typed marker") and pyright treated every name as unknown."""
+    assert (ROOT / "ecobench" / "py.typed").is_file()
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "py.typed" in meta["tool"]["setuptools"]["package-data"]["ecobench"]
