@@ -261,9 +261,12 @@ def check_comparable(current: GateDoc, baseline: GateDoc, same_configs: bool = T
         raise differs("has schema_version", baseline.schema_version, current.schema_version,
                       "; write the baseline again with this ecobench")
     if not set(current.rows) & set(baseline.rows):
-        raise InputError("no configuration in both, nothing to gate: run has "
-                         + ", ".join(sorted(current.rows)) + "; baseline has "
-                         + ", ".join(sorted(baseline.rows)))
+        to = f"{baseline.path} --force" if baseline.kind == BASELINE_KIND else "FILE"
+        raise InputError(f"no configuration in both, nothing to gate: run {current.path} has "
+                         + ", ".join(sorted(current.rows)) + f"; baseline {baseline.path} has "
+                         + ", ".join(sorted(baseline.rows)) + "; configurations are matched by id: "
+                         "after renaming them, write the baseline again "
+                         f"(`ecobench baseline RUN_DIR --to {to}`)")
     if same_configs and set(current.rows) != set(baseline.rows):
         raise InputError("configurations do not match: run has " + ", ".join(sorted(current.rows)) +
                          "; baseline has " + ", ".join(sorted(baseline.rows)))
