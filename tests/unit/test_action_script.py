@@ -78,3 +78,66 @@ def test_the_verdict_and_exit_code_are_the_checks(tmp_path, check_rc, verdict):
     rc, _, outputs = _run_step(tmp_path, "energy_kwh:+5%", check_rc)
     assert rc == check_rc
     assert outputs["verdict"] == verdict and outputs["exit-code"] == str(check_rc)
+
+
+# `python3 -m venv DIR` makes DIR/bin/python, a stub that records `pip install`'s arguments and puts an
+# `ecobench` there; any other call goes to the real Python (the step hashes the spec with it)
+PYTHON_STUB = """#!/bin/sh
+if [ "$1" = -m ] && [ "$2" = venv ]; then
+  mkdir -p "$3/bin"
+  cat > "$3/bin/python" <<'STUB'
+#!/bin/sh
+bin=$(dirname "$0")
+printf '%s\\n' "$@" >> "$STUB_PIP"
+printf '#!/bin/sh\\necho ecobench 0.0.0\\n' > "$bin/ecobench"
+chmod +x "$bin/ecobench"
+STUB
+  chmod +x "$3/bin/python"
+  exit 0
+fi
+exec "$REAL_PYTHON" "$@"
+"""
+
+
+def _install(tmp_path, *uses):
+    """The install step once per use (one job: one RUNNER_TEMP); the `pip install` arguments each made."""
+    action = yaml.safe_load(ACTION.read_text())
+    step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
+    python = tmp_path / "python3"
+    python.write_text(PYTHON_STUB)
+    python.chmod(0o755)
+    (tmp_path / "temp").mkdir()
+    root = tmp_path / "ecobench-ref"
+    (root / ".github" / "actions" / "ecobench-check").mkdir(parents=True)
+    results = []
+    for i, extras in enumerate(uses):
+        pip = tmp_path / f"pip{i}"
+        env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(tmp_path / "temp"),
+               "GITHUB_OUTPUT": str(tmp_path / f"output{i}"), "PYTHON": str(python),
+               "REAL_PYTHON": sys.executable, "STUB_PIP": str(pip),
+               "ACTION_ROOT": f"{root}/.github/actions/ecobench-check/../../..", "EXTRAS": extras}
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        pip_args = pip.read_text().splitlines() if pip.exists() else []
+        results.append((done.returncode, pip_args, done.stderr))
+    return root.resolve(), results
+
+
+def test_extras_are_installed_with_the_actions_ref(tmp_path):
+    """A scenario measured on the runner (backend reference) needs the torch extra; the Action
+    installed ecobench-ml without extras and had no input for them, so such a scenario could only
+    fail with exit 2 ("pip install 'ecobench-ml[torch]'"), which no caller could do in the Action's
+    own environment."""
+    root, [plain, torch, again, gpu] = _install(tmp_path, "", "torch", "torch", " torch, gpu ")
+    assert plain[:2] == (0, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet", str(root)])
+    assert torch[:2] == (0, ["-m", "pip", "install", "--disable-pip-version-check", "--quiet",
+                             f"{root}[torch]"])
+    assert again[:2] == (0, [])  # the same ref and extras: the environment built by the use before
+    assert gpu[0] == 0 and gpu[1][-1] == f"{root}[torch,gpu]"
+
+
+@pytest.mark.parametrize("extras", ["torch] requests[", "torch;rm", "../other", "torch gpu[x]"])
+def test_extras_that_are_not_names_are_refused_before_anything_is_installed(tmp_path, extras):
+    _, [(rc, pip_args, err)] = _install(tmp_path, extras)
+    assert rc == 2 and pip_args == []
+    assert err.startswith(f"ecobench-check: input extras: '{extras}' is not a list of extras; allowed: ")

@@ -31,7 +31,8 @@ def test_action_installs_from_its_own_ref_never_from_an_index():
     assert "ecobench-spec" not in action["inputs"]  # no package name to install at all
     install = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
     assert install["env"]["ACTION_ROOT"] == "${{ github.action_path }}/../../.."
-    assert '-m pip install --disable-pip-version-check --quiet "$root"' in install["run"]
+    assert '-m pip install --disable-pip-version-check --quiet "$spec"' in install["run"]
+    assert 'spec="$root${extras:+[$extras]}"' in install["run"]  # the ref itself, with its extras if any
     assert (ACTION.parent / ".." / ".." / ".." / "pyproject.toml").resolve() == ROOT / "pyproject.toml"
     workflow = (ROOT / ".github" / "workflows" / "energy-gate.yml").read_text()
     assert "ecobench-spec" not in workflow and "pip install" not in workflow
