@@ -81,3 +81,16 @@ def test_the_package_is_marked_typed_for_the_code_that_calls_it():
     assert (ROOT / "ecobench" / "py.typed").is_file()
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "py.typed" in meta["tool"]["setuptools"]["package-data"]["ecobench"]
+
+
+def test_readme_charts_the_figures_after_a_regression_too():
+    """`--export` is written on exit 0 and 1, but the README's github-action-benchmark step had no
+    `if:`: after a regression the gate step has failed, so the step was skipped and the chart missed
+    the one point it is for."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Gate energy in CI"):]
+    snippet = next(block.split("```", 1)[0] for block in section.split("```yaml\n")[1:]
+                   if "github-action-benchmark@" in block.split("```", 1)[0])
+    [step] = yaml.safe_load(snippet)
+    assert "!cancelled()" in step["if"] and "regression" in step["if"] and "pass" in step["if"]
+    assert step["with"]["output-file-path"] == "${{ steps.gate.outputs.benchmark-json }}"
