@@ -94,3 +94,25 @@ def test_readme_charts_the_figures_after_a_regression_too():
     [step] = yaml.safe_load(snippet)
     assert "!cancelled()" in step["if"] and "regression" in step["if"] and "pass" in step["if"]
     assert step["with"]["output-file-path"] == "${{ steps.gate.outputs.benchmark-json }}"
+
+
+def test_the_workflows_are_valid_yaml():
+    """`run: echo "energy gate: $VERDICT"` is not YAML (a plain scalar holding ': '): GitHub refuses
+    such a file ("Invalid workflow file") and runs none of its jobs. The README's workflow and
+    .github/workflows/energy-gate.yml both had one, so neither the example a team copies nor the
+    project's own energy gate ever ran."""
+    readme = (ROOT / "README.md").read_text()
+    section = readme[readme.index("## Gate energy in CI"):]
+    section = section[:section.index("\n## ", 3)]
+    workflows = [("README.md", block.split("```", 1)[0]) for block in section.split("```yaml\n")[1:]]
+    workflows += [(f.name, f.read_text()) for f in (ROOT / ".github" / "workflows").glob("*.yml")]
+    assert len(workflows) >= 3
+    for name, text in workflows:
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise AssertionError(f"{name}: not valid YAML: {exc}") from None
+        if isinstance(doc, dict) and "jobs" in doc:  # a whole workflow, as GitHub reads it
+            for job in doc["jobs"].values():
+                for step in job["steps"]:
+                    assert "uses" in step or isinstance(step.get("run"), str), (name, step)
