@@ -109,6 +109,7 @@ def _install(tmp_path, *uses):
     (tmp_path / "temp").mkdir()
     root = tmp_path / "ecobench-ref"
     (root / ".github" / "actions" / "ecobench-check").mkdir(parents=True)
+    (root / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())  # its extras
     results = []
     for i, extras in enumerate(uses):
         pip = tmp_path / f"pip{i}"
@@ -141,3 +142,12 @@ def test_extras_that_are_not_names_are_refused_before_anything_is_installed(tmp_
     _, [(rc, pip_args, err)] = _install(tmp_path, extras)
     assert rc == 2 and pip_args == []
     assert err.startswith(f"ecobench-check: input extras: '{extras}' is not a list of extras; allowed: ")
+
+
+def test_an_unknown_extra_is_refused_naming_the_known_ones(tmp_path):
+    """pip only warns about an extra the project does not have ('torhc') and installs without it; the
+    run then failed asking for the extra the caller believed installed."""
+    _, [(rc, pip_args, err)] = _install(tmp_path, "torch,torhc")
+    assert rc == 2 and pip_args == []
+    assert err.strip() == ("ecobench-check: input extras: unknown torhc; allowed: torch, gpu, parquet, dev, "
+                           "comma-separated")
