@@ -929,6 +929,7 @@ def entry() -> NoReturn:
     and SIGTERM end the process at once with one line (``process.exit_on_signal``); inside it they
     raise, the command cleans up, and the message says what was written."""
     process.exit_on_signal("while starting")
+    _encodable_stdout()
     from ecobench.io.distribution import foreign_install
 
     if clash := foreign_install():
@@ -941,6 +942,18 @@ def entry() -> NoReturn:
         code = _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
     process.exit_on_signal("after the command ended")
     raise SystemExit(code)
+
+
+def _encodable_stdout() -> None:
+    """A stdout whose encoding is not UTF-8 (PYTHONIOENCODING=ascii, a latin-1 locale, a Windows
+    console) cannot encode the tables' Δ, ± or ≤: it writes them as backslash escapes (as stderr
+    does) instead of failing with exit 3 after the run directory was written."""
+    stdout = sys.stdout
+    encoding = (getattr(stdout, "encoding", None) or "utf-8").lower().replace("_", "-")
+    if encoding in ("utf-8", "utf8", "utf-8-sig") or not hasattr(stdout, "reconfigure"):
+        return
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        stdout.reconfigure(errors="backslashreplace")
 
 
 def _signalled(what: str, code: int) -> int:
