@@ -31,3 +31,17 @@ def test_a_utf8_stdout_is_left_as_it_is(tmp_path):
     p = subprocess.run([sys.executable, "-m", "ecobench", "run", str(SCENARIOS / "llama3_8b_chat.yaml"), "-q",
                         "--out", str(tmp_path / "run")], capture_output=True, cwd=ROOT, env=env, timeout=300)
     assert p.returncode == 0 and "cost Δ%" in p.stdout.decode("utf-8")
+
+
+@pytest.mark.parametrize("args", [["run", str(SCENARIOS / "llama3_8b_chat.yaml"), "-q"], ["validate", "-q"]])
+def test_no_text_is_read_in_the_locales_encoding(tmp_path, args):
+    """The packaged power corpus (power/corpus.py) and git's output (reports/metadata.py) were read
+    in the locale's encoding: UTF-8 text read wrong, or not at all, where the locale is another
+    (Windows, a latin-1 locale). Python's EncodingWarning names every such read."""
+    if args[0] == "run":
+        args = [*args, "--out", str(tmp_path / "run")]
+    p = subprocess.run([sys.executable, "-X", "warn_default_encoding", "-m", "ecobench", *args],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    ours = [line for line in p.stderr.splitlines() if "EncodingWarning" in line and "ecobench" in line]
+    assert ours == []
