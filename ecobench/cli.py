@@ -82,15 +82,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(format_decisions(ev, s))
     print(terminal(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)"),
           flush=True)
-    from ecobench.planning.evaluate import row_warnings
+    from ecobench.planning.evaluate import run_warnings
 
-    warnings = row_warnings(rows)
-    if s.workload.serving is not None:
-        warnings = s.workload.serving.deprecated_names + warnings
-    if s.workload.arch().kind == "decoder":
-        warnings += [f"{c.id}: precision not set, so fp32; LLMs train and serve in bf16 (or lower): set "
-                     "precision" for c in s.configs if "precision" not in c.model_fields_set]
-    for w in warnings:
+    for w in run_warnings(s, rows, noisy=False):  # the noisy rows: _warn_noisy's block below
         print(f"ecobench: warning: {terminal(w, keep_newlines=False)}", file=sys.stderr, flush=True)
     _warn_noisy(rows)
     return EXIT_OK
