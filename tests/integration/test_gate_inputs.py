@@ -126,6 +126,8 @@ def test_noisy_measurement_is_refused_exit_5_unless_allowed(tmp_path, capsys):
     assert main(["check", str(cur), "--baseline", str(base), "--junit", str(tmp_path / "j.xml")]) == 5
     captured = capsys.readouterr()
     assert "NOISY: not gated" in captured.out and "46%" in captured.err and "--allow-noisy" in captured.err
+    # the counts first, then the noisy ids ('not gated: host in 2 check(s)' read as if host were checks)
+    assert "\nno regression in 2 check(s); 1 noisy configuration(s) not gated: host\n" in captured.out
     assert ET.parse(tmp_path / "j.xml").getroot().get("skipped") == "1"
     assert main(["check", str(cur), "--baseline", str(base), "--allow-noisy"]) == 0
     assert "pass (noisy)" in capsys.readouterr().out
