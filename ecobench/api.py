@@ -10,6 +10,8 @@
 Errors are raised, never printed and never ``SystemExit``: a scenario that fails validation raises
 :class:`ecobench.errors.InputError` with the message the CLI prints (each field's path and what is
 allowed); every error ecobench raises on purpose derives from :class:`ecobench.errors.EcobenchError`.
+What the CLI prints as a warning, :func:`run` issues with ``warnings.warn`` as an
+:class:`ecobench.errors.EcobenchWarning`.
 Signal handlers and the garbage collector of the calling process are left as they are (only the
 ``ecobench`` command installs its SIGTERM handler).
 """
@@ -21,7 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ecobench.errors import BackendError, InputError
+from ecobench.errors import BackendError, EcobenchWarning, InputError
 from ecobench.words import counted
 
 if TYPE_CHECKING:  # imported when called: `import ecobench` stays cheap
@@ -178,7 +180,19 @@ def run(scenario: ScenarioLike | Scenario, *, out: str | os.PathLike[str] | None
     result = Result(results_document(s, ev.rows, final.name if final else new_run_id(), ev), ev.table)
     if final is not None:
         result.write(final)
+    _warn(s, ev.rows)
     return result
+
+
+def _warn(s: Scenario, rows: list[dict[str, Any]]) -> None:
+    """What ``ecobench run`` prints as ``ecobench: warning:``, as :class:`EcobenchWarning` warnings
+    from the caller's line (a latency target no batch meets, an empty cost, a deprecated name...)."""
+    import warnings
+
+    from ecobench.planning.evaluate import run_warnings
+
+    for line in run_warnings(s, rows):
+        warnings.warn(line, EcobenchWarning, stacklevel=3)
 
 
 def load_run(directory: str | os.PathLike[str]) -> Result:

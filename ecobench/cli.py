@@ -82,15 +82,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(format_decisions(ev, s))
     print(terminal(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)"),
           flush=True)
-    from ecobench.planning.evaluate import row_warnings
+    from ecobench.planning.evaluate import run_warnings
 
-    warnings = row_warnings(rows)
-    if s.workload.serving is not None:
-        warnings = s.workload.serving.deprecated_names + warnings
-    if s.workload.arch().kind == "decoder":
-        warnings += [f"{c.id}: precision not set, so fp32; LLMs train and serve in bf16 (or lower): set "
-                     "precision" for c in s.configs if "precision" not in c.model_fields_set]
-    for w in warnings:
+    for w in run_warnings(s, rows, noisy=False):  # the noisy rows: _warn_noisy's block below
         print(f"ecobench: warning: {terminal(w, keep_newlines=False)}", file=sys.stderr, flush=True)
     _warn_noisy(rows)
     return EXIT_OK
@@ -929,6 +923,7 @@ def entry() -> NoReturn:
     and SIGTERM end the process at once with one line (``process.exit_on_signal``); inside it they
     raise, the command cleans up, and the message says what was written."""
     process.exit_on_signal("while starting")
+    _encodable_stdout()
     from ecobench.io.distribution import foreign_install
 
     if clash := foreign_install():
@@ -941,6 +936,18 @@ def entry() -> NoReturn:
         code = _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
     process.exit_on_signal("after the command ended")
     raise SystemExit(code)
+
+
+def _encodable_stdout() -> None:
+    """A stdout whose encoding is not UTF-8 (PYTHONIOENCODING=ascii, a latin-1 locale, a Windows
+    console) cannot encode the tables' Δ, ± or ≤: it writes them as backslash escapes (as stderr
+    does) instead of failing with exit 3 after the run directory was written."""
+    stdout = sys.stdout
+    encoding = (getattr(stdout, "encoding", None) or "utf-8").lower().replace("_", "-")
+    if encoding in ("utf-8", "utf8", "utf-8-sig") or not hasattr(stdout, "reconfigure"):
+        return
+    with contextlib.suppress(AttributeError, ValueError, OSError):
+        stdout.reconfigure(errors="backslashreplace")
 
 
 def _signalled(what: str, code: int) -> int:

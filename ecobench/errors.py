@@ -7,6 +7,9 @@
     ├── OutputError               a result could not be written: read-only or full disk (exit code 4)
     └── NoisyMeasurementError     measured rows too noisy to gate, and no --allow-noisy (exit code 5)
 
+    EcobenchWarning (UserWarning) what ``ecobench run`` prints as ``ecobench: warning:``, issued by
+                                  ``ecobench.run`` (the Python API) with ``warnings.warn``
+
 The CLI prints one line (``ecobench: error: ...``) and exits with the error's ``exit_code``. Anything
 else that escapes a command is a bug: one line, exit code 3, the traceback only with ``--debug``.
 Exit code 1 is reserved for a gate that found a regression; no error ever uses it.
@@ -20,7 +23,8 @@ from typing import Self
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BROKEN_PIPE", "EXIT_INTERNAL", "EXIT_INTERRUPTED", "EXIT_NOISY",
            "EXIT_OK", "EXIT_OUTPUT", "EXIT_REGRESSION", "EXIT_TERMINATED", "BackendError",
-           "EcobenchError", "InputError", "NoisyMeasurementError", "OutputError", "UnknownNameError"]
+           "EcobenchError", "EcobenchWarning", "InputError", "NoisyMeasurementError", "OutputError",
+           "UnknownNameError"]
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1  # only `ecobench check` returns it, and only for a regression it found
@@ -94,6 +98,12 @@ class StaleFitError(EcobenchError):
     def __init__(self, point_id: str) -> None:
         super().__init__(f"published point {point_id!r} has no stored held-out error: the stored fit "
                          "predates it; run python tools/refit.py")
+
+
+class EcobenchWarning(UserWarning):
+    """Something a reader of the results must know (a latency target no batch meets, an empty cost, a
+    deprecated field name, a measurement that is not reproducible...): the lines ``ecobench run``
+    prints on stderr, issued by the Python API as warnings of this class."""
 
 
 class NoisyMeasurementError(EcobenchError):

@@ -261,9 +261,12 @@ def check_comparable(current: GateDoc, baseline: GateDoc, same_configs: bool = T
         raise differs("has schema_version", baseline.schema_version, current.schema_version,
                       "; write the baseline again with this ecobench")
     if not set(current.rows) & set(baseline.rows):
-        raise InputError("no configuration in both, nothing to gate: run has "
-                         + ", ".join(sorted(current.rows)) + "; baseline has "
-                         + ", ".join(sorted(baseline.rows)))
+        to = f"{baseline.path} --force" if baseline.kind == BASELINE_KIND else "FILE"
+        raise InputError(f"no configuration in both, nothing to gate: run {current.path} has "
+                         + ", ".join(sorted(current.rows)) + f"; baseline {baseline.path} has "
+                         + ", ".join(sorted(baseline.rows)) + "; configurations are matched by id: "
+                         "after renaming them, write the baseline again "
+                         f"(`ecobench baseline RUN_DIR --to {to}`)")
     if same_configs and set(current.rows) != set(baseline.rows):
         raise InputError("configurations do not match: run has " + ", ".join(sorted(current.rows)) +
                          "; baseline has " + ", ".join(sorted(baseline.rows)))
@@ -506,10 +509,7 @@ def table(verdicts: list[Verdict], allow_noisy: bool = True) -> list[list[str]]:
 def headline(verdicts: list[Verdict], allow_noisy: bool, changes: ConfigChanges | None = None) -> str:
     failed = sum(v.failed for v in verdicts if allow_noisy or not v.noisy)
     noisy = noisy_rows(verdicts) if not allow_noisy else []
-    parts = [f"{failed} regression(s)" if failed else "no regression"]
-    if noisy:
-        parts.append(f"{len(noisy)} noisy configuration(s) not gated: {', '.join(noisy)}")
-    head = f"{'; '.join(parts)} in {len(verdicts)} check(s)"
+    head = f"{f'{failed} regression(s)' if failed else 'no regression'} in {len(verdicts)} check(s)"
     if changes and (changes.added or changes.removed):
         both = dict.fromkeys(v.config_id for v in verdicts if v.config_id not in changes.added)
         added = f"{len(changes.added)} added" + (" (absolute limits only)" if changes.limits else "")
@@ -517,6 +517,8 @@ def headline(verdicts: list[Verdict], allow_noisy: bool, changes: ConfigChanges 
                  f"{len(changes.removed)} removed (not gated)")
     if changes and changes.outside:
         head += f"; {len(changes.outside)} in no rule's scope (not gated)"
+    if noisy:  # after the counts: 'not gated: host, c6i in 3 check(s)' read as if the ids were checks
+        head += f"; {len(noisy)} noisy configuration(s) not gated: {', '.join(noisy)}"
     return head
 
 

@@ -128,8 +128,15 @@ def gated_value(doc: GateDoc, config_id: str, metric: str) -> float:
         x = float(v) if isinstance(v, int | float) and not isinstance(v, bool) else math.nan
     except OverflowError:  # an integer beyond any float
         x = math.inf
+    if v is None:  # a figure the configuration does not have (the cost of a host with no price, ...)
+        having = [c for c, r in doc.rows.items()
+                  if isinstance(r.get(metric), int | float) and not isinstance(r.get(metric), bool)]
+        scope = (f"scope the rule to the configurations that have it (RULE@ID[,ID...]: "
+                 f"@{','.join(having)})" if having else "gate another figure")
+        raise InputError(f"{doc.path}: configuration {config_id!r}: {metric} is null: this configuration "
+                         f"has no such figure (as a host with no price has no cost); allowed: {scope}")
     if not math.isfinite(x) or x < 0:
-        shown = "null (not a finite number)" if v is None else repr(v)[:40]
+        shown = repr(v)[:40]
         raise InputError(f"{doc.path}: configuration {config_id!r}: {metric} is {shown}; a gated "
                          "figure must be a finite number, 0 or more")
     return x

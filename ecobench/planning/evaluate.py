@@ -80,6 +80,23 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def run_warnings(s: Scenario, rows: list[dict[str, Any]], noisy: bool = True) -> list[str]:
+    """Every warning of a run, one line each: the scenario's deprecated names, :func:`row_warnings`,
+    a decoder configuration left at fp32 and (``noisy``) each measured row flagged as not reproducible
+    (``ecobench run`` prints them on stderr, the noisy rows in a block of their own; ``ecobench.run``
+    issues them as warnings)."""
+    out = list(s.workload.serving.deprecated_names) if s.workload.serving is not None else []
+    out += row_warnings(rows)
+    if s.workload.arch().kind == "decoder":
+        out += [f"{c.id}: precision not set, so fp32; LLMs train and serve in bf16 (or lower): set "
+                "precision" for c in s.configs if "precision" not in c.model_fields_set]
+    out += [f"{r['config_id']}: the measurement is not reproducible on this host "
+            f"({r['measurement_warnings']}); `ecobench check` and `ecobench baseline` refuse it (exit 5) "
+            "unless --allow-noisy"
+            for r in rows if noisy and r.get("measurement_warnings")]
+    return out
+
+
 def add_changes(rows: list[dict[str, Any]], baseline_id: str,
                 base: list[dict[str, Any]] | None = None) -> None:
     """Add ``<metric>_change_pct`` and ``throughput_ratio`` against the baseline row (found in ``base``,

@@ -220,6 +220,6 @@ def corpus_chips() -> dict[str, CorpusChip]:
 def load_corpus() -> PowerCorpus:
     """The packaged measured-power corpus."""
     folder = resources.files("ecobench.power") / "data" / "measured"
-    docs = [load_packaged(f.read_text()) for f in sorted(folder.iterdir(), key=lambda f: f.name)
-            if f.name.endswith(".yaml")]
+    docs = [load_packaged(f.read_text(encoding="utf-8"))
+            for f in sorted(folder.iterdir(), key=lambda f: f.name) if f.name.endswith(".yaml")]
     return parse_corpus(docs)

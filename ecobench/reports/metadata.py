@@ -31,8 +31,8 @@ def git_info(cwd: str = ".") -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         out = subprocess.run(["git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"],
-                             cwd=cwd, env=env, capture_output=True, text=True, timeout=5,
-                             check=True).stdout
+                             cwd=cwd, env=env, capture_output=True, text=True, encoding="utf-8",
+                             errors="replace", timeout=5, check=True).stdout  # git writes UTF-8
     except (OSError, subprocess.SubprocessError):
         return {}
     lines = out.splitlines()

@@ -117,7 +117,7 @@ def results_markdown() -> str:
               "Long texts that repeat down a column are written to results.csv as short keys (the "
               "column's prefix and a number, by first appearance); results.json's `csv_sources` maps "
               "each key to its text, and results.json's `rows` keep the texts. With pandas: "
-              "`df[c] = df[c].map(doc[\"csv_sources\"]).fillna(df[c])`. Runs written before the keys "
+              "`df[c] = df[c].map(lambda v: doc[\"csv_sources\"].get(v, v))`. Runs written before the keys "
               "hold the texts in results.csv and have no `csv_sources`.", "",
               "| column | key prefix |", "|---|---|"]
     lines += [f"| `{c}` | `{prefix}` |" for c, prefix in KEYED_COLUMNS.items()]

@@ -240,3 +240,36 @@ def test_every_name_the_readme_api_table_lists_exists(tmp_path):
             assert hasattr(r, n), n
         assert r.directory == tmp_path / "run"
     assert all(callable(getattr(ecobench, f)) for f in functions)
+
+
+def test_run_issues_the_warnings_the_cli_prints(tmp_path, capsys):
+    """`ecobench run` printed 'ecobench: warning: ...' for a deprecated target name and a latency
+    target no batch meets; ecobench.run said nothing at all, so a notebook planned a service that
+    misses its p99 target without a word. Now each line is an EcobenchWarning from the caller's line."""
+    from ecobench.cli import main
+    from ecobench.errors import EcobenchWarning
+
+    doc = load_yaml(SCENARIOS / "llama3_8b_chat.yaml", "scenario")
+    serving = doc["workload"]["serving"]
+    serving["ttft_ms"] = serving.pop("median_ttft_ms")  # deprecated name of the median target
+    serving["p99_ttft_ms"] = 100  # below what g6e.xlarge reaches at batch 1
+    with pytest.warns(EcobenchWarning) as caught:
+        ecobench.run(doc)
+    api = [str(w.message) for w in caught]
+    assert {w.filename for w in caught} == {__file__}  # the caller's line, not ecobench's
+    assert api[0].startswith("workload.serving.ttft_ms is deprecated (read as median_ttft_ms")
+    assert any(m.startswith("g6e: no batch meets p99_ttft_ms 100 on g6e.xlarge") for m in api)
+    f = tmp_path / "s.yaml"
+    f.write_text(json.dumps(doc))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    cli = [line.removeprefix("ecobench: warning: ") for line in capsys.readouterr().err.splitlines()
+           if line.startswith("ecobench: warning: ")]
+    assert cli == api
+
+
+def test_a_run_with_nothing_to_say_issues_no_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ecobench.run(SEED)

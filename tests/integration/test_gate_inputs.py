@@ -126,6 +126,8 @@ def test_noisy_measurement_is_refused_exit_5_unless_allowed(tmp_path, capsys):
     assert main(["check", str(cur), "--baseline", str(base), "--junit", str(tmp_path / "j.xml")]) == 5
     captured = capsys.readouterr()
     assert "NOISY: not gated" in captured.out and "46%" in captured.err and "--allow-noisy" in captured.err
+    # the counts first, then the noisy ids ('not gated: host in 2 check(s)' read as if host were checks)
+    assert "\nno regression in 2 check(s); 1 noisy configuration(s) not gated: host\n" in captured.out
     assert ET.parse(tmp_path / "j.xml").getroot().get("skipped") == "1"
     assert main(["check", str(cur), "--baseline", str(base), "--allow-noisy"]) == 0
     assert "pass (noisy)" in capsys.readouterr().out
@@ -161,6 +163,23 @@ def test_non_finite_baseline_figure_is_bad_input(tmp_path, capsys, literal):
 def test_negative_or_missing_gated_figure_is_bad_input(tmp_path, capsys, value, shown):
     _bad_baseline(tmp_path, capsys, lambda d: d["rows"][1].update(energy_kwh=value),
                   "configuration 'inf1': energy_kwh is " + shown)
+
+
+def test_a_figure_a_configuration_does_not_have_says_how_to_scope_the_rule(tmp_path, capsys):
+    """The measured host has no price, so its cost_usd is null. `--fail-on cost_usd:+5%` said only
+    'cost_usd is null (not a finite number); a gated figure must be a finite number, 0 or more', as if
+    the file were corrupt, and never what to do (the rule can hold for the configurations that have
+    it)."""
+    run, doc = _write_run(tmp_path, "r", _rates(5.0))
+    rows = {r["config_id"]: r for r in doc["rows"]}
+    assert rows["host"]["cost_usd"] is None and rows["inf1"]["cost_usd"] > 0
+    assert main(["check", str(run), "--baseline", str(run), "--fail-on", "cost_usd:+5%"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ecobench: error: {run / 'results.json'}: configuration 'host': cost_usd is null: "
+                          "this configuration has no such figure (as a host with no price has no cost); "
+                          "allowed: scope the rule to the configurations that have it "
+                          "(RULE@ID[,ID...]: @inf1)")
+    assert main(["check", str(run), "--baseline", str(run), "--fail-on", "cost_usd:+5%@inf1"]) == 0
 
 
 def test_huge_integer_is_refused_when_read(tmp_path, capsys):

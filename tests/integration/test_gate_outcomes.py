@@ -98,7 +98,13 @@ def test_no_configuration_in_common_is_bad_input(tmp_path, capsys, chat_run):
     base = _variant(tmp_path, chat_run, "base", _drop("inf2", "inf2_int8", "trn1"))
     cur = _variant(tmp_path, chat_run, "cur", _drop("trn2", "g6e", "p5"))
     assert main(["check", str(cur), "--baseline", str(base)]) == 2
-    assert "no configuration in both, nothing to gate" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no configuration in both, nothing to gate" in err
+    # the files, and what to do (the ids had been renamed, say): the message named neither
+    assert f"run {cur / 'results.json'} has inf2, inf2_int8, trn1" in err
+    assert f"baseline {base / 'results.json'} has g6e, p5, trn2" in err
+    assert err.rstrip().endswith("configurations are matched by id: after renaming them, write the baseline "
+                                 "again (`ecobench baseline RUN_DIR --to FILE`)")
 
 
 def test_absolute_limits(tmp_path, capsys, chat_run):

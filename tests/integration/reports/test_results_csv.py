@@ -139,3 +139,23 @@ def test_parquet_without_pyarrow_is_one_line_and_writes_nothing(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "ecobench-ml[parquet]" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_readme_pandas_snippet_restores_every_keyed_column(run: Path, monkeypatch) -> None:
+    """README "Results files": the snippet that maps results.csv's keys back to their texts, run as
+    written in a serving run's directory. It mapped four of the keyed columns: layout_choice (keyed in
+    every serving and training run) kept its keys ('l1', ...)."""
+    pd = pytest.importorskip("pandas")
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Results files", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(run)
+    scope: dict[str, Any] = {}
+    exec(compile(code, "README.md (Results files)", "exec"), scope)  # noqa: S102
+    df = scope["df"]
+    doc = json.loads((run / "results.json").read_text())
+    assert "layout_choice" in df.columns
+    for c in KEYED_COLUMNS:
+        if c in df.columns:
+            texts = [r.get(c) for r in doc["rows"]]
+            assert [None if pd.isna(v) else v for v in df[c]] == [t or None for t in texts], c
