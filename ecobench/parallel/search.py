@@ -6,8 +6,11 @@ compatible with the key/value heads); pipeline divides the layers; expert (mixtu
 divides the experts and the data-parallel degree; tensor x context x pipeline x data is the
 cluster's ranks; data x micro-batch divides every phase's global batch. Micro-batches are powers of
 two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins. On a cluster whose
-ranks no such split fills, each (tensor, context, pipeline) takes the largest data degree that fits in
-the ranks and divides the global batch, leaving the other ranks idle. The search runs the 1F1B schedule.
+ranks no such split fills (or none that fills fits), the search also takes pipeline degrees that do not
+divide the layers (uneven stages: 3 x 8 ranks of p4d fill with pipeline 3 over Llama 2's 32 layers)
+and, for each (tensor, context, pipeline) dividing them, the largest data degree that fits in the
+ranks and divides the global batch, leaving the other ranks idle (:func:`filling_or_idle`). The
+search runs the 1F1B schedule.
 
 Context parallelism (ring) is searched at powers of two that divide every phase's sequence and leave
 each rank at least :data:`MIN_CONTEXT_CHUNK` tokens of the longest phase (Llama 3 405B's
@@ -125,6 +128,28 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
     return Layouts(**cols)
 
 
+def every_pipeline(layers: int) -> list[int]:
+    """Every pipeline degree up to the layers, those that do not divide them too (their stages hold
+    ``layers // p`` layers or one more: ``layout.stage_layers``)."""
+    return list(range(1, layers + 1))
+
+
+def filling_or_idle(phases: list[Phase], ranks_per_node: int, nodes: int, max_zero_stage: int = 3) -> Layouts:
+    """The layouts for a cluster whose ranks no pipeline degree dividing the layers fills (with a data
+    degree dividing the global batch): those that fill every rank with uneven stages, and those
+    that leave ranks idle (:func:`enumerate_layouts` with ``idle``); the search takes the fastest."""
+    layers = phases[0].workload.arch.layers
+    full = enumerate_layouts(phases, ranks_per_node, nodes, max_zero_stage=max_zero_stage,
+                             pipelines=every_pipeline(layers))
+    idle = enumerate_layouts(phases, ranks_per_node, nodes, max_zero_stage=max_zero_stage, idle=True)
+    return joined(full, idle)
+
+
+def joined(*parts: Layouts) -> Layouts:
+    """Layouts one after the other."""
+    return Layouts(*(np.concatenate([getattr(x, f) for x in parts]) for f in Layouts.FIELDS))
+
+
 def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficiency | StepEvaluator,
                  offloads: tuple[str, ...] = ("cpu", "nvme")) -> Evaluated:
     """``ev`` and, for each of its layouts that does not fit, the same layout with its optimizer state
@@ -142,9 +167,9 @@ def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficienc
             extra.append(sub)
     if not extra:
         return ev
-    more = Layouts(*(np.concatenate([getattr(x, f) for x in extra]) for f in Layouts.FIELDS))
+    more = joined(*extra)
     ev2 = evaluate_phases(phases, cl, more, eff)
-    both = Layouts(*(np.concatenate([getattr(L, f), getattr(more, f)]) for f in Layouts.FIELDS))
+    both = joined(L, more)
     results = [StepResult(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in _RESULT_ARRAYS),
                           _joined_parts(a.parts, b.parts, len(a.step_s), len(b.step_s)))
                for a, b in zip(ev.results, ev2.results, strict=True)]

@@ -42,6 +42,8 @@ from ecobench.parallel.search import (
     counts_text,
     enumerate_layouts,
     evaluate_phases,
+    every_pipeline,
+    filling_or_idle,
     fixes_that_fit,
     layout_problems,
     nearest_counts,
@@ -165,17 +167,17 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
         L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
         ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else None
         i = ev.best() if ev is not None else None
-        idle = ""
-        if ev is None or i is None:  # no layout fills the ranks and fits: leave some ranks idle
-            L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage, idle=True)
+        unfilled = ev is None or i is None
+        if unfilled:  # no layout fills the ranks and fits: uneven stages, or some ranks idle
+            L = filling_or_idle(phases, cl.ranks_per_node, n, cl.max_zero_stage)
             ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else ev
             i = ev.best() if ev is not None and len(L) else None
-            idle = "; no layout fills every rank, so some stay idle"
         if ev is None or i is None:
             near = nearest_counts(phases, cl, n, eff, offload=True)
             raise InputError(_no_fit_message(inst, n, cl, ev) + counts_text(near)).in_config("parallelism")
         i, note = prefer_published(ev, i, arch, ev.fits, _vendor(cat, inst))
         lay = ev.layouts.layout(i)
+        idle = unfilled_note(arch.layers, lay, ranks, gbs) if unfilled else ""
         return TrainingPlan(n, lay, f"auto: fastest of {int(ev.fits.sum())} layouts that fit "
                                     f"({len(ev.layouts)} valid){note}{idle}", _memory(ev, i), gbs)
     lay = given_layout(cfg.parallelism if cfg.parallelism != "auto" else None, tr, arch, cfg, ranks)
@@ -204,6 +206,33 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
 
 
+def unfilled_note(layers: int, lay: Layout, ranks: int, global_batches: tuple[int, ...]) -> str:
+    """What ``auto`` says when no layout whose pipeline degree divides the layers fills every rank:
+    the uneven stages of the layout that fills them, or the ranks left idle and the global batches
+    nearest the scenario's that would fill them at the layout's tensor, context, pipeline and micro-batch."""
+    why = f"; no layout whose pipeline degree divides the {layers} layers fills every rank"
+    if lay.ranks == ranks:
+        if layers % lay.pipeline == 0:
+            return ""
+        q = layers // lay.pipeline
+        return f"{why}: pipeline {lay.pipeline} splits them unevenly ({q} or {q + 1} layers a stage)"
+    return f"{why}, so {ranks - lay.ranks} stay idle" + batch_hint(lay, ranks, global_batches)
+
+
+def batch_hint(lay: Layout, ranks: int, global_batches: tuple[int, ...]) -> str:
+    """``; global_batch_size 1,008 or 1,032 (multiples of data 24 x microbatch 1) would fill them``,
+    for a single global batch and a tensor x context x pipeline that divides the ranks (else empty)."""
+    tcp = lay.tensor * lay.context * lay.pipeline
+    if len(set(global_batches)) != 1 or ranks % tcp:
+        return ""
+    data = ranks // tcp
+    step = data * lay.microbatch
+    below = global_batches[0] // step * step
+    sizes = [f"{x:,}" for x in (below, below + step) if x > 0]
+    return (f"; global_batch_size {' or '.join(sizes)} (multiples of data {data} x microbatch "
+            f"{lay.microbatch}) would fill them")
+
+
 IDLE_NOTE = "{given} uses {used} of the {ranks} ranks of {n}x {inst}; {idle} stay idle, drawing idle power"
 
 
@@ -216,13 +245,20 @@ def _idle_note(phases: list[Phase], cl: Cluster, inst: Instance, n: int, lay: La
     ranks = n * cl.ranks_per_node
     note = IDLE_NOTE.format(given=lay.describe(), used=lay.ranks, ranks=ranks, n=n, inst=inst.name,
                             idle=ranks - lay.ranks)
-    L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
-    if fixed_data:
-        L = L.select(L.data == lay.data)
-    ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
+    ev = None
+    for pipelines in (None, every_pipeline(phases[0].workload.arch.layers)):  # uneven stages if need be
+        L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage,
+                              pipelines=pipelines)
+        if fixed_data:
+            L = L.select(L.data == lay.data)
+        ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
+        if ev is not None and ev.fits.any():
+            break
     if ev is None or not ev.fits.any():
-        return note + (f" (no valid layout of data {lay.data} that fits memory uses every rank)" if fixed_data
-                       else " (no valid layout that fits memory uses every rank)")
+        if fixed_data:
+            return note + f" (no valid layout of data {lay.data} that fits memory uses every rank)"
+        gbs = tuple(ph.workload.global_batch for ph in phases)
+        return note + " (no valid layout that fits memory uses every rank)" + batch_hint(lay, ranks, gbs)
     L = ev.layouts
     recompute = ("none", "selective", "full").index(lay.recompute)
     unlike = ((L.tensor != lay.tensor).astype(int) + (L.pipeline != lay.pipeline) + (L.data != lay.data)

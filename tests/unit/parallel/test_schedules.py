@@ -144,3 +144,17 @@ def test_zero3_synchronised_gathers_are_exposed_and_reduce_scatters_still_overla
     assert exposed > overlapped.parts["dp_comm_exposed_s"][0]
     assert synced.step_s[0] - exposed == pytest.approx(overlapped.step_s[0]
                                                        - overlapped.parts["dp_comm_exposed_s"][0], rel=1e-9)
+
+
+def test_filling_or_idle_offers_uneven_pipelines_that_fill_the_ranks():
+    """24 ranks and a 512-sequence batch: no pipeline degree dividing the 32 layers fills them, pipeline
+    3 (and 6, 12, 24) does; the idle layouts stay among the candidates."""
+    from ecobench.parallel.search import filling_or_idle
+
+    ph = [Phase(_w(gb=512), 1e6)]
+    assert len(enumerate_layouts(ph, 8, 3)) == 0
+    L = filling_or_idle(ph, 8, 3)
+    used = L.tensor * L.pipeline * L.data * L.context
+    full = used == 24
+    assert set(np.unique(L.pipeline[full])) == {3, 6, 12, 24}
+    assert (used[~full] < 24).any() and (512 % L.data == 0).all()
