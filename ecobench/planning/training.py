@@ -276,10 +276,12 @@ def _vendor(cat: Catalog, inst: Instance) -> str:
 
 
 def _same_shape(lay: Layout, fixed_data: bool = False) -> Callable[[Layouts], np.ndarray]:
-    """Candidates with ``lay``'s tensor and pipeline degrees (and data degree, where it is fixed)."""
-    if fixed_data:
-        return lambda L: (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline) & (L.data == lay.data)
-    return lambda L: (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline)
+    """Candidates with ``lay``'s tensor and pipeline degrees and micro-batch (which the configuration
+    keeps at any instance count), and its data degree where it is fixed."""
+    def same(L: Layouts) -> np.ndarray:
+        ok = (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline) & (L.microbatch == lay.microbatch)
+        return ok & (L.data == lay.data) if fixed_data else ok
+    return same
 
 
 def _memory(ev: Evaluated, i: int) -> float:

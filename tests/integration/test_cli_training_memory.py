@@ -228,3 +228,22 @@ def test_the_fixes_of_a_layout_with_a_stated_data_degree_keep_it(tmp_path, capsy
     err = capsys.readouterr().err
     assert ("TP2 PP1 DP2 ZeRO-3 mb1 recompute none uses 4 of the 8 ranks of 1x p4d.24xlarge; 4 stay idle, "
             "drawing idle power: TP2 PP2 DP2 ZeRO-3 mb1 recompute none uses them all") in err, err
+
+
+def test_a_microbatch_that_divides_no_global_batch_names_those_that_do(tmp_path, capsys):
+    """train23: microbatch 3 with a 1,024-sequence batch on 2 p4d said "the nearest instance counts that
+    do: 1 and 4", where microbatch 3 runs at no count (1024 is no multiple of 3): the counts were those
+    of other micro-batches. It names the micro-batches that divide the batch at this data degree."""
+    s = _scenario([_cfg(instance="p4d.24xlarge", instances=2,
+                        parallelism={"microbatch": 3, "zero": 3, "recompute": "full"})],
+                  model="llama2-7b", phases=((4096, 1.0),), global_batch_size=1024)
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "nearest instance counts" not in err, err
+    assert err.rstrip().endswith("is not a multiple of data x microbatch = 16 x 3 (allowed at data 16: "
+                                 "microbatch 1, 2, 4, 8, 16, 32, 64)"), err
+    # A data degree that divides no global batch names those that do and fit the cluster.
+    s["configs"][0]["parallelism"] = {"data": 3, "zero": 3, "recompute": "full"}
+    (tmp_path / "b").mkdir()
+    assert _run(tmp_path / "b", s) == 2
+    assert "(allowed at microbatch 1: data 1, 2, 4, 8, 16)" in capsys.readouterr().err
