@@ -167,14 +167,32 @@ def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficienc
             extra.append(sub)
     if not extra:
         return ev
-    more = joined(*extra)
-    ev2 = evaluate_phases(phases, cl, more, eff)
-    both = joined(L, more)
-    results = [StepResult(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in _RESULT_ARRAYS),
-                          _joined_parts(a.parts, b.parts, len(a.step_s), len(b.step_s)))
-               for a, b in zip(ev.results, ev2.results, strict=True)]
-    return Evaluated(both, results, np.concatenate([ev.total_s, ev2.total_s]),
-                     np.concatenate([ev.fits, ev2.fits]))
+    return joined_evaluations(ev, evaluate_phases(phases, cl, joined(*extra), eff))
+
+
+def joined_evaluations(a: Evaluated, b: Evaluated) -> Evaluated:
+    """Two evaluations of the same phases, ``b``'s layouts after ``a``'s."""
+    results = [StepResult(*(np.concatenate([getattr(x, f), getattr(y, f)]) for f in _RESULT_ARRAYS),
+                          _joined_parts(x.parts, y.parts, len(x.step_s), len(y.step_s)))
+               for x, y in zip(a.results, b.results, strict=True)]
+    return Evaluated(joined(a.layouts, b.layouts), results, np.concatenate([a.total_s, b.total_s]),
+                     np.concatenate([a.fits, b.fits]))
+
+
+def with_uneven_counts(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficiency | StepEvaluator,
+                       max_nodes: int) -> Evaluated:
+    """``ev`` (layouts over instance counts up to ``max_nodes``) and, at the counts where none of its
+    layouts fits, the layouts whose pipeline degree does not divide the layers (uneven stages), with
+    offload where they need it: 3 p4d run Llama 2 7B as TP1 PP3 DP8, a count no even split fills."""
+    layers = phases[0].workload.arch.layers
+    uneven = [p for p in every_pipeline(layers) if layers % p]
+    if not uneven:
+        return ev
+    U = enumerate_layouts(phases, cl.ranks_per_node, None, max_nodes, cl.max_zero_stage, pipelines=uneven)
+    U = U.select(~np.isin(U.nodes, ev.layouts.nodes[ev.fits]))
+    if not len(U):
+        return ev
+    return joined_evaluations(ev, with_offload(evaluate_phases(phases, cl, U, eff), phases, cl, eff))
 
 
 def _joined_parts(a: dict[str, np.ndarray], b: dict[str, np.ndarray], na: int,

@@ -49,6 +49,7 @@ from ecobench.parallel.search import (
     nearest_counts,
     tensor_options,
     with_offload,
+    with_uneven_counts,
 )
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, Workload
 from ecobench.planning.recipes import prefer_published
@@ -347,7 +348,7 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
                          "this model and global batch").in_config("instances")
     ev = evaluate_phases(phases, cl, L, eff)
     if cfg.parallelism == "auto":
-        ev = with_offload(ev, phases, cl, eff)
+        ev = with_uneven_counts(with_offload(ev, phases, cl, eff), phases, cl, eff, tr.max_instances)
         L = ev.layouts
     meets = ev.fits & (ev.total_s <= deadline_s)
     if not meets.any():
@@ -372,6 +373,14 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         assert j is not None
         gap = f"; no valid layout between {m} and {n}" if n - m > 1 else ""
         why = f"; {m} take {ev.total_s[j] / SECONDS_PER_HOUR:.1f} h{gap}"
+        k = ev.best(below)  # uneven stages can make a smaller count slower than a yet smaller one
+        if k is not None and int(L.nodes[k]) != m and ev.total_s[k] < ev.total_s[j]:
+            why += f"; the fastest below {n}: {int(L.nodes[k])} in {ev.total_s[k] / SECONDS_PER_HOUR:.1f} h"
+    layers = phases[0].workload.arch.layers
+    if cfg.parallelism == "auto" and layers % lay.pipeline:
+        q = layers // lay.pipeline
+        note += (f"; pipeline {lay.pipeline} splits the {layers} layers unevenly ({q} or {q + 1} a stage): "
+                 f"no pipeline degree dividing them fills {n} instances")
     return TrainingPlan(n, lay, f"deadline {tr.deadline_h:g} h: fewest instances that finish in time "
                                 f"({ev.total_s[i] / SECONDS_PER_HOUR:.1f} h{why}){note}", _memory(ev, i), gbs)
 
