@@ -109,8 +109,8 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
                    + (f"; virtual_stages that do: {', '.join(map(str, ok))}" if ok else
                       "; no virtual_stages > 1 does at this pipeline degree"))
     if layout.ranks > ranks:
-        cp = f" x context {layout.context}" if layout.context > 1 else ""
-        out.append(f"tensor{cp} x pipeline x data = {t} x {p} x {layout.data} = {layout.ranks}, "
+        cp, cv = (" x context", f" x {layout.context}") if layout.context > 1 else ("", "")
+        out.append(f"tensor{cp} x pipeline x data = {t}{cv} x {p} x {layout.data} = {layout.ranks}, "
                    f"but the cluster has {ranks} ranks")
     if global_batch % (layout.data * layout.microbatch):
         out.append(f"global batch {global_batch} sequences is not a multiple of data x microbatch "

@@ -28,7 +28,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ecobench.parallel.layout import RECOMPUTE, ZERO_STAGES, Layout, divisors, problems
+from ecobench.parallel.context import CONTEXT_COMMS
+from ecobench.parallel.layout import (
+    EXPERT_DISPATCHES,
+    RECOMPUTE,
+    SCHEDULES,
+    ZERO_STAGES,
+    Layout,
+    divisors,
+    problems,
+)
 from ecobench.parallel.offload import OFFLOADS
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, StepResult, Workload, evaluate
 
@@ -210,11 +219,19 @@ _RESULT_ARRAYS = ("step_s", "compute_s", "comm_exposed_s", "bubble_s", "memory_g
 
 def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency | StepEvaluator,
                    accept: Callable[[Layouts], np.ndarray] | None = None,
-                   offload: bool = False) -> tuple[int | None, int | None]:
+                   offload: bool = False, like: Layout | None = None) -> tuple[int | None, int | None]:
     """The nearest instance counts below and above ``nodes`` (up to twice it, or 64) with a layout
     that fills their ranks, fits device memory and passes ``accept`` (a mask over the layouts); with
-    ``offload``, a layout that fits only with its optimizer state offloaded counts (as ``auto`` plans)."""
-    L = enumerate_layouts(phases, cl.ranks_per_node, None, max(2 * nodes, 64), cl.max_zero_stage)
+    ``offload``, a layout that fits only with its optimizer state offloaded counts (as ``auto`` plans).
+    With ``like`` (a given layout), only that layout at other data degrees: what the configuration
+    runs at another count (its tensor, context, pipeline, ZeRO stage, recompute, micro-batch, expert
+    degree, schedule and offload kept)."""
+    most = max(2 * nodes, 64)
+    if like is None:
+        L = enumerate_layouts(phases, cl.ranks_per_node, None, most, cl.max_zero_stage)
+    else:
+        L = shaped_like(enumerate_layouts(phases, cl.ranks_per_node, None, most, cl.max_zero_stage,
+                                          context=like.context, pipelines=[like.pipeline]), like)
     if not len(L):
         return None, None
     ev = evaluate_phases(phases, cl, L, eff)
@@ -227,6 +244,25 @@ def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency
     counts = np.unique(L.nodes[ok])
     below, above = counts[counts < nodes], counts[counts > nodes]
     return (int(below.max()) if len(below) else None, int(above.min()) if len(above) else None)
+
+
+def shaped_like(L: Layouts, like: Layout) -> Layouts:
+    """The layouts of ``L`` with ``like``'s tensor, context, pipeline, ZeRO stage, recompute,
+    micro-batch and expert degree, given its schedule, virtual stages, offload and expert options."""
+    keep = ((L.tensor == like.tensor) & (L.context == like.context) & (L.pipeline == like.pipeline)
+            & (L.zero == like.zero) & (L.recompute == RECOMPUTE.index(like.recompute))
+            & (L.microbatch == like.microbatch) & (L.expert == like.expert))
+    out = L.select(keep)
+    n = len(out)
+    out.virtual = np.full(n, like.virtual, dtype=np.int64)
+    out.schedule = np.full(n, SCHEDULES.index(like.schedule), dtype=np.int64)
+    out.context_comm = np.full(n, CONTEXT_COMMS.index(like.context_comm), dtype=np.int64)
+    out.offload = np.full(n, OFFLOADS.index(like.offload), dtype=np.int64)
+    out.expert_tensor = np.full(n, like.tensor if like.expert_tensor is None else like.expert_tensor,
+                                dtype=np.int64)
+    out.expert_dispatch = np.full(n, EXPERT_DISPATCHES.index(like.expert_dispatch), dtype=np.int64)
+    out.expert_overlap = np.full(n, int(like.expert_overlap), dtype=np.int64)
+    return out
 
 
 def counts_text(near: tuple[int | None, int | None]) -> str:

@@ -186,7 +186,7 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     fixed_data = isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.data is not None
     bad = layout_problems(phases, lay, cl.ranks_per_node, n, cl.max_zero_stage)
     if bad:
-        near = nearest_counts(phases, cl, n, eff, _same_shape(lay, fixed_data)) if any(
+        near = nearest_counts(phases, cl, n, eff, _same_data(lay, fixed_data), like=lay) if any(
             "ranks" in b or "global batch" in b for b in bad) else (None, None)
         raise InputError(f"{lay.describe()} cannot run on {n}x {inst.name} "
                          f"({ranks} ranks): " + "; ".join(bad) + counts_text(near)
@@ -197,8 +197,8 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
                          "layout's collectives need").in_config(where)
     if not ev.fits[0]:
         fixes = fixes_that_fit(phases, cl, lay, n, eff, fixed_data)
-        near = nearest_counts(phases, cl, n, eff, _same_shape(lay, fixed_data))
-        shape = "this tensor, pipeline and data" if fixed_data else "this tensor and pipeline"
+        near = nearest_counts(phases, cl, n, eff, _same_data(lay, fixed_data), like=lay)
+        shape = f"this layout (data {lay.data})" if fixed_data else "this layout"
         raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes, fixed_data)
                          + counts_text(near).replace("do:", f"fit {shape}:")).in_config(where)
     choice = "given" if cfg.parallelism is not None else "data parallel (default)"
@@ -276,13 +276,9 @@ def _vendor(cat: Catalog, inst: Instance) -> str:
     return acc.vendor if acc else ""
 
 
-def _same_shape(lay: Layout, fixed_data: bool = False) -> Callable[[Layouts], np.ndarray]:
-    """Candidates with ``lay``'s tensor and pipeline degrees and micro-batch (which the configuration
-    keeps at any instance count), and its data degree where it is fixed."""
-    def same(L: Layouts) -> np.ndarray:
-        ok = (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline) & (L.microbatch == lay.microbatch)
-        return ok & (L.data == lay.data) if fixed_data else ok
-    return same
+def _same_data(lay: Layout, fixed_data: bool = False) -> Callable[[Layouts], np.ndarray] | None:
+    """Candidates with ``lay``'s data degree where the configuration fixes it (else None: any)."""
+    return (lambda L: L.data == lay.data) if fixed_data else None
 
 
 def _memory(ev: Evaluated, i: int) -> float:

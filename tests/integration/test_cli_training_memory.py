@@ -247,3 +247,42 @@ def test_a_microbatch_that_divides_no_global_batch_names_those_that_do(tmp_path,
     (tmp_path / "b").mkdir()
     assert _run(tmp_path / "b", s) == 2
     assert "(allowed at microbatch 1: data 1, 2, 4, 8, 16)" in capsys.readouterr().err
+
+
+def test_the_nearest_counts_of_a_layout_that_does_not_fit_are_counts_where_it_fits(tmp_path, capsys):
+    """train23: TP1 PP4 ZeRO-1 recompute selective of Mixtral on 8 p5 (82.4 GiB) named "the nearest
+    instance counts that fit this tensor and pipeline: 4 and 16", where it needs 90.6 and 78.3 GiB
+    (other ZeRO stages and recompute fitted there); 4 named 2 and 8, 16 named 8 and 32. The count named
+    now runs the configuration as written, and the one below it does not."""
+    par = {"pipeline": 4, "zero": 1, "recompute": "selective", "microbatch": 1}
+    s = _scenario([_cfg(instances=8, parallelism=par)], model="mixtral-8x7b", phases=((4096, 1.0),),
+                  global_batch_size=256)
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "fit this tensor and pipeline" not in err
+    counts = [int(x) for x in err.rsplit("the nearest instance counts that fit this layout: ", 1)[1]
+              .strip().split(" and ")]
+    for n in counts:
+        s["configs"][0]["instances"] = n
+        (tmp_path / str(n)).mkdir()
+        assert _run(tmp_path / str(n), s) == 0, capsys.readouterr().err
+    s["configs"][0]["instances"] = counts[-1] // 2
+    (tmp_path / "half").mkdir()
+    assert _run(tmp_path / "half", s) == 2
+
+
+def test_a_context_degree_beyond_the_cluster_is_counted_in_the_product(tmp_path, capsys):
+    """train23: "tensor x context 64 x pipeline x data = 8 x 1 x 1 = 512" left the context degree out of
+    the product and named 4 and 16 instances, where TP8 CP64 needs 64."""
+    s = _scenario([_cfg(instances=8, parallelism={"tensor": 8, "context": 64, "zero": 1})],
+                  phases=((131072, 1.0),), global_batch_size=32)
+    s["workload"]["model"] = None
+    del s["workload"]["model"]
+    s["workload"]["architecture"] = {"kind": "decoder", "layers": 32, "hidden_size": 4096, "heads": 32,
+                                     "kv_heads": 8, "intermediate_size": 14336, "ffn": "swiglu",
+                                     "tied_embeddings": False, "vocab_size": 128256,
+                                     "max_position_embeddings": 131072}
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "tensor x context x pipeline x data = 8 x 64 x 1 x 1 = 512, but the cluster has 64 ranks" in err
+    assert err.rstrip().endswith("the nearest instance counts that do: 64"), err
