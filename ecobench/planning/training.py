@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -185,6 +185,10 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     where = "parallelism" if cfg.parallelism is not None else "instances"
     fixed_data = isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.data is not None
     bad = layout_problems(phases, lay, cl.ranks_per_node, n, cl.max_zero_stage)
+    supplied = cfg.parallelism is None and cfg.measured_throughput_per_s is not None
+    if bad and supplied:
+        return _supplied_auto(tr, arch, cfg, inst, cat, eff,
+                              f"{lay.describe()} cannot run ({'; '.join(bad)})")
     if bad:
         near = nearest_counts(phases, cl, n, eff, _same_data(lay, fixed_data), like=lay) if any(
             "ranks" in b or "global batch" in b for b in bad) else (None, None)
@@ -195,6 +199,10 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     if not np.isfinite(ev.total_s[0]):
         raise InputError(f"the catalog has no device-link figure for {inst.name}, which this "
                          "layout's collectives need").in_config(where)
+    if not ev.fits[0] and supplied:
+        return _supplied_auto(tr, arch, cfg, inst, cat, eff,
+                              f"{lay.describe()} needs {_memory(ev, 0):.1f} GiB per device, which has "
+                              f"{memory_in_words(cl)}")
     if not ev.fits[0]:
         fixes = fixes_that_fit(phases, cl, lay, n, eff, fixed_data)
         near = nearest_counts(phases, cl, n, eff, _same_data(lay, fixed_data), like=lay)
@@ -205,6 +213,15 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     if lay.ranks < ranks:
         choice += "; " + _idle_note(phases, cl, inst, n, lay, eff, fixed_data)
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
+
+
+def _supplied_auto(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
+                   eff: Efficiency | StepEvaluator, why: str) -> TrainingPlan:
+    """A supplied throughput without ``parallelism`` whose data-parallel default cannot run: the run
+    it measures did, so the layout its draw is modelled at is ``auto``'s, and the choice says why."""
+    p = plan(tr, arch, cfg.model_copy(update={"parallelism": "auto"}), inst, cat, eff)
+    return replace(p, choice=f"supplied throughput (measured_throughput_per_s), no parallelism given: the "
+                             f"data-parallel default {why}; the draw is modelled at {p.choice}")
 
 
 def unfilled_note(layers: int, lay: Layout, ranks: int, global_batches: tuple[int, ...]) -> str:

@@ -3,6 +3,7 @@ the command line."""
 
 import json
 
+import pytest
 import yaml
 
 from ecobench.cli import main
@@ -183,3 +184,21 @@ def test_a_deadline_takes_the_fewest_instances_uneven_stages_allow(tmp_path):
     s["workload"]["training"]["deadline_h"] = 9
     code, (row,) = _run(tmp_path / "b", s)
     assert code == 0 and row["instances"] == 12 and row["duration_h"] <= 9
+
+
+def test_a_supplied_throughput_is_not_refused_for_the_memory_of_a_layout_it_never_stated(tmp_path):
+    """train23: measured_throughput_per_s 5 sequences/s per p4d for Llama 2 7B on 3 p4d, no parallelism,
+    exited 2 because the data-parallel default (TP1 PP1 DP16, no ZeRO) needs 119 GiB per device: the
+    run it measures did fit. The draw is modelled at auto's layout, and the row says why."""
+    s = _llama_on(3)
+    del s["configs"][0]["parallelism"]
+    s["configs"][0]["measured_throughput_per_s"] = 5.0
+    code, rows = _run(tmp_path, s)
+    assert code == 0
+    (row,) = rows
+    assert row["layout_choice"].startswith("supplied throughput (measured_throughput_per_s), no parallelism "
+                                           "given: the data-parallel default TP1 PP1 DP16 ZeRO-0 mb1 "
+                                           "recompute none needs 119.0 GiB per device")
+    assert "the draw is modelled at auto: " in row["layout_choice"]
+    assert row["idle_devices"] == 0 and row["memory_per_device_gib"] <= 36.0
+    assert row["duration_h"] * 3600 * 3 * 5.0 == pytest.approx(row["sequences"], rel=1e-9)
