@@ -169,6 +169,7 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
         ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else None
         i = ev.best() if ev is not None else None
         unfilled = ev is None or i is None
+        fills = len(L) > 0  # some layout with even stages fills every rank (but none fits memory)
         if unfilled:  # no layout fills the ranks and fits: uneven stages, or some ranks idle
             L = filling_or_idle(phases, cl.ranks_per_node, n, cl.max_zero_stage)
             ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else ev
@@ -178,7 +179,7 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
             raise InputError(_no_fit_message(inst, n, cl, ev) + counts_text(near)).in_config("parallelism")
         i, note = prefer_published(ev, i, arch, ev.fits, _vendor(cat, inst))
         lay = ev.layouts.layout(i)
-        idle = unfilled_note(arch.layers, lay, ranks, gbs) if unfilled else ""
+        idle = unfilled_note(arch.layers, lay, ranks, gbs, fills) if unfilled else ""
         return TrainingPlan(n, lay, f"auto: fastest of {int(ev.fits.sum())} layouts that fit "
                                     f"({len(ev.layouts)} valid){note}{idle}", _memory(ev, i), gbs)
     lay = given_layout(cfg.parallelism if cfg.parallelism != "auto" else None, tr, arch, cfg, ranks)
@@ -224,11 +225,14 @@ def _supplied_auto(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, in
                              f"data-parallel default {why}; the draw is modelled at {p.choice}")
 
 
-def unfilled_note(layers: int, lay: Layout, ranks: int, global_batches: tuple[int, ...]) -> str:
-    """What ``auto`` says when no layout whose pipeline degree divides the layers fills every rank:
-    the uneven stages of the layout that fills them, or the ranks left idle and the global batches
-    nearest the scenario's that would fill them at the layout's tensor, context, pipeline and micro-batch."""
-    why = f"; no layout whose pipeline degree divides the {layers} layers fills every rank"
+def unfilled_note(layers: int, lay: Layout, ranks: int, global_batches: tuple[int, ...],
+                  fills: bool = False) -> str:
+    """What ``auto`` says when no layout whose pipeline degree divides the layers fills every rank
+    (or, with ``fills``, none that does fits memory): the uneven stages of the layout that fills them,
+    or the ranks left idle and the global batches nearest the scenario's that would fill them at the
+    layout's tensor, context, pipeline and micro-batch."""
+    why = (f"; no layout whose pipeline degree divides the {layers} layers "
+           + ("and fills every rank fits device memory" if fills else "fills every rank"))
     if lay.ranks == ranks:
         if layers % lay.pipeline == 0:
             return ""
