@@ -76,6 +76,8 @@ def test_fp8_on_a_chip_without_fp8_is_refused(tmp_path, capsys):
     assert _run(tmp_path, _scenario([c])) == 2
     err = capsys.readouterr().err
     assert "configs[0].precision" in err and "nearest valid: bf16" in err
+    # train23: int8 was listed among the allowed, which training refuses (not a training data type)
+    assert "allowed here: fp32, tf32, bf16, fp16 (nearest valid: bf16)" in err, err
 
 
 def test_fp8_on_h100_and_trainium2_runs_faster_than_bf16(tmp_path):
