@@ -46,6 +46,10 @@ MAX_MICROBATCH = 64
 # ran context 16, 8,192 tokens a rank (Dubey et al., "The Llama 3 Herd of Models", 2024, §3.3.2).
 MIN_CONTEXT_CHUNK = 8192
 MAX_CONTEXT = 32
+# The most stages the search gives uneven splits: twice the 64 of Megatron-LM's 1T-parameter run
+# (Narayanan et al., SC'21, arXiv 2104.04473, Table 1); it bounds the layouts a deadline search adds
+# (a 997-layer model up to 100,000 instances: 2.7 GB and 16 s with every degree up to the layers).
+MAX_UNEVEN_PIPELINE = 128
 
 
 @dataclass
@@ -138,9 +142,9 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
 
 
 def every_pipeline(layers: int) -> list[int]:
-    """Every pipeline degree up to the layers, those that do not divide them too (their stages hold
-    ``layers // p`` layers or one more: ``layout.stage_layers``)."""
-    return list(range(1, layers + 1))
+    """The pipeline degrees dividing the layers and those up to :data:`MAX_UNEVEN_PIPELINE` that do not
+    (their stages hold ``layers // p`` layers or one more: ``layout.stage_layers``)."""
+    return [p for p in range(1, layers + 1) if layers % p == 0 or p <= MAX_UNEVEN_PIPELINE]
 
 
 def filling_or_idle(phases: list[Phase], ranks_per_node: int, nodes: int, max_zero_stage: int = 3) -> Layouts:
@@ -190,9 +194,9 @@ def joined_evaluations(a: Evaluated, b: Evaluated) -> Evaluated:
 
 def with_uneven_counts(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficiency | StepEvaluator,
                        max_nodes: int) -> Evaluated:
-    """``ev`` (layouts over instance counts up to ``max_nodes``) and, at the counts where none of its
-    layouts fits, the layouts whose pipeline degree does not divide the layers (uneven stages), with
-    offload where they need it: 3 p4d run Llama 2 7B as TP1 PP3 DP8, a count no even split fills."""
+    """``ev`` and, at the instance counts up to ``max_nodes`` where none of its layouts fits, the
+    layouts whose pipeline degree does not divide the layers (uneven stages, :func:`every_pipeline`),
+    with offload where they need it: 3 p4d run Llama 2 7B as TP1 PP3 DP8, a count no even split fills."""
     layers = phases[0].workload.arch.layers
     uneven = [p for p in every_pipeline(layers) if layers % p]
     if not uneven:

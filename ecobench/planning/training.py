@@ -364,8 +364,11 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         raise InputError(f"no valid layout of up to {tr.max_instances}x {inst.name} for "
                          "this model and global batch").in_config("instances")
     ev = evaluate_phases(phases, cl, L, eff)
-    if cfg.parallelism == "auto":
-        ev = with_uneven_counts(with_offload(ev, phases, cl, eff), phases, cl, eff, tr.max_instances)
+    if cfg.parallelism == "auto":  # uneven stages only matter below the fewest even layouts need
+        ev = with_offload(ev, phases, cl, eff)
+        even = ev.fits & (ev.total_s <= deadline_s)
+        ev = with_uneven_counts(ev, phases, cl, eff,
+                                int(ev.layouts.nodes[even].min()) - 1 if even.any() else tr.max_instances)
         L = ev.layouts
     meets = ev.fits & (ev.total_s <= deadline_s)
     if not meets.any():

@@ -158,3 +158,15 @@ def test_filling_or_idle_offers_uneven_pipelines_that_fill_the_ranks():
     full = used == 24
     assert set(np.unique(L.pipeline[full])) == {3, 6, 12, 24}
     assert (used[~full] < 24).any() and (512 % L.data == 0).all()
+
+
+def test_uneven_pipeline_degrees_are_bounded():
+    """A 997-layer model (prime: no even split but 1 and 997) made the deadline search enumerate every
+    degree up to the layers at every count up to 100,000 instances (2.7 GB, 16 s); uneven degrees stop
+    at MAX_UNEVEN_PIPELINE, even ones do not."""
+    from ecobench.parallel.search import MAX_UNEVEN_PIPELINE, every_pipeline
+
+    ps = every_pipeline(997)
+    assert ps[:3] == [1, 2, 3] and ps[-1] == 997
+    assert max(p for p in ps if 997 % p) == MAX_UNEVEN_PIPELINE == 128
+    assert every_pipeline(32) == list(range(1, 33))
