@@ -226,7 +226,8 @@ def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency
                    offload: bool = False, like: Layout | None = None) -> tuple[int | None, int | None]:
     """The nearest instance counts below and above ``nodes`` (up to twice it, or 64) with a layout
     that fills their ranks, fits device memory and passes ``accept`` (a mask over the layouts); with
-    ``offload``, a layout that fits only with its optimizer state offloaded counts (as ``auto`` plans).
+    ``offload``, a layout that fits only with its optimizer state offloaded, or only with uneven stages,
+    counts (as ``auto`` plans).
     With ``like`` (a given layout), only that layout at other data degrees: what the configuration
     runs at another count (its tensor, context, pipeline, ZeRO stage, recompute, micro-batch, expert
     degree, schedule and offload kept)."""
@@ -239,8 +240,8 @@ def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency
     if not len(L):
         return None, None
     ev = evaluate_phases(phases, cl, L, eff)
-    if offload:
-        ev = with_offload(ev, phases, cl, eff)
+    if offload:  # as auto plans: offload, and uneven stages at counts no even split fits
+        ev = with_uneven_counts(with_offload(ev, phases, cl, eff), phases, cl, eff, most)
         L = ev.layouts
     ok = ev.fits
     if accept is not None:

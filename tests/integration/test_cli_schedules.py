@@ -202,3 +202,16 @@ def test_a_supplied_throughput_is_not_refused_for_the_memory_of_a_layout_it_neve
     assert "the draw is modelled at auto: " in row["layout_choice"]
     assert row["idle_devices"] == 0 and row["memory_per_device_gib"] <= 36.0
     assert row["duration_h"] * 3600 * 3 * 5.0 == pytest.approx(row["sequences"], rel=1e-9)
+
+
+def test_nothing_fits_names_a_count_that_fits_only_with_uneven_stages(tmp_path, capsys):
+    """train23: Llama 2 70B on 1 trn1 named "the nearest instance counts that do: 4", while 3 run it as
+    TP8 PP12 DP1 (stages of 6 or 7 of the 80 layers), as auto now plans."""
+    s = _llama_on(1)
+    s["workload"]["model"] = "llama2-70b"
+    s["configs"][0]["instance_type"] = "trn1.32xlarge"
+    assert _run(tmp_path / "one", s)[0] == 2
+    assert capsys.readouterr().err.rstrip().endswith("the nearest instance counts that do: 3")
+    s["configs"][0]["instances"] = 3
+    code, (row,) = _run(tmp_path / "three", s)
+    assert code == 0 and row["idle_devices"] == 0 and 80 % row["pipeline_parallel"] != 0
