@@ -109,18 +109,32 @@ def problems(layout: Layout, arch: Architecture, ranks: int, ranks_per_node: int
                    + (f"; virtual_stages that do: {', '.join(map(str, ok))}" if ok else
                       "; no virtual_stages > 1 does at this pipeline degree"))
     if layout.ranks > ranks:
-        cp = f" x context {layout.context}" if layout.context > 1 else ""
-        out.append(f"tensor{cp} x pipeline x data = {t} x {p} x {layout.data} = {layout.ranks}, "
+        cp, cv = (" x context", f" x {layout.context}") if layout.context > 1 else ("", "")
+        out.append(f"tensor{cp} x pipeline x data = {t}{cv} x {p} x {layout.data} = {layout.ranks}, "
                    f"but the cluster has {ranks} ranks")
     if global_batch % (layout.data * layout.microbatch):
         out.append(f"global batch {global_batch} sequences is not a multiple of data x microbatch "
-                   f"= {layout.data} x {layout.microbatch}")
+                   f"= {layout.data} x {layout.microbatch}" + _microbatch_hint(global_batch, layout, ranks))
     if layout.zero not in ZERO_STAGES:
         out.append(f"zero {layout.zero} is not a ZeRO stage (0-3)")
     elif layout.zero > max_zero_stage:
         out.append(f"zero {layout.zero}: this platform's training libraries offer ZeRO stages up to "
                    f"{max_zero_stage}")
     return out
+
+
+def _microbatch_hint(global_batch: int, layout: Layout, ranks: int) -> str:
+    """What would divide the global batch: the micro-batches at the layout's data degree (the divisors
+    of ``global_batch / data``), or, where the data degree does not divide it, the data degrees at its
+    micro-batch that the cluster's ranks hold."""
+    def listed(ok: list[int]) -> str:
+        return ", ".join(map(str, ok)) if len(ok) <= 12 else ", ".join(map(str, ok[:11])) + f", ... {ok[-1]}"
+
+    if global_batch % layout.data == 0:
+        return f" (allowed at data {layout.data}: microbatch {listed(divisors(global_batch // layout.data))})"
+    most = ranks // max(1, layout.ranks // layout.data)
+    ok = [d for d in divisors(global_batch) if d <= most and global_batch % (d * layout.microbatch) == 0]
+    return f" (allowed at microbatch {layout.microbatch}: data {listed(ok)})" if ok else ""
 
 
 def expert_problems(arch: Architecture, expert: int, data: int, tensor: int = 1) -> list[str]:

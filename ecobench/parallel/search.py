@@ -6,8 +6,11 @@ compatible with the key/value heads); pipeline divides the layers; expert (mixtu
 divides the experts and the data-parallel degree; tensor x context x pipeline x data is the
 cluster's ranks; data x micro-batch divides every phase's global batch. Micro-batches are powers of
 two up to :data:`MAX_MICROBATCH`. The fastest layout that fits device memory wins. On a cluster whose
-ranks no such split fills, each (tensor, context, pipeline) takes the largest data degree that fits in
-the ranks and divides the global batch, leaving the other ranks idle. The search runs the 1F1B schedule.
+ranks no such split fills (or none that fills fits), the search also takes pipeline degrees that do not
+divide the layers (uneven stages: 3 x 8 ranks of p4d fill with pipeline 3 over Llama 2's 32 layers)
+and, for each (tensor, context, pipeline) dividing them, the largest data degree that fits in the
+ranks and divides the global batch, leaving the other ranks idle (:func:`filling_or_idle`). The
+search runs the 1F1B schedule.
 
 Context parallelism (ring) is searched at powers of two that divide every phase's sequence and leave
 each rank at least :data:`MIN_CONTEXT_CHUNK` tokens of the longest phase (Llama 3 405B's
@@ -25,7 +28,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ecobench.parallel.layout import RECOMPUTE, ZERO_STAGES, Layout, divisors, problems
+from ecobench.parallel.context import CONTEXT_COMMS
+from ecobench.parallel.layout import (
+    EXPERT_DISPATCHES,
+    RECOMPUTE,
+    SCHEDULES,
+    ZERO_STAGES,
+    Layout,
+    divisors,
+    problems,
+)
 from ecobench.parallel.offload import OFFLOADS
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, StepResult, Workload, evaluate
 
@@ -34,6 +46,10 @@ MAX_MICROBATCH = 64
 # ran context 16, 8,192 tokens a rank (Dubey et al., "The Llama 3 Herd of Models", 2024, §3.3.2).
 MIN_CONTEXT_CHUNK = 8192
 MAX_CONTEXT = 32
+# The most stages the search gives uneven splits: twice the 64 of Megatron-LM's 1T-parameter run
+# (Narayanan et al., SC'21, arXiv 2104.04473, Table 1); it bounds the layouts a deadline search adds
+# (a 997-layer model up to 100,000 instances: 2.7 GB and 16 s with every degree up to the layers).
+MAX_UNEVEN_PIPELINE = 128
 
 
 @dataclass
@@ -125,6 +141,28 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
     return Layouts(**cols)
 
 
+def every_pipeline(layers: int) -> list[int]:
+    """The pipeline degrees dividing the layers and those up to :data:`MAX_UNEVEN_PIPELINE` that do not
+    (their stages hold ``layers // p`` layers or one more: ``layout.stage_layers``)."""
+    return [p for p in range(1, layers + 1) if layers % p == 0 or p <= MAX_UNEVEN_PIPELINE]
+
+
+def filling_or_idle(phases: list[Phase], ranks_per_node: int, nodes: int, max_zero_stage: int = 3) -> Layouts:
+    """The layouts for a cluster whose ranks no pipeline degree dividing the layers fills (with a data
+    degree dividing the global batch): those that fill every rank with uneven stages, and those
+    that leave ranks idle (:func:`enumerate_layouts` with ``idle``); the search takes the fastest."""
+    layers = phases[0].workload.arch.layers
+    full = enumerate_layouts(phases, ranks_per_node, nodes, max_zero_stage=max_zero_stage,
+                             pipelines=every_pipeline(layers))
+    idle = enumerate_layouts(phases, ranks_per_node, nodes, max_zero_stage=max_zero_stage, idle=True)
+    return joined(full, idle)
+
+
+def joined(*parts: Layouts) -> Layouts:
+    """Layouts one after the other."""
+    return Layouts(*(np.concatenate([getattr(x, f) for x in parts]) for f in Layouts.FIELDS))
+
+
 def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficiency | StepEvaluator,
                  offloads: tuple[str, ...] = ("cpu", "nvme")) -> Evaluated:
     """``ev`` and, for each of its layouts that does not fit, the same layout with its optimizer state
@@ -142,14 +180,32 @@ def with_offload(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficienc
             extra.append(sub)
     if not extra:
         return ev
-    more = Layouts(*(np.concatenate([getattr(x, f) for x in extra]) for f in Layouts.FIELDS))
-    ev2 = evaluate_phases(phases, cl, more, eff)
-    both = Layouts(*(np.concatenate([getattr(L, f), getattr(more, f)]) for f in Layouts.FIELDS))
-    results = [StepResult(*(np.concatenate([getattr(a, f), getattr(b, f)]) for f in _RESULT_ARRAYS),
-                          _joined_parts(a.parts, b.parts, len(a.step_s), len(b.step_s)))
-               for a, b in zip(ev.results, ev2.results, strict=True)]
-    return Evaluated(both, results, np.concatenate([ev.total_s, ev2.total_s]),
-                     np.concatenate([ev.fits, ev2.fits]))
+    return joined_evaluations(ev, evaluate_phases(phases, cl, joined(*extra), eff))
+
+
+def joined_evaluations(a: Evaluated, b: Evaluated) -> Evaluated:
+    """Two evaluations of the same phases, ``b``'s layouts after ``a``'s."""
+    results = [StepResult(*(np.concatenate([getattr(x, f), getattr(y, f)]) for f in _RESULT_ARRAYS),
+                          _joined_parts(x.parts, y.parts, len(x.step_s), len(y.step_s)))
+               for x, y in zip(a.results, b.results, strict=True)]
+    return Evaluated(joined(a.layouts, b.layouts), results, np.concatenate([a.total_s, b.total_s]),
+                     np.concatenate([a.fits, b.fits]))
+
+
+def with_uneven_counts(ev: Evaluated, phases: list[Phase], cl: Cluster, eff: Efficiency | StepEvaluator,
+                       max_nodes: int) -> Evaluated:
+    """``ev`` and, at the instance counts up to ``max_nodes`` where none of its layouts fits, the
+    layouts whose pipeline degree does not divide the layers (uneven stages, :func:`every_pipeline`),
+    with offload where they need it: 3 p4d run Llama 2 7B as TP1 PP3 DP8, a count no even split fills."""
+    layers = phases[0].workload.arch.layers
+    uneven = [p for p in every_pipeline(layers) if layers % p]
+    if not uneven:
+        return ev
+    U = enumerate_layouts(phases, cl.ranks_per_node, None, max_nodes, cl.max_zero_stage, pipelines=uneven)
+    U = U.select(~np.isin(U.nodes, ev.layouts.nodes[ev.fits]))
+    if not len(U):
+        return ev
+    return joined_evaluations(ev, with_offload(evaluate_phases(phases, cl, U, eff), phases, cl, eff))
 
 
 def _joined_parts(a: dict[str, np.ndarray], b: dict[str, np.ndarray], na: int,
@@ -167,16 +223,25 @@ _RESULT_ARRAYS = ("step_s", "compute_s", "comm_exposed_s", "bubble_s", "memory_g
 
 def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency | StepEvaluator,
                    accept: Callable[[Layouts], np.ndarray] | None = None,
-                   offload: bool = False) -> tuple[int | None, int | None]:
+                   offload: bool = False, like: Layout | None = None) -> tuple[int | None, int | None]:
     """The nearest instance counts below and above ``nodes`` (up to twice it, or 64) with a layout
     that fills their ranks, fits device memory and passes ``accept`` (a mask over the layouts); with
-    ``offload``, a layout that fits only with its optimizer state offloaded counts (as ``auto`` plans)."""
-    L = enumerate_layouts(phases, cl.ranks_per_node, None, max(2 * nodes, 64), cl.max_zero_stage)
+    ``offload``, a layout that fits only with its optimizer state offloaded, or only with uneven stages,
+    counts (as ``auto`` plans).
+    With ``like`` (a given layout), only that layout at other data degrees: what the configuration
+    runs at another count (its tensor, context, pipeline, ZeRO stage, recompute, micro-batch, expert
+    degree, schedule and offload kept)."""
+    most = max(2 * nodes, 64)
+    if like is None:
+        L = enumerate_layouts(phases, cl.ranks_per_node, None, most, cl.max_zero_stage)
+    else:
+        L = shaped_like(enumerate_layouts(phases, cl.ranks_per_node, None, most, cl.max_zero_stage,
+                                          context=like.context, pipelines=[like.pipeline]), like)
     if not len(L):
         return None, None
     ev = evaluate_phases(phases, cl, L, eff)
-    if offload:
-        ev = with_offload(ev, phases, cl, eff)
+    if offload:  # as auto plans: offload, and uneven stages at counts no even split fits
+        ev = with_uneven_counts(with_offload(ev, phases, cl, eff), phases, cl, eff, most)
         L = ev.layouts
     ok = ev.fits
     if accept is not None:
@@ -184,6 +249,25 @@ def nearest_counts(phases: list[Phase], cl: Cluster, nodes: int, eff: Efficiency
     counts = np.unique(L.nodes[ok])
     below, above = counts[counts < nodes], counts[counts > nodes]
     return (int(below.max()) if len(below) else None, int(above.min()) if len(above) else None)
+
+
+def shaped_like(L: Layouts, like: Layout) -> Layouts:
+    """The layouts of ``L`` with ``like``'s tensor, context, pipeline, ZeRO stage, recompute,
+    micro-batch and expert degree, given its schedule, virtual stages, offload and expert options."""
+    keep = ((L.tensor == like.tensor) & (L.context == like.context) & (L.pipeline == like.pipeline)
+            & (L.zero == like.zero) & (L.recompute == RECOMPUTE.index(like.recompute))
+            & (L.microbatch == like.microbatch) & (L.expert == like.expert))
+    out = L.select(keep)
+    n = len(out)
+    out.virtual = np.full(n, like.virtual, dtype=np.int64)
+    out.schedule = np.full(n, SCHEDULES.index(like.schedule), dtype=np.int64)
+    out.context_comm = np.full(n, CONTEXT_COMMS.index(like.context_comm), dtype=np.int64)
+    out.offload = np.full(n, OFFLOADS.index(like.offload), dtype=np.int64)
+    out.expert_tensor = np.full(n, like.tensor if like.expert_tensor is None else like.expert_tensor,
+                                dtype=np.int64)
+    out.expert_dispatch = np.full(n, EXPERT_DISPATCHES.index(like.expert_dispatch), dtype=np.int64)
+    out.expert_overlap = np.full(n, int(like.expert_overlap), dtype=np.int64)
+    return out
 
 
 def counts_text(near: tuple[int | None, int | None]) -> str:

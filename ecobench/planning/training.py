@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -42,11 +42,14 @@ from ecobench.parallel.search import (
     counts_text,
     enumerate_layouts,
     evaluate_phases,
+    every_pipeline,
+    filling_or_idle,
     fixes_that_fit,
     layout_problems,
     nearest_counts,
     tensor_options,
     with_offload,
+    with_uneven_counts,
 )
 from ecobench.parallel.step import Cluster, Efficiency, Layouts, Workload
 from ecobench.planning.recipes import prefer_published
@@ -165,25 +168,30 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
         L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
         ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else None
         i = ev.best() if ev is not None else None
-        idle = ""
-        if ev is None or i is None:  # no layout fills the ranks and fits: leave some ranks idle
-            L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage, idle=True)
+        unfilled = ev is None or i is None
+        fills = len(L) > 0  # some layout with even stages fills every rank (but none fits memory)
+        if unfilled:  # no layout fills the ranks and fits: uneven stages, or some ranks idle
+            L = filling_or_idle(phases, cl.ranks_per_node, n, cl.max_zero_stage)
             ev = with_offload(evaluate_phases(phases, cl, L, eff), phases, cl, eff) if len(L) else ev
             i = ev.best() if ev is not None and len(L) else None
-            idle = "; no layout fills every rank, so some stay idle"
         if ev is None or i is None:
             near = nearest_counts(phases, cl, n, eff, offload=True)
             raise InputError(_no_fit_message(inst, n, cl, ev) + counts_text(near)).in_config("parallelism")
         i, note = prefer_published(ev, i, arch, ev.fits, _vendor(cat, inst))
         lay = ev.layouts.layout(i)
+        idle = unfilled_note(arch.layers, lay, ranks, gbs, fills) if unfilled else ""
         return TrainingPlan(n, lay, f"auto: fastest of {int(ev.fits.sum())} layouts that fit "
                                     f"({len(ev.layouts)} valid){note}{idle}", _memory(ev, i), gbs)
     lay = given_layout(cfg.parallelism if cfg.parallelism != "auto" else None, tr, arch, cfg, ranks)
     where = "parallelism" if cfg.parallelism is not None else "instances"
     fixed_data = isinstance(cfg.parallelism, ParallelismSpec) and cfg.parallelism.data is not None
     bad = layout_problems(phases, lay, cl.ranks_per_node, n, cl.max_zero_stage)
+    supplied = cfg.parallelism is None and cfg.measured_throughput_per_s is not None
+    if bad and supplied:
+        return _supplied_auto(tr, arch, cfg, inst, cat, eff,
+                              f"{lay.describe()} cannot run ({'; '.join(bad)})")
     if bad:
-        near = nearest_counts(phases, cl, n, eff, _same_shape(lay, fixed_data)) if any(
+        near = nearest_counts(phases, cl, n, eff, _same_data(lay, fixed_data), like=lay) if any(
             "ranks" in b or "global batch" in b for b in bad) else (None, None)
         raise InputError(f"{lay.describe()} cannot run on {n}x {inst.name} "
                          f"({ranks} ranks): " + "; ".join(bad) + counts_text(near)
@@ -192,16 +200,59 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     if not np.isfinite(ev.total_s[0]):
         raise InputError(f"the catalog has no device-link figure for {inst.name}, which this "
                          "layout's collectives need").in_config(where)
+    if not ev.fits[0] and supplied:
+        return _supplied_auto(tr, arch, cfg, inst, cat, eff,
+                              f"{lay.describe()} needs {_memory(ev, 0):.1f} GiB per device, which has "
+                              f"{memory_in_words(cl)}")
     if not ev.fits[0]:
         fixes = fixes_that_fit(phases, cl, lay, n, eff, fixed_data)
-        near = nearest_counts(phases, cl, n, eff, _same_shape(lay, fixed_data))
-        shape = "this tensor, pipeline and data" if fixed_data else "this tensor and pipeline"
+        near = nearest_counts(phases, cl, n, eff, _same_data(lay, fixed_data), like=lay)
+        shape = f"this layout (data {lay.data})" if fixed_data else "this layout"
         raise InputError(_memory_message(cl, _memory(ev, 0), inst, n, lay, fixes, fixed_data)
                          + counts_text(near).replace("do:", f"fit {shape}:")).in_config(where)
     choice = "given" if cfg.parallelism is not None else "data parallel (default)"
     if lay.ranks < ranks:
         choice += "; " + _idle_note(phases, cl, inst, n, lay, eff, fixed_data)
     return TrainingPlan(n, lay, choice, _memory(ev, 0), gbs)
+
+
+def _supplied_auto(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instance, cat: Catalog,
+                   eff: Efficiency | StepEvaluator, why: str) -> TrainingPlan:
+    """A supplied throughput without ``parallelism`` whose data-parallel default cannot run: the run
+    it measures did, so the layout its draw is modelled at is ``auto``'s, and the choice says why."""
+    p = plan(tr, arch, cfg.model_copy(update={"parallelism": "auto"}), inst, cat, eff)
+    return replace(p, choice=f"supplied throughput (measured_throughput_per_s), no parallelism given: the "
+                             f"data-parallel default {why}; the draw is modelled at {p.choice}")
+
+
+def unfilled_note(layers: int, lay: Layout, ranks: int, global_batches: tuple[int, ...],
+                  fills: bool = False) -> str:
+    """What ``auto`` says when no layout whose pipeline degree divides the layers fills every rank
+    (or, with ``fills``, none that does fits memory): the uneven stages of the layout that fills them,
+    or the ranks left idle and the global batches nearest the scenario's that would fill them at the
+    layout's tensor, context, pipeline and micro-batch."""
+    why = (f"; no layout whose pipeline degree divides the {layers} layers "
+           + ("and fills every rank fits device memory" if fills else "fills every rank"))
+    if lay.ranks == ranks:
+        if layers % lay.pipeline == 0:
+            return ""
+        q = layers // lay.pipeline
+        return f"{why}: pipeline {lay.pipeline} splits them unevenly ({q} or {q + 1} layers a stage)"
+    return f"{why}, so {ranks - lay.ranks} stay idle" + batch_hint(lay, ranks, global_batches)
+
+
+def batch_hint(lay: Layout, ranks: int, global_batches: tuple[int, ...]) -> str:
+    """``; global_batch_size 1,008 or 1,032 (multiples of data 24 x microbatch 1) would fill them``,
+    for a single global batch and a tensor x context x pipeline that divides the ranks (else empty)."""
+    tcp = lay.tensor * lay.context * lay.pipeline
+    if len(set(global_batches)) != 1 or ranks % tcp:
+        return ""
+    data = ranks // tcp
+    step = data * lay.microbatch
+    below = global_batches[0] // step * step
+    sizes = [f"{x:,}" for x in (below, below + step) if x > 0]
+    return (f"; global_batch_size {' or '.join(sizes)} (multiples of data {data} x microbatch "
+            f"{lay.microbatch}) would fill them")
 
 
 IDLE_NOTE = "{given} uses {used} of the {ranks} ranks of {n}x {inst}; {idle} stay idle, drawing idle power"
@@ -216,13 +267,20 @@ def _idle_note(phases: list[Phase], cl: Cluster, inst: Instance, n: int, lay: La
     ranks = n * cl.ranks_per_node
     note = IDLE_NOTE.format(given=lay.describe(), used=lay.ranks, ranks=ranks, n=n, inst=inst.name,
                             idle=ranks - lay.ranks)
-    L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage)
-    if fixed_data:
-        L = L.select(L.data == lay.data)
-    ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
+    ev = None
+    for pipelines in (None, every_pipeline(phases[0].workload.arch.layers)):  # uneven stages if need be
+        L = enumerate_layouts(phases, cl.ranks_per_node, n, max_zero_stage=cl.max_zero_stage,
+                              pipelines=pipelines)
+        if fixed_data:
+            L = L.select(L.data == lay.data)
+        ev = evaluate_phases(phases, cl, L, eff) if len(L) else None
+        if ev is not None and ev.fits.any():
+            break
     if ev is None or not ev.fits.any():
-        return note + (f" (no valid layout of data {lay.data} that fits memory uses every rank)" if fixed_data
-                       else " (no valid layout that fits memory uses every rank)")
+        if fixed_data:
+            return note + f" (no valid layout of data {lay.data} that fits memory uses every rank)"
+        gbs = tuple(ph.workload.global_batch for ph in phases)
+        return note + " (no valid layout that fits memory uses every rank)" + batch_hint(lay, ranks, gbs)
     L = ev.layouts
     recompute = ("none", "selective", "full").index(lay.recompute)
     unlike = ((L.tensor != lay.tensor).astype(int) + (L.pipeline != lay.pipeline) + (L.data != lay.data)
@@ -239,11 +297,9 @@ def _vendor(cat: Catalog, inst: Instance) -> str:
     return acc.vendor if acc else ""
 
 
-def _same_shape(lay: Layout, fixed_data: bool = False) -> Callable[[Layouts], np.ndarray]:
-    """Candidates with ``lay``'s tensor and pipeline degrees (and data degree, where it is fixed)."""
-    if fixed_data:
-        return lambda L: (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline) & (L.data == lay.data)
-    return lambda L: (L.tensor == lay.tensor) & (L.pipeline == lay.pipeline)
+def _same_data(lay: Layout, fixed_data: bool = False) -> Callable[[Layouts], np.ndarray] | None:
+    """Candidates with ``lay``'s data degree where the configuration fixes it (else None: any)."""
+    return (lambda L: L.data == lay.data) if fixed_data else None
 
 
 def _memory(ev: Evaluated, i: int) -> float:
@@ -308,8 +364,11 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         raise InputError(f"no valid layout of up to {tr.max_instances}x {inst.name} for "
                          "this model and global batch").in_config("instances")
     ev = evaluate_phases(phases, cl, L, eff)
-    if cfg.parallelism == "auto":
+    if cfg.parallelism == "auto":  # uneven stages only matter below the fewest even layouts need
         ev = with_offload(ev, phases, cl, eff)
+        even = ev.fits & (ev.total_s <= deadline_s)
+        ev = with_uneven_counts(ev, phases, cl, eff,
+                                int(ev.layouts.nodes[even].min()) - 1 if even.any() else tr.max_instances)
         L = ev.layouts
     meets = ev.fits & (ev.total_s <= deadline_s)
     if not meets.any():
@@ -334,6 +393,14 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         assert j is not None
         gap = f"; no valid layout between {m} and {n}" if n - m > 1 else ""
         why = f"; {m} take {ev.total_s[j] / SECONDS_PER_HOUR:.1f} h{gap}"
+        k = ev.best(below)  # uneven stages can make a smaller count slower than a yet smaller one
+        if k is not None and int(L.nodes[k]) != m and ev.total_s[k] < ev.total_s[j]:
+            why += f"; the fastest below {n}: {int(L.nodes[k])} in {ev.total_s[k] / SECONDS_PER_HOUR:.1f} h"
+    layers = phases[0].workload.arch.layers
+    if cfg.parallelism == "auto" and layers % lay.pipeline:
+        q = layers // lay.pipeline
+        note += (f"; pipeline {lay.pipeline} splits the {layers} layers unevenly ({q} or {q + 1} a stage): "
+                 f"no pipeline degree dividing them fills {n} instances")
     return TrainingPlan(n, lay, f"deadline {tr.deadline_h:g} h: fewest instances that finish in time "
                                 f"({ev.total_s[i] / SECONDS_PER_HOUR:.1f} h{why}){note}", _memory(ev, i), gbs)
 

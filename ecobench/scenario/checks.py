@@ -8,7 +8,13 @@ from typing import Any
 
 from ecobench.errors import EcobenchError, InputError, UnknownNameError
 from ecobench.hardware.catalog import LOCAL_INSTANCE, load_catalog
-from ecobench.scenario.model import HardwareConfig, ParallelismSpec, Scenario, backend_capabilities
+from ecobench.scenario.model import (
+    TRAINING_DTYPES,
+    HardwareConfig,
+    ParallelismSpec,
+    Scenario,
+    backend_capabilities,
+)
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.presets import PRESETS, preset
 
@@ -169,5 +175,6 @@ def _check_fp8(cat: Any, c: HardwareConfig, where: str) -> None:
                        and i.spec.intra_link is not None})
     near = "bf16" if acc.peak_tflops.get("bf16") else "fp16"
     raise InputError(f"{where}: fp8 training runs its matmuls in FP8, and {acc.name} ({c.instance_type}) has "
-                     f"no FP8 peak; allowed here: {', '.join(d for d, v in acc.peak_tflops.items() if v)} "
+                     f"no FP8 peak; allowed here: "
+                     f"{', '.join(d for d, v in acc.peak_tflops.items() if v and d in TRAINING_DTYPES)} "
                      f"(nearest valid: {near}), or an instance with FP8: {', '.join(with_fp8)}")

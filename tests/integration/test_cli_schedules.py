@@ -3,6 +3,7 @@ the command line."""
 
 import json
 
+import pytest
 import yaml
 
 from ecobench.cli import main
@@ -119,3 +120,98 @@ def test_nothing_fits_names_the_nearest_counts(tmp_path, capsys):
     assert _run(tmp_path / "a", s)[0] == 0
     s["configs"][0]["instances"] = nearest - 1
     assert _run(tmp_path / "b", s)[0] == 2
+
+
+def _llama_on(instances, parallelism="auto"):
+    s = _scenario("llama2_7b_pretrain")
+    s["workload"]["training"]["total_tokens"] = 1.0e10
+    s["configs"] = [{"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16", "instances": instances,
+                     "parallelism": parallelism}]
+    s["baseline"] = "a"
+    s["uncertainty"] = {"draws": 0}
+    return s
+
+
+def test_auto_fills_odd_clusters_with_uneven_pipeline_stages(tmp_path):
+    """train23: 3 p4d (24 ranks) with a 1,024-sequence batch left 8 GPUs idle under auto (TP1 PP1 DP16,
+    44.8 h) and said no layout fills every rank, while TP1 PP3 DP8 (stages of 11, 11 and 10 of the 32
+    layers) fills them and takes 31.4 h: the search tried only pipeline degrees dividing the layers."""
+    code, rows = _run(tmp_path / "auto", _llama_on(3))
+    assert code == 0
+    (auto,) = rows
+    assert auto["idle_devices"] == 0
+    assert 24 % auto["pipeline_parallel"] == 0 and 32 % auto["pipeline_parallel"] != 0
+    assert "pipeline 3 splits them unevenly (10 or 11 layers a stage)" in auto["layout_choice"]
+    # More instances take less time: 2, 3, 4, 5, 6 and 8 p4d (3 took as long as 2, and 5 and 6 as 4).
+    times = [_run(tmp_path / f"n{n}", _llama_on(n))[1][0]["duration_h"] for n in (2, 3, 4, 5, 6, 8)]
+    assert times == sorted(times, reverse=True) and len(set(times)) == len(times)
+    assert times[1] < 0.8 * times[0]
+
+
+def test_auto_that_leaves_ranks_idle_names_global_batches_that_fill_them(tmp_path):
+    """7 p4d (56 ranks) and a 6-layer encoder: no pipeline degree (at most the layers) absorbs the
+    factor 7, so ranks stay idle; the choice names global batches that would fill them."""
+    import re
+
+    s = _scenario("small_encoder_pretrain")
+    s["workload"]["training"]["phases"] = [{"seq_len": 128, "fraction": 1.0}]
+    s["configs"] = [{"id": "a", "instance_type": "p4d.24xlarge", "precision": "bf16", "instances": 7,
+                     "parallelism": "auto"}]
+    s["baseline"] = "a"
+    code, (row,) = _run(tmp_path, s)
+    assert code == 0 and row["idle_devices"] > 0
+    m = re.search(r"so (\d+) stay idle; global_batch_size ([\d,]+) or ([\d,]+) \(multiples of data (\d+) x "
+                  r"microbatch (\d+)\) would fill them", row["layout_choice"])
+    assert m, row["layout_choice"]
+    idle, lo, hi, data, micro = (int(g.replace(",", "")) for g in m.groups())
+    assert idle == row["idle_devices"] and micro == row["microbatch"]
+    assert data * row["tensor_parallel"] * row["pipeline_parallel"] == 56
+    assert lo % (data * micro) == 0 and hi == lo + data * micro and lo <= 65536 < hi
+
+
+def test_a_deadline_takes_the_fewest_instances_uneven_stages_allow(tmp_path):
+    """train23: with a 35 h deadline auto took 4 p4d ("no valid layout between 2 and 4") while 3 p4d
+    meet it as TP1 PP3 DP8 (31.4 h), and with 9 h took 16 where 12 meet it (8.3 h): the deadline search
+    tried only pipeline degrees dividing the layers."""
+    s = _llama_on(1)
+    s["workload"]["training"].update(deadline_h=35, max_instances=64)
+    del s["configs"][0]["instances"]
+    code, (row,) = _run(tmp_path / "a", s)
+    assert code == 0 and row["meets_deadline"] is True
+    assert row["instances"] == 3 and row["pipeline_parallel"] == 3 and row["idle_devices"] == 0
+    assert "pipeline 3 splits the 32 layers unevenly (10 or 11 a stage)" in row["layout_choice"]
+    assert "2 take 44.8 h" in row["layout_choice"]
+    s["workload"]["training"]["deadline_h"] = 9
+    code, (row,) = _run(tmp_path / "b", s)
+    assert code == 0 and row["instances"] == 12 and row["duration_h"] <= 9
+
+
+def test_a_supplied_throughput_is_not_refused_for_the_memory_of_a_layout_it_never_stated(tmp_path):
+    """train23: measured_throughput_per_s 5 sequences/s per p4d for Llama 2 7B on 3 p4d, no parallelism,
+    exited 2 because the data-parallel default (TP1 PP1 DP16, no ZeRO) needs 119 GiB per device: the
+    run it measures did fit. The draw is modelled at auto's layout, and the row says why."""
+    s = _llama_on(3)
+    del s["configs"][0]["parallelism"]
+    s["configs"][0]["measured_throughput_per_s"] = 5.0
+    code, rows = _run(tmp_path, s)
+    assert code == 0
+    (row,) = rows
+    assert row["layout_choice"].startswith("supplied throughput (measured_throughput_per_s), no parallelism "
+                                           "given: the data-parallel default TP1 PP1 DP16 ZeRO-0 mb1 "
+                                           "recompute none needs 119.0 GiB per device")
+    assert "the draw is modelled at auto: " in row["layout_choice"]
+    assert row["idle_devices"] == 0 and row["memory_per_device_gib"] <= 36.0
+    assert row["duration_h"] * 3600 * 3 * 5.0 == pytest.approx(row["sequences"], rel=1e-9)
+
+
+def test_nothing_fits_names_a_count_that_fits_only_with_uneven_stages(tmp_path, capsys):
+    """train23: Llama 2 70B on 1 trn1 named "the nearest instance counts that do: 4", while 3 run it as
+    TP8 PP12 DP1 (stages of 6 or 7 of the 80 layers), as auto now plans."""
+    s = _llama_on(1)
+    s["workload"]["model"] = "llama2-70b"
+    s["configs"][0]["instance_type"] = "trn1.32xlarge"
+    assert _run(tmp_path / "one", s)[0] == 2
+    assert capsys.readouterr().err.rstrip().endswith("the nearest instance counts that do: 3")
+    s["configs"][0]["instances"] = 3
+    code, (row,) = _run(tmp_path / "three", s)
+    assert code == 0 and row["idle_devices"] == 0 and 80 % row["pipeline_parallel"] != 0

@@ -76,6 +76,8 @@ def test_fp8_on_a_chip_without_fp8_is_refused(tmp_path, capsys):
     assert _run(tmp_path, _scenario([c])) == 2
     err = capsys.readouterr().err
     assert "configs[0].precision" in err and "nearest valid: bf16" in err
+    # train23: int8 was listed among the allowed, which training refuses (not a training data type)
+    assert "allowed here: fp32, tf32, bf16, fp16 (nearest valid: bf16)" in err, err
 
 
 def test_fp8_on_h100_and_trainium2_runs_faster_than_bf16(tmp_path):
@@ -228,3 +230,61 @@ def test_the_fixes_of_a_layout_with_a_stated_data_degree_keep_it(tmp_path, capsy
     err = capsys.readouterr().err
     assert ("TP2 PP1 DP2 ZeRO-3 mb1 recompute none uses 4 of the 8 ranks of 1x p4d.24xlarge; 4 stay idle, "
             "drawing idle power: TP2 PP2 DP2 ZeRO-3 mb1 recompute none uses them all") in err, err
+
+
+def test_a_microbatch_that_divides_no_global_batch_names_those_that_do(tmp_path, capsys):
+    """train23: microbatch 3 with a 1,024-sequence batch on 2 p4d said "the nearest instance counts that
+    do: 1 and 4", where microbatch 3 runs at no count (1024 is no multiple of 3): the counts were those
+    of other micro-batches. It names the micro-batches that divide the batch at this data degree."""
+    s = _scenario([_cfg(instance="p4d.24xlarge", instances=2,
+                        parallelism={"microbatch": 3, "zero": 3, "recompute": "full"})],
+                  model="llama2-7b", phases=((4096, 1.0),), global_batch_size=1024)
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "nearest instance counts" not in err, err
+    assert err.rstrip().endswith("is not a multiple of data x microbatch = 16 x 3 (allowed at data 16: "
+                                 "microbatch 1, 2, 4, 8, 16, 32, 64)"), err
+    # A data degree that divides no global batch names those that do and fit the cluster.
+    s["configs"][0]["parallelism"] = {"data": 3, "zero": 3, "recompute": "full"}
+    (tmp_path / "b").mkdir()
+    assert _run(tmp_path / "b", s) == 2
+    assert "(allowed at microbatch 1: data 1, 2, 4, 8, 16)" in capsys.readouterr().err
+
+
+def test_the_nearest_counts_of_a_layout_that_does_not_fit_are_counts_where_it_fits(tmp_path, capsys):
+    """train23: TP1 PP4 ZeRO-1 recompute selective of Mixtral on 8 p5 (82.4 GiB) named "the nearest
+    instance counts that fit this tensor and pipeline: 4 and 16", where it needs 90.6 and 78.3 GiB
+    (other ZeRO stages and recompute fitted there); 4 named 2 and 8, 16 named 8 and 32. The count named
+    now runs the configuration as written, and the one below it does not."""
+    par = {"pipeline": 4, "zero": 1, "recompute": "selective", "microbatch": 1}
+    s = _scenario([_cfg(instances=8, parallelism=par)], model="mixtral-8x7b", phases=((4096, 1.0),),
+                  global_batch_size=256)
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "fit this tensor and pipeline" not in err
+    counts = [int(x) for x in err.rsplit("the nearest instance counts that fit this layout: ", 1)[1]
+              .strip().split(" and ")]
+    for n in counts:
+        s["configs"][0]["instances"] = n
+        (tmp_path / str(n)).mkdir()
+        assert _run(tmp_path / str(n), s) == 0, capsys.readouterr().err
+    s["configs"][0]["instances"] = counts[-1] // 2
+    (tmp_path / "half").mkdir()
+    assert _run(tmp_path / "half", s) == 2
+
+
+def test_a_context_degree_beyond_the_cluster_is_counted_in_the_product(tmp_path, capsys):
+    """train23: "tensor x context 64 x pipeline x data = 8 x 1 x 1 = 512" left the context degree out of
+    the product and named 4 and 16 instances, where TP8 CP64 needs 64."""
+    s = _scenario([_cfg(instances=8, parallelism={"tensor": 8, "context": 64, "zero": 1})],
+                  phases=((131072, 1.0),), global_batch_size=32)
+    s["workload"]["model"] = None
+    del s["workload"]["model"]
+    s["workload"]["architecture"] = {"kind": "decoder", "layers": 32, "hidden_size": 4096, "heads": 32,
+                                     "kv_heads": 8, "intermediate_size": 14336, "ffn": "swiglu",
+                                     "tied_embeddings": False, "vocab_size": 128256,
+                                     "max_position_embeddings": 131072}
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "tensor x context x pipeline x data = 8 x 64 x 1 x 1 = 512, but the cluster has 64 ranks" in err
+    assert err.rstrip().endswith("the nearest instance counts that do: 64"), err

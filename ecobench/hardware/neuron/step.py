@@ -20,7 +20,7 @@ import numpy as np
 from ecobench.hardware.neuron.arch import NeuronDeviceSpec
 from ecobench.hardware.neuron.timing import EngineParams, sequence_times
 from ecobench.hardware.neuron.work import MECHANISMS, WorkModel
-from ecobench.parallel.layout import Layout
+from ecobench.parallel.layout import Layout, stage_layers
 from ecobench.parallel.step import (
     FP8_ACTIVATION_DTYPE,
     STAGE_SETS,
@@ -85,7 +85,7 @@ def set_kernels(w: Workload, lay: Layout) -> dict[str, tuple[list[Kernel], int, 
     (layers per stage; recomputation re-runs the attention core or the whole layer), and the saved
     activation bytes by kernel name."""
     lists, saved = kernel_sets(w, lay.tensor, lay.microbatch)
-    per_stage = w.arch.layers // lay.pipeline
+    per_stage = max(stage_layers(w.arch.layers, lay.pipeline))  # uneven stages: the busiest holds one more
     reps = {"layer_fwd": per_stage, "layer_bwd": per_stage, "embed_fwd": 1, "embed_bwd": 1, "head_fwd": 1,
             "head_bwd": 1, "attn_fwd": per_stage if lay.recompute == "selective" else 0}
     if lay.recompute == "full":

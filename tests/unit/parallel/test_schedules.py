@@ -144,3 +144,29 @@ def test_zero3_synchronised_gathers_are_exposed_and_reduce_scatters_still_overla
     assert exposed > overlapped.parts["dp_comm_exposed_s"][0]
     assert synced.step_s[0] - exposed == pytest.approx(overlapped.step_s[0]
                                                        - overlapped.parts["dp_comm_exposed_s"][0], rel=1e-9)
+
+
+def test_filling_or_idle_offers_uneven_pipelines_that_fill_the_ranks():
+    """24 ranks and a 512-sequence batch: no pipeline degree dividing the 32 layers fills them, pipeline
+    3 (and 6, 12, 24) does; the idle layouts stay among the candidates."""
+    from ecobench.parallel.search import filling_or_idle
+
+    ph = [Phase(_w(gb=512), 1e6)]
+    assert len(enumerate_layouts(ph, 8, 3)) == 0
+    L = filling_or_idle(ph, 8, 3)
+    used = L.tensor * L.pipeline * L.data * L.context
+    full = used == 24
+    assert set(np.unique(L.pipeline[full])) == {3, 6, 12, 24}
+    assert (used[~full] < 24).any() and (512 % L.data == 0).all()
+
+
+def test_uneven_pipeline_degrees_are_bounded():
+    """A 997-layer model (prime: no even split but 1 and 997) made the deadline search enumerate every
+    degree up to the layers at every count up to 100,000 instances (2.7 GB, 16 s); uneven degrees stop
+    at MAX_UNEVEN_PIPELINE, even ones do not."""
+    from ecobench.parallel.search import MAX_UNEVEN_PIPELINE, every_pipeline
+
+    ps = every_pipeline(997)
+    assert ps[:3] == [1, 2, 3] and ps[-1] == 997
+    assert max(p for p in ps if 997 % p) == MAX_UNEVEN_PIPELINE == 128
+    assert every_pipeline(32) == list(range(1, 33))
