@@ -187,7 +187,8 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
          span: int = 320, target: float | None = None) -> str:
     """Horizontal bars, one per label, on a value axis with round ticks titled 'quantity (unit)'; the
     baseline in grey; the 90% band (lows, highs) as a whisker and in the value label; value, band and
-    note at each bar's end (a note 'MISSES' in red); ``target`` a dashed line across the bars.
+    note at each bar's end (a note ending 'MISSES': that word in red); ``target`` a dashed line
+    across the bars.
     ``width`` is kept for callers; the chart is as wide as its labels need, at most MAX_W."""
     del width
     money = _is_money(unit)
@@ -237,8 +238,10 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
             parts.append(_whisker_h(ax(lo), ax(hi), y + row / 2 - 1))
             label_x = max(label_x, ax(hi))
         note = notes[i] if notes and notes[i] else ""
-        tail = (f' <tspan fill="{MISSED_COLOUR}" font-weight="600">{escape(note)}</tspan>' if note == "MISSES"
-                else f" {escape(note)}" if note else "")
+        missed = note.endswith("MISSES")
+        head = note.removesuffix("MISSES").rstrip() if missed else note
+        tail = (f" {escape(head)}" if head else "") + (
+            f' <tspan fill="{MISSED_COLOUR}" font-weight="600">MISSES</tspan>' if missed else "")
         parts.append(f'<text x="{label_x + 6:.1f}" y="{y + 15}">{escape(texts[i])}{tail}</text>')
     parts.append("</svg>")
     return "".join(parts)

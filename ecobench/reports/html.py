@@ -157,6 +157,34 @@ def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
     return latency_targets(mode, (doc["scenario"].get("workload") or {}).get(mode))
 
 
+def deadline_check(doc: dict[str, Any], r: dict[str, Any]) -> dict[str, Any] | None:
+    """Training with a deadline: ``{'deadline_h', 'value_h', 'met'}`` (the row's ``meets_deadline``,
+    else duration_h within deadline_h); None for other modes or without a deadline."""
+    d = r.get("deadline_h") if doc["mode"] == "training" else None
+    if d is None or d != d:
+        return None
+    v = r.get("duration_h")
+    met = r.get("meets_deadline")
+    if met is None and v is not None and v == v:
+        met = bool(v <= d)
+    return {"deadline_h": d, "value_h": v, "met": met}
+
+
+def row_flags(doc: dict[str, Any], r: dict[str, Any]) -> list[str]:
+    """Why a row is not a candidate, or wastes hardware, in words for the tables beside its figures:
+    each latency target it misses, a missed training deadline, ranks its layout leaves idle."""
+    out = []
+    missed = [c["label"] for c in target_checks(r, targets(doc)) if c["met"] is False]
+    if missed:
+        out.append("MISSES " + ", ".join(missed))
+    dl = deadline_check(doc, r)
+    if dl and dl["met"] is False:
+        out.append(f"MISSES the {number(dl['deadline_h'])} h deadline")
+    if idle := r.get("idle_devices"):
+        out.append(f"{number(idle)} ranks idle")
+    return out
+
+
 def no_pick(doc: dict[str, Any]) -> str | None:
     """Why a run with rows has no recommendation (None where it has some): the terminal's line that no
     row meets the training deadline or the latency targets, naming the closest (``no_recommendation``,
@@ -231,8 +259,18 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
                      "energy per output token"),
                 power]
     if mode == "training":
+        checks = [deadline_check(doc, r) for r in rows]
+        deadline = next((c["deadline_h"] for c in checks if c), None)
+        if deadline is None:
+            time = bars("Time to train", "duration_h", "h", "time", "duration_change_pct")
+        else:  # the deadline drawn as a dashed line, each bar's verdict after its change
+            notes = [" ".join(x for x in (_change_note(r, "duration_change_pct"),
+                                          {True: "meets", False: "MISSES"}.get(c["met"] if c else None, ""))
+                              if x) for r, c in zip(rows, checks, strict=True)]
+            time = bars(f"Time to train against the {number(deadline)} h deadline", "duration_h", "h", "time",
+                        target=deadline, notes=notes)
         return [bars("Instances", "instances", "", "instances"),
-                bars("Time to train", "duration_h", "h", "time", "duration_change_pct"),
+                time,
                 bars("Cost of the run", "cost_usd", "USD", "cost", "cost_change_pct"),
                 energy, co2,
                 bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
@@ -297,10 +335,11 @@ def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None =
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
-    if fmt is None:  # the range itself never broken across lines (no-break spaces)
-        return f"90%: {charts.fmt_num(lo)}\u00a0to\u00a0{charts.fmt_num(hi)}"
-    show = fmt if callable(fmt) else (lambda v: fmt % v)
-    return f"90%: {show(lo)}\u00a0to\u00a0{show(hi)}"
+    # the range breaks only after 'to' ('1,401,975 to' above '2,522,948'), so a table of seven-figure
+    # bands still fits a 1280 px window: with no-break spaces throughout, the comparison's last
+    # columns (CO2 change) sat off-screen in a horizontal scroll
+    show = (lambda v: charts.fmt_num(v)) if fmt is None else fmt if callable(fmt) else (lambda v: fmt % v)
+    return f"90%: {show(lo)}\u00a0to {show(hi)}"
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -324,6 +363,7 @@ def render(doc: dict[str, Any]) -> str:
         scenario=doc["scenario"], rows=shown_rows(doc, MAX_TABLE_ROWS), meta=doc, mode=doc["mode"],
         all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
         cards=card_rows(doc), targets=targets(doc), checks=target_checks, horizon_h=horizon_h(doc),
+        deadline=lambda r: deadline_check(doc, r), flags=lambda r: row_flags(doc, r),
         baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
         recommendations=doc.get("recommendations") or [], no_pick=no_pick(doc), sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
