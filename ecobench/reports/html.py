@@ -367,6 +367,7 @@ def render(doc: dict[str, Any]) -> str:
         baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
         recommendations=doc.get("recommendations") or [], no_pick=no_pick(doc), sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
+        on_front=sum(front_flags(doc)),
         unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,

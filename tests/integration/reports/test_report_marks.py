@@ -118,3 +118,23 @@ def test_a_band_may_break_after_to_so_wide_tables_fit():
     r = {"x": 1.9e6, "x_low": 1401975.0, "x_high": 2522948.0}
     assert band(r, "x") == "90%: 1,401,975\u00a0to 2,522,948"
     assert band(r, "x", "%.0f") == "90%: 1401975\u00a0to 2522948"
+
+
+def test_when_no_row_meets_the_targets_the_scatter_does_not_promise_a_front():
+    """Every row over a 5 ms TTFT target: no row on the front, yet the caption read 'Filled points are
+    on the Pareto front ... the dashed step line joins them' above a chart with neither."""
+    def impossible(d):
+        d["workload"]["serving"].update(median_ttft_ms=5, median_tpot_ms=2, p99_ttft_ms=10)
+
+    doc = _doc("llama3_8b_chat.yaml", impossible)
+    assert not any(r["pareto"] for r in doc["rows"])
+    html = render(doc)
+    side = html[html.index("<h2>Cost against CO2</h2>"):html.index("<h2>Charts</h2>")]
+    assert "Filled points are on the Pareto front" not in side
+    assert "<b>No point is on the Pareto front</b>" in side and "latency targets" in side
+
+
+def test_with_a_front_the_scatter_caption_explains_it():
+    html = render(_doc("llama3_8b_chat.yaml"))
+    side = html[html.index("<h2>Cost against CO2</h2>"):html.index("<h2>Charts</h2>")]
+    assert "Filled points are on the Pareto front" in side and "No point is on" not in side
