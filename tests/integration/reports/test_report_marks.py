@@ -138,3 +138,17 @@ def test_with_a_front_the_scatter_caption_explains_it():
     html = render(_doc("llama3_8b_chat.yaml"))
     side = html[html.index("<h2>Cost against CO2</h2>"):html.index("<h2>Charts</h2>")]
     assert "Filled points are on the Pareto front" in side and "No point is on" not in side
+
+
+def test_the_emulated_layer_error_is_written_out_not_in_exponent_form():
+    """'one encoder layer's relative error against FP32: 3.38e-03' in llama_emulated's report; the
+    report writes numbers out (0.00338)."""
+    from ecobench.reports.charts import fmt_num
+
+    doc = _doc("llama_emulated.yaml")
+    errs = [r["numeric_error"] for r in doc["rows"] if r.get("engine_utilization") and r.get("numeric_error")]
+    assert errs
+    html = render(doc)
+    for e in errs:
+        assert f"relative error against FP32: {fmt_num(e)}</p>" in html
+    assert not re.search(r"relative error against FP32: [\d.]+e[-+]\d", html)
