@@ -144,11 +144,26 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
         if ids:
             prov.append(f"{', '.join(ids[:6])}{' and more' if len(ids) > 6 else ''}: the {chip}'s peaks are "
                         f"not its own published figures. {why}.")
+    bases = basis_groups(doc)
+    if len(bases) > 1:
+        parts = [f"{k} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in bases.items()]
+        prov.append("Mixed power basis: " + "; ".join(parts) + ". Energy and CO2 on different bases "
+                    "differ partly by the accounting convention (tdp: accelerator device-hours x datasheet "
+                    "TDP x PUE, no host share; modelled: the draw model at the work done; measured: a "
+                    "supplied or metered draw), not only by the hardware; each card and row names its basis.")
     if len(kinds) > 1:
         parts = [f"{k} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in kinds.items()]
         prov.append("Mixed provenance: " + "; ".join(parts) + ". Differences between rows obtained in "
                     "different ways include the method's own error; compare them with care.")
     return {"power": power, "provenance": prov}
+
+
+def basis_groups(doc: dict[str, Any]) -> dict[str, list[str]]:
+    """Power basis -> the config ids on it (rows without one: modelled)."""
+    out: dict[str, list[str]] = {}
+    for r in doc["rows"]:
+        out.setdefault(str(r.get("power_basis") or "modelled"), []).append(str(r["config_id"]))
+    return out
 
 
 def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -367,7 +382,7 @@ def render(doc: dict[str, Any]) -> str:
         baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
         recommendations=doc.get("recommendations") or [], no_pick=no_pick(doc), sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
-        on_front=sum(front_flags(doc)),
+        on_front=sum(front_flags(doc)), mixed_basis=len(basis_groups(doc)) > 1,
         unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,

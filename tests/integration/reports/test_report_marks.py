@@ -152,3 +152,24 @@ def test_the_emulated_layer_error_is_written_out_not_in_exponent_form():
     for e in errs:
         assert f"relative error against FP32: {fmt_num(e)}</p>" in html
     assert not re.search(r"relative error against FP32: [\d.]+e[-+]\d", html)
+
+
+def test_a_run_of_mixed_power_bases_names_each_rows_basis_and_warns_once():
+    """g6e on the tdp basis against p5 modelled: its card read '-71% CO2' with no word of the basis
+    (only the decisions' text said it); the terminal has a basis column. Now each card and row of the
+    comparison names its basis, and 'Read with care' says what a mixed basis means."""
+    def g6e_tdp(d):
+        next(c for c in d["configs"] if c["id"] == "g6e")["power_basis"] = "tdp"
+
+    doc = _doc("llama3_8b_chat.yaml", g6e_tdp)
+    html = render(doc)
+    assert "· <b>tdp</b> power basis" in _card(html, "g6e")
+    assert "· <b>modelled</b> power basis" in _card(html, "p5")
+    assert "· tdp power</span>" in _row(_section(html, "Against the baseline"), "g6e")
+    caveat = html[html.index('id="caveats"'):html.index("</div>", html.index('id="caveats"'))]
+    assert "Mixed power basis: modelled (" in caveat and "tdp (g6e)" in caveat
+
+
+def test_one_power_basis_adds_no_basis_words():
+    html = render(_doc("llama3_8b_chat.yaml"))
+    assert "power basis</div>" not in html and "Mixed power basis" not in html
