@@ -173,3 +173,28 @@ def test_a_run_of_mixed_power_bases_names_each_rows_basis_and_warns_once():
 def test_one_power_basis_adds_no_basis_words():
     html = render(_doc("llama3_8b_chat.yaml"))
     assert "power basis</div>" not in html and "Mixed power basis" not in html
+
+
+def test_the_region_chart_features_a_row_that_qualifies():
+    """The region chart took the lowest-energy row whatever it was: a row over its deadline with ranks
+    idle. It now takes the lowest-energy row of those that meet the targets and leave no rank idle."""
+    doc = _doc("gpt3_175b_deadline.yaml")
+    late = _late_and_idle(doc)
+    late["energy_kwh"] = min(r["energy_kwh"] for r in doc["rows"]) / 2  # the lowest energy, but late
+    from html import unescape
+
+    page = unescape(render(doc))
+    assert "CO2 of 'trn1n'" not in page
+    ok = min((r for r in doc["rows"] if r is not late), key=lambda r: r["energy_kwh"])
+    assert f"CO2 of '{ok['config_id']}' (lowest energy of those that qualify) by region" in page
+
+
+def test_the_training_layouts_mark_idle_ranks_and_a_missed_deadline():
+    doc = _doc("gpt3_175b_deadline.yaml")
+    _late_and_idle(doc)
+    html = render(doc)
+    start = html.index("<h2>Training layouts</h2>")
+    table = html[start:html.index("</table>", start)]
+    row = re.search(r"<tr><td>trn1n.*?</tr>", table, re.S).group(0)
+    assert '<span class="bad flag">104 ranks idle</span>' in row
+    assert '<span class="bad flag">MISSES the 336 h deadline</span>' in row
