@@ -272,7 +272,11 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
         head = note.removesuffix("MISSES").rstrip() if missed else note
         tail = (f" {escape(head)}" if head else "") + (
             f' <tspan fill="{MISSED_COLOUR}" font-weight="600">MISSES</tspan>' if missed else "")
-        parts.append(f'<text x="{label_x + 6:.1f}" y="{y + row / 2 + 2:.0f}">{escape(texts[i])}{tail}</text>')
+        # over a target line (a latency chart's dashed target), a white halo keeps the label legible
+        halo = ' stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"' \
+            if target is not None and _isnum(target) else ""
+        parts.append(f'<text x="{label_x + 6:.1f}" y="{y + row / 2 + 2:.0f}"{halo}>'
+                     f'{escape(texts[i])}{tail}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -348,7 +348,7 @@ def headline(doc: dict[str, Any]) -> dict[str, str]:
             "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
 
 
-def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None = None) -> str:
+def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None = None) -> Markup | str:
     """'90%: low to high' for a row's figure (three significant figures unless ``fmt``: a
     %-format or a function), or '' without a band."""
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
@@ -357,8 +357,10 @@ def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None =
     # the range breaks only after 'to' ('1,401,975 to' above '2,522,948'), so a table of seven-figure
     # bands still fits a 1280 px window: with no-break spaces throughout, the comparison's last
     # columns (CO2 change) sat off-screen in a horizontal scroll
+    # The range is an inline block: a narrow cell breaks after '90%:' first and inside the range only
+    # where the range alone does not fit.
     show = (lambda v: charts.fmt_num(v)) if fmt is None else fmt if callable(fmt) else (lambda v: fmt % v)
-    return f"90%: {show(lo)}\u00a0to {show(hi)}"
+    return Markup('90%: <span class="rng">{}\u00a0to {}</span>').format(show(lo), show(hi))
 
 
 def render(doc: dict[str, Any]) -> str:

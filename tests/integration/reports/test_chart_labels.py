@@ -50,3 +50,14 @@ def test_label_lines_split_at_a_separator_near_the_middle():
     long = "x" * 60
     first, second = charts.label_lines(long)
     assert len(first) <= charts.LABEL_CHARS and second.endswith("…") and len(second) <= charts.LABEL_CHARS
+
+
+def test_value_labels_over_a_target_line_carry_a_white_halo():
+    """'12.5 ms (4.93–34.7) meets' ran across the red dashed 50 ms target line in llama3_8b_chat's TPOT
+    chart, the line striking through the figures."""
+    svg = charts.hbar("TPOT", ["p5", "g6e"], [12.5, 42.4], "ms", "p5", ["meets", "meets"],
+                      lows=[4.93, 20.9], highs=[34.7, 83.4], target=50.0)
+    values = re.findall(r'<text x="[\d.]+" y="\d+"([^>]*)>[\d.]+ ms', svg)
+    assert len(values) == 2 and all('paint-order="stroke"' in v and 'stroke="#fff"' in v for v in values)
+    plain = charts.hbar("Energy", ["p5", "g6e"], [1.0, 2.0], "kWh", "p5")
+    assert "paint-order" not in plain  # no target: as before

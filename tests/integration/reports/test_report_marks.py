@@ -116,8 +116,8 @@ def test_a_band_may_break_after_to_so_wide_tables_fit():
     """'1,401,975\u00a0to\u00a02,522,948' could not wrap: the gpt3_175b_deadline table against the
     baseline was 1,276 px wide in a 1,216 px box at a 1,280 px window, its CO2 change off-screen."""
     r = {"x": 1.9e6, "x_low": 1401975.0, "x_high": 2522948.0}
-    assert band(r, "x") == "90%: 1,401,975\u00a0to 2,522,948"
-    assert band(r, "x", "%.0f") == "90%: 1401975\u00a0to 2522948"
+    assert band(r, "x") == '90%: <span class="rng">1,401,975\u00a0to 2,522,948</span>'
+    assert band(r, "x", "%.0f") == '90%: <span class="rng">1401975\u00a0to 2522948</span>'
 
 
 def test_when_no_row_meets_the_targets_the_scatter_does_not_promise_a_front():
