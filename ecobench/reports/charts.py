@@ -180,6 +180,34 @@ def _whisker_v(x: float, y_lo: float, y_hi: float, cap: float = 3.0) -> str:
             f'M{x - cap:.1f} {y_hi:.1f}H{x + cap:.1f}" stroke="#4a5568" stroke-width="1" fill="none"/>')
 
 
+
+LABEL_LEFT_MAX = 180  # widest label column of a bar chart (viewBox units)
+LABEL_CHARS = int((LABEL_LEFT_MAX - 14) / CHAR_W)  # characters a label line holds there
+
+
+def label_lines(label: str, width: int = LABEL_CHARS) -> list[str]:
+    """A bar's label on one line, or two where it is longer than the label column holds (a sweep's
+    'inf1.2xlarge_bf16_eu-north-1' was cut at the SVG's left edge to "'1.2xlarge_bf16_eu-north-1",
+    inf1 or inf2 unreadable): split after the '_', '-', '.' or ' ' nearest the middle whose two parts
+    both fit, else at the column's width; a second line still too long ends in '…' (the full label
+    is the bar's tooltip)."""
+    if len(label) <= width:
+        return [label]
+    cuts = [i + 1 for i, c in enumerate(label[:-1]) if c in "_-. " and i + 1 <= width]
+    fitting = [i for i in cuts if len(label) - i <= width]
+    cut = min(fitting, key=lambda i: abs(i - len(label) / 2)) if fitting else (max(cuts) if cuts else width)
+    first, rest = label[:cut], label[cut:]
+    return [first, rest if len(rest) <= width else rest[:width - 1] + "…"]
+
+
+def _label_svg(x: float, y: float, row: int, lines: list[str], full: str) -> str:
+    """A bar's label, right-aligned at x, centred on a row of height ``row`` starting at y."""
+    if len(lines) == 1:
+        return f'<text x="{x}" y="{y + row / 2 + 2:.0f}" text-anchor="end">{escape(lines[0])}</text>'
+    spans = "".join(f'<tspan x="{x}" y="{y + row / 2 - 3 + 14 * k:.0f}">{escape(t)}</tspan>'
+                    for k, t in enumerate(lines))
+    return f'<text text-anchor="end"><title>{escape(full)}</title>{spans}</text>'
+
 def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
          baseline: str | None = None, notes: Sequence[str] | None = None, width: int | None = None,
          left: int | None = None, colour: str | None = None, quantity: str | None = None,
@@ -187,7 +215,8 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
          span: int = 320, target: float | None = None) -> str:
     """Horizontal bars, one per label, on a value axis with round ticks titled 'quantity (unit)'; the
     baseline in grey; the 90% band (lows, highs) as a whisker and in the value label; value, band and
-    note at each bar's end (a note 'MISSES' in red); ``target`` a dashed line across the bars.
+    note at each bar's end (a note ending 'MISSES': that word in red); ``target`` a dashed line
+    across the bars.
     ``width`` is kept for callers; the chart is as wide as its labels need, at most MAX_W."""
     del width
     money = _is_money(unit)
@@ -203,7 +232,9 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
             t += f" ({fmt_num(lo, money)}–{fmt_num(hi, money)})"
         texts.append(t)
     full = [t + (f" {notes[i]}" if notes and notes[i] else "") for i, t in enumerate(texts)]
-    left = left or int(min(180, 14 + CHAR_W * max([len(str(la)) for la in labels] + [4])))
+    wrapped = [label_lines(str(la)) for la in labels]
+    row = 26 if all(len(w) == 1 for w in wrapped) else 36  # two-line labels: taller rows
+    left = left or int(min(LABEL_LEFT_MAX, 14 + CHAR_W * max([len(t) for w in wrapped for t in w] + [4])))
     right = int(8 + CHAR_W * max([len(t) for t in full] + [4]))
     span = max(120, min(span, MAX_W - left - right))  # long labels: shorter bars, same overall width
     total_w = left + span + right
@@ -228,8 +259,8 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
         w = abs(end - x0) if _isnum(v) else 0.0
         w = max(w, 1.0) if _isnum(v) and v != 0 else w
         fill = BASELINE_COLOUR if lab == baseline else (colour or PALETTE[i % len(PALETTE) if n <= 8 else 0])
-        parts += [f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{escape(str(lab))}</text>',
-                  f'<rect x="{min(x0, end):.1f}" y="{y + 4}" width="{w:.1f}" height="{row - 10}" '
+        parts += [_label_svg(left - 6, y, row, wrapped[i], str(lab)),
+                  f'<rect x="{min(x0, end):.1f}" y="{y + (row - 18) / 2:.0f}" width="{w:.1f}" height="16" '
                   f'fill="{fill}"><title>{escape(str(lab) + ": " + texts[i])}</title></rect>']
         lo, hi = lows[i], highs[i]
         label_x = max(x0, end)
@@ -237,9 +268,15 @@ def hbar(title: str, labels: Sequence[str], values: Sequence[float], unit: str,
             parts.append(_whisker_h(ax(lo), ax(hi), y + row / 2 - 1))
             label_x = max(label_x, ax(hi))
         note = notes[i] if notes and notes[i] else ""
-        tail = (f' <tspan fill="{MISSED_COLOUR}" font-weight="600">{escape(note)}</tspan>' if note == "MISSES"
-                else f" {escape(note)}" if note else "")
-        parts.append(f'<text x="{label_x + 6:.1f}" y="{y + 15}">{escape(texts[i])}{tail}</text>')
+        missed = note.endswith("MISSES")
+        head = note.removesuffix("MISSES").rstrip() if missed else note
+        tail = (f" {escape(head)}" if head else "") + (
+            f' <tspan fill="{MISSED_COLOUR}" font-weight="600">MISSES</tspan>' if missed else "")
+        # over a target line (a latency chart's dashed target), a white halo keeps the label legible
+        halo = ' stroke="#fff" stroke-width="3" stroke-linejoin="round" paint-order="stroke"' \
+            if target is not None and _isnum(target) else ""
+        parts.append(f'<text x="{label_x + 6:.1f}" y="{y + row / 2 + 2:.0f}"{halo}>'
+                     f'{escape(texts[i])}{tail}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -251,7 +288,8 @@ def stacked_hbar(title: str, labels: Sequence[str], parts_by_name: dict[str, Seq
     money = _is_money(unit)
     n = len(labels)
     totals = [sum(vals[i] for vals in parts_by_name.values()) for i in range(n)]
-    left = int(min(180, 14 + CHAR_W * max([len(str(la)) for la in labels] + [4])))
+    wrapped = [label_lines(str(la)) for la in labels]
+    left = int(min(LABEL_LEFT_MAX, 14 + CHAR_W * max([len(t) for w in wrapped for t in w] + [4])))
     right = int(8 + CHAR_W * max([len(fmt_num(t, money) + unit) + 1 for t in totals] + [4]))
     span = max(120, min(span, MAX_W - left - right))
     total_w = left + span + right
@@ -262,7 +300,7 @@ def stacked_hbar(title: str, labels: Sequence[str], parts_by_name: dict[str, Seq
             x, ly = 0.0, ly + 18
         spots.append((x, ly))
         x += w
-    row, top = 26, int(ly + 22)
+    row, top = 26 if all(len(w) == 1 for w in wrapped) else 36, int(ly + 22)
     plot_h = row * n
     height = top + plot_h + 44
     ax, ticks = _axis(totals + [0.0], left, left + span, log=False, zero=True)
@@ -273,16 +311,16 @@ def stacked_hbar(title: str, labels: Sequence[str], parts_by_name: dict[str, Seq
                 f'<text x="{x + 14:.1f}" y="{ly + 10:.0f}">{escape(name)}</text>']
     for i, lab in enumerate(labels):
         y = top + i * row
-        out.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{escape(str(lab))}</text>')
+        out.append(_label_svg(left - 6, y, row, wrapped[i], str(lab)))
         x0 = ax(0.0)
         for j, (name, vals) in enumerate(parts_by_name.items()):
             w = ax(vals[i]) - ax(0.0)
             tip = escape(f"{name}: {fmt_num(vals[i], money)} {unit}")
-            out.append(f'<rect x="{x0:.1f}" y="{y + 4}" width="{w:.1f}" height="{row - 10}" '
+            out.append(f'<rect x="{x0:.1f}" y="{y + (row - 18) / 2:.0f}" width="{w:.1f}" height="16" '
                        f'fill="{PALETTE[j % len(PALETTE)]}"><title>{tip}</title></rect>')
             x0 += w
         total = escape(fmt_num(totals[i], money) + " " + unit)
-        out.append(f'<text x="{x0 + 5:.1f}" y="{y + 15}">{total}</text>')
+        out.append(f'<text x="{x0 + 5:.1f}" y="{y + row / 2 + 2:.0f}">{total}</text>')
     out.append("</svg>")
     return "".join(out)
 

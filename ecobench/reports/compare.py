@@ -51,6 +51,8 @@ class RowDiff:
     instance_a: str | None
     instance_b: str | None
     values: dict[str, tuple[float | None, float | None, float | None]]  # column -> (A, B, change %)
+    verdict_a: str = ""  # the row's latency targets or training deadline in A: 'met 3/3', 'MISSED TTFT p50'
+    verdict_b: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,6 +155,27 @@ def meta_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, st
     return out
 
 
+def verdict(doc: dict[str, Any], row: dict[str, Any] | None) -> str:
+    """A row's targets in its own run, as the terminal's targets column says them: serving and
+    inference, each latency target ('met 3/3', 'MISSED TTFT p50'); training, the deadline ('deadline
+    met', 'MISSED deadline'); ranks left idle after either ('; 104 ranks idle'). Empty where the run
+    sets none. Lower latencies read green in the table even where B misses targets A met: this says so."""
+    from ecobench.reports.summary import latency_targets, targets_cell
+
+    if row is None:
+        return ""
+    mode = doc.get("mode")
+    spec = ((doc.get("scenario") or {}).get("workload") or {}).get(mode) if mode else None
+    out = ""
+    if mode in ("serving", "inference") and (targets := latency_targets(mode, spec)):
+        out = targets_cell(row, targets)
+    elif mode == "training" and row.get("meets_deadline") is not None:
+        out = "deadline met" if row["meets_deadline"] else "MISSED deadline"
+    if idle := row.get("idle_devices"):
+        out += f"{'; ' if out else ''}{number(idle)} ranks idle"
+    return out
+
+
 def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: str = "B") -> Comparison:
     """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B)."""
     rows_a = {r["config_id"]: r for r in a["rows"]}
@@ -168,7 +191,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: s
             va, vb = _num(ra.get(m)) if ra else None, _num(rb.get(m)) if rb else None
             values[m] = (va, vb, change_pct(va, vb))
         rows.append(RowDiff(cid, status, ra.get("instance_type") if ra else None,
-                            rb.get("instance_type") if rb else None, values))
+                            rb.get("instance_type") if rb else None, values, verdict(a, ra), verdict(b, rb)))
     return Comparison(label_a, label_b, metrics, rows, meta_differences(a, b), rows_note(a, b))
 
 
@@ -239,6 +262,14 @@ def _fit(c: Comparison, width: int, compact: bool) -> tuple[list[str], list[str]
     return metrics, lines
 
 
+def _verdict_lines(c: Comparison) -> list[str]:
+    """Each configuration's targets in A and B, where either run sets any (empty otherwise)."""
+    if not any(r.verdict_a or r.verdict_b for r in c.rows):
+        return []
+    return ["targets (latency or deadline) A -> B:",
+            *(f"  {r.config_id}: {r.verdict_a or '-'} -> {r.verdict_b or '-'}" for r in c.rows)]
+
+
 def _meta_lines(c: Comparison) -> list[str]:
     if not c.meta:
         return ["the runs' versions, data snapshots, commit and scenario are the same"]
@@ -263,7 +294,8 @@ def terminal(c: Comparison, width: int = 100) -> str:
     removed = sum(r.status == "removed" for r in c.rows)
     if added or removed:
         out.append(f"{added} configuration(s) only in B (added), {removed} only in A (removed)")
-    return "\n".join([*out, "", *_meta_lines(c)])
+    targets = _verdict_lines(c)
+    return "\n".join([*out, *([""] + targets if targets else []), "", *_meta_lines(c)])
 
 
 def _md(text: str) -> str:
@@ -292,6 +324,10 @@ def markdown(c: Comparison) -> str:
         cells = _cells(r, c.metrics)
         first = _md_text(r.config_id) + cells[0][len(r.config_id):]  # the id, then our "(added)" note
         lines.append("| " + " | ".join([first, *(_md(x) for x in cells[1:])]) + " |")
+    if any(r.verdict_a or r.verdict_b for r in c.rows):
+        lines += ["", "| config | targets A | targets B |", "|---|---|---|"]
+        lines += [f"| {_md_text(r.config_id)} | {_md(r.verdict_a or '-')} | {_md(r.verdict_b or '-')} |"
+                  for r in c.rows]
     lines += ["", "| differs | A | B |", "|---|---|---|"]
     lines += [f"| {_md_text(k)} | {_md_text(va)} | {_md_text(vb)} |" for k, va, vb in c.meta] or [
         "| (nothing) | | |"]

@@ -144,6 +144,13 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
         if ids:
             prov.append(f"{', '.join(ids[:6])}{' and more' if len(ids) > 6 else ''}: the {chip}'s peaks are "
                         f"not its own published figures. {why}.")
+    bases = basis_groups(doc)
+    if len(bases) > 1:
+        parts = [f"{k} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in bases.items()]
+        prov.append("Mixed power basis: " + "; ".join(parts) + ". Energy and CO2 on different bases "
+                    "differ partly by the accounting convention (tdp: accelerator device-hours x datasheet "
+                    "TDP x PUE, no host share; modelled: the draw model at the work done; measured: a "
+                    "supplied or metered draw), not only by the hardware; each card and row names its basis.")
     if len(kinds) > 1:
         parts = [f"{k} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in kinds.items()]
         prov.append("Mixed provenance: " + "; ".join(parts) + ". Differences between rows obtained in "
@@ -151,10 +158,46 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
     return {"power": power, "provenance": prov}
 
 
+def basis_groups(doc: dict[str, Any]) -> dict[str, list[str]]:
+    """Power basis -> the config ids on it (rows without one: modelled)."""
+    out: dict[str, list[str]] = {}
+    for r in doc["rows"]:
+        out.setdefault(str(r.get("power_basis") or "modelled"), []).append(str(r["config_id"]))
+    return out
+
+
 def targets(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """The run's latency targets (serving: TTFT and TPOT, median and p99 where set; inference: p99)."""
     mode = doc["mode"]
     return latency_targets(mode, (doc["scenario"].get("workload") or {}).get(mode))
+
+
+def deadline_check(doc: dict[str, Any], r: dict[str, Any]) -> dict[str, Any] | None:
+    """Training with a deadline: ``{'deadline_h', 'value_h', 'met'}`` (the row's ``meets_deadline``,
+    else duration_h within deadline_h); None for other modes or without a deadline."""
+    d = r.get("deadline_h") if doc["mode"] == "training" else None
+    if d is None or d != d:
+        return None
+    v = r.get("duration_h")
+    met = r.get("meets_deadline")
+    if met is None and v is not None and v == v:
+        met = bool(v <= d)
+    return {"deadline_h": d, "value_h": v, "met": met}
+
+
+def row_flags(doc: dict[str, Any], r: dict[str, Any]) -> list[str]:
+    """Why a row is not a candidate, or wastes hardware, in words for the tables beside its figures:
+    each latency target it misses, a missed training deadline, ranks its layout leaves idle."""
+    out = []
+    missed = [c["label"] for c in target_checks(r, targets(doc)) if c["met"] is False]
+    if missed:
+        out.append("MISSES " + ", ".join(missed))
+    dl = deadline_check(doc, r)
+    if dl and dl["met"] is False:
+        out.append(f"MISSES the {number(dl['deadline_h'])} h deadline")
+    if idle := r.get("idle_devices"):
+        out.append(f"{number(idle)} ranks idle")
+    return out
 
 
 def no_pick(doc: dict[str, Any]) -> str | None:
@@ -231,8 +274,18 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
                      "energy per output token"),
                 power]
     if mode == "training":
+        checks = [deadline_check(doc, r) for r in rows]
+        deadline = next((c["deadline_h"] for c in checks if c), None)
+        if deadline is None:
+            time = bars("Time to train", "duration_h", "h", "time", "duration_change_pct")
+        else:  # the deadline drawn as a dashed line, each bar's verdict after its change
+            notes = [" ".join(x for x in (_change_note(r, "duration_change_pct"),
+                                          {True: "meets", False: "MISSES"}.get(c["met"] if c else None, ""))
+                              if x) for r, c in zip(rows, checks, strict=True)]
+            time = bars(f"Time to train against the {number(deadline)} h deadline", "duration_h", "h", "time",
+                        target=deadline, notes=notes)
         return [bars("Instances", "instances", "", "instances"),
-                bars("Time to train", "duration_h", "h", "time", "duration_change_pct"),
+                time,
                 bars("Cost of the run", "cost_usd", "USD", "cost", "cost_change_pct"),
                 energy, co2,
                 bars("Throughput per instance", "throughput_per_instance_per_s", "per s", "throughput"),
@@ -266,8 +319,12 @@ def region_table(doc: dict[str, Any]) -> tuple[list[str], list[dict[str, Any]], 
     table = [{"region": g, "g_per_kwh": regions[g],
               "co2_kg": [r["energy_kwh"] * regions[g] / 1000 + r["co2_embodied_kg"] for r in cols]}
              for g in ordered]
-    best = min(doc["rows"], key=lambda r: r["energy_kwh"])
-    chart = charts.hbar(f"CO2 of '{best['config_id']}' (lowest energy) by region", ordered,
+    # the lowest-energy row among those that meet the targets or deadline and leave no rank idle (a
+    # row that misses them is no candidate: p4d_idle, 1,454 h against a 336 h deadline, was featured)
+    clean = [r for r in doc["rows"] if not row_flags(doc, r)]
+    best = min(clean or doc["rows"], key=lambda r: r["energy_kwh"])
+    which = "lowest energy" if len(clean) in (0, len(doc["rows"])) else "lowest energy of those that qualify"
+    chart = charts.hbar(f"CO2 of '{best['config_id']}' ({which}) by region", ordered,
                         [best["energy_kwh"] * regions[g] / 1000 + best["co2_embodied_kg"] for g in ordered],
                         "kg", colour=charts.PALETTE[2], quantity="CO2")
     return ordered, table, Markup(chart), cols
@@ -291,16 +348,19 @@ def headline(doc: dict[str, Any]) -> dict[str, str]:
             "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
 
 
-def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None = None) -> str:
+def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None = None) -> Markup | str:
     """'90%: low to high' for a row's figure (three significant figures unless ``fmt``: a
     %-format or a function), or '' without a band."""
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
-    if fmt is None:  # the range itself never broken across lines (no-break spaces)
-        return f"90%: {charts.fmt_num(lo)}\u00a0to\u00a0{charts.fmt_num(hi)}"
-    show = fmt if callable(fmt) else (lambda v: fmt % v)
-    return f"90%: {show(lo)}\u00a0to\u00a0{show(hi)}"
+    # the range breaks only after 'to' ('1,401,975 to' above '2,522,948'), so a table of seven-figure
+    # bands still fits a 1280 px window: with no-break spaces throughout, the comparison's last
+    # columns (CO2 change) sat off-screen in a horizontal scroll
+    # The range is an inline block: a narrow cell breaks after '90%:' first and inside the range only
+    # where the range alone does not fit.
+    show = (lambda v: charts.fmt_num(v)) if fmt is None else fmt if callable(fmt) else (lambda v: fmt % v)
+    return Markup('90%: <span class="rng">{}\u00a0to {}</span>').format(show(lo), show(hi))
 
 
 def render(doc: dict[str, Any]) -> str:
@@ -324,9 +384,11 @@ def render(doc: dict[str, Any]) -> str:
         scenario=doc["scenario"], rows=shown_rows(doc, MAX_TABLE_ROWS), meta=doc, mode=doc["mode"],
         all_rows=len(doc["rows"]), chart_rows=min(len(doc["rows"]), MAX_CHART_ROWS),
         cards=card_rows(doc), targets=targets(doc), checks=target_checks, horizon_h=horizon_h(doc),
+        deadline=lambda r: deadline_check(doc, r), flags=lambda r: row_flags(doc, r),
         baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
         recommendations=doc.get("recommendations") or [], no_pick=no_pick(doc), sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
+        on_front=sum(front_flags(doc)), mixed_basis=len(basis_groups(doc)) > 1,
         unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,

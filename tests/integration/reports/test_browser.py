@@ -182,3 +182,50 @@ def test_validation_page_is_grouped_and_shows_missed_at_400px(tmp_path):
     texts = [t for t, _ in got["missed"]]
     assert "15 MISSED" in texts and "MISSED" in texts  # the group's summary line and the holdout verdict
     assert got["width"] <= 400
+
+
+# Boxes (a table that scrolls inside its own box) wider than the box, at the window's width: the
+# heading above each, its content width and the box's. Written to the title, so Chromium's
+# --dump-dom reads it back without Playwright.
+WIDE_BOXES = """(() => { const out = [];
+    for (const box of document.querySelectorAll('.scroll')) {
+        if (!box.querySelector('table.stack') || box.scrollWidth <= box.clientWidth + 1) continue;
+        let h = box.previousElementSibling;
+        while (h && h.tagName !== 'H2') h = h.previousElementSibling;
+        out.push((h ? h.textContent : '?') + ' ' + box.scrollWidth + '>' + box.clientWidth); }
+    document.title = 'WIDE[' + out.join('; ') + ']'; })();"""
+
+
+def _wide_boxes_at(path, width, tmp_path):
+    """The stacked tables (read row by row: the comparison, energy by scope, serving plans) that do not
+    fit their box at this window width, by headless Chromium's own layout."""
+    import html
+    import re
+    import subprocess
+
+    probe = tmp_path / f"probe_{path.parent.name}.html"
+    probe.write_text(path.read_text().replace("</body>", f"<script>{WIDE_BOXES}</script></body>"))
+    dom = subprocess.run([CHROMIUM, *ARGS, f"--window-size={width},900", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    m = re.search(r"<title>WIDE\[(.*?)\]</title>", dom, re.S)
+    assert m is not None, "Chromium did not run the probe"
+    return [w for w in html.unescape(m.group(1)).split("; ") if w]
+
+
+def _late_trn1n(s):
+    """gpt3_175b_deadline's trn1n as 64 instances: 1,173 h, over the 336 h deadline (a marked row)."""
+    s["configs"][1]["instances"] = 64
+
+
+@pytest.mark.parametrize("scenario,mutate", [("gpt3_175b_deadline.yaml", None),
+                                             ("gpt3_175b_deadline.yaml", _late_trn1n),
+                                             ("mixtral_train.yaml", None), ("llama2_7b_pretrain.yaml", None),
+                                             ("layoutlm_realtime_p99.yaml", None),
+                                             ("llama3_8b_chat.yaml", None)])
+def test_row_tables_fit_a_1280px_window(tmp_path, scenario, mutate):
+    """At 1280 px the comparison with the baseline lost its last column (CO2 change) to a sideways
+    scroll in gpt3_175b_deadline (1,276 px in a 1,216 px box: seven-figure bands that could not wrap),
+    energy by scope its draw basis (a 12rem column for the one-word power basis) and llama3_8b_chat's
+    serving plans the text of 'how chosen'."""
+    html = _report(tmp_path, scenario, mutate)
+    assert _wide_boxes_at(html, 1280, tmp_path) == []

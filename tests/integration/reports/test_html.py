@@ -315,9 +315,9 @@ def test_a_change_band_that_ends_near_zero_reads_0_pct_not_minus_0(scenario_dict
     doc = results_document(s, records(evaluate(s)), "run")
     row = next(r for r in doc["rows"] if not r["is_baseline"])
     row.update(energy_change_pct=-0.2, energy_change_pct_low=-54.7, energy_change_pct_high=-0.003)
-    assert band(row, "energy_change_pct", "%+.0f%%").endswith("-0%")  # what the report showed
+    assert band(row, "energy_change_pct", "%+.0f%%").endswith("-0%</span>")  # what the report showed
     html = render(doc)
-    assert "90%: -55%\u00a0to\u00a00%" in html and "to\u00a0-0%" not in html
+    assert '90%: <span class="rng">-55%\u00a0to 0%</span>' in html and "to -0%" not in html
     table = _table(html, "Against the baseline")
     cell = re.search(r'<td data-label="energy Δ[^"]*" class="([^"]*)">([^<]*)<', table)
     assert cell is not None and cell.groups() == ("", "0%")  # -0.2%: no sign, not marked better
