@@ -29,17 +29,23 @@ exit "${STUB_CHECK_RC:-0}"
 """
 
 
-def _run_step(tmp_path, fail_on, check_rc=0):
+def _step(step_id, tmp_path, program, stub):
+    """The Action's step ``step_id``, with a stub ``program`` (its script ``stub``) and a RUNNER_TEMP
+    in ``tmp_path``."""
     action = yaml.safe_load(ACTION.read_text())
-    step = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
-    stub = tmp_path / "ecobench"
-    stub.write_text(STUB)
-    stub.chmod(0o755)
+    path = tmp_path / program
+    path.write_text(stub)
+    path.chmod(0o755)
     (tmp_path / "temp").mkdir()
+    return next(s for s in action["runs"]["steps"] if s.get("id") == step_id)
+
+
+def _run_step(tmp_path, fail_on, check_rc=0):
+    step = _step("run", tmp_path, "ecobench", STUB)
     env = {
         "PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(tmp_path / "temp"),
         "GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
-        "ECOBENCH": str(stub), "SCENARIO": "scenarios/my_model.yaml",
+        "ECOBENCH": str(tmp_path / "ecobench"), "SCENARIO": "scenarios/my_model.yaml",
         "BASELINE": "results/baselines/my_model.json", "FAIL_ON": fail_on, "ALLOW_NOISY": "false",
         "ARTIFACT_NAME": "", "STUB_ARGS": str(tmp_path / "args"), "STUB_CHECK_RC": str(check_rc),
     }
@@ -101,12 +107,7 @@ exec "$REAL_PYTHON" "$@"
 
 def _install(tmp_path, *uses):
     """The install step once per use (one job: one RUNNER_TEMP); the `pip install` arguments each made."""
-    action = yaml.safe_load(ACTION.read_text())
-    step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
-    python = tmp_path / "python3"
-    python.write_text(PYTHON_STUB)
-    python.chmod(0o755)
-    (tmp_path / "temp").mkdir()
+    step = _step("install", tmp_path, "python3", PYTHON_STUB)
     root = tmp_path / "ecobench-ref"
     (root / ".github" / "actions" / "ecobench-check").mkdir(parents=True)
     (root / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())  # its extras
@@ -114,7 +115,7 @@ def _install(tmp_path, *uses):
     for i, extras in enumerate(uses):
         pip = tmp_path / f"pip{i}"
         env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(tmp_path / "temp"),
-               "GITHUB_OUTPUT": str(tmp_path / f"output{i}"), "PYTHON": str(python),
+               "GITHUB_OUTPUT": str(tmp_path / f"output{i}"), "PYTHON": str(tmp_path / "python3"),
                "REAL_PYTHON": sys.executable, "STUB_PIP": str(pip),
                "ACTION_ROOT": f"{root}/.github/actions/ecobench-check/../../..", "EXTRAS": extras}
         done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],

@@ -51,12 +51,17 @@ def _late_and_idle(doc: dict) -> dict:
     return row
 
 
+def _late_and_idle_html() -> str:
+    """The report of gpt3_175b_deadline with its trn1n row late and leaving ranks idle."""
+    doc = _doc("gpt3_175b_deadline.yaml")
+    _late_and_idle(doc)
+    return render(doc)
+
+
 def test_a_training_row_over_its_deadline_is_marked_in_its_card_and_the_comparison():
     """The report never said a row missed the deadline: trn1n at 1,173 h against 336 h read '-3% CO2'
     in green in its card and in the table against the baseline, with no word of the deadline."""
-    doc = _doc("gpt3_175b_deadline.yaml")
-    _late_and_idle(doc)
-    html = render(doc)
+    html = _late_and_idle_html()
     late, base = _card(html, "trn1n"), _card(html, "p4d")
     assert re.search(r"deadline 336 h</span> <span class=\"bad\">MISSES</span>", late)
     assert re.search(r"deadline 336 h</span> <span class=\"good\">meets</span>", base)
@@ -69,9 +74,7 @@ def test_a_training_row_over_its_deadline_is_marked_in_its_card_and_the_comparis
 
 
 def test_the_time_to_train_chart_draws_the_deadline_and_each_verdict():
-    doc = _doc("gpt3_175b_deadline.yaml")
-    _late_and_idle(doc)
-    html = render(doc)
+    html = _late_and_idle_html()
     start = html.index("Time to train against the 336 h deadline")
     chart = html[start:html.index("</svg>", start)]
     assert 'class="target"' in chart and "target 336 h" in chart
@@ -190,9 +193,7 @@ def test_the_region_chart_features_a_row_that_qualifies():
 
 
 def test_the_training_layouts_mark_idle_ranks_and_a_missed_deadline():
-    doc = _doc("gpt3_175b_deadline.yaml")
-    _late_and_idle(doc)
-    html = render(doc)
+    html = _late_and_idle_html()
     start = html.index("<h2>Training layouts</h2>")
     table = html[start:html.index("</table>", start)]
     row = re.search(r"<tr><td>trn1n.*?</tr>", table, re.S).group(0)
