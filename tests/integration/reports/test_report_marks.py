@@ -199,3 +199,11 @@ def test_the_training_layouts_mark_idle_ranks_and_a_missed_deadline():
     row = re.search(r"<tr><td>trn1n.*?</tr>", table, re.S).group(0)
     assert '<span class="bad flag">104 ranks idle</span>' in row
     assert '<span class="bad flag">MISSES the 336 h deadline</span>' in row
+
+
+def test_the_serving_intro_does_not_promise_targets_every_row_misses():
+    """The intro said 'within the latency targets' alone, also when every row missed them."""
+    html = render(_doc("llama3_8b_chat.yaml"))
+    intro = html[html.index('<p class="prov">'):]
+    intro = intro[:intro.index("</p>")]
+    assert "within the latency targets (where a configuration cannot meet them, planned nearest them" in intro
