@@ -354,12 +354,16 @@ def band(r: dict[str, Any], key: str, fmt: str | Callable[[float], str] | None =
     lo, hi = r.get(f"{key}_low"), r.get(f"{key}_high")
     if lo is None or hi is None:
         return ""
-    # the range breaks only after 'to' ('1,401,975 to' above '2,522,948'), so a table of seven-figure
-    # bands still fits a 1280 px window: with no-break spaces throughout, the comparison's last
-    # columns (CO2 change) sat off-screen in a horizontal scroll
-    # The range is an inline block: a narrow cell breaks after '90%:' first and inside the range only
-    # where the range alone does not fit.
-    show = (lambda v: charts.fmt_num(v)) if fmt is None else fmt if callable(fmt) else (lambda v: fmt % v)
+    # The range is an inline block that breaks only after 'to': a narrow cell breaks after '90%:' first,
+    # and inside the range ('1,401,975 to' above '2,522,948') only where the range alone does not fit, so
+    # a table of seven-figure bands fits a 1280 px window (with no-break spaces throughout, the
+    # comparison's last columns sat off-screen in a horizontal scroll).
+    if fmt is None:
+        show: Callable[[float], str] = charts.fmt_num
+    elif callable(fmt):
+        show = fmt
+    else:
+        show = lambda v: fmt % v  # noqa: E731
     return Markup('90%: <span class="rng">{}\u00a0to {}</span>').format(show(lo), show(hi))
 
 
