@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ecobench.errors import BackendError
+from ecobench.version import DISTRIBUTION
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,22 @@ def codecarbon_version() -> str:
     return version("codecarbon")
 
 
+def require_codecarbon() -> Any:
+    """codecarbon, or a BackendError naming the extra that installs it (``torch``, with the
+    reference backend it meters; a plain install has no measured path and leaves it out)."""
+    try:
+        import codecarbon
+    except ImportError:
+        raise BackendError(f"measuring energy needs codecarbon: pip install '{DISTRIBUTION}[torch]' "
+                           "(or set measurement.track_energy: false)") from None
+    return codecarbon
+
+
 class Tracker:
     """A codecarbon offline tracker measuring one task (a repetition) at a time."""
 
     def __init__(self, measure_power_s: float = 0.5) -> None:
-        try:
-            from codecarbon import OfflineEmissionsTracker
-        except ImportError as exc:  # pragma: no cover - codecarbon is a core dependency
-            raise BackendError("codecarbon is needed to measure energy: pip install codecarbon") from exc
+        OfflineEmissionsTracker = require_codecarbon().OfflineEmissionsTracker
         logging.getLogger("codecarbon").setLevel(logging.ERROR)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

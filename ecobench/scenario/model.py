@@ -492,7 +492,7 @@ class MeasurementSpec(_Model):
     min_window_s: b.WindowS = Field(2.0, description="shortest measured window per repetition")
     min_batches: b.MinBatches = Field(2, description="fewest batches per window")
     repetitions: b.Repetitions = Field(DEFAULT_REPETITIONS, description="measured windows")
-    track_energy: bool = Field(True, description="measure energy with codecarbon")
+    track_energy: bool = Field(True, description="measure energy with codecarbon (the `torch` extra)")
     gemm_s: b.GemmS = Field(1.0, description="GEMM peak microbenchmark time (0: skip)")
 
 

@@ -33,6 +33,7 @@ from ecobench.measure.codecarbon_meter import (
     codecarbon_version,
     describe,
     provenance,
+    require_codecarbon,
 )
 from ecobench.measure.defaults import MIN_PAIRS_PER_WINDOW
 from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
@@ -275,6 +276,8 @@ def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: s
             gpu_note: str = "") -> Windows:
     """Read the host's load, warm up, then measure ``spec.repetitions`` windows; ``gpu`` meters
     the GPU of each window (``gpu_note``: why there is none on a GPU)."""
+    if track_energy:
+        require_codecarbon()  # before the warm-up: a missing meter is said at once
     before = probe_other_cpu_pct()
     _warm_up(step, spec.warmup_s)
     tracker = Tracker() if track_energy else None

@@ -64,3 +64,17 @@ def test_zeus_replaces_codecarbons_gpu_reading():
     assert provenance == "partly measured"  # the GPU from a counter, the CPU from a TDP model
     method, _, _ = energy_methods(t, None, "zeus is not installed (pip install 'ecobench-ml[gpu]')")
     assert method.endswith("(Zeus not used: zeus is not installed (pip install 'ecobench-ml[gpu]'))")
+
+
+def test_measuring_without_codecarbon_names_the_extra(monkeypatch):
+    """codecarbon comes with the torch extra only: a run that meters without it is told what to install."""
+    import sys
+
+    import pytest
+
+    from ecobench.errors import BackendError
+    from ecobench.measure.codecarbon_meter import require_codecarbon
+
+    monkeypatch.setitem(sys.modules, "codecarbon", None)  # import codecarbon -> ImportError
+    with pytest.raises(BackendError, match=r"\[torch\]'.*track_energy: false"):
+        require_codecarbon()
