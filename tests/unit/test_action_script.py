@@ -74,6 +74,16 @@ def test_every_rule_of_fail_on_reaches_the_check(tmp_path, fail_on):
     assert _rules(args) == ["energy_kwh:+5%", "ttft_ms_p99<1000", "pareto_rank<3@inf2"]
 
 
+def test_both_directions_are_exported_for_the_charts(tmp_path):
+    """Only the metrics whose rise fails were exported: a throughput gated on its fall had no history
+    chart through the Action (the CLI's benchmark-action-bigger was never asked for)."""
+    _, args, outputs = _run_step(tmp_path, "throughput_per_instance_per_s:-5%")
+    exports = {args[i + 1]: args[i + 2] for i, a in enumerate(args) if a == "--export"}
+    assert exports == {"benchmark-action": outputs["benchmark-json"],
+                       "benchmark-action-bigger": outputs["benchmark-bigger-json"]}
+    assert len(set(exports.values())) == 2
+
+
 def test_an_empty_fail_on_passes_no_rule_so_the_default_holds(tmp_path):
     rc, args, _ = _run_step(tmp_path, "")
     assert rc == 0 and _rules(args) == []

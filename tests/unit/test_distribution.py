@@ -48,6 +48,8 @@ def test_action_outputs_a_verdict_and_uploads_results_json():
     assert "--export benchmark-action" in run and "--markdown" in run
     upload = next(s for s in action["runs"]["steps"] if s.get("uses", "").startswith("actions/upload"))
     assert "/run/results.json" in upload["with"]["path"] and "summary.md" in upload["with"]["path"]
+    assert "--export benchmark-action-bigger" in run
+    assert "benchmark-action-bigger.json" in upload["with"]["path"]
 
 
 def test_readme_shows_the_action_from_another_repository():
