@@ -207,3 +207,16 @@ def test_the_serving_intro_does_not_promise_targets_every_row_misses():
     intro = html[html.index('<p class="prov">'):]
     intro = intro[:intro.index("</p>")]
     assert "within the latency targets (where a configuration cannot meet them, planned nearest them" in intro
+
+
+def test_the_cards_time_to_train_reads_as_the_tables():
+    """A card rounded the time to three significant figures ("1,170 h") beside the table's "1,173" for the
+    same row: a reader comparing them saw two answers."""
+    doc = _doc("llama2_7b_pretrain.yaml")
+    for r in doc["rows"]:
+        r["duration_h"] = 1173.4
+    html = render(doc)
+    table = _section(html, "Against the baseline")
+    for r in doc["rows"]:
+        assert "<b>1,173 h</b> to train" in _card(html, r["config_id"])
+        assert ">1,173<br>" in _row(table, r["config_id"])
