@@ -55,7 +55,7 @@ EAGER_PEAKS_GIB = {
     "torchtitan2412_llama3_8b_128gpu_t3_fsdp": (67.0, T2412 + ", Table 3"),
 }
 # Full recomputation with tensor, pipeline or 32k-token context: the step model falls further below
-# the peak than the tolerance (see the report; the gaps are named in ``GAPS``).
+# the peak than the tolerance, for the reasons in ``GAPS``.
 FULL_AC_PEAKS_GIB = {
     "torchtitan2412_llama3_8b_8gpu_t2_cp1_32k": (83.9, T2412 + ", Table 2"),
     "torchtitan2412_llama3_70b_256gpu_t4_2d": (71.9, T2412 + ", Table 4"),
