@@ -52,6 +52,9 @@ class PointSource(_Row):
                                                 "(one publication); default: the source alone")
     fused_attention: bool = Field(True, description="decoders ran flash attention (false: the stack "
                                                     "predates it and wrote the score matrix to memory)")
+    fused_loss: bool = Field(True, description="training: the cross-entropy ran fused or compiled (false: "
+                                               "eager PyTorch, whose backward holds two more fp32 "
+                                               "copies of the logits; memory only)")
     grouped_kv_reads: bool = Field(True, description="serving: the stack's decode attention reads a "
                                                       "key/value head once for its group of query heads "
                                                       "(false: once per query head, as TensorRT-LLM before "
@@ -103,7 +106,7 @@ class PointLayout(_Row):
     pipeline: int = 1
     data: int | None = None  # derived from the ranks when absent
     zero: int = 0
-    recompute: Literal["none", "selective", "full"] = "none"
+    recompute: Literal["none", "selective", "full", "selective_op"] = "none"
     microbatch: int = 1
     virtual: int = 1
     expert: int = 1

@@ -17,8 +17,18 @@ from ecobench.parallel.context import CONTEXT_COMMS, ContextComm
 from ecobench.parallel.offload import OFFLOADS, Offload
 from ecobench.workloads.architecture import Architecture
 
-Recompute = Literal["none", "selective", "full"]
-RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
+Recompute = Literal["none", "selective", "full", "selective_op"]
+# Activation recomputation: ``selective`` is Megatron's (Korthikanti et al., "Reducing Activation
+# Recomputation in Large Transformer Models", MLSys 2023, arXiv 2205.05198, Sec. 5: the attention core
+# recomputed), ``full`` each layer from its input, ``selective_op`` PyTorch's per-op selective
+# checkpointing as torchtitan's ``selective_ac_option = "op"`` runs it (``step.op_checkpoint``: the
+# layer's input, attention outputs and every other matmul output kept). Appended last so that indices
+# stored before it was added keep their meaning; :data:`RECOMPUTE_BY_MEMORY` orders them by memory.
+RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full", "selective_op")
+RECOMPUTE_BY_MEMORY: tuple[Recompute, ...] = ("none", "selective", "selective_op", "full")
+# The modes the layout search tries: Megatron's, which every stack the catalog lists offers (per-op
+# checkpointing is PyTorch's, taken only where a scenario or a published point states it).
+SEARCHED_RECOMPUTE: tuple[Recompute, ...] = ("none", "selective", "full")
 Schedule = Literal["1f1b", "interleaved", "zero-bubble"]
 # Pipeline schedules: 1F1B (Narayanan et al., PipeDream-Flush, 2021), Megatron's interleaved 1F1B with
 # virtual stages (Narayanan et al., SC'21, arXiv 2104.04473, Sec. 2.2.2) and ZB-H1 (Qi et al., "Zero

@@ -32,7 +32,9 @@ from ecobench.parallel.context import CONTEXT_COMMS
 from ecobench.parallel.layout import (
     EXPERT_DISPATCHES,
     RECOMPUTE,
+    RECOMPUTE_BY_MEMORY,
     SCHEDULES,
+    SEARCHED_RECOMPUTE,
     ZERO_STAGES,
     Layout,
     divisors,
@@ -131,7 +133,7 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
                         if b > MAX_MICROBATCH or (g // d) % b:
                             continue
                         for z in ZERO_STAGES[:max_zero_stage + 1] if d * c > 1 else (0,):
-                            for rc in range(len(RECOMPUTE)):
+                            for rc in (RECOMPUTE.index(r) for r in SEARCHED_RECOMPUTE):
                                 for e in experts:
                                     if d % e == 0:
                                         rows.append((t, p, d, z, rc, b, 1, n, e, c))
@@ -336,7 +338,8 @@ def fixes_that_fit(phases: list[Phase], cl: Cluster, layout: Layout, nodes: int,
     if np.isfinite(cl.host_link_gb_per_s) and layout.offload == "none":
         label = "offload: cpu" + ("" if layout.zero else " with zero: 1")
         trials.append((label, _with(layout, offload="cpu", zero=max(1, layout.zero))))
-    for rc in RECOMPUTE[RECOMPUTE.index(layout.recompute) + 1:]:
+    for rc in [r for r in RECOMPUTE_BY_MEMORY[RECOMPUTE_BY_MEMORY.index(layout.recompute) + 1:]
+               if r in SEARCHED_RECOMPUTE]:  # the modes that keep less, as the search tries them
         trials.append((f"recompute: {rc}", _with(layout, recompute=rc)))
     for m in reversed([d for d in divisors(layout.microbatch) if d < layout.microbatch]):
         trials.append((f"microbatch: {m}", _with(layout, microbatch=m)))  # the largest that fits first

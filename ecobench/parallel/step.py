@@ -6,7 +6,9 @@ The model, per rank of the slowest pipeline stage:
   ``max(executed FLOPs / (compute x peak), bytes / (memory x bandwidth)) + overhead`` (attention
   kernels at ``compute x attention``); the efficiencies come from :class:`Efficiency` (fitted on
   published points, see ``hardware/backends/efficiency.py``). Backward runs the ``.grad`` kernels;
-  recomputation adds the attention core (``selective``) or the whole layer's forward (``full``).
+  recomputation adds the attention core (``selective``), the matmuls and elementwise work per-op
+  checkpointing does not keep (``selective_op``, :func:`op_checkpoint`) or the whole layer's forward
+  (``full``).
 * **Tensor parallelism** (sequence parallel): per layer, two all-gathers and two reduce-scatters of
   the layer's activations in the forward pass and as many in the backward (and in a recomputed
   forward), on the instance's device link, not overlapped with compute.
@@ -54,11 +56,13 @@ Memory per rank: weights, gradients and optimizer state by precision, optimizer,
 ZeRO stage and offload (``memory.py``), the saved activations of the micro-batches in flight (1F1B
 and ZB-H1 keep ``min(p, m)`` on the first stage, the interleaved schedule ``p + (p - 1) / v`` stages'
 worth: Megatron-LM's warm-up of ``2 (p - 1) + (v - 1) p`` virtual-stage micro-batches plus one;
-recompute keeps less), the fp32 logits on the last stage, and a fixed workspace.
+recompute keeps less), the fp32 logits on the last stage (an eager cross-entropy's backward two
+more copies: :data:`EAGER_LOSS_EXTRA_COPIES`), and a fixed workspace.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +77,7 @@ from ecobench.parallel.offload import OFFLOADS, offload_step_s
 from ecobench.units import BYTES_PER_DTYPE, GIB
 from ecobench.workloads.architecture import Architecture, Task
 from ecobench.workloads.kernels import Kernel
+from ecobench.workloads.ops import matmul
 from ecobench.workloads.transformer import (
     backward_of,
     embedding_kernels,
@@ -86,6 +91,14 @@ from ecobench.workloads.transformer import (
 WORKSPACE_GIB = 1.0
 # Training state per parameter, bytes (weights, gradients, optimizer): ``memory.state_bytes``.
 TP_COLLECTIVES_PER_PASS = 4  # sequence parallel: 2 all-gathers + 2 reduce-scatters per layer and pass
+# An eager PyTorch cross-entropy (``F.cross_entropy(pred.float(), labels)``: log_softmax then nll_loss)
+# keeps its fp32 log-probabilities for the backward pass, which then makes the fp32 gradient of the
+# log-probabilities (nll_loss_backward) and of the logits (_log_softmax_backward_data) while the
+# log-probabilities are still held and before any layer's activations are freed: two fp32 copies of
+# the logits beyond the one ``transformer.LOSS_BYTES_PER_LOGIT`` counts (torchtitan's train.py and
+# loss at 9dec370, 2024-12-26, where compiling the loss was turned off: "compiling loss function
+# causes CUDA errors").
+EAGER_LOSS_EXTRA_COPIES = 2
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,10 @@ class Workload:
     fused_attention: bool | None = None  # None: flash attention for decoders, unfused for encoders
     optimizer: str = "adam"  # adam, adam_8bit or sgd (memory.py)
     master_weights: bool = True  # fp32 copy of the weights beside 16-bit ones
+    # The cross-entropy runs fused (Megatron's vocab-parallel kernel, a compiled loss: its fp32
+    # logits are all it holds) or eager (PyTorch's ``cross_entropy(logits.float(), labels)``: its
+    # backward makes two more fp32 tensors of the logits' size, :data:`EAGER_LOSS_EXTRA_COPIES`).
+    fused_loss: bool = True
 
 
 ROUTED_EXPERT_KERNELS = ("moe.experts.up", "moe.experts.down")  # workloads/moe.py
@@ -235,6 +252,9 @@ class StageKernels:
     head_bwd: KernelArrays
     layer_saved_selective: float  # per sample
     layer_input_bytes: float  # per sample, on one rank (sequence parallel)
+    op_fwd: KernelArrays | None = None  # recomputed by per-op selective checkpointing (``selective_op``)
+    layer_saved_op: float = 0.0  # per sample: what ``selective_op`` keeps of a layer
+    loss_saved: float = 0.0  # per sample: the fp32 logits the cross-entropy keeps on one rank
     a2a_bytes: float = 0.0  # per sample and mean layer: routed token copies one rank dispatches
     kv_bytes: float = 0.0  # per sample: one layer's keys and values on one tensor-parallel rank
     qkvo_bytes: float = 0.0  # per sample: its queries, keys, values and attention output
@@ -256,14 +276,71 @@ def stage_kernels(w: Workload, tensor: int, expert: int = 1,
     qkv_out = s * a.qkv_width / tensor * BYTES_PER_DTYPE[dt]
     kv_rank = max(1, a.kv // tensor) * s * a.head_dim * BYTES_PER_DTYPE[dt]
     saved = KernelArrays.of(layer).saved_bytes
+    op_recompute, op_saved = op_checkpoint(layer, s, a.hidden_size, tensor, dt)
     return StageKernels(
         KernelArrays.of(layer), KernelArrays.of([backward_of(k) for k in layer]), KernelArrays.of(attn),
         KernelArrays.of(emb), KernelArrays.of([backward_of(k) for k in emb]),
         KernelArrays.of(head), KernelArrays.of([backward_of(k) for k in head]),
         saved - KernelArrays.of(attn).saved_bytes + qkv_out,
-        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt], a2a_bytes(w, tensor),
+        s * a.hidden_size / tensor * BYTES_PER_DTYPE[dt], KernelArrays.of(op_recompute), op_saved,
+        sum(k.saved_bytes for k in head if k.name.startswith("loss.")), a2a_bytes(w, tensor),
         kv_bytes=2 * kv_rank,
         qkvo_bytes=2 * kv_rank + 2 * s * a.heads // tensor * a.head_dim * BYTES_PER_DTYPE[dt])
+
+
+# The weight matmuls a fused kernel stands for, in the order a PyTorch layer calls them (torchtitan's
+# Llama: ``self.wq(x), self.wk(x), self.wv(x)`` and ``self.w2(F.silu(self.w1(x)) * self.w3(x))``), as
+# shares of the fused kernel's output width: ``attention.qkv`` is three products (queries, then keys,
+# then values), ``ffn.gate_up`` two (gate, then up).
+def _mm_outputs(k: Kernel, queries: int) -> list[int]:
+    assert k.dims is not None
+    n = k.dims[3]
+    if k.name == "attention.qkv" and 0 < queries < n:
+        kv = (n - queries) // 2
+        return [queries, kv, kv]
+    if k.name == "ffn.gate_up":
+        return [n // 2, n // 2]
+    return [n]
+
+
+def op_checkpoint(layer: list[Kernel], seq_len: int, hidden: int, tensor: int,
+                  dtype: str) -> tuple[list[Kernel], float]:
+    """Per-op selective activation checkpointing, as torchtitan's ``selective_ac_option = "op"``
+    (``torchtitan/parallelisms/parallelize_llama.py`` at 9dec370, 2024-12-26, and at 1ea476e,
+    2024-04-24: ``_save_list`` / ``no_recompute_list``): a layer keeps its input, the output of its
+    attention kernel (flash SDPA: the output and the fp32 log-sum-exp), of every reduce-scatter
+    (tensor parallel) and of every *other* matmul (the 1st, 3rd, 5th, ... ``aten.mm`` it calls: "Saves
+    output of all compute ops, except every second mm"), and recomputes everything else in the
+    backward pass: the other matmuls, the norms, rotary embeddings and activations, and the
+    tensor-parallel all-gathers. Returns (the kernels recomputed, the bytes per sample kept).
+
+    A mixture-of-experts or latent-attention layer is counted the same way over its weight matmuls
+    (an approximation: torchtitan's grouped expert matmuls are not ``aten.mm``)."""
+    b = BYTES_PER_DTYPE[dtype]
+    kept = seq_len * hidden / tensor * b  # the layer's input (sequence-parallel shard)
+    recompute: list[Kernel] = []
+    count = 0
+    # the queries' width on this rank: the attention output projection's input
+    queries = next((x.dims[2] for x in layer if x.name == "attention.output" and x.dims), 0)
+    for k in layer:
+        if k.kind == "matmul" and k.weights and k.dims:
+            c, m, kk, _ = k.dims
+            for n in _mm_outputs(k, queries):
+                count += 1
+                if count % 2:
+                    kept += c * m * n * b
+                else:
+                    recompute.append(matmul(k.name, "forward", m, kk, n, 1, dtype, k.layer, saved_share=0.0,
+                                            weight_dtype=k.weight_dtype))
+        elif k.kind == "attention":  # flash SDPA: its output (bf16) and log-sum-exp (fp32) are kept
+            assert k.dims is not None
+            heads, s, d, _ = k.dims
+            kept += heads * s * d * b + heads * s * 4
+        else:  # norms, activations, unfused attention's score products: recomputed
+            recompute.append(dataclasses.replace(k, saved_bytes=0.0))
+    if tensor > 1:  # the row-parallel outputs' reduce-scatters (attention and feed-forward) are kept
+        kept += 2 * seq_len * hidden / tensor * b
+    return recompute, kept
 
 
 def a2a_bytes(w: Workload, tensor: int) -> float:
@@ -466,6 +543,9 @@ def stage_params(w: Workload, pipeline: np.ndarray, expert: Any = 1,
 
 
 STAGE_SETS = ("layer_fwd", "layer_bwd", "attn_fwd", "embed_fwd", "embed_bwd", "head_fwd", "head_bwd")
+# The analytic model's sets: the stage sets and what per-op selective checkpointing recomputes (the
+# emulated NeuronCore has no such mode: :class:`Cases` then takes the whole layer's forward).
+ANALYTIC_SETS = (*STAGE_SETS, "op_fwd")
 
 
 @dataclass
@@ -531,6 +611,9 @@ class Cases:
     topk: Any = 1  # experts each token is routed to
     ep_dedup: Any = 0  # 1: deduplicated dispatch (a token crosses to each instance once)
     ep_overlap: Any = 0  # 1: all-to-alls overlapped with another micro-batch's compute
+    op: Any = None  # forward work ``selective_op`` recomputes (None: the layer's forward, ``f``)
+    saved_op: Any = 0.0  # activation bytes per sample and layer ``selective_op`` keeps
+    loss_extra: Any = 0.0  # bytes per sample an eager cross-entropy's backward adds on the last stage
 
 
 def kernel_time_s(flops: Any, act: Any, weight: Any, weight_matmul: Any, attention: Any, micro: Any,
@@ -584,6 +667,8 @@ def case_constants(w: Workload, cl: Cluster, L: Layouts) -> dict[str, Any]:
         t=L.tensor, p=L.pipeline, d=L.data, z=L.zero, rc=L.recompute, b=L.microbatch, v=L.virtual,
         sched=L.schedules, layer_tensors=layer_tensors(w.arch),
         saved_none=col(lambda k: k.layer_fwd.saved_bytes), saved_sel=col(lambda k: k.layer_saved_selective),
+        saved_op=col(lambda k: k.layer_saved_op),
+        loss_extra=0.0 if w.fused_loss else EAGER_LOSS_EXTRA_COPIES * col(lambda k: k.loss_saved),
         layer_in=col(lambda k: k.layer_input_bytes), head_saved=col(lambda k: k.head_fwd.saved_bytes),
         layers=w.arch.layers, global_batch=w.global_batch, p_first=p_first, p_last=p_last,
         p_mid=p_mid, flops_per_seq=model_flops_per_sequence(w), wb=wb, gb=gb, ob=ob,
@@ -607,11 +692,12 @@ def evaluate(w: Workload, cl: Cluster, L: Layouts, eff: Efficiency) -> StepResul
         k = key // wt
         sk = stage_kernels(w, int(k // (wm * we)), int(k % we), int(key % wt))
         b = (k // we) % wm
-        return [float(getattr(sk, name).time_s(np.array([b]), cl, eff)[0]) for name in STAGE_SETS]
+        return [float(getattr(sk, name).time_s(np.array([b]), cl, eff)[0]) for name in ANALYTIC_SETS]
 
-    times = np.array([stage_times(k) for k in uniq]).reshape(-1, len(STAGE_SETS))[inv.reshape(-1)]
-    s = dict(zip(STAGE_SETS, times.T, strict=True))
+    times = np.array([stage_times(k) for k in uniq]).reshape(-1, len(ANALYTIC_SETS))[inv.reshape(-1)]
+    s = dict(zip(ANALYTIC_SETS, times.T, strict=True))
     return combine(Cases(**case_constants(w, cl, L), f=s["layer_fwd"], g=s["layer_bwd"], att=s["attn_fwd"],
+                         op=s["op_fwd"],
                          emb=s["embed_fwd"] + s["embed_bwd"], head=s["head_fwd"] + s["head_bwd"],
                          network=eff.network, sharded_network=eff.sharded_network, memory_eff=eff.memory,
                          per_tensor=eff.zero3_per_tensor, sync_gathers=eff.zero3_sync_gathers))
@@ -622,16 +708,21 @@ def combine(c: Cases) -> StepResult:
     t, p, d, z, b, v, rc, cp = c.t, c.p, c.d, c.z, c.b, c.v, c.rc, c.cp
     # Context parallelism: each of ``cp`` ranks computes and stores 1/cp of every sequence.
     f, g, att, emb, head = c.f / cp, c.g / cp, c.att / cp, c.emb / cp, c.head / cp
+    op = f if c.op is None else c.op / cp
     layer_in = c.layer_in / cp
     dc = d * cp  # ranks holding the same parameters: gradients and ZeRO shards span them
     n_first, n_mid, n_last = stage_layer_counts(c.layers, p)
     n_max = np.maximum(np.maximum(n_first, n_mid), n_last)
-    recompute_s = np.select([rc == 0, rc == 1], [0.0, att], default=f)
+    full_rc = rc == RECOMPUTE.index("full")
+    op_rc = rc == RECOMPUTE.index("selective_op")
+    recompute_s = np.select([rc == 0, rc == 1, op_rc], [0.0, att, op], default=f)
 
     # Tensor-parallel collectives per layer and micro-batch (activations of the whole layer).
     net = c.network
     one = all_gather_s(b * layer_in * t, t, c.intra_gb_per_s * net, c.intra_latency_s)
-    tp_layer = TP_COLLECTIVES_PER_PASS * (2 + (rc == 2)) * one
+    # (full recomputation repeats the forward's four; per-op checkpointing its two all-gathers, whose
+    # outputs it does not keep, and not the reduce-scatters, whose outputs it keeps)
+    tp_layer = (TP_COLLECTIVES_PER_PASS * (2 + full_rc) + TP_COLLECTIVES_PER_PASS // 2 * op_rc) * one
     tp_head = 2 * one  # gather before the head, scatter of its gradient
     cp_layer: Any = 0.0
     if np.any(np.asarray(cp) > 1):  # keys and values (ring) or heads (all-to-all) on the context group
@@ -639,7 +730,7 @@ def combine(c: Cases) -> StepResult:
         cp_link = np.where(inside, c.intra_gb_per_s, c.inter_gb_per_s / c.ranks_per_node) * net
         cp_lat = np.where(inside, c.intra_latency_s, c.inter_latency_s)
         cp_layer = context_layer_comm_s(c.cp_comm, cp, b, c.kv_bytes, c.qkvo_bytes, att, cp_link, cp_lat,
-                                        exposed, 1 + (rc == 2))
+                                        exposed, 1 + full_rc)
 
     # Expert-parallel all-to-alls per layer and micro-batch: dispatch and combine in each pass (each
     # of the context ranks routes its 1/cp of the tokens).
@@ -648,7 +739,7 @@ def combine(c: Cases) -> StepResult:
     inter_share = np.where(c.ep_dedup == 1, dispatch_inter_share(-(-c.e // ep_group_per_node), c.topk), 1.0)
     a2a_one = all_to_all_s(b * c.a2a / cp, c.e, ep_group_per_node, c.intra_gb_per_s * net, c.intra_latency_s,
                            c.inter_gb_per_s / c.ranks_per_node * net, c.inter_latency_s, inter_share)
-    ep_layer = np.where(c.e > 1, 2 * (2 + (rc == 2)) * a2a_one, 0.0)
+    ep_layer = np.where(c.e > 1, 2 * (2 + (full_rc | op_rc)) * a2a_one, 0.0)  # per-op: all-to-alls not kept
     ep_layer = np.where(c.ep_overlap == 1, exposed(ep_layer, f + g + recompute_s), ep_layer)
     per_layer = f + g + recompute_s + tp_layer + ep_layer + cp_layer
     first = n_first * per_layer + np.where(p == 1, emb + head + tp_head, emb)
@@ -710,11 +801,13 @@ def combine(c: Cases) -> StepResult:
 
     # Memory per rank: the first stage holds the most micro-batches in flight.
     in_flight = np.minimum(np.where(v > 1, p + (p - 1) / v, p), m)
-    saved = np.select([rc == 0, rc == 1], [c.saved_none, c.saved_sel], default=c.layer_in)
-    full = np.where(rc == 2, c.saved_none, 0.0)  # the layer being recomputed
+    saved = np.select([rc == 0, rc == 1, op_rc], [c.saved_none, c.saved_sel, c.saved_op], default=c.layer_in)
+    # the layer being recomputed holds what it did not keep again, for its backward
+    redone = np.maximum(c.saved_none - c.saved_op, 0.0)
+    full = np.select([full_rc, op_rc], [c.saved_none, redone], default=0.0)
     act_first = b * (saved * n_first * in_flight + full) / cp
     act_mid = b * (saved * n_mid * in_flight + full) / cp
-    act_last = b * (saved * n_last + c.head_saved + full) / cp
+    act_last = b * (saved * n_last + c.head_saved + np.maximum(full, c.loss_extra)) / cp
     ob_device = np.where(off > 0, 0.0, c.ob)  # offloaded optimizer state lives on the host
     state = lambda prm: prm / t * (c.wb / np.where(z == 3, dc, 1) + c.gb / np.where(z >= 2, dc, 1)  # noqa: E731
                                    + ob_device / np.where(z >= 1, dc, 1))

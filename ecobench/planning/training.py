@@ -32,7 +32,7 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.parallel.layout import EXPERT_DISPATCHES, SCHEDULES, Layout, nearest_divisor
+from ecobench.parallel.layout import EXPERT_DISPATCHES, RECOMPUTE, SCHEDULES, Layout, nearest_divisor
 from ecobench.parallel.memory import DEFAULT_MEMORY_HEADROOM_PCT, Recipe, memory_in_words, with_headroom
 from ecobench.parallel.offload import HOST
 from ecobench.parallel.search import (
@@ -136,8 +136,14 @@ def planning_cluster(cat: Catalog, inst: Instance, cfg: HardwareConfig) -> Clust
     return with_headroom(instance_cluster(cat, inst, cfg.precision), headroom_pct(cfg))
 
 
-def _check_spec(spec: ParallelismSpec, phases: list[Phase], cl: Cluster, inst: Instance) -> None:
-    """A stated context degree that does not divide a phase, or offload without host figures."""
+def _check_spec(spec: ParallelismSpec, phases: list[Phase], cl: Cluster, inst: Instance,
+                vendor: str = "nvidia") -> None:
+    """A stated context degree that does not divide a phase, offload without host figures, or per-op
+    selective checkpointing off NVIDIA GPUs."""
+    if spec.recompute == "selective_op" and vendor != "nvidia":
+        raise InputError(f"recompute selective_op (PyTorch per-op selective checkpointing, as torchtitan "
+                         f"runs it on NVIDIA GPUs) is not modelled for {inst.name}'s {vendor} devices; "
+                         f"use none, selective or full").in_config("parallelism.recompute")
     c = spec.context
     for ph in phases:
         s = ph.workload.seq_len
@@ -159,7 +165,7 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
     phases = phases_of(tr, arch, cfg.precision, recipe_of(cfg))
     gbs = tuple(ph.workload.global_batch for ph in phases)
     if isinstance(cfg.parallelism, ParallelismSpec):
-        _check_spec(cfg.parallelism, phases, cl, inst)
+        _check_spec(cfg.parallelism, phases, cl, inst, _vendor(cat, inst))
     if cfg.instances is None:
         return _for_deadline(tr, cfg, inst, cl, phases, eff, gbs, _vendor(cat, inst))
     n = cfg.instances
@@ -282,7 +288,7 @@ def _idle_note(phases: list[Phase], cl: Cluster, inst: Instance, n: int, lay: La
         gbs = tuple(ph.workload.global_batch for ph in phases)
         return note + " (no valid layout that fits memory uses every rank)" + batch_hint(lay, ranks, gbs)
     L = ev.layouts
-    recompute = ("none", "selective", "full").index(lay.recompute)
+    recompute = RECOMPUTE.index(lay.recompute)
     unlike = ((L.tensor != lay.tensor).astype(int) + (L.pipeline != lay.pipeline) + (L.data != lay.data)
               + (L.context != lay.context) + (L.expert != lay.expert) + (L.zero != lay.zero)
               + (L.recompute != recompute) + (L.microbatch != lay.microbatch))
@@ -342,7 +348,7 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
             valid = ", ".join(map(str, tensor_options(phases[0].workload, cl.ranks_per_node)))
             raise InputError("; ".join(split) + f"; allowed: tensor {valid}").in_config("parallelism.tensor")
         mask = (L.tensor == sp.tensor) & (L.pipeline == sp.pipeline) & (L.zero == sp.zero)
-        mask &= L.recompute == ("none", "selective", "full").index(sp.recompute)
+        mask &= L.recompute == RECOMPUTE.index(sp.recompute)
         if sp.microbatch is not None:
             mask &= L.microbatch == sp.microbatch
         mask &= L.expert == sp.expert

@@ -513,9 +513,11 @@ class ParallelismSpec(_Model):
                                                     "(pipeline x virtual_stages must divide the layers)")
     zero: Literal[0, 1, 2, 3] = Field(0, description="ZeRO stage: 1 shards optimizer state, 2 also "
                                                      "gradients, 3 also parameters")
-    recompute: Literal["none", "selective", "full"] = Field(
-        "none", description="activation recomputation: none, selective (attention internals) or full "
-                            "(each layer from its input)")
+    recompute: Literal["none", "selective", "full", "selective_op"] = Field(
+        "none", description="activation recomputation: none, selective (attention internals, Megatron's), "
+                            "full (each layer from its input) or selective_op (PyTorch per-op selective "
+                            "checkpointing as torchtitan's 'op' option: keeps the layer input, attention "
+                            "outputs and every other matmul output; NVIDIA GPUs)")
     microbatch: b.BatchSize | None = Field(None, description="sequences per rank per micro-batch "
                                                              "(default: training.batch_size)")
     expert: b.Degree = Field(1, description="expert-parallel degree (mixture-of-experts): must divide the "

@@ -93,7 +93,7 @@ from ecobench.parallel.serving import (
     with_routed_reads,
 )
 from ecobench.parallel.step import (
-    STAGE_SETS,
+    ANALYTIC_SETS,
     Cases,
     Cluster,
     Efficiency,
@@ -423,7 +423,8 @@ def prepare(p: PublishedPoint, pts: PublishedPoints, cat: Catalog) -> Prepared:
                     expert=lay.expert, expert_tensor=lay.expert_tensor, expert_dispatch=lay.expert_dispatch,
                     expert_overlap=lay.expert_overlap)
     w = Workload(arch, p.seq_len, p.global_batch_size, p.precision,
-                 fused_attention=None if pts.sources[p.source].fused_attention else False)
+                 fused_attention=None if pts.sources[p.source].fused_attention else False,
+                 fused_loss=pts.sources[p.source].fused_loss)
     return Prepared(p, acc.vendor, acc_key, stack, (("sequences_per_s", p.throughput_per_s, OBS_SIGMA),), cl,
                     workload=w, layouts=Layouts.of([layout], p.nodes), ranks=ranks)
 
@@ -491,7 +492,7 @@ class Batch:
     step of all training points at once, and the serving latencies. What :meth:`Prepared.predict`
     does point by point."""
 
-    SETS = STAGE_SETS  # training; inference uses set 0, serving sets 0 (decode) and 1 (prefill)
+    SETS = ANALYTIC_SETS  # training; inference uses set 0, serving sets 0 (decode) and 1 (prefill)
 
     def __init__(self, prepared: list[Prepared], names: list[str]) -> None:
         self.names = names
@@ -609,7 +610,8 @@ class Batch:
             s = seg[tr]
             zn = np.where(self.i_zero3[tr] >= 0, x[np.maximum(self.i_zero3[tr], 0)], 1.0)
             res = combine(Cases(**self.static, f=s[:, 0], g=s[:, 1], att=s[:, 2], emb=s[:, 3] + s[:, 4],
-                                head=s[:, 5] + s[:, 6], network=x[self.i_network[tr]], sharded_network=zn,
+                                head=s[:, 5] + s[:, 6], op=s[:, 7], network=x[self.i_network[tr]],
+                                sharded_network=zn,
                                 per_tensor=self.per_tensor, sync_gathers=self.sync_gathers,
                                 memory_eff=memory[tr]))
             seqs[tr] = res.sequences_per_s

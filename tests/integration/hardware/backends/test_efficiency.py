@@ -144,9 +144,10 @@ def test_published_points_are_complete_and_sourced():
 
 def test_published_layouts_fit_the_memory_model():
     """Every published training run fitted in its devices' memory; the memory model must agree for
-    nearly all of them (two exceptions: TorchTitan's per-operator selective checkpointing of Llama 2
-    70B saves less than the Megatron-style selective recomputation modelled here, and Nemotron-4 340B
-    comes out 1% over). Mixture-of-experts points are left out: most of their sources do not state
+    nearly all of them (one exception: Nemotron-4 340B comes out 3% over, its recomputation not stated
+    by the source; TorchTitan's per-operator selective checkpointing, once refused for Llama 2 70B as
+    Megatron's selective recomputation, is now modelled as ``selective_op``). Mixture-of-experts
+    points are left out: most of their sources do not state
     the recomputation they ran (assumed none), and 4 of the 15 come out over memory (DeepSeek-V2/V3's
     own framework recomputes norms and the MLA up-projections and caches FP8 activations)."""
     from ecobench.parallel.step import evaluate
@@ -159,7 +160,7 @@ def test_published_layouts_fit_the_memory_model():
         eff = f.efficiency(p.vendor, p.point.mode, p.accelerator, p.stack)
         if not evaluate(p.workload, p.cluster, p.layouts, eff).fits[0]:
             refused.append(p.point.id)
-    assert len(refused) <= 2, refused
+    assert len(refused) <= 1, refused
 
 
 def test_docs_serving_lists_every_stack_with_a_fitted_step_cost(tmp_path, capsys):
