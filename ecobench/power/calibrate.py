@@ -33,6 +33,7 @@ from ecobench.power.corpus import (
     parse_corpus,
 )
 from ecobench.power.fit import (
+    HOST_SCALE_MAX,
     Features,
     PowerFit,
     chip_figures,
@@ -44,6 +45,7 @@ from ecobench.power.fit import (
     refits_without_each_group,
     roofline_fraction,
 )
+from ecobench.power.fit import _host_w as host_w
 from ecobench.power.params import power_model
 from ecobench.scenario.messages import Schema, describe_model, did_you_mean, error_lines
 from ecobench.units import BYTES_PER_DTYPE
@@ -223,7 +225,24 @@ def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     elif p.power_w < p.devices * chip.idle_w:
         raise InputError(f"{where}.power_w: {p.power_w:g} W per node is below {p.devices} idle "
                          f"{chip.name} ({p.devices * chip.idle_w:g} W)")
+    elif (host := host_w(p, cat)) is not None:
+        # a node's figure is its devices and its host: at most the devices at 1.2x their maximum and
+        # the largest host the fit allows (HOST_SCALE_MAX x ecobench's CPU and memory draw)
+        devices_w = p.devices * MAX_OVER_LIMIT * chip.max_w
+        hi = devices_w + HOST_SCALE_MAX * host
+        if p.power_w > hi:
+            raise InputError(f"{where}.power_w: {p.power_w:g} W per node is above {hi:g} W ({p.devices} "
+                             f"{chip.name} at 1.2x their {chip.max_w:g} W maximum and {HOST_SCALE_MAX:g}x "
+                             f"ecobench's {host:.0f} W host draw of the node); allowed: "
+                             f"{p.devices * chip.idle_w:g}-{hi:g} W, the whole node at its meter")
     return []
+
+
+def node_device_share(f: Features, model: PowerFit) -> float:
+    """What a node-metered point's devices draw as a share of their chip's idle-to-maximum range once
+    ``model``'s host draw of the node is taken off its figure."""
+    device_w = (f.measured_w - f.host_w * model.host["host_scale"]) / f.devices
+    return (device_w - f.idle_w) / (f.max_w - f.idle_w)
 
 
 def _check_ids_and_sources(doc: dict[str, Any], path: str | Path) -> None:
@@ -369,7 +388,14 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     hi = max(r["high"] for k, r in ranges.items() if k in before.draws)
     warnings = [w for p in user.points if (w := throughput_warning(p, cat))]
     for f in theirs:
-        if f.per_node:
+        if f.per_node:  # the devices' part of a node's figure: less the packaged fit's host draw
+            implied = node_device_share(f, before)
+            if not lo <= implied <= hi:
+                host = f.host_w * before.host["host_scale"]
+                warnings.append(f"{f.point.id}: its devices draw {implied:.2f} of their chip's "
+                                f"idle-to-maximum range once ecobench's host draw of the node ({host:.0f} W) "
+                                f"is taken off, outside the fitted {lo:.2f}-{hi:.2f}; kept: check what the "
+                                "meter covers")
             continue
         implied = (f.measured_w - f.idle_w) / (f.max_w - f.idle_w)
         if not lo <= implied <= hi:

@@ -401,3 +401,65 @@ def test_a_name_of_the_packaged_corpus_is_refused_naming_the_file_and_field(tmp_
     assert main(["calibrate", path]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ecobench: error: {path}: {where}; allowed: a name of your own"), err
+
+
+NODE_SOURCE = SOURCE | {"metered": "node", "method": "a meter at the node's AC input"}
+
+
+def _node_point(power_w: float) -> dict:
+    return _point(0, power_w, 8000.0, 64, power_per="node", devices=8, tensor=8, instance_type="p5.48xlarge")
+
+
+def test_a_node_figure_above_its_devices_maximum_and_any_host_is_refused(tmp_path, capsys):
+    """A per-node draw was checked only against its devices' idle: 30 kW for a p5.48xlarge (8 H100s of
+    700 W, ecobench's host about 1 kW) was fitted, exit 0, and pulled the host scale up."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.corpus import parse_corpus
+    from ecobench.power.fit import HOST_SCALE_MAX, _host_w
+
+    p = parse_corpus([{"sources": {"team_a": NODE_SOURCE}, "points": [_node_point(1.0)]}]).points[0]
+    host = _host_w(p, load_catalog())
+    bound = 8 * 1.2 * 700.0 + HOST_SCALE_MAX * host
+    path = _write(tmp_path, [_node_point(30_000.0)], NODE_SOURCE)
+    assert main(["calibrate", path]) == 2
+    err = capsys.readouterr().err
+    assert (f"{path}: points[0] (team_a_0).power_w: 30000 W per node is above {bound:g} W (8 NVIDIA H100 "
+            "80GB SXM at 1.2x their 700 W maximum and" in err)
+    assert "allowed: 570.4-" in err and "Traceback" not in err
+    # just inside the bound: kept, with a warning (far above what the fit gives)
+    assert main(["calibrate", _write(tmp_path, [_node_point(bound * 0.99)], NODE_SOURCE)]) == 0
+
+
+@pytest.mark.parametrize("power_w", [1500.0, 11_000.0])
+def test_a_node_figure_far_off_is_kept_with_a_warning_naming_it(tmp_path, capsys, power_w):
+    """A per-node point whose devices draw outside the fitted range once ecobench's host draw is taken
+    off (1.5 kW for 8 H100s and a ~1.7 kW host; 11 kW) was fitted without a word, where a per-device
+    point that far off is warned about."""
+    assert main(["calibrate", _write(tmp_path, [_node_point(power_w)], NODE_SOURCE)]) == 0
+    out = capsys.readouterr()
+    assert out.err.startswith("ecobench: warning: team_a_0: its devices draw ")
+    assert "of their chip's idle-to-maximum range once ecobench's host draw of the node" in out.err
+    assert "kept: check what the meter covers" in out.err
+    assert "1 points, 1 fitted" in out.out
+
+
+def test_a_plausible_node_figure_has_no_warning(tmp_path, capsys):
+    assert main(["calibrate", _write(tmp_path, [_node_point(6500.0)], NODE_SOURCE)]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_no_packaged_node_point_is_out_of_range():
+    """The node checks hold the packaged corpus's own node-metered points (MLPerf at the wall)."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.power.calibrate import check_point, node_device_share
+    from ecobench.power.corpus import load_corpus
+    from ecobench.power.fit import features_of, fit
+
+    cat, corpus = load_catalog(), load_corpus()
+    feats = features_of(corpus, cat)
+    model = fit(list(feats))
+    nodes = [f for f in feats if f.per_node]
+    assert len(nodes) >= 40
+    for f in nodes:
+        assert check_point(f.point, cat, f.point.id) == []
+        assert 0.3 < node_device_share(f, model) < 1.0, f.point.id
