@@ -115,7 +115,16 @@ _COLUMNS: dict[str, tuple[str, str]] = {
                                                          "output_tokens)"),
     "cost_usd_per_million_output_tokens": ("USD per million tokens", "serving: cost per million output "
                                                                      "tokens; null without a sourced price"),
-    "co2_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output tokens"),
+    "co2_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output tokens "
+                                        "at the facility scope (co2_kg over output_tokens: operational and "
+                                        "embodied), whatever headline_scope says"),
+    "co2_it_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output "
+                                           "tokens at the IT scope (co2_it_kg over output_tokens: no PUE "
+                                           "overhead; embodied included)"),
+    "co2_accelerator_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million "
+                                                    "output tokens of the accelerators alone "
+                                                    "(co2_accelerator_kg over output_tokens; embodied "
+                                                    "included)"),
     "replicas": ("count", "serving: model replicas in the fleet"),
     "replicas_per_instance": ("count", "serving: replicas on one instance"),
     "batch": ("requests", "serving: mean requests in flight per replica"),
