@@ -498,12 +498,17 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _positive_watts(text: str) -> float:
+    """``--max-w``: a device's maximum power, within a scenario's bound on one
+    (``overrides.accelerator_power_w.*.max_w``, ``bounds.MaxPowerW``)."""
+    from ecobench.bounds import MAX_DEVICE_POWER_W
+
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of watts") from None
-    if not (v > 0 and v != float("inf")):
-        raise argparse.ArgumentTypeError(f"{text!r}: allowed: a finite number of watts above 0")
+    if not 0 < v <= MAX_DEVICE_POWER_W:  # nan fails both
+        raise argparse.ArgumentTypeError(f"{text!r}: allowed: a finite number of watts above 0 and at most "
+                                         f"{MAX_DEVICE_POWER_W:,.0f} (a device's maximum power)")
     return v
 
 
