@@ -862,7 +862,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal = add("calibrate", help="refit the power model with your own measured watts",
               description="Read measured-power points in the corpus format (sources and points, as "
                           "ecobench/power/data/measured/*.yaml), check them against the catalog (a device "
-                          "draw below idle or above 1.2x the chip maximum is refused, as is a layout whose "
+                          "draw below idle or above 1.2x the chip maximum is refused, and a node's beyond "
+                          "its devices' range and the fit's largest host draw, as is a layout whose "
                           "ways are not the device count; a throughput implausible against the chip's "
                           "roofline is kept with a warning), predict them with "
                           "the packaged fit (out of sample) and refit the draw model with them; prints "
