@@ -187,6 +187,8 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
     goals = latency_targets(mode, spec)
     shown = [dict(r, targets=targets_cell(r, goals)) if goals else r for r in rows]
     cols = [(h, k.format(**names), rank) for h, k, rank in ANSWER[mode]]
+    if s.headline_scope != "facility":  # power_w is the facility's draw whatever the headline scope
+        cols = [("facility W" if k == "power_w" else h, k, rank) for h, k, rank in cols]
     bases = {r["config_id"]: r.get("power_basis", "modelled") for r in rows}
     if len(set(bases.values())) > 1:  # say which basis each row's figures use
         cols = [cols[0], ("basis", "power_basis", 1), *cols[1:]]

@@ -118,3 +118,18 @@ def test_a_services_co2_per_token_is_at_the_headline_scope(tmp_path, capsys, sco
     assert f" {number(g6e[col])} " in table and f" {number(g6e[change])} " in table
     bands = out.split("90% bands")[1].split("\n\n")[0]
     assert f"{number(g6e[f'{col}_low'])} to {number(g6e[f'{col}_high'])}" in bands
+
+
+@pytest.mark.parametrize("scope,header", [("accelerator", "facility W"), ("it", "facility W"),
+                                          ("facility", "power W")])
+def test_the_summarys_power_column_says_its_scope(tmp_path, scenario_dict, capsys, scope, header):
+    """The summary's 'power W' is power_w, the facility's draw (IT x PUE), beside energy kWh at the
+    headline scope: under headline_scope accelerator a row read 'energy kWh' of the accelerators and
+    'power W' of the facility under one 'headline: accelerator scope' line, so power x time was not the
+    energy shown. Under another scope it is headed as the facility's."""
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(scenario_dict | {"headline_scope": scope, "uncertainty": {"draws": 50}}))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    table, bands = capsys.readouterr().out.split("90% bands")
+    assert f" {header} " in table.splitlines()[3] + " "
+    assert (" power W" in table) == (scope == "facility") and (" power W" not in bands or scope == "facility")
