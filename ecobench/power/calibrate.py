@@ -46,7 +46,7 @@ from ecobench.power.fit import (
     roofline_fraction,
 )
 from ecobench.power.fit import _host_w as host_w
-from ecobench.power.params import power_model
+from ecobench.power.params import PowerModel, power_model
 from ecobench.scenario.messages import Schema, describe_model, did_you_mean, error_lines
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.words import shown
@@ -408,3 +408,59 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
                        [(before.predict_w(f) / f.measured_w - 1) * 100 for f in theirs],
                        med(holdout(ours, refits)), med(with_them), warnings,
                        tuple((f.point.id, f.measured_w, before.predict_w(f)) for f in theirs))
+
+
+# the power model's blocks the refit replaces (power_model.yaml), by the fit's names
+_REFIT_BLOCKS = {"compute": ("draw", "compute_bound"), "memory": ("draw", "memory_bound"),
+                 "sync": ("draw", "sync"), "host_scale": (None, "host_scale")}
+
+
+def calibrated_model(path: str | Path) -> PowerModel:
+    """The packaged power model with its fitted draws and host scale refitted with the points of
+    ``path`` (a scenario's ``power_points``): each the refit's central value and the lowest and highest
+    of its leave-one-group-out refits, as the packaged values are; the stall draw, the host model and
+    the PUE stay. Its ``version`` says what was refitted and the held-out error with and without the
+    points, for the rows and the summary."""
+    from ecobench.power.params import Ranged, packaged_power_model
+
+    user = load_points(path)
+    result = calibrate(user)
+    if not result.fitted:
+        raise InputError(f"{path}: none of its {result.points} points can be fitted ("
+                         + "; ".join(result.unfitted) + "); allowed: points with a catalog chip and a "
+                         "throughput of the same run (`ecobench calibrate` says what each one lacks)")
+    cat = load_catalog()
+    theirs = [f for p in user.points if not isinstance(f := fitting(p, user, cat), str)]
+    theirs = [dataclasses.replace(f, group=f"yours:{f.group}") for f in theirs]
+    ranges = fit_with_ranges((*features_of(load_corpus(), cat), *theirs))
+    pm = packaged_power_model()
+    as_of = max(str(s.as_of) for s in user.sources.values())
+    blocks: dict[str | None, dict[str, Ranged]] = {"draw": {}, None: {}}
+    for key, (block, name) in _REFIT_BLOCKS.items():
+        r = ranges[key]
+        if r["low"] <= 0:
+            raise InputError(f"{path}: the refit with these points puts the {key} draw at {r['low']:g} in a "
+                             "fit without one group; allowed: points that leave every fitted draw above 0 "
+                             "(`ecobench calibrate` shows the refit)")
+        was = getattr(pm.draw, name) if block == "draw" else pm.host_scale
+        blocks[block][name] = Ranged(
+            central=r["central"], low=r["low"], high=r["high"], as_of=as_of,
+            source=f"refitted with the {result.fitted} fitted points of {path} (power_points) beside the "
+                   f"packaged corpus; the packaged value: {was.central:g} ({was.source[:80]}...)",
+            inferred_from="ecobench/power/calibrate.py calibrated_model: the packaged fit's rule "
+                          "(power/fit.py) on the packaged points and these; low and high: the lowest and "
+                          "highest leave-one-group-out refits")
+    d = result.as_dict()
+    errs = d["your_points_median_abs_error_pct_before"]
+    draws = ", ".join(f"{k} {result.before.draws[k]:.3f} -> {ranges[k]['central']:.3f}"
+                      for k in ("compute", "memory", "sync"))
+    host = f"{result.before.host['host_scale']:.3f} -> {ranges['host_scale']['central']:.3f}"
+    corpus = (f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without them, "
+              f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
+    version = (f"refitted with {result.fitted} of the {result.points} points of {path} (power_points): "
+               f"{draws}, host scale {host}; your points by the packaged fit (out of sample): median "
+               f"|error| {errs:.1f}%; the packaged corpus held out by group: median |error| {corpus}")
+    return pm.model_copy(update={
+        "version": version,
+        "draw": pm.draw.model_copy(update=blocks["draw"]),
+        "host_scale": blocks[None]["host_scale"]})

@@ -40,6 +40,9 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "is_baseline": ("", "true for the scenario's baseline configuration"),
     "headline_scope": ("", "energy scope the terminal and report lead with: accelerator, it or facility"),
     "draw_basis": ("", "what the accelerator's activity (and so its power draw) is taken from"),
+    "power_model": ("", "where the scenario gives power_points: the power model refitted with them (its "
+                        "draws before and after, the held-out error with and without them); absent: the "
+                        "packaged model"),
     "power_basis": ("", "how draw becomes energy in this row's power and energy figures: modelled (the draw "
                         "model at the work done), tdp (the footprint convention: accelerator device-hours "
                         "x datasheet TDP x PUE, no host share) or measured (a supplied measured_power_w, or "
@@ -194,7 +197,7 @@ COLUMNS: dict[str, tuple[str, str]] = _COLUMNS | _CHANGE_COLUMNS
 
 _STRING = ("config_id instance_type accelerator backend precision weight_precision kv_cache_precision "
            "provenance method region grid_source "
-           "price_source headline_scope draw_basis power_basis recompute offload layout_choice "
+           "price_source headline_scope draw_basis power_basis power_model recompute offload layout_choice "
            "pipeline_schedule "
            "measurement_method "
            "power_method "

@@ -198,8 +198,10 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
                  if goals else "")
     lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}{goal_text}",
              f"headline: {describe(s.headline_scope, s.pue)}{per_token} (every scope is in results.csv)",
-             f"power basis: {basis_text(bases)}",
-             fit_table(shown, cols, width)]
+             f"power basis: {basis_text(bases)}"]
+    models = dict.fromkeys(r["power_model"] for r in rows if r.get("power_model"))  # power_points
+    lines += [f"power model: {m}" for m in models]
+    lines.append(fit_table(shown, cols, width))
     banded_template = {"inference": BANDED_INFERENCE, "training": BANDED_TRAINING,
                        "serving": BANDED_SERVING}[mode]
     banded = [c for c in columns(banded_template, s.headline_scope) if f"{c}_low" in present]

@@ -463,3 +463,90 @@ def test_no_packaged_node_point_is_out_of_range():
     for f in nodes:
         assert check_point(f.point, cat, f.point.id) == []
         assert 0.3 < node_device_share(f, model) < 1.0, f.point.id
+
+
+def _serving_scenario(tmp_path, points_file: str | None) -> str:
+    from tests.conftest import SCENARIOS
+
+    s = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    s["configs"] = [c for c in s["configs"] if c["id"] == "p5"]
+    s["baseline"] = "p5"
+    s["uncertainty"] = {"draws": 50}
+    if points_file is not None:
+        s["power_points"] = points_file
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(s))
+    return str(f)
+
+
+def _run(tmp_path, scenario: str, out: str) -> dict:
+    assert main(["run", scenario, "-q", "--out", str(tmp_path / out)]) == 0
+    return json.loads((tmp_path / out / "results.json").read_text())["rows"][0]
+
+
+def test_a_scenarios_power_points_refit_the_runs_power_model(tmp_path, capsys):
+    """Issue 20 (7): 'ecobench calibrate POINTS.yaml, or the same through a scenario field'. There was no
+    such field (the README said a scenario could only state its own draw). ``power_points`` (relative to
+    the scenario file) refits the draws with the points for the run, every row names the refitted model
+    with the held-out error with and without them, and the packaged model is back after the run."""
+    from ecobench.power.calibrate import calibrated_model
+    from ecobench.power.params import power_model
+
+    # many points far above the packaged fit pull the memory-bound draw up (the calibrate test's points)
+    (tmp_path / "pts").mkdir()
+    _write(tmp_path / "pts", [_point(i, 650.0, 600.0 + 300 * i, 8 + 8 * i) for i in range(12)])
+    packaged = power_model()
+    before = _run(tmp_path, _serving_scenario(tmp_path, None), "before")
+    after = _run(tmp_path, _serving_scenario(tmp_path, "pts/points.yaml"), "after")
+    out = capsys.readouterr().out
+    model = calibrated_model(tmp_path / "pts" / "points.yaml")
+    assert model.draw.memory_bound.central > packaged.draw.memory_bound.central
+    assert model.draw.memory_bound.low <= model.draw.memory_bound.central <= model.draw.memory_bound.high
+    assert power_model() is packaged  # restored
+    assert "power_model" not in before and after["power_model"] == model.version
+    assert "refitted with 12 of the 12 points of" in model.version and "with them" in model.version
+    assert after["power_accelerator_w"] > before["power_accelerator_w"]  # a decode step is memory-bound
+    assert f"power model: {model.version}" in out
+    # the packaged run again: the same figures as before (nothing of the refit is left)
+    again = _run(tmp_path, _serving_scenario(tmp_path, None), "again")
+    assert again["power_accelerator_w"] == before["power_accelerator_w"]
+
+
+def test_power_points_that_agree_with_the_model_change_the_energy_little(tmp_path, capsys):
+    from ecobench.power.calibrate import calibrate, load_points
+
+    (tmp_path / "pts").mkdir()
+    path = _write(tmp_path / "pts", [_point(i, 400.0, 600.0 + 300 * i, 8 + 8 * i) for i in range(6)])
+    predicted = {i: w for i, _, w in calibrate(load_points(path)).user_predicted}
+    _write(tmp_path / "pts", [_point(i, predicted[f"team_a_{i}"], 600.0 + 300 * i, 8 + 8 * i)
+                              for i in range(6)])
+    before = _run(tmp_path, _serving_scenario(tmp_path, None), "before")
+    after = _run(tmp_path, _serving_scenario(tmp_path, "pts/points.yaml"), "after")
+    assert after["energy_kwh"] == pytest.approx(before["energy_kwh"], rel=1e-4)
+    assert "median |error| 0.0%" in after["power_model"]
+
+
+@pytest.mark.parametrize("content,words", [
+    ("", "a calibration file is a mapping with 'sources' and 'points'"),
+    ("points: [", "invalid YAML"),
+    (None, "no such file"),
+])
+def test_bad_power_points_exit_2_naming_the_scenario_field_and_nothing_is_written(tmp_path, capsys, content,
+                                                                                   words):
+    if content is not None:
+        (tmp_path / "points.yaml").write_text(content)
+    scenario = _serving_scenario(tmp_path, "points.yaml")
+    assert main(["run", scenario, "-q", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert f"{scenario}: power_points: {tmp_path / 'points.yaml'}" in err and words in err, err
+    assert "Traceback" not in err and not (tmp_path / "run").exists()
+
+
+def test_power_points_with_a_bad_point_name_the_point_and_field(tmp_path, capsys):
+    (tmp_path / "pts").mkdir()
+    _write(tmp_path / "pts", [_point(0, 900.0, 1000.0, 16)])
+    scenario = _serving_scenario(tmp_path, "pts/points.yaml")
+    assert main(["run", scenario, "-q", "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert (f"{scenario}: power_points: {tmp_path / 'pts' / 'points.yaml'}: points[0] (team_a_0).power_w: "
+            "900 W per device is outside 71.3-840 W" in err) and not (tmp_path / "run").exists()
