@@ -507,6 +507,9 @@ def test_a_scenarios_power_points_refit_the_runs_power_model(tmp_path, capsys):
     assert "refitted with 12 of the 12 points of" in model.version and "with them" in model.version
     assert after["power_accelerator_w"] > before["power_accelerator_w"]  # a decode step is memory-bound
     assert f"power model: {model.version}" in out
+    import html
+
+    assert html.escape(f"Power model {model.version}.") in (tmp_path / "after" / "report.html").read_text()
     # the packaged run again: the same figures as before (nothing of the refit is left)
     again = _run(tmp_path, _serving_scenario(tmp_path, None), "again")
     assert again["power_accelerator_w"] == before["power_accelerator_w"]
