@@ -590,7 +590,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                   f"{row['predicted_power_w']:8.1f} W  {row['error_pct']:+6.1f}%")
     print(f"packaged corpus held out by group: median |error| "
           f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without your points, "
-          f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
+          f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them; by kind, without -> with them:")
+    for kind, v in d["corpus_holdout_by_kind"].items():
+        print(f"  {kind} ({v['points']} points): median {v['median_abs_error_pct_before']:.1f}% -> "
+              f"{v['median_abs_error_pct_after']:.1f}%, worst {v['worst_abs_error_pct_before']:.1f}% -> "
+              f"{v['worst_abs_error_pct_after']:.1f}%")
     print("the refit is shown, not saved: `ecobench run` keeps the packaged power model "
           "(ecobench/power/data/power_model.yaml)")
     return 0

@@ -348,6 +348,8 @@ class Calibration:
     warnings: list[str]
     # each fitted point of the user's: (id, measured W, W the packaged fit predicts), as power_per says
     user_predicted: tuple[tuple[str, float, float], ...] = ()
+    # kind -> the corpus's held-out |error| of that kind without and with the user's points
+    by_kind: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         errs = [abs(e) for e in self.user_error_before_pct]
@@ -360,6 +362,7 @@ class Calibration:
                                  "error_pct": (w / m - 1) * 100} for i, m, w in self.user_predicted],
                 "corpus_holdout_median_abs_error_pct_before": self.corpus_median_before_pct,
                 "corpus_holdout_median_abs_error_pct_after": self.corpus_median_after_pct,
+                "corpus_holdout_by_kind": self.by_kind,
                 "warnings": self.warnings}
 
 
@@ -404,10 +407,18 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     med = lambda rows: statistics.median([abs(r.error_pct) for r in rows])  # noqa: E731
     base_ids = {p.id for p in base.points}
     with_them = [r for r in holdout((*ours, *theirs)) if r.id in base_ids]
+    without = holdout(ours, refits)
+    by_kind = {}
+    for kind in sorted({r.kind for r in without}):
+        b = [abs(r.error_pct) for r in without if r.kind == kind]
+        a = [abs(r.error_pct) for r in with_them if r.kind == kind]
+        by_kind[kind] = {"points": len(b), "median_abs_error_pct_before": statistics.median(b),
+                         "median_abs_error_pct_after": statistics.median(a),
+                         "worst_abs_error_pct_before": max(b), "worst_abs_error_pct_after": max(a)}
     return Calibration(len(user.points), len(theirs), unfitted, before, after,
                        [(before.predict_w(f) / f.measured_w - 1) * 100 for f in theirs],
-                       med(holdout(ours, refits)), med(with_them), warnings,
-                       tuple((f.point.id, f.measured_w, before.predict_w(f)) for f in theirs))
+                       med(without), med(with_them), warnings,
+                       tuple((f.point.id, f.measured_w, before.predict_w(f)) for f in theirs), by_kind)
 
 
 # the power model's blocks the refit replaces (power_model.yaml), by the fit's names

@@ -553,3 +553,32 @@ def test_power_points_with_a_bad_point_name_the_point_and_field(tmp_path, capsys
     err = capsys.readouterr().err
     assert (f"{scenario}: power_points: {tmp_path / 'pts' / 'points.yaml'}: points[0] (team_a_0).power_w: "
             "900 W per device is outside 71.3-840 W" in err) and not (tmp_path / "run").exists()
+
+
+def test_the_held_out_error_is_given_by_kind_with_and_without_your_points(tmp_path, capsys):
+    """Only the median over every kind was given (7.1% -> 11.9% for one node point far off), so a user
+    could not see which kind their points moved; the kinds' figures without them are validate's
+    holdout summary (power_train, power_serve, power_infer)."""
+    import statistics
+
+    from ecobench.power.fit import holdout
+
+    pts = [_point(i, 650.0, 600.0 + 300 * i, 8 + 8 * i) for i in range(12)]
+    assert main(["calibrate", _write(tmp_path, pts), "--format", "json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    kinds = d["corpus_holdout_by_kind"]
+    assert set(kinds) == {"power_train", "power_serve", "power_infer"}
+    rows = holdout()
+    for kind, v in kinds.items():
+        errs = [abs(r.error_pct) for r in rows if r.kind == kind]
+        assert v["median_abs_error_pct_before"] == pytest.approx(statistics.median(errs))
+        assert v["worst_abs_error_pct_before"] == pytest.approx(max(errs))
+        assert v["points"] == len(errs)
+    serve = kinds["power_serve"]
+    assert serve["median_abs_error_pct_after"] != serve["median_abs_error_pct_before"]
+    assert main(["calibrate", _write(tmp_path, pts)]) == 0
+    out = capsys.readouterr().out
+    v = kinds["power_serve"]
+    assert (f"  power_serve ({v['points']} points): median {v['median_abs_error_pct_before']:.1f}% -> "
+            f"{v['median_abs_error_pct_after']:.1f}%, worst {v['worst_abs_error_pct_before']:.1f}% -> "
+            f"{v['worst_abs_error_pct_after']:.1f}%") in out
