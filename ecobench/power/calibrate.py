@@ -290,8 +290,10 @@ def load_points(path: str | Path) -> PowerCorpus:
                                  f"{did_you_mean(str(key), ['sources', 'points'])} (allowed here: sources, "
                                  "points; the format of ecobench/power/data/measured/*.yaml)")
     if not isinstance(doc, dict) or "points" not in doc:
-        raise InputError(f"{path}: a calibration file is a mapping with 'sources' and 'points' "
-                         "(the format of ecobench/power/data/measured/*.yaml)")
+        what = ("empty (no YAML document)" if doc is None else "points: missing" if isinstance(doc, dict)
+                else f"{_kind(doc)}, not a mapping")
+        raise InputError(f"{path}: {what}; allowed: a mapping with 'sources' and 'points' (the format of "
+                         "ecobench/power/data/measured/*.yaml)")
     if not isinstance(doc["points"], list) or not doc["points"]:
         raise InputError(f"{path}: points: {'empty' if doc['points'] in (None, []) else 'not a list'}; "
                          "allowed: a list of at least one measured point")

@@ -530,7 +530,7 @@ def test_power_points_that_agree_with_the_model_change_the_energy_little(tmp_pat
 
 
 @pytest.mark.parametrize("content,words", [
-    ("", "a calibration file is a mapping with 'sources' and 'points'"),
+    ("", "empty (no YAML document); allowed: a mapping with 'sources' and 'points'"),
     ("points: [", "invalid YAML"),
     (None, "no such file"),
 ])
@@ -582,3 +582,19 @@ def test_the_held_out_error_is_given_by_kind_with_and_without_your_points(tmp_pa
     assert (f"  power_serve ({v['points']} points): median {v['median_abs_error_pct_before']:.1f}% -> "
             f"{v['median_abs_error_pct_after']:.1f}%, worst {v['worst_abs_error_pct_before']:.1f}% -> "
             f"{v['worst_abs_error_pct_after']:.1f}%") in out
+
+
+@pytest.mark.parametrize("text,words", [
+    ("", "empty (no YAML document)"), ("# only a comment\n", "empty (no YAML document)"),
+    ("- 1\n- 2\n", "a list, not a mapping"), ("id,power_w\na,400\n", "text, not a mapping"),
+    ("sources: {}\n", "points: missing"),
+])
+def test_a_file_that_is_no_points_mapping_says_what_it_is(tmp_path, capsys, text, words):
+    """An empty file, a list or a CSV got one sentence for all ('a calibration file is a mapping with
+    ...') that did not say what was wrong with this one."""
+    f = tmp_path / "points.yaml"
+    f.write_text(text)
+    assert main(["calibrate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: {words}; allowed: a mapping with 'sources' and 'points'" in err, err
+    assert "Traceback" not in err
