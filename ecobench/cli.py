@@ -498,12 +498,17 @@ def cmd_emulate(args: argparse.Namespace) -> int:
 
 
 def _positive_watts(text: str) -> float:
+    """``--max-w``: a device's maximum power, within a scenario's bound on one
+    (``overrides.accelerator_power_w.*.max_w``, ``bounds.MaxPowerW``)."""
+    from ecobench.bounds import MAX_DEVICE_POWER_W
+
     try:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of watts") from None
-    if not (v > 0 and v != float("inf")):
-        raise argparse.ArgumentTypeError(f"{text!r}: allowed: a finite number of watts above 0")
+    if not 0 < v <= MAX_DEVICE_POWER_W:  # nan fails both
+        raise argparse.ArgumentTypeError(f"{text!r}: allowed: a finite number of watts above 0 and at most "
+                                         f"{MAX_DEVICE_POWER_W:,.0f} (a device's maximum power)")
     return v
 
 
@@ -585,7 +590,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                   f"{row['predicted_power_w']:8.1f} W  {row['error_pct']:+6.1f}%")
     print(f"packaged corpus held out by group: median |error| "
           f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without your points, "
-          f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
+          f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them; by kind, without -> with them:")
+    for kind, v in d["corpus_holdout_by_kind"].items():
+        print(f"  {kind} ({v['points']} points): median {v['median_abs_error_pct_before']:.1f}% -> "
+              f"{v['median_abs_error_pct_after']:.1f}%, worst {v['worst_abs_error_pct_before']:.1f}% -> "
+              f"{v['worst_abs_error_pct_after']:.1f}%")
     print("the refit is shown, not saved: `ecobench run` keeps the packaged power model "
           "(ecobench/power/data/power_model.yaml)")
     return 0
@@ -857,7 +866,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal = add("calibrate", help="refit the power model with your own measured watts",
               description="Read measured-power points in the corpus format (sources and points, as "
                           "ecobench/power/data/measured/*.yaml), check them against the catalog (a device "
-                          "draw below idle or above 1.2x the chip maximum is refused, as is a layout whose "
+                          "draw below idle or above 1.2x the chip maximum is refused, and a node's beyond "
+                          "its devices' range and the fit's largest host draw, as is a layout whose "
                           "ways are not the device count; a throughput implausible against the chip's "
                           "roofline is kept with a warning), predict them with "
                           "the packaged fit (out of sample) and refit the draw model with them; prints "

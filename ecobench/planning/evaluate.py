@@ -129,7 +129,24 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
                  progress: Callable[[str], None] | None = None) -> Evaluation:
     """Every configuration of ``configs`` and of the sweep, compared with the baseline; the Pareto
     front and the recommendations over all of them. A sweep's table is a
-    :class:`~ecobench.planning.sweep_table.SweepTable` (streamed to a spill file)."""
+    :class:`~ecobench.planning.sweep_table.SweepTable` (streamed to a spill file). With
+    ``power_points`` the run uses the power model refitted with them (``calibrate.calibrated_model``),
+    and each row's ``power_model`` says so."""
+    from ecobench.power.params import RUN_MODEL
+
+    if s.power_points is None:
+        return _evaluate_all(s, catalog, backends, progress)
+    from ecobench.power.calibrate import calibrated_model
+
+    token = RUN_MODEL.set(calibrated_model(s.power_points))
+    try:
+        return _evaluate_all(s, catalog, backends, progress)
+    finally:
+        RUN_MODEL.reset(token)
+
+
+def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, Backend] | None,
+                  progress: Callable[[str], None] | None) -> Evaluation:
     import numpy as np
 
     from ecobench import table as tb
@@ -217,6 +234,8 @@ def _sweep_config(s: Scenario, t: Any, i: int) -> HardwareConfig:
 
 def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk: Mapping[str, Backend],
                    progress: Callable[[str], None] | None) -> tuple[list[dict[str, Any]], list[McConfig]]:
+    from ecobench.power.params import RUN_MODEL
+
     rows: list[dict[str, Any]] = []
     mcs: list[McConfig] = []
     for i, cfg in enumerate(configs, 1):
@@ -229,6 +248,8 @@ def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk:
         except EcobenchError as exc:
             locate(exc, cfg, i - 1)
             raise
+        if RUN_MODEL.get() is not None:  # a scenario's power_points: the refitted model, named
+            result.row["power_model"] = RUN_MODEL.get().version  # type: ignore[union-attr]
         rows.append(result.row)
         if result.mc is not None:
             mcs.append(result.mc)

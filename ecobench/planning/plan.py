@@ -14,7 +14,7 @@ from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import COMPUTE_ONLY, Activity, PowerSetup, central_params, draw_w
 from ecobench.power.embodied import embodied_kg
 from ecobench.power.model import PowerBreakdown
-from ecobench.power.scopes import fleet_figures
+from ecobench.power.scopes import co2_per_output_token, fleet_figures
 from ecobench.power.uncertainty import InferenceCase, McConfig, TrainingCase, TrainingPhase, UncertainSetup
 from ecobench.scenario.model import InferenceSpec, Phase, ServingSpec, TrainingSpec
 from ecobench.units import (
@@ -306,6 +306,7 @@ def plan_serving(spec: ServingSpec, instances: int, capacity_per_instance_per_s:
         "output_tokens": tokens,
         "output_tokens_per_s_per_instance": rate_s * spec.output_tokens / instances,
         **per_output_token(row, tokens),
+        **co2_per_output_token(row, tokens),
     })
     return PlanResult(row, mc)
 

@@ -33,6 +33,7 @@ from ecobench.power.corpus import (
     parse_corpus,
 )
 from ecobench.power.fit import (
+    HOST_SCALE_MAX,
     Features,
     PowerFit,
     chip_figures,
@@ -44,7 +45,8 @@ from ecobench.power.fit import (
     refits_without_each_group,
     roofline_fraction,
 )
-from ecobench.power.params import power_model
+from ecobench.power.fit import _host_w as host_w
+from ecobench.power.params import PowerModel, power_model
 from ecobench.scenario.messages import Schema, describe_model, did_you_mean, error_lines
 from ecobench.units import BYTES_PER_DTYPE
 from ecobench.words import shown
@@ -223,7 +225,24 @@ def check_point(p: PowerPoint, cat: Catalog, where: str) -> list[str]:
     elif p.power_w < p.devices * chip.idle_w:
         raise InputError(f"{where}.power_w: {p.power_w:g} W per node is below {p.devices} idle "
                          f"{chip.name} ({p.devices * chip.idle_w:g} W)")
+    elif (host := host_w(p, cat)) is not None:
+        # a node's figure is its devices and its host: at most the devices at 1.2x their maximum and
+        # the largest host the fit allows (HOST_SCALE_MAX x ecobench's CPU and memory draw)
+        devices_w = p.devices * MAX_OVER_LIMIT * chip.max_w
+        hi = devices_w + HOST_SCALE_MAX * host
+        if p.power_w > hi:
+            raise InputError(f"{where}.power_w: {p.power_w:g} W per node is above {hi:g} W ({p.devices} "
+                             f"{chip.name} at 1.2x their {chip.max_w:g} W maximum and {HOST_SCALE_MAX:g}x "
+                             f"ecobench's {host:.0f} W host draw of the node); allowed: "
+                             f"{p.devices * chip.idle_w:g}-{hi:g} W, the whole node at its meter")
     return []
+
+
+def node_device_share(f: Features, model: PowerFit) -> float:
+    """What a node-metered point's devices draw as a share of their chip's idle-to-maximum range once
+    ``model``'s host draw of the node is taken off its figure."""
+    device_w = (f.measured_w - f.host_w * model.host["host_scale"]) / f.devices
+    return (device_w - f.idle_w) / (f.max_w - f.idle_w)
 
 
 def _check_ids_and_sources(doc: dict[str, Any], path: str | Path) -> None:
@@ -271,8 +290,10 @@ def load_points(path: str | Path) -> PowerCorpus:
                                  f"{did_you_mean(str(key), ['sources', 'points'])} (allowed here: sources, "
                                  "points; the format of ecobench/power/data/measured/*.yaml)")
     if not isinstance(doc, dict) or "points" not in doc:
-        raise InputError(f"{path}: a calibration file is a mapping with 'sources' and 'points' "
-                         "(the format of ecobench/power/data/measured/*.yaml)")
+        what = ("empty (no YAML document)" if doc is None else "points: missing" if isinstance(doc, dict)
+                else f"{_kind(doc)}, not a mapping")
+        raise InputError(f"{path}: {what}; allowed: a mapping with 'sources' and 'points' (the format of "
+                         "ecobench/power/data/measured/*.yaml)")
     if not isinstance(doc["points"], list) or not doc["points"]:
         raise InputError(f"{path}: points: {'empty' if doc['points'] in (None, []) else 'not a list'}; "
                          "allowed: a list of at least one measured point")
@@ -329,6 +350,8 @@ class Calibration:
     warnings: list[str]
     # each fitted point of the user's: (id, measured W, W the packaged fit predicts), as power_per says
     user_predicted: tuple[tuple[str, float, float], ...] = ()
+    # kind -> the corpus's held-out |error| of that kind without and with the user's points
+    by_kind: dict[str, dict[str, float]] = dataclasses.field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         errs = [abs(e) for e in self.user_error_before_pct]
@@ -341,6 +364,7 @@ class Calibration:
                                  "error_pct": (w / m - 1) * 100} for i, m, w in self.user_predicted],
                 "corpus_holdout_median_abs_error_pct_before": self.corpus_median_before_pct,
                 "corpus_holdout_median_abs_error_pct_after": self.corpus_median_after_pct,
+                "corpus_holdout_by_kind": self.by_kind,
                 "warnings": self.warnings}
 
 
@@ -369,7 +393,14 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     hi = max(r["high"] for k, r in ranges.items() if k in before.draws)
     warnings = [w for p in user.points if (w := throughput_warning(p, cat))]
     for f in theirs:
-        if f.per_node:
+        if f.per_node:  # the devices' part of a node's figure: less the packaged fit's host draw
+            implied = node_device_share(f, before)
+            if not lo <= implied <= hi:
+                host = f.host_w * before.host["host_scale"]
+                warnings.append(f"{f.point.id}: its devices draw {implied:.2f} of their chip's "
+                                f"idle-to-maximum range once ecobench's host draw of the node ({host:.0f} W) "
+                                f"is taken off, outside the fitted {lo:.2f}-{hi:.2f}; kept: check what the "
+                                "meter covers")
             continue
         implied = (f.measured_w - f.idle_w) / (f.max_w - f.idle_w)
         if not lo <= implied <= hi:
@@ -378,7 +409,71 @@ def calibrate(user: PowerCorpus, base: PowerCorpus | None = None) -> Calibration
     med = lambda rows: statistics.median([abs(r.error_pct) for r in rows])  # noqa: E731
     base_ids = {p.id for p in base.points}
     with_them = [r for r in holdout((*ours, *theirs)) if r.id in base_ids]
+    without = holdout(ours, refits)
+    by_kind = {}
+    for kind in sorted({r.kind for r in without}):
+        b = [abs(r.error_pct) for r in without if r.kind == kind]
+        a = [abs(r.error_pct) for r in with_them if r.kind == kind]
+        by_kind[kind] = {"points": len(b), "median_abs_error_pct_before": statistics.median(b),
+                         "median_abs_error_pct_after": statistics.median(a),
+                         "worst_abs_error_pct_before": max(b), "worst_abs_error_pct_after": max(a)}
     return Calibration(len(user.points), len(theirs), unfitted, before, after,
                        [(before.predict_w(f) / f.measured_w - 1) * 100 for f in theirs],
-                       med(holdout(ours, refits)), med(with_them), warnings,
-                       tuple((f.point.id, f.measured_w, before.predict_w(f)) for f in theirs))
+                       med(without), med(with_them), warnings,
+                       tuple((f.point.id, f.measured_w, before.predict_w(f)) for f in theirs), by_kind)
+
+
+# the power model's blocks the refit replaces (power_model.yaml), by the fit's names
+_REFIT_BLOCKS = {"compute": ("draw", "compute_bound"), "memory": ("draw", "memory_bound"),
+                 "sync": ("draw", "sync"), "host_scale": (None, "host_scale")}
+
+
+def calibrated_model(path: str | Path) -> PowerModel:
+    """The packaged power model with its fitted draws and host scale refitted with the points of
+    ``path`` (a scenario's ``power_points``): each the refit's central value and the lowest and highest
+    of its leave-one-group-out refits, as the packaged values are; the stall draw, the host model and
+    the PUE stay. Its ``version`` says what was refitted and the held-out error with and without the
+    points, for the rows and the summary."""
+    from ecobench.power.params import Ranged, packaged_power_model
+
+    user = load_points(path)
+    result = calibrate(user)
+    if not result.fitted:
+        raise InputError(f"{path}: none of its {result.points} points can be fitted ("
+                         + "; ".join(result.unfitted) + "); allowed: points with a catalog chip and a "
+                         "throughput of the same run (`ecobench calibrate` says what each one lacks)")
+    cat = load_catalog()
+    theirs = [f for p in user.points if not isinstance(f := fitting(p, user, cat), str)]
+    theirs = [dataclasses.replace(f, group=f"yours:{f.group}") for f in theirs]
+    ranges = fit_with_ranges((*features_of(load_corpus(), cat), *theirs))
+    pm = packaged_power_model()
+    as_of = max(str(s.as_of) for s in user.sources.values())
+    blocks: dict[str | None, dict[str, Ranged]] = {"draw": {}, None: {}}
+    for key, (block, name) in _REFIT_BLOCKS.items():
+        r = ranges[key]
+        if r["low"] <= 0:
+            raise InputError(f"{path}: the refit with these points puts the {key} draw at {r['low']:g} in a "
+                             "fit without one group; allowed: points that leave every fitted draw above 0 "
+                             "(`ecobench calibrate` shows the refit)")
+        was = getattr(pm.draw, name) if block == "draw" else pm.host_scale
+        blocks[block][name] = Ranged(
+            central=r["central"], low=r["low"], high=r["high"], as_of=as_of,
+            source=f"refitted with the {result.fitted} fitted points of {path} (power_points) beside the "
+                   f"packaged corpus; the packaged value: {was.central:g} ({was.source[:80]}...)",
+            inferred_from="ecobench/power/calibrate.py calibrated_model: the packaged fit's rule "
+                          "(power/fit.py) on the packaged points and these; low and high: the lowest and "
+                          "highest leave-one-group-out refits")
+    d = result.as_dict()
+    errs = d["your_points_median_abs_error_pct_before"]
+    draws = ", ".join(f"{k} {result.before.draws[k]:.3f} -> {ranges[k]['central']:.3f}"
+                      for k in ("compute", "memory", "sync"))
+    host = f"{result.before.host['host_scale']:.3f} -> {ranges['host_scale']['central']:.3f}"
+    corpus = (f"{d['corpus_holdout_median_abs_error_pct_before']:.1f}% without them, "
+              f"{d['corpus_holdout_median_abs_error_pct_after']:.1f}% with them")
+    version = (f"refitted with {result.fitted} of the {result.points} points of {path} (power_points): "
+               f"{draws}, host scale {host}; your points by the packaged fit (out of sample): median "
+               f"|error| {errs:.1f}%; the packaged corpus held out by group: median |error| {corpus}")
+    return pm.model_copy(update={
+        "version": version,
+        "draw": pm.draw.model_copy(update=blocks["draw"]),
+        "host_scale": blocks[None]["host_scale"]})

@@ -45,6 +45,10 @@ from ecobench.workloads.transformer import forward_kernels, kv_cache_bytes_per_t
 STATES = ("compute", "memory", "sync", "stall")  # the order of Features.shares
 FITTED = ("compute", "memory", "sync")  # the stall draw is sourced (power_model.yaml draw.stall)
 HOST = ("host_scale",)
+# the fit's upper bound on the host scale (x ecobench's CPU and memory draw of a node): fans, NICs,
+# switches and power-supply losses at most four times what the CPU and memory model draws; the fitted
+# scale is 1.47-1.71 (README "How ecobench models power, and its error")
+HOST_SCALE_MAX = 5.0
 COMPUTE_CEILING = 0.8  # dense matmuls reach about 80% of the datasheet peak (assumption, see README)
 MEMORY_CEILING = 0.85  # streaming reaches about 85% of the datasheet bandwidth (assumption)
 # Forward FLOPs per sample of the vision models in the corpus (no transformer kernels for them).
@@ -424,7 +428,7 @@ def fit(feats: list[Features]) -> PowerFit:
     w = 1.0 / y
     has_node = any(f.per_node for f in feats)
     lo = [0.0] * len(FITTED) + [0.0]
-    hi = [1.0] * len(FITTED) + [5.0 if has_node else 1e-9]
+    hi = [1.0] * len(FITTED) + [HOST_SCALE_MAX if has_node else 1e-9]
     limited = [False] * len(feats)
     for _ in range(LIMIT_ITERATIONS):
         rows = [f.design_row(d_stall, at) for f, at in zip(feats, limited, strict=True)]

@@ -3,6 +3,7 @@ range, its source and what it is inferred from; and the one distribution the Mon
 from."""
 
 
+import contextvars
 import functools
 import math
 from importlib import resources
@@ -72,8 +73,18 @@ class PowerModel(_Block):
     pue: Ranged
 
 
+# a run's own power model (a scenario's power_points: ecobench.power.calibrate.calibrated_model), set
+# for the time of its evaluation; None: the packaged one
+RUN_MODEL: contextvars.ContextVar[PowerModel | None] = contextvars.ContextVar("power_model", default=None)
+
+
 @functools.cache
-def power_model() -> PowerModel:
+def packaged_power_model() -> PowerModel:
     """The packaged power model (cached)."""
     text = resources.files("ecobench.power").joinpath("data/power_model.yaml").read_text(encoding="utf-8")
     return PowerModel.model_validate(load_packaged(text))
+
+
+def power_model() -> PowerModel:
+    """The power model in use: the run's own (``RUN_MODEL``), else the packaged one."""
+    return RUN_MODEL.get() or packaged_power_model()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ecobench.units import W_PER_KW
+from ecobench.units import MILLION, W_PER_KW
 
 Scope = Literal["accelerator", "it", "facility"]
 SCOPES: tuple[Scope, ...] = ("accelerator", "it", "facility")
@@ -29,6 +29,20 @@ def token_column(scope: Scope) -> str:
     """The serving column holding a scope's energy per output token."""
     return {"accelerator": "energy_accelerator_j_per_output_token", "it": "energy_it_j_per_output_token",
             "facility": "energy_j_per_output_token"}[scope]
+
+
+def co2_token_column(scope: Scope) -> str:
+    """The serving column holding a scope's CO2 per million output tokens (its operational CO2 and the
+    embodied, as :func:`co2_column`)."""
+    return {"accelerator": "co2_accelerator_g_per_million_output_tokens",
+            "it": "co2_it_g_per_million_output_tokens", "facility": "co2_g_per_million_output_tokens"}[scope]
+
+
+def co2_per_output_token(figures: dict[str, Any], tokens: Any) -> dict[str, Any]:
+    """CO2 per million output tokens (g) at the accelerator and IT scopes, from a plan's figures
+    (floats, or arrays of draws); the facility's is ``units.per_output_token``'s."""
+    return {co2_token_column(scope): figures[co2_column(scope)] * 1000.0 / tokens * MILLION
+            for scope in ("accelerator", "it")}
 
 
 def describe(scope: Scope, pue: float) -> str:

@@ -26,7 +26,7 @@ import numpy as np
 
 from ecobench.power.draw import DrawParams, DrawSpec, draw_w
 from ecobench.power.params import power_model, split_lognormal
-from ecobench.power.scopes import fleet_figures
+from ecobench.power.scopes import co2_per_output_token, fleet_figures
 from ecobench.table import CHANGE_METRICS, change_pct
 from ecobench.units import MILLION, SECONDS_PER_HOUR, per_output_token, whole
 
@@ -46,7 +46,8 @@ BAND_METRICS_SERVING = ("throughput_per_instance_per_s", "instances", "power_w",
                         "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg",
                         "energy_j_per_output_token", "energy_it_j_per_output_token",
                         "energy_accelerator_j_per_output_token", "cost_usd_per_million_output_tokens",
-                        "co2_g_per_million_output_tokens", "ttft_ms_p50", "tpot_ms_p50")
+                        "co2_g_per_million_output_tokens", "co2_it_g_per_million_output_tokens",
+                        "co2_accelerator_g_per_million_output_tokens", "ttft_ms_p50", "tpot_ms_p50")
 BAND_METRICS_TRAINING = ("throughput_per_instance_per_s", "duration_h", "power_w", "mfu", "energy_kwh",
                          "energy_it_kwh",
                          "energy_accelerator_kwh", "cost_usd", "co2_kg", "co2_it_kg", "co2_accelerator_kg")
@@ -237,7 +238,7 @@ def simulate(c: McConfig, d: Draws) -> dict[str, np.ndarray]:
     out["power_w"] = w["total"] + 0.0 * inst_h  # per instance, facility (the plan's power_w)
     if isinstance(case, InferenceCase) and case.output_tokens is not None:
         tokens = case.rate_per_s * SECONDS_PER_HOUR * case.horizon_h * case.output_tokens
-        out |= per_output_token(out, tokens)
+        out |= per_output_token(out, tokens) | co2_per_output_token(out, tokens)
     elif isinstance(case, InferenceCase):
         millions = case.rate_per_s * SECONDS_PER_HOUR * case.horizon_h / MILLION
         out |= {"energy_kwh_per_million": out["energy_kwh"] / millions,

@@ -40,6 +40,9 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "is_baseline": ("", "true for the scenario's baseline configuration"),
     "headline_scope": ("", "energy scope the terminal and report lead with: accelerator, it or facility"),
     "draw_basis": ("", "what the accelerator's activity (and so its power draw) is taken from"),
+    "power_model": ("", "where the scenario gives power_points: the power model refitted with them (its "
+                        "draws before and after, the held-out error with and without them); absent: the "
+                        "packaged model"),
     "power_basis": ("", "how draw becomes energy in this row's power and energy figures: modelled (the draw "
                         "model at the work done), tdp (the footprint convention: accelerator device-hours "
                         "x datasheet TDP x PUE, no host share) or measured (a supplied measured_power_w, or "
@@ -115,7 +118,16 @@ _COLUMNS: dict[str, tuple[str, str]] = {
                                                          "output_tokens)"),
     "cost_usd_per_million_output_tokens": ("USD per million tokens", "serving: cost per million output "
                                                                      "tokens; null without a sourced price"),
-    "co2_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output tokens"),
+    "co2_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output tokens "
+                                        "at the facility scope (co2_kg over output_tokens: operational and "
+                                        "embodied), whatever headline_scope says"),
+    "co2_it_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million output "
+                                           "tokens at the IT scope (co2_it_kg over output_tokens: no PUE "
+                                           "overhead; embodied included)"),
+    "co2_accelerator_g_per_million_output_tokens": ("gCO2e per million tokens", "serving: CO2 per million "
+                                                    "output tokens of the accelerators alone "
+                                                    "(co2_accelerator_kg over output_tokens; embodied "
+                                                    "included)"),
     "replicas": ("count", "serving: model replicas in the fleet"),
     "replicas_per_instance": ("count", "serving: replicas on one instance"),
     "batch": ("requests", "serving: mean requests in flight per replica"),
@@ -185,7 +197,7 @@ COLUMNS: dict[str, tuple[str, str]] = _COLUMNS | _CHANGE_COLUMNS
 
 _STRING = ("config_id instance_type accelerator backend precision weight_precision kv_cache_precision "
            "provenance method region grid_source "
-           "price_source headline_scope draw_basis power_basis recompute offload layout_choice "
+           "price_source headline_scope draw_basis power_basis power_model recompute offload layout_choice "
            "pipeline_schedule "
            "measurement_method "
            "power_method "

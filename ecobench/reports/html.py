@@ -151,6 +151,8 @@ def caveats(doc: dict[str, Any]) -> dict[str, list[str]]:
                     "differ partly by the accounting convention (tdp: accelerator device-hours x datasheet "
                     "TDP x PUE, no host share; modelled: the draw model at the work done; measured: a "
                     "supplied or metered draw), not only by the hardware; each card and row names its basis.")
+    for model in dict.fromkeys(r["power_model"] for r in rows if r.get("power_model")):  # power_points
+        prov.append(f"Power model {model}.")
     if len(kinds) > 1:
         parts = [f"{k} ({', '.join(v[:4])}{', ...' if len(v) > 4 else ''})" for k, v in kinds.items()]
         prov.append("Mixed provenance: " + "; ".join(parts) + ". Differences between rows obtained in "

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ecobench.power.scopes import change_column, co2_column, describe, energy_column, token_column
+from ecobench.power.scopes import (
+    change_column,
+    co2_column,
+    co2_token_column,
+    describe,
+    energy_column,
+    token_column,
+)
 
 if TYPE_CHECKING:
     from ecobench.planning.evaluate import Evaluation
@@ -13,7 +20,7 @@ if TYPE_CHECKING:
 BANDED_INFERENCE = ["throughput_per_instance_per_s", "instances", "{energy}", "cost_usd_per_million", "{co2}",
                     "{energy_change}", "cost_change_pct", "{co2_change}"]
 BANDED_SERVING = ["instances", "ttft_ms_p50", "tpot_ms_p50", "{energy_token}",
-                  "cost_usd_per_million_output_tokens", "co2_g_per_million_output_tokens", "{energy_change}",
+                  "cost_usd_per_million_output_tokens", "{co2_token}", "{energy_change}",
                   "cost_change_pct", "{co2_change}"]
 BANDED_TRAINING = ["throughput_per_instance_per_s", "duration_h", "power_w", "mfu", "{energy}", "cost_usd",
                    "{co2}",
@@ -77,6 +84,7 @@ def basis_text(bases: dict[str, str]) -> str:
 def columns(template: list[str], scope: Any) -> list[str]:
     """Fill the scope's energy and CO2 columns into a column list."""
     names = {"energy": energy_column(scope), "co2": co2_column(scope), "energy_token": token_column(scope),
+             "co2_token": co2_token_column(scope),
              "energy_change": change_column("energy", scope), "co2_change": change_column("co2", scope)}
     return [c.format(**names) for c in template]
 
@@ -105,7 +113,7 @@ ANSWER = {
     "serving": [("config", "config_id", 0), ("instance", "instance_type", 0), ("region", "region", 0),
                 ("targets", "targets", 0), ("instances", "instances", 2),
                 ("USD/Mtok", "cost_usd_per_million_output_tokens", 0),
-                ("gCO2/Mtok", "co2_g_per_million_output_tokens", 0), ("TTFT p99 ms", "ttft_ms_p99", 1),
+                ("gCO2/Mtok", "{co2_token}", 0), ("TTFT p99 ms", "ttft_ms_p99", 1),
                 ("TPOT p99 ms", "tpot_ms_p99", 3), ("cost Δ%", "cost_change_pct", 4),
                 ("CO2 Δ%", "{co2_change}", 4), ("TTFT p50 ms", "ttft_ms_p50", 6),
                 ("TPOT p50 ms", "tpot_ms_p50", 6), ("scheduler", "scheduler", 9),
@@ -174,22 +182,26 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
     names = {"energy": energy_column(s.headline_scope), "co2": co2_column(s.headline_scope),
              "energy_change": change_column("energy", s.headline_scope),
              "co2_change": change_column("co2", s.headline_scope),
-             "energy_token": token_column(s.headline_scope)}
+             "energy_token": token_column(s.headline_scope), "co2_token": co2_token_column(s.headline_scope)}
     spec = {"serving": s.workload.serving, "inference": s.workload.inference}.get(mode)
     goals = latency_targets(mode, spec)
     shown = [dict(r, targets=targets_cell(r, goals)) if goals else r for r in rows]
     cols = [(h, k.format(**names), rank) for h, k, rank in ANSWER[mode]]
+    if s.headline_scope != "facility":  # power_w is the facility's draw whatever the headline scope
+        cols = [("facility W" if k == "power_w" else h, k, rank) for h, k, rank in cols]
     bases = {r["config_id"]: r.get("power_basis", "modelled") for r in rows}
     if len(set(bases.values())) > 1:  # say which basis each row's figures use
         cols = [cols[0], ("basis", "power_basis", 1), *cols[1:]]
     cols = [c for c in cols if c[1] in present or (c[1] == "targets" and goals)]
-    per_token = f" (per-token energy: {s.headline_scope} scope)" if mode == "serving" else ""
+    per_token = f" (per-token energy and CO2: {s.headline_scope} scope)" if mode == "serving" else ""
     goal_text = ("; targets: " + ", ".join(f"{t['label']} {number(t['target_ms'])} ms" for t in goals)
                  if goals else "")
     lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}{goal_text}",
              f"headline: {describe(s.headline_scope, s.pue)}{per_token} (every scope is in results.csv)",
-             f"power basis: {basis_text(bases)}",
-             fit_table(shown, cols, width)]
+             f"power basis: {basis_text(bases)}"]
+    models = dict.fromkeys(r["power_model"] for r in rows if r.get("power_model"))  # power_points
+    lines += [f"power model: {m}" for m in models]
+    lines.append(fit_table(shown, cols, width))
     banded_template = {"inference": BANDED_INFERENCE, "training": BANDED_TRAINING,
                        "serving": BANDED_SERVING}[mode]
     banded = [c for c in columns(banded_template, s.headline_scope) if f"{c}_low" in present]

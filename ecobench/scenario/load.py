@@ -35,8 +35,26 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
         raise InputError(f"{source}: invalid scenario\n  " + "\n  ".join(lines)) from None
     scenario = _resolve_paths(scenario, base_dir, source)
     scenario = _resolve_measured_serving(scenario, base_dir, source)
+    scenario = _resolve_power_points(scenario, base_dir, source)
     check_names(scenario, source)
     return scenario
+
+
+def _resolve_power_points(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
+    """``power_points`` made absolute (relative to the scenario file's folder) and read once here, so a
+    bad points file is bad input before anything runs."""
+    from ecobench.power.calibrate import load_points
+
+    if s.power_points is None:
+        return s
+    p = Path(s.power_points)
+    if not p.is_absolute() and base_dir is not None:
+        p = (base_dir / p).resolve()
+    try:
+        load_points(p)
+    except InputError as exc:
+        raise InputError(f"{source}: power_points: {exc}") from None
+    return s.model_copy(update={"power_points": str(p)})
 
 
 def _resolve_measured_serving(s: Scenario, base_dir: Path | None, source: str) -> Scenario:

@@ -742,6 +742,11 @@ class Scenario(_Model):
                                 "configuration's measured_power_w replays where given), tdp (the footprint "
                                 "convention of model cards: accelerator device-hours x datasheet TDP x PUE, "
                                 "no host) or measured (measured_power_w, required)")
+    power_points: str | None = Field(
+        None, description="a measured-power points file (the format of `ecobench calibrate`; relative to "
+                          "the scenario file): the power model's fitted draws and host scale are refitted "
+                          "with its points for this run (each with its leave-one-group-out range), and the "
+                          "summary says so, with the held-out error with and without them")
     uncertainty: UncertaintySpec = Field(UncertaintySpec(), description="Monte Carlo for the 90% bands")
     sweep: dict[str, list[Any]] | None = Field(
         None, description="configuration field -> list of values: every combination becomes a configuration "

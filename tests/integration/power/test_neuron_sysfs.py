@@ -126,3 +126,14 @@ def test_a_folder_above_the_device_tree_names_the_tree(tmp_path, above):
     assert str(err.value) == (f"{tmp_path}: no neuronN device folders (expected neuron0, neuron1, ...); "
                               f"allowed: the folder that holds them, {tree}")
     assert len(read_tree(tree)) == 1
+
+
+@pytest.mark.parametrize("value", ["1e9", "10000.5"])
+def test_a_device_maximum_beyond_the_scenarios_bound_is_refused(capsys, value):
+    """--max-w 1e9 reported 300,000,000 W for a device at 30% and 5,000 kWh for one minute (exit 0); a
+    device's maximum has the bound of a scenario's overrides.accelerator_power_w.*.max_w (10,000 W)."""
+    with pytest.raises(SystemExit) as exc:
+        main(["neuron-power", "--max-w", value])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2
+    assert f"'{value}': allowed: a finite number of watts above 0 and at most 10,000" in err, err

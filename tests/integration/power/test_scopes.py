@@ -83,3 +83,53 @@ def test_supplied_accelerator_power_replaces_the_modelled_chip(scenario_dict):
     df = evaluate(scenario_from_dict(data)).set_index("config_id")
     assert df.loc["a", "power_accelerator_w"] == 33.0
     assert df.loc["a", "energy_accelerator_kwh"] == pytest.approx(33.0 * df.loc["a", "instances"] / 1000)
+
+
+@pytest.mark.parametrize("scope", ["accelerator", "it", "facility"])
+def test_a_services_co2_per_token_is_at_the_headline_scope(tmp_path, capsys, scope):
+    """The serving summary's gCO2/Mtok was the facility's whatever headline_scope said, beside a CO2 Δ%
+    and a J/tok at the headline scope: under headline_scope accelerator a row read 30.1 g/Mtok against the
+    baseline's 118 (-74.6%) and 'CO2 Δ% -61.8'. Each scope has its CO2 per million output tokens (embodied
+    included, as the scope's CO2), and the summary leads with the headline's."""
+    from ecobench.power.scopes import co2_column, co2_token_column, token_column
+    from ecobench.reports.summary import number
+
+    from ...conftest import SCENARIOS
+
+    s = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    s["configs"] = [c for c in s["configs"] if c["id"] in ("g6e", "p5")]
+    s |= {"headline_scope": scope, "pue": 1.2, "uncertainty": {"draws": 100}}
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(s))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    out = capsys.readouterr().out
+    rows = {r["config_id"]: r for r in json.loads((tmp_path / "run" / "results.json").read_text())["rows"]}
+    col = co2_token_column(scope)
+    for r in rows.values():
+        assert r[col] == pytest.approx(r[co2_column(scope)] * 1e3 / r["output_tokens"] * 1e6, rel=1e-9)
+        assert r[f"{col}_low"] <= r[col] <= r[f"{col}_high"]
+        assert r["co2_accelerator_g_per_million_output_tokens"] < r["co2_it_g_per_million_output_tokens"] \
+            < r["co2_g_per_million_output_tokens"]
+        assert r[token_column(scope)] * 1e6 / 3.6e6 * r["grid_g_per_kwh"] <= r[col]  # operational only
+    g6e, p5 = rows["g6e"], rows["p5"]
+    change = "co2_change_pct" if scope == "facility" else f"co2_{scope}_change_pct"
+    assert (g6e[col] / p5[col] - 1) * 100 == pytest.approx(g6e[change], rel=1e-9)
+    table = out.split("90% bands")[0]
+    assert f" {number(g6e[col])} " in table and f" {number(g6e[change])} " in table
+    bands = out.split("90% bands")[1].split("\n\n")[0]
+    assert f"{number(g6e[f'{col}_low'])} to {number(g6e[f'{col}_high'])}" in bands
+
+
+@pytest.mark.parametrize("scope,header", [("accelerator", "facility W"), ("it", "facility W"),
+                                          ("facility", "power W")])
+def test_the_summarys_power_column_says_its_scope(tmp_path, scenario_dict, capsys, scope, header):
+    """The summary's 'power W' is power_w, the facility's draw (IT x PUE), beside energy kWh at the
+    headline scope: under headline_scope accelerator a row read 'energy kWh' of the accelerators and
+    'power W' of the facility under one 'headline: accelerator scope' line, so power x time was not the
+    energy shown. Under another scope it is headed as the facility's."""
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(scenario_dict | {"headline_scope": scope, "uncertainty": {"draws": 50}}))
+    assert main(["run", str(f), "-q", "--out", str(tmp_path / "run")]) == 0
+    table, bands = capsys.readouterr().out.split("90% bands")
+    assert f" {header} " in table.splitlines()[3] + " "
+    assert (" power W" in table) == (scope == "facility") and (" power W" not in bands or scope == "facility")
