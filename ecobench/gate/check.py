@@ -627,7 +627,8 @@ def benchmark_action(current: GateDoc, rules: list[Rule | Threshold], smaller_is
     return out
 
 
-_LOCAL_PATHS = (".from_hf_config", ".lengths_csv")  # a file's path: differs between checkouts
+# a file's path (made absolute when the scenario is read): differs between checkouts
+_LOCAL_PATHS = (".from_hf_config", ".lengths_csv", ".measured_serving", ".power_points")
 
 
 def check_same_scenario(first: GateDoc, other: GateDoc) -> None:
