@@ -42,7 +42,7 @@ def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
     of the instances used, the assumptions, and the training demonstration for emulated training."""
     from ecobench.power.carbon import grid_intensity
     from ecobench.power.scopes import describe
-    from ecobench.power.uncertainty import describe_inputs
+    from ecobench.power.uncertainty import PERCENTILES, describe_inputs
     from ecobench.units import CCF_MEMORY_KWH_PER_GB_H, CCF_NETWORK_KWH_PER_GB, CCF_SERVER_LIFESPAN_YEARS
 
     cat = load_catalog()
@@ -81,8 +81,8 @@ def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
         from ecobench.hardware.neuron.training_demo import run_demo
 
         demo = run_demo()
-    uncertainty = {"draws": s.uncertainty.draws, "seed": s.uncertainty.seed, "inputs": describe_inputs()} \
-        if s.uncertainty.draws else None
+    uncertainty = {"draws": s.uncertainty.draws, "seed": s.uncertainty.seed, "percentiles": list(PERCENTILES),
+                   "inputs": describe_inputs()} if s.uncertainty.draws else None
     return {"regions_g_per_kwh": regions, "sources": sources, "assumptions": assumptions,
             "training_demo": demo, "uncertainty": uncertainty}
 
@@ -99,6 +99,10 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
     decisions: dict[str, Any] = {"recommendations": ev.recommendations if ev else []}
     if ev is not None and not ev.recommendations and (missed := nothing_meets(ev, s)) is not None:
         decisions["no_recommendation"] = missed.strip()  # the terminal's line, for the report
+    if ev is not None:
+        from ecobench.planning.pareto import basis
+
+        decisions["pareto"] = basis(s, ev.table)
     if ev is not None and ev.sweep is not None:
         decisions["sweep"] = ev.sweep | {"rows_in_csv": len(ev.table["config_id"])}
     return {

@@ -134,6 +134,12 @@ def test_cli_run_writes_front_recommendations_and_full_csv(tmp_path, capsys):
     assert doc["sweep"]["rows_in_csv"] == 16
     front = [r for r in doc["rows"] if r["pareto"]]
     assert front and all(r["pareto_rank"] >= 1 for r in front)
+    # what the front and the bands are: named in results.json, not left to the docs
+    assert doc["pareto"]["objectives"] == ["cost_usd", "co2_kg"]
+    assert doc["uncertainty"]["percentiles"] == [5.0, 95.0]
+    # bf16 and fp16 plan alike on Inferentia: equal rows, one rank
+    twins = [r for r in front if r["config_id"].startswith("inf1.2xlarge_") and r["region"] == "us-west-2"]
+    assert len(twins) == 2 and twins[0]["pareto_rank"] == twins[1]["pareto_rank"] == 1
     csv_lines = (out / "results.csv").read_text().splitlines()
     assert len(csv_lines) == 1 + 16
     header = csv_lines[0].split(",")
