@@ -237,6 +237,24 @@ def test_streamed_files_equal_the_table_written_whole(tmp_path, monkeypatch):
     assert streamed.equals(pq.read_table(tmp_path / "whole.parquet"))
 
 
+def test_writing_a_large_sweep_reports_its_progress(tmp_path, monkeypatch):
+    """A 1,000,000-row sweep printed nothing for the 15 s its results.csv took to write, after its
+    one group was evaluated in 2 s: each chunk written is reported (chunks of 5 rows here)."""
+    from ecobench.planning import sweep_table
+    from ecobench.runner import results_document, write_run
+
+    s = scenario_from_dict(_doc(instance_type=["inf2.xlarge"], precision=["fp16"],
+                                price_usd_per_h=[1, 2, 3, 4],
+                                region=["us-east-1", "eu-north-1", "us-west-2"]))
+    ev = evaluate_all(s)
+    monkeypatch.setattr(sweep_table, "CHUNK_ROWS", 5)
+    monkeypatch.setattr(sweep_table.SweepTable.chunks, "__defaults__", (None, 5))
+    said: list[str] = []
+    write_run(results_document(s, ev.rows, "r", ev), tmp_path / "r", ev.table, progress=said.append)
+    # the configuration's row, then 12 combinations in chunks of 5: nothing said once all are written
+    assert said == ["writing results.csv: 6/13 rows", "writing results.csv: 11/13 rows"]
+
+
 def test_a_configuration_id_a_combination_would_take_gets_its_index():
     d = _doc(instance_type=["inf2.xlarge", "inf1.2xlarge"], precision=["fp16"])
     d["configs"].append({"id": "inf2.xlarge_fp16", "instance_type": "g5.xlarge", "precision": "fp16"})
