@@ -64,6 +64,8 @@ def test_a_sweep_report_leads_with_the_decisions(tmp_path):
     in_csv = len((out / "results.csv").read_text().splitlines()) - 1
     assert shown < in_csv
     assert f"This report and results.json show {shown} of the {in_csv} rows" in html
+    # and the CSV's other rows carry no band: said, not left to be read as no uncertainty
+    assert "its 90% bands (the *_low and *_high columns) for the rows shown here only" in html
 
 
 def test_the_inferred_chip_power_caveat_names_only_rows_that_use_the_draw_model():
