@@ -53,9 +53,11 @@ def columns_read(s: Scenario) -> list[str]:
 
 def basis(s: Scenario, t: Columns) -> dict[str, Any]:
     """What the front is over, as results.json's ``pareto`` states it: the objective columns (each
-    minimised; ``pareto_rank`` orders the front by them in turn), the latency targets a row must meet
-    (column -> ms) and which rows count."""
-    return {"objectives": [o.column for o in objectives(s, t)], "latency_targets": latency_targets(s),
+    minimised; ``pareto_rank`` orders the front by them in turn), the statistic compared, the latency
+    targets a row must meet (column -> ms) and which rows count."""
+    return {"objectives": [o.column for o in objectives(s, t)],
+            "statistic": "central values (the point estimates; the 90% bands do not enter the front)",
+            "latency_targets": latency_targets(s),
             "eligible": "rows with every objective known (a sourced price), meets_deadline not false and "
                         "every latency target met"}
 

@@ -295,8 +295,9 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "uncertainty": ("object", True, "draws, seed, percentiles (the band's ends: 5 and 95) and input ranges "
                                     "of the 90% bands (null without draws)"),
     "pareto": ("object", False, "what the Pareto front is over: objectives (the columns, each minimised; "
-                                "pareto_rank orders the front by them in turn), latency_targets (column -> "
-                                "target, ms) and eligible (which rows count)"),
+                                "pareto_rank orders the front by them in turn), statistic (central values, "
+                                "not the bands), latency_targets (column -> target, ms) and eligible (which "
+                                "rows count)"),
     "recommendations": ("array", False, "picks among the eligible rows: {objective, config_id, reason}; "
                         "objective `all` alone when the baseline is the pick of every objective"),
     "no_recommendation": ("string", False, "why a run with rows has no recommendation: no configuration "

@@ -136,6 +136,7 @@ def test_cli_run_writes_front_recommendations_and_full_csv(tmp_path, capsys):
     assert front and all(r["pareto_rank"] >= 1 for r in front)
     # what the front and the bands are: named in results.json, not left to the docs
     assert doc["pareto"]["objectives"] == ["cost_usd", "co2_kg"]
+    assert doc["pareto"]["statistic"].startswith("central values")
     assert doc["uncertainty"]["percentiles"] == [5.0, 95.0]
     # bf16 and fp16 plan alike on Inferentia: equal rows, one rank
     twins = [r for r in front if r["config_id"].startswith("inf1.2xlarge_") and r["region"] == "us-west-2"]
