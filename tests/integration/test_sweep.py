@@ -405,3 +405,19 @@ def test_a_skipped_layout_is_counted_by_its_cause_with_its_field_not_a_configura
     assert tensor[0].startswith("parallelism: tensor 3 must divide")
     memory = [r for r in reasons if "GiB per device" in r]
     assert memory and all(r.startswith("parallelism: TP1 PP1 ") for r in memory)
+
+
+def test_a_front_of_tied_rows_shows_its_first_hundred_rows(monkeypatch):
+    """network_gbps does not change an inference plan: 150 swept values give 150 equal rows, one rank
+    for all. results.json held every row of rank 100 or less, so all 150 (with 10,000 values, 10,000
+    rows each evaluated again with its bands); it holds the front's first 100 rows."""
+    from ecobench.planning import evaluate
+
+    monkeypatch.setattr(evaluate, "SWEEP_BEST_SHOWN", 0)  # the front alone
+    s = scenario_from_dict(_doc(instance_type=["inf2.xlarge"], precision=["bf16"],
+                                network_gbps=[10 + i for i in range(150)]))
+    ev = evaluate_all(s)
+    front = [r for r in ev.rows if r["pareto"]]
+    assert {r["pareto_rank"] for r in front} == {1}
+    assert len(front) == evaluate.SWEEP_FRONT_SHOWN == 100
+    assert ev.sweep is not None and ev.sweep["rows_shown"] == 1 + 100
