@@ -160,11 +160,12 @@ def pareto_columns(s: Scenario, t: Columns) -> tuple[np.ndarray, np.ndarray]:
     flags[np.flatnonzero(ok)[front(pts)]] = True
     rank = np.full(len(ok), np.nan)
     on = np.flatnonzero(flags)
-    order = np.lexsort([t[o.column].astype(float)[on] for o in objs][::-1])
-    sp = np.column_stack([t[o.column].astype(float)[on[order]] for o in objs])
-    new = np.ones(len(on), dtype=bool)
+    values = np.column_stack([t[o.column].astype(float)[on] for o in objs])
+    order = np.lexsort(values.T[::-1])  # by cost, then the next objective
+    sp = values[order]
+    new = np.ones(len(on), dtype=bool)  # a row unlike the one before it takes its own position
     new[1:] = np.any(sp[1:] != sp[:-1], axis=1)
-    rank[on[order]] = np.maximum.accumulate(np.where(new, np.arange(1, len(on) + 1), 0)) if len(on) else []
+    rank[on[order]] = np.maximum.accumulate(np.where(new, np.arange(1, len(on) + 1), 0))
     return flags, rank
 
 
