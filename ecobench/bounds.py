@@ -44,7 +44,7 @@ Why each range (upper bounds leave one to two orders of magnitude over the large
   *supplied power* per instance 0.1-100,000 W (an 8-GPU instance draws about 10 kW).
 - *shares* (prefix-cache hit rate, speculative acceptance) 0-1; *speculative tokens* 1-64 per step
   (engines draft 1-10); a *drafter* 10^3-10^13 parameters.
-- *Monte Carlo* draws 0-100,000 (0: no bands), seed 0-2^32-1.
+- *Monte Carlo* draws 0-100,000 (0: no bands, else at least 20), seed 0-2^32-1.
 - *measurement*: warm-up 0-3,600 s, window 0.01-3,600 s, 1-1,000,000 batches, 2-1,000
   repetitions, GEMM microbenchmark 0-600 s (a measured run stays a run, not a hang).
 - *names* (scenario name, configuration ids): 1-100 characters, letters, digits, ``_ . -``, not
@@ -135,6 +135,7 @@ MaxPowerW = Annotated[float, _f(1.0, MAX_DEVICE_POWER_W)]
 MAX_POWER_W = 100_000.0  # a supplied or measured draw per instance (or node)
 PowerW = Annotated[float, _f(0.1, MAX_POWER_W)]
 Draws = Annotated[int, _i(0, 100_000)]
+MIN_BAND_DRAWS = 20  # the fewest nonzero draws: 1 in 20 lies below the band's 5th percentile
 Seed = Annotated[int, _i(0, 2**32 - 1)]
 WarmupS = Annotated[float, _f(0.0, 3_600.0)]
 MAX_WINDOW_S = 3_600.0  # a measurement window, or its idle part
@@ -289,7 +290,7 @@ RANGES = [
     _row("overrides.accelerator_power_w.*.idle_w", IdlePowerW, "W (idle <= max)"),
     _row("overrides.accelerator_power_w.*.max_w", MaxPowerW, "W"),
     _row("configs[].measured_power_w", PowerW, "W per instance"),
-    _row("uncertainty.draws", Draws, "draws"),
+    _row("uncertainty.draws", Draws, f"draws (0: no bands, else {MIN_BAND_DRAWS} or more)"),
     _row("uncertainty.seed", Seed, ""),
     _row("measurement.warmup_s", WarmupS, "s"),
     _row("measurement.min_window_s", WindowS, "s"),

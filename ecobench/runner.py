@@ -42,7 +42,7 @@ def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
     of the instances used, the assumptions, and the training demonstration for emulated training."""
     from ecobench.power.carbon import grid_intensity
     from ecobench.power.scopes import describe
-    from ecobench.power.uncertainty import describe_inputs
+    from ecobench.power.uncertainty import PERCENTILES, describe_inputs
     from ecobench.units import CCF_MEMORY_KWH_PER_GB_H, CCF_NETWORK_KWH_PER_GB, CCF_SERVER_LIFESPAN_YEARS
 
     cat = load_catalog()
@@ -81,8 +81,8 @@ def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
         from ecobench.hardware.neuron.training_demo import run_demo
 
         demo = run_demo()
-    uncertainty = {"draws": s.uncertainty.draws, "seed": s.uncertainty.seed, "inputs": describe_inputs()} \
-        if s.uncertainty.draws else None
+    uncertainty = {"draws": s.uncertainty.draws, "seed": s.uncertainty.seed, "percentiles": list(PERCENTILES),
+                   "inputs": describe_inputs()} if s.uncertainty.draws else None
     return {"regions_g_per_kwh": regions, "sources": sources, "assumptions": assumptions,
             "training_demo": demo, "uncertainty": uncertainty}
 
@@ -99,6 +99,10 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
     decisions: dict[str, Any] = {"recommendations": ev.recommendations if ev else []}
     if ev is not None and not ev.recommendations and (missed := nothing_meets(ev, s)) is not None:
         decisions["no_recommendation"] = missed.strip()  # the terminal's line, for the report
+    if ev is not None:
+        from ecobench.planning.pareto import basis
+
+        decisions["pareto"] = basis(s, ev.table)
     if ev is not None and ev.sweep is not None:
         decisions["sweep"] = ev.sweep | {"rows_in_csv": len(ev.table["config_id"])}
     return {
@@ -121,14 +125,15 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
 
 
 def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
-              csv_from: Path | None = None, table_format: str = "csv") -> None:
+              csv_from: Path | None = None, table_format: str = "csv",
+              progress: Callable[[str], None] | None = None) -> None:
     """Write the run directory ``final``: scenario.yaml (the document's resolved scenario),
     results.csv (``table``, its long texts as keys, or a copy of ``csv_from``), results.json (``doc``,
     given the keys' texts as ``csv_sources`` when ``table`` is written), emissions.csv (codecarbon's
     layout, when a configuration was measured on this host) and report.html, atomically:
     filled under a temporary name and renamed into place when complete, removed on any failure or
     interrupt. ``table_format`` ``parquet``: results.parquet instead of results.csv, the texts
-    themselves in it (dictionary-encoded)."""
+    themselves in it (dictionary-encoded). ``progress`` hears how far a large sweep's table is written."""
     import shutil
 
     from ecobench.table import write_csv
@@ -136,7 +141,7 @@ def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
     with atomic_dir(final) as tmp:
         (tmp / "scenario.yaml").write_text(dump_yaml(doc["scenario"]), encoding="utf-8")
         if isinstance(table, SweepTable):
-            write_sweep_table(table, tmp, table_format, doc)
+            write_sweep_table(table, tmp, table_format, doc, progress)
         elif table is not None and table_format == "parquet":
             write_parquet(table, csv_columns(list(table)), tmp / "results.parquet")
         elif table is not None:
@@ -150,20 +155,33 @@ def write_run(doc: dict[str, Any], final: Path, table: Columns | None = None,
         write_html(doc, tmp / "report.html")
 
 
-def write_sweep_table(table: SweepTable, directory: Path, table_format: str, doc: dict[str, Any]) -> None:
+def write_sweep_table(table: SweepTable, directory: Path, table_format: str, doc: dict[str, Any],
+                      progress: Callable[[str], None] | None = None) -> None:
     """A sweep's table, streamed from its spill file in chunks of rows, as results.parquet or
-    results.csv (its long texts as keys, their texts in ``doc``'s ``csv_sources``)."""
+    results.csv (its long texts as keys, their texts in ``doc``'s ``csv_sources``); ``progress`` hears
+    each chunk written of a table of more than one (a million rows take about 15 s)."""
+    from ecobench.planning.sweep_table import CHUNK_ROWS
     from ecobench.table import write_csv_parts
 
     names = csv_columns(table.names)
+    name = f"results.{table_format}"
+
+    def chunks() -> Any:
+        done = 0
+        for part in table.chunks(names):
+            yield part
+            done += len(part["config_id"])  # written once the next part is asked for
+            if progress is not None and table.rows > CHUNK_ROWS and done >= CHUNK_ROWS and done < table.rows:
+                progress(f"writing {name}: {done:,}/{table.rows:,} rows")
+
     if table_format == "parquet":
         hows = {n: parquet_type(n, table.kind(n), table.column_types(n), table.whole(n)) for n in names}
-        write_parquet_parts(table.chunks(names), names, directory / "results.parquet", hows)
+        write_parquet_parts(chunks(), names, directory / name, hows)
         return
     keys: dict[str, dict[str, str]] = {}
 
     def keyed() -> Any:
-        for part in table.chunks(names):
+        for part in chunks():
             yield key_texts(part, keys)[0]
 
     whole = {n: table.whole(n) for n in names if table.kind(n) == "f"}
@@ -184,5 +202,6 @@ def run(s: Scenario, results_root: Path, out: Path | None = None,
     if final is None:
         final = target_dir(results_root, s.name, out)
     ev = evaluate_all(s, progress=progress)
-    write_run(results_document(s, ev.rows, final.name, ev), final, ev.table, table_format=table_format)
+    write_run(results_document(s, ev.rows, final.name, ev), final, ev.table, table_format=table_format,
+              progress=progress)
     return final, ev

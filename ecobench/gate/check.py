@@ -352,6 +352,28 @@ def _off_front(baseline: float, current: float) -> str:
     return f"{side} off the Pareto front (pareto_rank null: dominated, or not eligible)" if side else ""
 
 
+# the front's objectives where a results.json does not name them (written before its `pareto`)
+_OBJECTIVES = ("cost_usd", "co2_kg", "duration_h", "tpot_ms_p50", "latency_p99_ms")
+
+
+def _behind_added(current: GateDoc, baseline: GateDoc, cid: str, b: float, c: float) -> str:
+    """Where a configuration's pareto_rank worsened while its own objective figures did not, the
+    configurations added since the baseline that rank ahead of it, said in the verdict's note: the run
+    has more options (a value added to a sweep), this one did not get worse."""
+    if not c > b:
+        return ""
+    ahead = [a for a in current.rows if a not in baseline.rows and gated_value(current, a, PARETO_RANK) < c]
+    basis = current.meta.get("pareto")
+    named = basis.get("objectives") if isinstance(basis, dict) else None
+    base, cur = baseline.rows[cid], current.rows[cid]
+    cols = [k for k in (named if isinstance(named, list) else _OBJECTIVES) if k in cur]
+    if not ahead or not cols or any(base.get(k) != cur.get(k) for k in cols):
+        return ""
+    shown = ", ".join(ahead[:3]) + (f" and {len(ahead) - 3} more" if len(ahead) > 3 else "")
+    return (f"its own {', '.join(cols)} unchanged: behind {len(ahead)} configuration(s) added since the "
+            f"baseline ({shown})")
+
+
 def _figure(x: float) -> str:
     """A gated figure as shown: infinity is a configuration off the Pareto front."""
     return "-" if math.isnan(x) else "off the front" if math.isinf(x) else f"{x:.6g}"
@@ -418,7 +440,8 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
         noisy = bool(cur.get("measurement_warnings") or base.get("measurement_warnings"))
         for rule in (r for r in rules if r.applies(cid)):
             b, c = gated_value(baseline, cid, rule.metric), gated_value(current, cid, rule.metric)
-            note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c)]))
+            behind = _behind_added(current, baseline, cid, b, c) if rule.metric == PARETO_RANK else ""
+            note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c), behind]))
             if isinstance(rule, Threshold):
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 verdicts.append(Verdict(cid, rule, b, c, change, f"absolute limit ({rule.op} {rule.value:g})",

@@ -191,7 +191,9 @@ def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, B
         objs = objectives(s, table)
         ok = np.flatnonzero(eligible(table, objs, s))
         picked = {r["config_id"] for r in recs}
-        extra = set(np.flatnonzero(table["pareto_rank"] <= SWEEP_FRONT_SHOWN).tolist())
+        ranks = np.asarray(table["pareto_rank"], dtype=float)
+        on = np.flatnonzero(~np.isnan(ranks))  # the first rows of the front (rows that tie share a rank)
+        extra = set(on[np.argsort(ranks[on], kind="stable")[:SWEEP_FRONT_SHOWN]].tolist())
         for o in objs:
             extra |= set(ok[np.argsort(table[o.column][ok].astype(float), kind="stable")[:SWEEP_BEST_SHOWN]]
                          .tolist())

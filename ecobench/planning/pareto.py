@@ -51,6 +51,17 @@ def columns_read(s: Scenario) -> list[str]:
     return list(dict.fromkeys(out + list(latency_targets(s))))
 
 
+def basis(s: Scenario, t: Columns) -> dict[str, Any]:
+    """What the front is over, as results.json's ``pareto`` states it: the objective columns (each
+    minimised; ``pareto_rank`` orders the front by them in turn), the statistic compared, the latency
+    targets a row must meet (column -> ms) and which rows count."""
+    return {"objectives": [o.column for o in objectives(s, t)],
+            "statistic": "central values (the point estimates; the 90% bands do not enter the front)",
+            "latency_targets": latency_targets(s),
+            "eligible": "rows with every objective known (a sourced price), meets_deadline not false and "
+                        "every latency target met"}
+
+
 def latency_targets(s: Scenario) -> dict[str, float]:
     """Column -> the scenario's latency target on it (serving: TTFT and TPOT, median and p99 where set;
     inference: the p99 latency where set). Targets are constraints, not objectives."""
@@ -140,7 +151,8 @@ def _front_sorted(u: np.ndarray) -> np.ndarray:
 
 
 def pareto_columns(s: Scenario, t: Columns) -> tuple[np.ndarray, np.ndarray]:
-    """``pareto`` (bool) and ``pareto_rank`` (1 = cheapest on the front; NaN off it)."""
+    """``pareto`` (bool) and ``pareto_rank`` (1 = cheapest on the front, then by the next objective;
+    rows equal in every objective share the rank of the first of them, 1, 1, 3; NaN off the front)."""
     objs = objectives(s, t)
     ok = eligible(t, objs, s)
     pts = np.column_stack([t[o.column].astype(float)[ok] for o in objs])
@@ -148,8 +160,12 @@ def pareto_columns(s: Scenario, t: Columns) -> tuple[np.ndarray, np.ndarray]:
     flags[np.flatnonzero(ok)[front(pts)]] = True
     rank = np.full(len(ok), np.nan)
     on = np.flatnonzero(flags)
-    by_cost = on[np.lexsort([t[o.column].astype(float)[on] for o in objs][::-1])]
-    rank[by_cost] = np.arange(1, len(by_cost) + 1)
+    values = np.column_stack([t[o.column].astype(float)[on] for o in objs])
+    order = np.lexsort(values.T[::-1])  # by cost, then the next objective
+    sp = values[order]
+    new = np.ones(len(on), dtype=bool)  # a row unlike the one before it takes its own position
+    new[1:] = np.any(sp[1:] != sp[:-1], axis=1)
+    rank[on[order]] = np.maximum.accumulate(np.where(new, np.arange(1, len(on) + 1), 0))
     return flags, rank
 
 

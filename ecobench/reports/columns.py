@@ -172,9 +172,12 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "backend_disagreement": ("", "how far the emulated throughput is from the analytic model's, when "
                                  "beyond their combined errors"),
     # decisions (sweeps, Pareto front)
-    "pareto": ("", "on the Pareto front over cost, CO2 and time (training) or latency (serving), within "
-                   "the SLA or deadline"),
-    "pareto_rank": ("rank", "position in the ranked Pareto front (1 first); null off the front"),
+    "pareto": ("", "on the Pareto front: no eligible row is as low in every objective and lower in one; "
+                   "objectives cost_usd, CO2 at the headline scope, and duration_h (training), tpot_ms_p50 "
+                   "(serving) or latency_p99_ms (inference with latency_ms_p99); eligible: priced, meeting "
+                   "the deadline and the latency targets (results.json: pareto)"),
+    "pareto_rank": ("rank", "position in the Pareto front ordered by its objectives, cost first (1 first); "
+                            "rows equal in every objective share a rank (1, 1, 3); null off the front"),
     "sweep_index": ("", "index of the configuration in the sweep's cartesian product; null for `configs`"),
     # spot pricing
     "spot_interruption_pct_per_month": ("% per month", "spot: share of instances interrupted per month "
@@ -301,8 +304,13 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "sources": ("array", True, "catalog sources of the instances used: item, source, as_of, inferred_from"),
     "assumptions": ("object", True, "assumptions shown in the report (PUE, lifespan, ...)"),
     "training_demo": ("object", True, "emulated training: FP32/BF16 loss curves of the demo (else null)"),
-    "uncertainty": ("object", True, "draws, seed and input ranges of the 90% bands (null without draws)"),
-    "recommendations": ("array", False, "picks from the Pareto front: {objective, config_id, reason}; "
+    "uncertainty": ("object", True, "draws, seed, percentiles (the band's ends: 5 and 95) and input ranges "
+                                    "of the 90% bands (null without draws)"),
+    "pareto": ("object", False, "what the Pareto front is over: objectives (the columns, each minimised; "
+                                "pareto_rank orders the front by them in turn), statistic (central values, "
+                                "not the bands), latency_targets (column -> target, ms) and eligible (which "
+                                "rows count)"),
+    "recommendations": ("array", False, "picks among the eligible rows: {objective, config_id, reason}; "
                         "objective `all` alone when the baseline is the pick of every objective"),
     "no_recommendation": ("string", False, "why a run with rows has no recommendation: no configuration "
                           "meets the training deadline or the latency targets, and the closest, as `ecobench "

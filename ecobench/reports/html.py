@@ -85,6 +85,24 @@ def front_flags(doc: dict[str, Any]) -> list[bool]:
     return charts.pareto_mask([(_num(r.get("cost_usd")), _num(r.get(co2))) for r in rows])
 
 
+_FRONT_WORDS = {"duration_h": "training time (duration_h)", "tpot_ms_p50": "median time per output token "
+                "(tpot_ms_p50)", "latency_p99_ms": "p99 latency (latency_p99_ms)"}
+
+
+def front_also(doc: dict[str, Any]) -> str:
+    """The objectives of the run's front besides cost and CO2, in words (results.json's ``pareto``), for
+    the cost-CO2 chart: a filled point can lie above and right of another there. '' where there are
+    none or the run did not flag its rows; for a results.json that does not say, those of its mode."""
+    rows, mode = doc["rows"], doc["mode"]
+    if not (rows and isinstance(rows[0].get("pareto"), bool)):
+        return ""
+    basis = doc.get("pareto")
+    cols = basis.get("objectives", [])[2:] if isinstance(basis, dict) else (
+        ["duration_h"] if mode == "training" else ["tpot_ms_p50"] if mode == "serving" else
+        ["latency_p99_ms"] if any(r.get("latency_p99_ms") is not None for r in rows) else [])
+    return " and ".join(_FRONT_WORDS.get(str(c), str(c)) for c in cols)
+
+
 def shown_rows(doc: dict[str, Any], limit: int, key: str | None = None) -> list[dict[str, Any]]:
     """At most ``limit`` rows in their order: the baseline, the Pareto front, then the lowest ``key``
     (the headline CO2 by default)."""
@@ -394,7 +412,7 @@ def render(doc: dict[str, Any]) -> str:
         baseline=next((r for r in doc["rows"] if r["is_baseline"]), None),
         recommendations=doc.get("recommendations") or [], no_pick=no_pick(doc), sweep=doc.get("sweep"),
         charts=figure_charts(doc), pareto=pareto_chart(doc), caveats=caveats(doc),
-        on_front=sum(front_flags(doc)), mixed_basis=len(basis_groups(doc)) > 1,
+        on_front=sum(front_flags(doc)), front_also=front_also(doc), mixed_basis=len(basis_groups(doc)) > 1,
         unpriced=sum(1 for r in doc["rows"] if r.get("cost_usd") is None),
         region_cols=region_cols, regions=regions, region_rows=region_rows,
         region_chart=region_chart, emulated=emulated, kernel_charts=kernel_charts,

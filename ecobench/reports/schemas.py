@@ -100,7 +100,10 @@ def results_markdown() -> str:
     lines += [f"| `{p.name}` | {_cell(p.unit)} | "
               f"{p.json_type if isinstance(p.json_type, str) else ' or '.join(p.json_type)} | "
               f"{_cell(p.meaning)} |" for p in PATTERNS]
-    lines += ["", "Bands are written for the headline figures when the scenario sets `uncertainty.draws`.",
+    lines += ["", "Bands are written for the headline figures when the scenario sets `uncertainty.draws`; "
+              "of a sweep, for the rows results.json holds (the configurations, the first rows of the "
+              "Pareto front, the best by each objective and the picks): the other rows' band cells are "
+              "empty.",
               "", "## results.csv", "",
               "Written with Python's csv module: LF line ends, text quoted only where it holds a comma, "
               "a quote or a line break, numbers in shortest round-trip form (`repr`), the integer "

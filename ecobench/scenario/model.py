@@ -713,9 +713,19 @@ class UncertaintySpec(_Model):
     """The Monte Carlo behind every figure's 90% band."""
 
     draws: b.Draws = Field(
-        1000, description="Monte Carlo draws for the 90% bands (0: no bands)")
+        1000, description="Monte Carlo draws for the 90% bands (0: no bands; else at least 20)")
     seed: b.Seed = Field(
         0, description="random seed: the same seed gives the same bands")
+
+    @model_validator(mode="after")
+    def _enough_for_a_band(self) -> Self:
+        # 1 draw in 20 lies below a 5th percentile: fewer draws cannot place it (1 draw made a
+        # "90% band" of the central value and that draw)
+        if 0 < self.draws < b.MIN_BAND_DRAWS:
+            raise ValueError(f"draws {self.draws} cannot give a 90% band (its ends are the 5th and 95th "
+                             f"percentiles of the draws); allowed: 0 (no bands) or {b.MIN_BAND_DRAWS} to "
+                             "100,000")
+        return self
 
 
 class Scenario(_Model):

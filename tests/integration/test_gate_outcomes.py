@@ -348,3 +348,28 @@ def test_a_sweeps_rows_outside_results_json_are_said_not_gated(tmp_path, capsys)
 def test_a_run_without_a_sweep_has_no_sweep_note(tmp_path, capsys, chat_run):
     assert main(["check", str(chat_run), "--baseline", str(chat_run)]) == 0
     assert "sweep" not in capsys.readouterr().err
+
+
+def test_a_rank_lost_to_a_value_added_to_the_sweep_says_so(tmp_path, capsys):
+    """A cheaper price added to a sweep put a new row ahead of the front's first: the old first left
+    the front and pareto_rank:+0% failed it with 'dominated, or not eligible', as if it had got worse;
+    its figures are unchanged, and the note names the added configuration that ranks ahead."""
+    import yaml
+
+    doc = {"schema_version": 2, "name": "pr", "baseline": "base", "uncertainty": {"draws": 0},
+           "workload": {"model": "layoutlm-base", "inference": {"rate_per_h": 1000000, "seq_len": 512}},
+           "configs": [{"id": "base", "instance_type": "g4dn.2xlarge", "precision": "fp16"}],
+           "sweep": {"instance_type": ["inf2.xlarge"], "region": ["eu-north-1"]}}
+    runs = {}
+    for name, prices in (("before", [0.5, 0.7]), ("after", [0.3, 0.5, 0.7])):
+        doc["sweep"]["price_usd_per_h"] = prices
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(doc))
+        runs[name] = tmp_path / name
+        assert main(["run", str(tmp_path / f"{name}.yaml"), "-q", "--out", str(runs[name])]) == 0
+    base = tmp_path / "b.json"
+    assert main(["baseline", str(runs["before"]), "--to", str(base)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(runs["after"]), "--baseline", str(base), "--fail-on", "pareto_rank:+0%"]) == 1
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("inf2.xlarge_0.5_"))
+    assert "its own cost_usd, co2_kg unchanged: behind 1 configuration(s) added since the baseline " \
+           "(inf2.xlarge_0.3_eu-north-1)" in line

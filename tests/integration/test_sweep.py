@@ -134,6 +134,13 @@ def test_cli_run_writes_front_recommendations_and_full_csv(tmp_path, capsys):
     assert doc["sweep"]["rows_in_csv"] == 16
     front = [r for r in doc["rows"] if r["pareto"]]
     assert front and all(r["pareto_rank"] >= 1 for r in front)
+    # what the front and the bands are: named in results.json, not left to the docs
+    assert doc["pareto"]["objectives"] == ["cost_usd", "co2_kg"]
+    assert doc["pareto"]["statistic"].startswith("central values")
+    assert doc["uncertainty"]["percentiles"] == [5.0, 95.0]
+    # bf16 and fp16 plan alike on Inferentia: equal rows, one rank
+    twins = [r for r in front if r["config_id"].startswith("inf1.2xlarge_") and r["region"] == "us-west-2"]
+    assert len(twins) == 2 and twins[0]["pareto_rank"] == twins[1]["pareto_rank"] == 1
     csv_lines = (out / "results.csv").read_text().splitlines()
     assert len(csv_lines) == 1 + 16
     header = csv_lines[0].split(",")
@@ -229,6 +236,24 @@ def test_streamed_files_equal_the_table_written_whole(tmp_path, monkeypatch):
     write_parquet(whole, csv_columns(list(whole)), tmp_path / "whole.parquet")
     streamed = pq.read_table(tmp_path / "parquet" / "results.parquet")
     assert streamed.equals(pq.read_table(tmp_path / "whole.parquet"))
+
+
+def test_writing_a_large_sweep_reports_its_progress(tmp_path, monkeypatch):
+    """A 1,000,000-row sweep printed nothing for the 15 s its results.csv took to write, after its
+    one group was evaluated in 2 s: each chunk written is reported (chunks of 5 rows here)."""
+    from ecobench.planning import sweep_table
+    from ecobench.runner import results_document, write_run
+
+    s = scenario_from_dict(_doc(instance_type=["inf2.xlarge"], precision=["fp16"],
+                                price_usd_per_h=[1, 2, 3, 4],
+                                region=["us-east-1", "eu-north-1", "us-west-2"]))
+    ev = evaluate_all(s)
+    monkeypatch.setattr(sweep_table, "CHUNK_ROWS", 5)
+    monkeypatch.setattr(sweep_table.SweepTable.chunks, "__defaults__", (None, 5))
+    said: list[str] = []
+    write_run(results_document(s, ev.rows, "r", ev), tmp_path / "r", ev.table, progress=said.append)
+    # the configuration's row, then 12 combinations in chunks of 5: nothing said once all are written
+    assert said == ["writing results.csv: 6/13 rows", "writing results.csv: 11/13 rows"]
 
 
 def test_a_configuration_id_a_combination_would_take_gets_its_index():
@@ -380,3 +405,19 @@ def test_a_skipped_layout_is_counted_by_its_cause_with_its_field_not_a_configura
     assert tensor[0].startswith("parallelism: tensor 3 must divide")
     memory = [r for r in reasons if "GiB per device" in r]
     assert memory and all(r.startswith("parallelism: TP1 PP1 ") for r in memory)
+
+
+def test_a_front_of_tied_rows_shows_its_first_hundred_rows(monkeypatch):
+    """network_gbps does not change an inference plan: 150 swept values give 150 equal rows, one rank
+    for all. results.json held every row of rank 100 or less, so all 150 (with 10,000 values, 10,000
+    rows each evaluated again with its bands); it holds the front's first 100 rows."""
+    from ecobench.planning import evaluate
+
+    monkeypatch.setattr(evaluate, "SWEEP_BEST_SHOWN", 0)  # the front alone
+    s = scenario_from_dict(_doc(instance_type=["inf2.xlarge"], precision=["bf16"],
+                                network_gbps=[10 + i for i in range(150)]))
+    ev = evaluate_all(s)
+    front = [r for r in ev.rows if r["pareto"]]
+    assert {r["pareto_rank"] for r in front} == {1}
+    assert len(front) == evaluate.SWEEP_FRONT_SHOWN == 100
+    assert ev.sweep is not None and ev.sweep["rows_shown"] == 1 + 100

@@ -123,3 +123,15 @@ def test_an_objective_the_baseline_wins_says_the_baseline_is_already_best():
     assert not any("same cost" in r["reason"] for r in recs.values())
     assert recs["latency"]["config_id"] == "a"  # another row: its changes against the baseline
     assert recs["latency"]["reason"].endswith("+639% cost, +183% CO2, +110% energy against the baseline b")
+
+
+def test_rows_with_equal_objectives_share_their_pareto_rank():
+    """Two configurations with the same cost, CO2 and time per token (a bf16 and an fp16 row that plan
+    alike) are equally good: one rank for both (as scipy's rankdata 'min'), not 2 and 3 by row order,
+    so `pareto_rank<3` cannot pass one and fail its twin."""
+    from ecobench.planning.pareto import pareto_columns
+
+    t = _table([100, 100, 50], [10, 10, 20], [1, 1, 1], [40.0, 40.0, 45.0], ttft=(100, 100, 100))
+    flags, rank = pareto_columns(_serving_scenario(), t)
+    assert flags.tolist() == [True, True, True]
+    assert rank.tolist() == [2.0, 2.0, 1.0]

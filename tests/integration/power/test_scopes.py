@@ -53,6 +53,10 @@ def test_headline_scope_leads_the_summary(tmp_path, scenario_dict, capsys):
      "configs[0].measured_power_scope: 'rack' is not allowed; allowed:"),
     ({"uncertainty": {"draws": -5}},
      "uncertainty.draws: -5 is out of range; allowed: an integer from 0 to 100,000"),
+    # one draw gave a "90% band (5th to 95th percentile of 1 draws)": the central value and that draw
+    ({"uncertainty": {"draws": 1}},
+     "uncertainty: draws 1 cannot give a 90% band (its ends are the 5th and 95th percentiles of the draws); "
+     "allowed: 0 (no bands) or 20 to 100,000"),
     # a draw in kW (or a thousand times too much) was taken as watts: energy off by 1000x, silently
     ({"configs": [{"id": "a", "instance_type": "p5.48xlarge", "measured_power_w": 5.6,
                    "measured_power_scope": "accelerator"}]},

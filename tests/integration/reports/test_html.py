@@ -64,6 +64,8 @@ def test_a_sweep_report_leads_with_the_decisions(tmp_path):
     in_csv = len((out / "results.csv").read_text().splitlines()) - 1
     assert shown < in_csv
     assert f"This report and results.json show {shown} of the {in_csv} rows" in html
+    # and the CSV's other rows carry no band: said, not left to be read as no uncertainty
+    assert "its 90% bands (the *_low and *_high columns) for the rows shown here only" in html
 
 
 def test_the_inferred_chip_power_caveat_names_only_rows_that_use_the_draw_model():
@@ -321,3 +323,29 @@ def test_a_change_band_that_ends_near_zero_reads_0_pct_not_minus_0(scenario_dict
     table = _table(html, "Against the baseline")
     cell = re.search(r'<td data-label="energy Δ[^"]*" class="([^"]*)">([^<]*)<', table)
     assert cell is not None and cell.groups() == ("", "0%")  # -0.2%: no sign, not marked better
+
+
+@pytest.mark.parametrize(("name", "also"), [
+    ("bert_large_pretrain", "the run's front also counts training time (duration_h)"),
+    ("llama3_8b_chat", "the run's front also counts median time per output token (tpot_ms_p50)"),
+    ("layoutlm_realtime", None)])
+def test_the_cost_co2_chart_names_the_other_objectives_of_the_front(name, also):
+    """The chart's caption said the front 'may also count time or latency' in every run; results.json's
+    pareto names the objectives, and the caption the ones the chart does not show (none for a front over
+    cost and CO2 alone)."""
+    import yaml
+
+    from ecobench.planning.evaluate import evaluate_all
+    from tests.conftest import SCENARIOS
+
+    s = scenario_from_dict(yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text()))
+    ev = evaluate_all(s)
+    doc = results_document(s, ev.rows, "run", ev)
+    html = render(doc)
+    assert "may also count" not in html
+    if also is None:
+        assert doc["pareto"]["objectives"] == ["cost_usd", "co2_kg"] and "front also counts" not in html
+    else:
+        assert also in html
+        del doc["pareto"]  # a results.json written before it named them: the mode's objective
+        assert also in render(doc)
