@@ -255,6 +255,16 @@ def test_benchmark_not_a_regular_file_or_too_large_exits_2(tmp_path, capsys, mon
     _bad(tmp_path, capsys, _scenario([dict(cfg, measured_serving="missing.json")]), "no such")
 
 
+def test_a_chunk_budget_without_chunked_prefill_exits_2(tmp_path, capsys):
+    """2026-11-29: max_num_batched_tokens beside chunked_prefill: false ran (exit 0) with the budget
+    dropped: 512 and 100000 gave the same plan as none (g6e.xlarge, 3 instances, TTFT p50 99.5 ms),
+    where vLLM refuses a budget below the model's length without chunked prefill."""
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
+                                      "chunked_prefill": False, "max_num_batched_tokens": 512}]),
+         "configs[0].max_num_batched_tokens", "chunked_prefill: false", "allowed")
+    assert not (tmp_path / "res").exists()
+
+
 def test_measured_benchmark_missing_a_target_exits_2(tmp_path, capsys):
     (tmp_path / "bench.json").write_text(json.dumps(dict(BENCH, median_tpot_ms=80.0, p99_tpot_ms=90.0)))
     _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
