@@ -707,6 +707,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
         t, pp = layouts[i]
         i += 1
         w = _serve_workload(arch, traffic, spec, cfg, t, static, pp, logical_core_size(inst.spec.accelerator))
+        widest = w  # the last layout tried spreads the weights widest
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
             drafter = cfg.speculative is not None and cfg.speculative.method == "draft"
@@ -778,8 +779,10 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             best, best_key = candidate, key
     if best is None:
         if not fits and given is None:  # the weights fit no layout: what would
-            failure += "; allowed: " + memory_advice("int4" in (cfg.quantization, cfg.weight_precision),
-                                                     "quantization:")
+            # 4-bit weights are offered only where they fit the widest layout tried
+            int4 = "int4" in (cfg.quantization, cfg.weight_precision) or max_batch_by_memory(
+                dataclasses.replace(widest, weight_dtype="int4"), cl) < 1
+            failure += "; allowed: " + memory_advice(int4, "quantization:")
         raise InputError(failure).in_config()
     lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
     spans = best.tensor * best.pipeline // rpn

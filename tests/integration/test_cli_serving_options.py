@@ -265,6 +265,17 @@ def test_a_chunk_budget_without_chunked_prefill_exits_2(tmp_path, capsys):
     assert not (tmp_path / "res").exists()
 
 
+def test_a_model_that_fits_no_instance_is_offered_4_bit_weights_only_where_they_fit(tmp_path, capsys):
+    """2026-11-29: llama3-70b on g4dn.xlarge (a 16 GB T4, 13.4 GiB usable) was told 'allowed: 4-bit
+    weights (quantization: int4), or an instance with more accelerator memory', though its 4-bit
+    weights (33 GiB) overflow it too; on g6e.xlarge (40.2 GiB usable) they fit, and are offered."""
+    one = {"id": "a", "precision": "fp16"}
+    _bad(tmp_path / "t4", capsys, _scenario([{**one, "instance_type": "g4dn.xlarge"}], model="llama3-70b"),
+         "configs[0]", "no tensor degree fits; allowed: an instance with more accelerator memory")
+    _bad(tmp_path / "l40s", capsys, _scenario([{**one, "instance_type": "g6e.xlarge"}], model="llama3-70b"),
+         "allowed: 4-bit weights (quantization: int4), or an instance with more accelerator memory")
+
+
 def test_measured_benchmark_missing_a_target_exits_2(tmp_path, capsys):
     (tmp_path / "bench.json").write_text(json.dumps(dict(BENCH, median_tpot_ms=80.0, p99_tpot_ms=90.0)))
     _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
