@@ -835,8 +835,9 @@ class Scenario(_Model):
                 one = len(given) == 1
                 raise ValueError(f"{what}: {', '.join(given)} {'is an input' if one else 'are inputs'} of "
                                  "the serving model, which measured_serving replaces (its figures are the "
-                                 "benchmark's, run with whatever settings it was run with); remove "
-                                 f"{'it' if one else 'them'}, or measured_serving to plan with the model")
+                                 "benchmark's, run with whatever settings it was run with); allowed: "
+                                 f"remove {'it' if one else 'them'}, or remove measured_serving to plan with "
+                                 "the model")
             if c.quantization is not None and c.weight_precision is not None:
                 raise ValueError(f"{what}: give quantization or weight_precision, not both "
                                  "(quantization sets how weights are stored)")
