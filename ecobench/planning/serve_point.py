@@ -12,7 +12,7 @@ points with (there without each point's own source).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -153,7 +153,10 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
             raise InputError(f"--instance-type {instance_type}: {model}'s weights alone take "
                              f"{weights_gib:.1f} GiB per device at tensor {max(options)}, beyond its "
                              f"{cl.memory_gib:.1f} GiB; allowed: "
-                             + memory_advice(weight_precision == "int4", "--quantization"))
+                             # 4-bit weights offered only where they fit the widest tensor degree
+                             + memory_advice(weight_precision == "int4" or max_batch_by_memory(
+                                 replace(workload(max(options)), weight_dtype="int4"), cl) < 1,
+                                 "--quantization"))
         advice = (f"a larger --tensor ({', '.join(map(str, larger))})" if larger
                   else "fewer tokens, or an instance with more accelerator memory")
         raise InputError(f"--batch {batch}: {model}'s weights and {batch} caches of "

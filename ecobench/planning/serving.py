@@ -70,7 +70,7 @@ from ecobench.units import SECONDS_PER_HOUR
 from ecobench.words import counted, fmt_num
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.moe_blockwise import prefill_block_tokens
-from ecobench.workloads.transformer import kv_cache_bytes_per_token
+from ecobench.workloads.transformer import kv_cache_bytes_per_token, tensor_split
 
 MAX_BATCH = 1024  # the largest concurrency searched when memory allows more
 COLUMN_STATS: tuple[tuple[str, str | float], ...] = (("mean", "mean"), ("p50", 0.5), ("p99", 0.99))
@@ -270,6 +270,26 @@ def _given_layout(tensor: int, pipeline: int, rpn: int, inst: str, arch: Archite
                                       "accelerators joined by a device link)")
                          ).in_config("parallelism.pipeline")
     return tensor, pipeline
+
+
+# GPU serving engines split the attention heads evenly over the tensor ranks: vLLM refuses otherwise
+# ("Total number of attention heads (128) must be divisible by tensor parallel size (24)", vllm/config
+# verify_with_parallel_config; key/value heads are split or replicated, so they and the degree divide one
+# another), as SGLang and TensorRT-LLM do; only Neuron's inference libraries pad heads (tensor_split).
+HEAD_PADDING_VENDORS = ("aws",)
+
+
+def _engine_tensor_refusal(arch: Architecture, tensor: int, pads_heads: bool) -> str | None:
+    """Why no serving engine of the hardware runs ``arch`` at tensor degree ``tensor`` (None: one
+    does): where the engines do not pad heads (:data:`HEAD_PADDING_VENDORS`), the degree must divide
+    the attention heads, and it and the key/value heads must divide one another."""
+    if pads_heads or tensor == 1:
+        return None
+    try:
+        tensor_split(arch, tensor)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 TTFT_FIRST_GRID = 2  # grid concurrencies _top_row solves TTFT at first (then twice as many each time)
@@ -652,10 +672,23 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
         cl = with_headroom(cl, serving_headroom_pct(acc.vendor, cfg.memory_headroom_pct))
     rpn = cl.ranks_per_node
     given = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
+    pads = acc is None or acc.vendor in HEAD_PADDING_VENDORS
+
+    def runs(t: int) -> bool:
+        return _engine_tensor_refusal(arch, t, pads) is None
+
     if given is not None:
         layouts = [_given_layout(given.tensor, given.pipeline, rpn, inst.name, arch, _can_span(cl))]
-    else:  # heads that do not divide are padded (see tensor_split)
-        layouts = [(t, 1) for t in divisors(rpn)]
+        why = _engine_tensor_refusal(arch, given.tensor, pads)
+        if why is not None:
+            spans = [rpn * k for k in range(2, MAX_SPAN_INSTANCES + 1)] if _can_span(cl) else []
+            allowed = [t for t in [*divisors(rpn), *spans] if runs(t)]
+            raise InputError(f"{why}: GPU serving engines (vLLM, SGLang, TensorRT-LLM) split the heads "
+                             f"evenly over the ranks (only Neuron's libraries pad them); allowed on "
+                             f"{inst.name}: {', '.join(map(str, allowed))}, with pipeline stages for more "
+                             "instances").in_config("parallelism.tensor")
+    else:  # Neuron pads heads that do not divide (see tensor_split); GPU engines need them to divide
+        layouts = [(t, 1) for t in divisors(rpn) if runs(t)]
     if layout is not None:
         layouts = [layout]
     rate = spec.requests_per_h / SECONDS_PER_HOUR
@@ -674,6 +707,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
         t, pp = layouts[i]
         i += 1
         w = _serve_workload(arch, traffic, spec, cfg, t, static, pp, logical_core_size(inst.spec.accelerator))
+        widest = w  # the last layout tried spreads the weights widest
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
             drafter = cfg.speculative is not None and cfg.speculative.method == "draft"
@@ -686,8 +720,8 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
                 # nothing fits one instance: pipeline stages over several (tensor = the instance's
                 # ranks), or a tensor degree over several (its all-reduces hierarchical)
                 memory_failure = failure
-                layouts += [lay for k in range(2, min(MAX_SPAN_INSTANCES, arch.layers) + 1)
-                            for lay in ((rpn, k), (rpn * k, 1))]
+                layouts += [(t_k, p_k) for k in range(2, min(MAX_SPAN_INSTANCES, arch.layers) + 1)
+                            for t_k, p_k in ((rpn, k), (rpn * k, 1)) if runs(t_k)]
             continue
         fits = True
         limit = min(cap, cfg.max_batch if isinstance(cfg.max_batch, int) else MAX_BATCH)
@@ -745,15 +779,17 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             best, best_key = candidate, key
     if best is None:
         if not fits and given is None:  # the weights fit no layout: what would
-            failure += "; allowed: " + memory_advice("int4" in (cfg.quantization, cfg.weight_precision),
-                                                     "quantization:")
+            # 4-bit weights are offered only where they fit the widest layout tried
+            int4 = "int4" in (cfg.quantization, cfg.weight_precision) or max_batch_by_memory(
+                dataclasses.replace(widest, weight_dtype="int4"), cl) < 1
+            failure += "; allowed: " + memory_advice(int4, "quantization:")
         raise InputError(failure).in_config()
     lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
     spans = best.tensor * best.pipeline // rpn
     if spans > 1:
         lay += f" ({spans} instances per replica)"
-    single = divisors(rpn)
-    spanned = (len(layouts) - len(single)) // 2 + 1
+    single = [t for t in divisors(rpn) if runs(t)]
+    spanned = max((t * pp // rpn for t, pp in layouts[len(single):]), default=1)  # those over instances
     rule = ("closest to the targets at batch 1 (least largest ratio of latency to target), then fewest "
             "instances" if best.unmet else "fewest instances, then least accelerator activity")
     how = (f"{lay} given" if given

@@ -189,6 +189,13 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
     cols = [(h, k.format(**names), rank) for h, k, rank in ANSWER[mode]]
     if s.headline_scope != "facility":  # power_w is the facility's draw whatever the headline scope
         cols = [("facility W" if k == "power_w" else h, k, rank) for h, k, rank in cols]
+    # a targeted percentile the table has no column of (p90, p95): its own, beside the p99 columns,
+    # so the figure each target is checked against is shown with the target
+    extra = [(f"{g['label']} ms", g["column"], 1) for g in goals
+             if g["column"] not in {k for _, k, _ in cols}]
+    if extra:
+        at = max((i + 1 for i, (_, k, _) in enumerate(cols) if k.endswith("_p99")), default=len(cols))
+        cols = [*cols[:at], *extra, *cols[at:]]
     bases = {r["config_id"]: r.get("power_basis", "modelled") for r in rows}
     if len(set(bases.values())) > 1:  # say which basis each row's figures use
         cols = [cols[0], ("basis", "power_basis", 1), *cols[1:]]

@@ -604,6 +604,9 @@ SPOT_TERMS = ("spot_discount_pct", "spot_interruption_pct_per_month", "checkpoin
 REFERENCE_ONLY = ("device", "layers")  # read by the backend that measures on this host alone
 SERVING_ONLY = ("max_batch", "weight_precision", "kv_cache_precision", "scheduler", "max_num_batched_tokens",
                 "chunked_prefill")
+# what the serving model plans from, beside the request stream: a configuration planned from its own
+# benchmark (measured_serving) takes none of them
+MODELLED_SERVING = ("quantization", *SERVING_ONLY, "speculative", "parallelism", "memory_headroom_pct")
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -843,6 +846,13 @@ class Scenario(_Model):
                                  "NeuronCore (backend: analytic or emulated, no measured_throughput_per_s; "
                                  "a measured benchmark goes in measured_serving); schedulers: continuous, "
                                  "static, disaggregated")
+            if c.measured_serving is not None and (given := _given(c, MODELLED_SERVING)):
+                one = len(given) == 1
+                raise ValueError(f"{what}: {', '.join(given)} {'is an input' if one else 'are inputs'} of "
+                                 "the serving model, which measured_serving replaces (its figures are the "
+                                 "benchmark's, run with whatever settings it was run with); allowed: "
+                                 f"remove {'it' if one else 'them'}, or remove measured_serving to plan with "
+                                 "the model")
             if c.quantization is not None and c.weight_precision is not None:
                 raise ValueError(f"{what}: give quantization or weight_precision, not both "
                                  "(quantization sets how weights are stored)")

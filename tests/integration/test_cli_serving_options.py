@@ -87,6 +87,38 @@ def test_405b_replica_spans_two_p5_instances(tmp_path):
     assert all("2 instances per replica" in t for t in _texts(tmp_path, "layout_choice").values())
 
 
+LLAMA_405B = {"kind": "decoder", "layers": 126, "hidden_size": 16384, "heads": 128, "kv_heads": 8,
+              "intermediate_size": 53248, "ffn": "swiglu", "vocab_size": 128256, "tied_embeddings": False,
+              "max_position_embeddings": 131072}
+
+
+def test_a_gpu_replica_over_instances_uses_a_tensor_degree_the_engines_run(tmp_path):
+    # vLLM, SGLang and TensorRT-LLM require the tensor degree to divide the attention heads (vLLM:
+    # "Total number of attention heads (128) must be divisible by tensor parallel size (24)"); only
+    # Neuron's libraries pad heads. 405B in bf16 over A100 40GB instances (p4d.24xlarge): three
+    # instances were planned as one tensor-24 replica (2026-11-29: 405B at 360 requests/h, 3 instances,
+    # tensor 24); a tensor degree of 8 with pipeline stages (or one of 16, 32) is what runs.
+    s = _scenario([{"id": "p4d", "instance_type": "p4d.24xlarge", "precision": "bf16"}], tpot_ms=100,
+                  ttft_ms=3000, requests_per_h=360)
+    del s["workload"]["model"]
+    s["workload"]["architecture"] = LLAMA_405B
+    assert _run(tmp_path, s) == 0
+    d = _rows(tmp_path)
+    assert LLAMA_405B["heads"] % int(d.tensor_parallel["p4d"]) == 0, d.tensor_parallel["p4d"]
+    assert d.replicas_per_instance["p4d"] < 1  # still one replica over several instances
+
+
+def test_a_given_tensor_degree_that_does_not_divide_the_heads_exits_2(tmp_path, capsys):
+    s = _scenario([{"id": "p4d", "instance_type": "p4d.24xlarge", "precision": "bf16",
+                    "parallelism": {"tensor": 24}}], tpot_ms=200, ttft_ms=5000, requests_per_h=360)
+    del s["workload"]["model"]
+    s["workload"]["architecture"] = LLAMA_405B
+    assert _run(tmp_path, s) == 2
+    err = capsys.readouterr().err
+    assert "configs[0].parallelism.tensor" in err and "128 attention heads" in err and "allowed" in err
+    assert "Traceback" not in err and not (tmp_path / "res").exists()
+
+
 def test_measured_serving_sizes_from_the_benchmark(tmp_path):
     (tmp_path / "bench.json").write_text(json.dumps(BENCH))
     configs = [{"id": "m", "instance_type": "g6e.xlarge", "precision": "bf16",
@@ -223,11 +255,52 @@ def test_benchmark_not_a_regular_file_or_too_large_exits_2(tmp_path, capsys, mon
     _bad(tmp_path, capsys, _scenario([dict(cfg, measured_serving="missing.json")]), "no such")
 
 
+def test_a_chunk_budget_without_chunked_prefill_exits_2(tmp_path, capsys):
+    """2026-11-29: max_num_batched_tokens beside chunked_prefill: false ran (exit 0) with the budget
+    dropped: 512 and 100000 gave the same plan as none (g6e.xlarge, 3 instances, TTFT p50 99.5 ms),
+    where vLLM refuses a budget below the model's length without chunked prefill."""
+    _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
+                                      "chunked_prefill": False, "max_num_batched_tokens": 512}]),
+         "configs[0].max_num_batched_tokens", "chunked_prefill: false", "allowed")
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_model_that_fits_no_instance_is_offered_4_bit_weights_only_where_they_fit(tmp_path, capsys):
+    """2026-11-29: llama3-70b on g4dn.xlarge (a 16 GB T4, 13.4 GiB usable) was told 'allowed: 4-bit
+    weights (quantization: int4), or an instance with more accelerator memory', though its 4-bit
+    weights (33 GiB) overflow it too; on g6e.xlarge (40.2 GiB usable) they fit, and are offered."""
+    one = {"id": "a", "precision": "fp16"}
+    _bad(tmp_path / "t4", capsys, _scenario([{**one, "instance_type": "g4dn.xlarge"}], model="llama3-70b"),
+         "configs[0]", "no tensor degree fits; allowed: an instance with more accelerator memory")
+    _bad(tmp_path / "l40s", capsys, _scenario([{**one, "instance_type": "g6e.xlarge"}], model="llama3-70b"),
+         "allowed: 4-bit weights (quantization: int4), or an instance with more accelerator memory")
+
+
 def test_measured_benchmark_missing_a_target_exits_2(tmp_path, capsys):
     (tmp_path / "bench.json").write_text(json.dumps(dict(BENCH, median_tpot_ms=80.0, p99_tpot_ms=90.0)))
     _bad(tmp_path, capsys, _scenario([{"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16",
                                       "measured_serving": "bench.json"}]),
          "median_tpot_ms 80 misses the target median_tpot_ms 50")
+
+
+@pytest.mark.parametrize("field,value", [
+    ("quantization", "fp8"), ("weight_precision", "int8"), ("kv_cache_precision", "fp8"),
+    ("speculative", {"method": "ngram", "num_speculative_tokens": 4, "acceptance_rate": 0.7}),
+    ("scheduler", "static"), ("max_batch", 8), ("max_num_batched_tokens", 4096), ("chunked_prefill", False),
+    ("parallelism", {"tensor": 2}), ("memory_headroom_pct", 5)])
+def test_serving_model_options_beside_a_measured_benchmark_are_refused(tmp_path, capsys, field, value):
+    """2026-11-29: each of these beside measured_serving ran (exit 0) with the benchmark's figures
+    unchanged and the option silently dropped (quantization fp8 on g6e.12xlarge: TTFT p50 100 ms, 3
+    instances, as without it), though the row read as if the option had been planned."""
+    (tmp_path / "bench.json").write_text(json.dumps(BENCH))
+    cfg = {"id": "a", "instance_type": "g6e.12xlarge", "precision": "bf16", "measured_serving": "bench.json"}
+    _bad(tmp_path, capsys, _scenario([{**cfg, field: value}]),
+         f"configuration 'a': {field} is an input of the serving model")
+    default = {"scheduler": "continuous", "max_batch": "auto", "chunked_prefill": True}
+    if field in default:  # the value a resolved scenario.yaml repeats still passes
+        (tmp_path / "ok").mkdir()
+        (tmp_path / "ok" / "bench.json").write_text(json.dumps(BENCH))
+        assert _run(tmp_path / "ok", _scenario([{**cfg, field: default[field]}])) == 0
 
 
 def test_options_outside_serving_are_refused(tmp_path, capsys):

@@ -44,6 +44,11 @@ def serving_refusal(cfg: HardwareConfig, inst: Instance, catalog: Catalog,
         field = "max_num_batched_tokens" if cfg.max_num_batched_tokens is not None else "chunked_prefill"
         raise InputError(f"{field} applies to the continuous scheduler only, not {cfg.scheduler}; "
                          "drop it or use scheduler: continuous").in_config(field)
+    if cfg.scheduler == "continuous" and not cfg.chunked_prefill and cfg.max_num_batched_tokens is not None:
+        raise InputError("max_num_batched_tokens is the token budget of chunked prefill's steps; with "
+                         "chunked_prefill: false each prompt is prefilled whole in a step of its own, so "
+                         "it would be dropped; allowed: drop it, or chunked_prefill: true"
+                         ).in_config("max_num_batched_tokens")
     if cfg.scheduler == "disaggregated" and acc.static_kv_cache:
         raise InputError(f"{inst.name}'s serving stack compiles static key/value caches, which the "
                          "disaggregated scheduler cannot hand between replicas; allowed here: continuous, "

@@ -291,6 +291,10 @@ def test_serve_point_bad_input_exits_2(capsys, args, message):
     ("llama3-70b", "g6.xlarge", ["--quantization", "int4"],
      "llama3-70b's weights alone take 32.9 GiB per device at tensor 1, beyond its 22.4 GiB; allowed: an "
      "instance with more accelerator memory"),
+    # 2026-11-29: offered 4-bit weights, whose 32.9 GiB overflow the 14.9 GiB of a T4 as well
+    ("llama3-70b", "g4dn.xlarge", ["--precision", "fp16"],
+     "llama3-70b's weights alone take 131.4 GiB per device at tensor 1, beyond its 14.9 GiB; allowed: an "
+     "instance with more accelerator memory"),
 ])
 def test_serve_point_names_weights_that_fit_no_batch(capsys, model, instance, args, message):
     """deepseek-v3 on p5.48xlarge said '--batch 1: deepseek-v3's weights and 1 caches of 256 tokens do

@@ -7,7 +7,7 @@ import pytest
 import yaml
 
 from ecobench.planning.evaluate import evaluate_all
-from ecobench.reports.summary import fit_table, format_summary, targets_cell
+from ecobench.reports.summary import fit_table, format_summary, number, targets_cell
 from ecobench.scenario.load import scenario_from_dict
 from tests.conftest import SCENARIOS
 
@@ -44,6 +44,26 @@ def test_serving_keeps_region_targets_cost_co2_and_p99(serving, width):
         assert "not shown at this width" in table[-1] and "precision" in table[-1]
     else:  # wider: more of the useful columns come back, least useful still last
         assert "instances" in head and "precision" not in head
+
+
+def test_a_targeted_percentile_has_its_own_column():
+    """2026-11-29: with p90_ttft_ms and p95_tpot_ms targets the terminal table showed only the p50 and
+    p99 columns beside 'met 4/4': the figures each target was checked against were in results.csv
+    only."""
+    def mutate(raw):
+        serving = raw["workload"]["serving"]
+        del serving["p99_ttft_ms"]
+        serving |= {"p90_ttft_ms": 800, "p95_tpot_ms": 60}
+        raw["configs"] = [c for c in raw["configs"] if c["id"] in ("g6e", "p5")]
+    rows, s = _run("llama3_8b_chat.yaml", mutate)
+    for width in (None, 100):
+        table = format_summary(rows, s, width=width).split("\n\n")[0].splitlines()[3:]
+        head = table[0]
+        assert "TTFT p90 ms" in head and "TPOT p95 ms" in head, (width, head)
+        assert head.index("TTFT p99 ms") < head.index("TTFT p90 ms")  # beside the p99 columns
+        for r, line in zip(rows, table[1:], strict=False):
+            cells = f" {line} "
+            assert f" {number(r['ttft_ms_p90'])} " in cells and f" {number(r['tpot_ms_p95'])} " in cells
 
 
 def test_training_leads_with_instances_and_time():
