@@ -37,7 +37,7 @@ from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
 from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.serving import EmulatedServeTimer, current_correction
 from ecobench.hardware.neuron.step import evaluate as step_evaluate
-from ecobench.hardware.neuron.step import set_kernels
+from ecobench.hardware.neuron.step import set_kernels, weight_matmul_dtype
 from ecobench.hardware.neuron.timing import EngineParams, KernelTiming, engine_utilization, time_kernels
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.search import StepEvaluator
@@ -170,7 +170,8 @@ class EmulatedBackend:
         p = self.params(dev)
         out = []
         for kernels, reps, saved in set_kernels(w, lay).values():
-            for t in time_kernels(kernels, dev, lay.microbatch, p, job.arch.norm, training=True, saved=saved):
+            for t in time_kernels(kernels, dev, lay.microbatch, p, job.arch.norm, training=True, saved=saved,
+                                  weight_matmul_dtype=weight_matmul_dtype(w)):
                 out.append(KernelTiming(t.name, None, t.phase, t.engine, t.time_s * reps,
                                         {e: v * reps for e, v in t.busy_s.items()}, t.utilization, t.bound,
                                         count=reps))

@@ -82,11 +82,13 @@ def sequence_times(work: np.ndarray, p: EngineParams, ramp_s: float = 0.0,
 
 def time_kernels(kernels: list[Kernel], dev: NeuronDeviceSpec, batch: int, p: EngineParams,
                  norm: str = "layernorm", training: bool = False,
-                 saved: dict[str, float] | None = None) -> list[KernelTiming]:
+                 saved: dict[str, float] | None = None,
+                 weight_matmul_dtype: str | None = None) -> list[KernelTiming]:
     """Timing of each kernel for ``batch`` samples on one logical core (training: the forward
     kernels write the activations they save, the backward kernels read back what ``saved`` (by
-    forward kernel name, per sample; default: the forward kernels in the list) says."""
-    wm = WorkModel(dev, norm, training)
+    forward kernel name, per sample; default: the forward kernels in the list) says;
+    ``weight_matmul_dtype``: :class:`WorkModel`'s)."""
+    wm = WorkModel(dev, norm, training, weight_matmul_dtype)
     if saved is None:
         saved = {k.name: k.saved_bytes for k in kernels if k.phase == "forward"}
 

@@ -92,3 +92,24 @@ def test_non_neuron_instance_is_refused():
             CAT.instance("g4dn.xlarge"),
             CAT,
         )
+
+
+def _fp8_vs_bf16(instance_type, layout):
+    out = {}
+    for dt in ("bf16", "fp8"):
+        job = Job(arch=preset("llama2-7b"), mode="training", seq_len=4096, batch_size=1, dtype=dt,
+                  instances=1, global_batch_size=64, layout=layout)
+        perf = EMU.evaluate(job, CAT.instance(instance_type), CAT)
+        kernels = {k["kernel"]: k["time_us"] for k in perf.engine.kernels if k["engine"] == "tensor"}
+        out[dt] = (perf.step["step_s"], kernels["ffn.gate_up"])
+    return out
+
+
+def test_fp8_training_runs_weight_matmuls_at_fp8_on_trainium2_only():
+    # FP8 training runs the weight matmuls in FP8 (parallel/step.py FP8_ACTIVATION_DTYPE): NeuronCore-v3
+    # does them at twice BF16's rate (arch.py fp8_speedup), NeuronCore-v2 at BF16's
+    t2 = _fp8_vs_bf16("trn2.48xlarge", Layout(4, 1, 16, 1, "none", 1))
+    assert t2["fp8"][1] < 0.75 * t2["bf16"][1]  # the kernel table's weight matmul
+    assert t2["fp8"][0] < 0.9 * t2["bf16"][0]  # and the step the planner searches with
+    t1 = _fp8_vs_bf16("trn1.32xlarge", Layout(4, 1, 8, 1, "none", 1))
+    assert t1["fp8"] == pytest.approx(t1["bf16"], rel=1e-9)
