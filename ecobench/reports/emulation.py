@@ -17,6 +17,7 @@ from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
 from ecobench.planning.configs import locate
 from ecobench.planning.jobs import make_job
+from ecobench.planning.modes.training import training_device_refusal
 from ecobench.planning.training import plan
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 
@@ -62,6 +63,7 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
                            batch_size=cfg.batch_size or w.inference.batch_size)
         else:
             try:
+                training_device_refusal(inst)
                 job = _training_job(s, cfg, inst, cat)
             except EcobenchError as exc:
                 locate(exc, cfg, index)
