@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecobench.errors import EcobenchError, InputError
+from ecobench.errors import BackendError, EcobenchError, InputError
 from ecobench.hardware.backends import BACKENDS, Job
 from ecobench.hardware.backends.efficiency import current_fit
-from ecobench.hardware.backends.emulated import aggregate_kernels, step_evaluator
+from ecobench.hardware.backends.emulated import aggregate_kernels, device_of, step_evaluator
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
@@ -57,6 +57,11 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             continue
         inst = cat.instance(cfg.instance_type)
         if inst.spec.accelerator not in DEVICES:
+            if cfg.backend == "emulated":  # as `run` refuses it
+                try:
+                    device_of(inst)
+                except BackendError as exc:
+                    raise locate(InputError(str(exc)).in_config("backend"), cfg, index) from None
             continue
         if w.inference:
             job = make_job(scenario=s, config=cfg, mode="inference", seq_len=w.inference.seq_len,

@@ -48,3 +48,26 @@ def test_emulate_into_an_existing_out_is_refused_before_the_emulation(tmp_path, 
     assert main(["emulate", str(SCENARIOS / "llama_emulated.yaml"), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ecobench: error: --out {tmp_path}: already exists"), err
+
+
+def test_emulate_refuses_a_gpu_configuration_that_asks_for_the_emulated_backend(tmp_path, capsys):
+    """emu24: `run` refuses backend: emulated on a GPU instance (exit 2, configs[i].backend); `emulate`
+    skipped it silently (exit 0 beside a Neuron configuration) or said only that no configuration runs
+    on a Neuron instance."""
+    import yaml
+
+    s = yaml.safe_load((SCENARIOS / "llama_emulated.yaml").read_text())
+    s["configs"][1] = {"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16", "instances": 4,
+                       "parallelism": "auto", "backend": "emulated"}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(s))
+    assert main(["emulate", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "configs[1].backend: p5.48xlarge has no Neuron device the emulated backend models" in err, err
+    assert "allowed: an inf2, trn1 or trn2 instance, inf1 for inference only, or backend: analytic" \
+        in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+    s["configs"][1]["backend"] = "analytic"  # a GPU configuration for `run` only: skipped, as before
+    path.write_text(yaml.safe_dump(s))
+    assert main(["emulate", str(path), "--out", str(tmp_path / "out")]) == 0

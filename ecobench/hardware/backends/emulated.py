@@ -93,7 +93,8 @@ def device_of(instance: Instance) -> NeuronDeviceSpec:
     acc = instance.spec.accelerator
     if acc not in DEVICES:
         raise BackendError(f"{instance.name} has no Neuron device the emulated backend models; it covers "
-                           f"{', '.join(sorted(DEVICES))} instances")
+                           f"{', '.join(sorted(DEVICES))} instances (allowed: an inf2, trn1 or trn2 "
+                           "instance, inf1 for inference only, or backend: analytic)")
     return DEVICES[acc]
 
 
