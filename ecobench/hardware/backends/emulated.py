@@ -56,7 +56,7 @@ def numeric_format(dtype: str, mode: str, accelerator: str) -> str:
     """The emulated number format: Trainium trains BF16 with stochastic rounding."""
     if dtype == "bf16" and mode == "training" and accelerator in ("trainium", "trainium2"):
         return "bf16_sr"
-    return {"fp8": "fp8_e4m3", "tf32": "fp32"}.get(dtype, dtype)
+    return {"fp8": "fp8_e4m3"}.get(dtype, dtype)
 
 
 def numerics_bytes(hidden: int, heads: int, inter: int, seq: int) -> float:

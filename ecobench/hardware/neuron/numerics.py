@@ -1,8 +1,10 @@
 """NeuronCore numerics emulated with ml_dtypes and NumPy.
 
 Data types: BF16 with round-to-nearest-even (RNE) or stochastic rounding (SR, as Trainium offers in
-hardware), FP16, FP8 (E4M3, E5M2) with a per-tensor scale, INT8 with a calibrated symmetric scale.
-Matmul inputs are rounded to the data type and products are accumulated in FP32, as PSUM does.
+hardware), FP16, TF32 (matmul inputs only: FP32's exponent, 10 mantissa bits, RNE; the v2 matmult
+engine's type, neuronx-cc mixed-precision guide), FP8 (E4M3, E5M2) with a per-tensor scale, INT8 with
+a calibrated symmetric scale. Matmul inputs are rounded to the data type and products are accumulated
+in FP32, as PSUM does.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import numpy as np
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FP8 = {"fp8_e4m3": np.dtype(ml_dtypes.float8_e4m3fn), "fp8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
-FORMATS = ("fp32", "bf16", "bf16_sr", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")
+FORMATS = ("fp32", "tf32", "bf16", "bf16_sr", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")
 _LOW16 = np.uint32(0xFFFF0000)
+_TF32_DROP = 13  # FP32's 23 mantissa bits less TF32's 10
+FP32_STORED = ("fp32", "tf32", "int8")  # formats whose activations stay FP32 between kernels
 
 
 def round_bf16_rne(x: np.ndarray) -> np.ndarray:
@@ -33,6 +37,17 @@ def round_bf16_sr(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     out = bits + rng.integers(0, 1 << 16, size=bits.shape, dtype=np.uint16)
     np.bitwise_and(out, _LOW16, out=out)
     return out.view(np.float32)
+
+
+def round_tf32(x: np.ndarray) -> np.ndarray:
+    """Round FP32 to TF32 (8-bit exponent, 10-bit mantissa), round-to-nearest-even on the bit
+    pattern; infinities and NaNs pass through. Returned as FP32 values."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    lsb = (bits >> np.uint32(_TF32_DROP)) & np.uint32(1)
+    half = np.uint32((1 << (_TF32_DROP - 1)) - 1)
+    out = (bits + half + lsb) & np.uint32(~((1 << _TF32_DROP) - 1) & 0xFFFFFFFF)
+    finite = np.isfinite(np.asarray(x, np.float32))
+    return np.where(finite, out, bits).view(np.float32)
 
 
 def round_fp16(x: np.ndarray) -> np.ndarray:
@@ -74,6 +89,8 @@ def rounder(fmt: str, rng: np.random.Generator | None = None) -> Callable[[np.nd
         return lambda x: round_bf16_sr(x, gen)
     if fmt == "fp16":
         return round_fp16
+    if fmt == "tf32":
+        return round_tf32
     if fmt in FP8:
         return lambda x: round_fp8(x, fmt)
     if fmt == "int8":
@@ -93,6 +110,7 @@ def matmul(a: np.ndarray, b: np.ndarray, fmt: str, rng: np.random.Generator | No
         qb = quantize_int8(b, sb).astype(np.float64)
         return (qa @ qb).astype(np.float32) * np.float32(sa * sb)
     r = rounder(fmt, rng)
+    round_output = round_output and fmt != "tf32"  # TF32 rounds the inputs; PSUM's FP32 is written out
     # The sum in float64, then rounded once to FP32: the FP32 result does not depend on the order
     # in which the BLAS (and its thread count) adds the products, so numeric_error is reproducible
     # on any host (an FP32 sum's last bits move with the order; the PSUM's own order is not known).
@@ -142,7 +160,7 @@ def encoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, fmt: str,
                   rng: np.random.Generator | None = None) -> np.ndarray:
     """One BERT encoder layer: matmuls in ``fmt`` with FP32 accumulation; softmax, GELU and
     layernorm in FP32 on the scalar/vector engines, their outputs stored back in ``fmt``."""
-    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in ("fp32", "int8") else fmt), rng)
+    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in FP32_STORED else fmt), rng)
     if fmt in FP8:
         store = round_bf16_rne  # FP8 matmul inputs; activations kept in BF16 between kernels
     s, h = x.shape
@@ -190,7 +208,7 @@ def decoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, kv_heads:
     """One Llama-style decoder layer (RMSNorm, causal grouped-query attention, SwiGLU, no biases):
     matmuls in ``fmt`` with FP32 accumulation, softmax, SiLU and RMSNorm in FP32, their outputs
     stored back in ``fmt`` (as :func:`encoder_layer`)."""
-    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in ("fp32", "int8") else fmt), rng)
+    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in FP32_STORED else fmt), rng)
     if fmt in FP8:
         store = round_bf16_rne
     s, h = x.shape

@@ -113,3 +113,11 @@ def test_fp8_training_runs_weight_matmuls_at_fp8_on_trainium2_only():
     assert t2["fp8"][0] < 0.9 * t2["bf16"][0]  # and the step the planner searches with
     t1 = _fp8_vs_bf16("trn1.32xlarge", Layout(4, 1, 8, 1, "none", 1))
     assert t1["fp8"] == pytest.approx(t1["bf16"], rel=1e-9)
+
+
+def test_tf32_training_reports_a_tf32_layer_error():
+    job = Job(arch=preset("llama2-7b"), mode="training", seq_len=4096, batch_size=1, dtype="tf32",
+              instances=4, global_batch_size=64, layout=Layout(8, 1, 32, 1, "none", 2))
+    perf = EMU.evaluate(job, CAT.instance("trn2.48xlarge"), CAT)
+    assert perf.engine.numeric_format == "tf32" and 0.0 < perf.numeric_error
+    assert "tf32" in perf.method
