@@ -17,6 +17,7 @@ from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
 from ecobench.planning.configs import locate
 from ecobench.planning.jobs import make_job
+from ecobench.planning.modes.inference import memory_fit, memory_refusal
 from ecobench.planning.modes.training import training_device_refusal
 from ecobench.planning.training import plan
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
@@ -64,8 +65,15 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
                     raise locate(InputError(str(exc)).in_config("backend"), cfg, index) from None
             continue
         if w.inference:
+            batch = cfg.batch_size or w.inference.batch_size
+            try:  # as `ecobench run` refuses it
+                memory_refusal(memory_fit(s, cfg, inst, cat, BACKENDS, batch), w.inference, cfg, inst, cat,
+                               batch)
+            except EcobenchError as exc:
+                locate(exc, cfg, index)
+                raise
             job = make_job(scenario=s, config=cfg, mode="inference", seq_len=w.inference.seq_len,
-                           batch_size=cfg.batch_size or w.inference.batch_size)
+                           batch_size=batch)
         else:
             try:
                 training_device_refusal(inst)
@@ -73,7 +81,10 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             except EcobenchError as exc:
                 locate(exc, cfg, index)
                 raise
-        perf = backend.evaluate(job, inst, cat)
+        try:
+            perf = backend.evaluate(job, inst, cat)
+        except BackendError as exc:  # named as `ecobench run` names it
+            raise locate(exc.in_config(by_id=True, detail=True), cfg, index) from None
         dev = DEVICES[inst.spec.accelerator or ""]
         step, engine = perf.step, perf.engine
         assert engine is not None  # the emulated backend reports its engines

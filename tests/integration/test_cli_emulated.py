@@ -71,3 +71,35 @@ def test_emulate_refuses_a_gpu_configuration_that_asks_for_the_emulated_backend(
     s["configs"][1]["backend"] = "analytic"  # a GPU configuration for `run` only: skipped, as before
     path.write_text(yaml.safe_dump(s))
     assert main(["emulate", str(path), "--out", str(tmp_path / "out")]) == 0
+
+
+def _inference(tmp_path, **config):
+    import yaml
+
+    s = {"schema_version": 2, "name": "emu", "baseline": "a",
+         "workload": {"model": "bert-large", "inference": {"rate_per_h": 100000, "seq_len": 512,
+                                                           "batch_size": 8}},
+         "configs": [{"id": "a", "instance_type": "inf2.xlarge", "precision": "bf16", "backend": "emulated",
+                      **config}]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(s))
+    return path
+
+
+@pytest.mark.parametrize("config,needles", [
+    # emu24: emulate timed 100,000 sequences (880 GiB) on a 16 GiB NeuronCore, exit 0; run refused it
+    ({"batch_size": 100000}, ["configs[a].batch_size: 100000 sequences of 512 tokens need 880.53 GiB per "
+                              "NeuronCore on inf2.xlarge", "allowed: at most 1635"]),
+    # emu24: 'NeuronCore-v3 (LNC=2) has no INT8 TensorEngine mode', no configuration, nothing allowed
+    ({"instance_type": "trn2.48xlarge", "precision": "int8", "price_usd_per_h": 35.76},
+     ["configs[a] (trn2.48xlarge, int8): AWS Trainium2", "has no published int8 peak; choose a precision "
+      "it supports: fp32, tf32, bf16, fp16, fp8"]),
+    ({"instance_type": "inf1.xlarge", "precision": "fp32"},
+     ["configs[a] (inf1.xlarge, fp32): AWS Inferentia", "choose a precision it supports: bf16, fp16, int8"]),
+])
+def test_emulate_refuses_an_inference_configuration_as_run_does(tmp_path, capsys, config, needles):
+    path = _inference(tmp_path, **config)
+    for command in ("emulate", "run"):
+        assert main([command, str(path), "--out", str(tmp_path / command)]) == 2, command
+        err = capsys.readouterr().err
+        assert all(n in err for n in needles) and "Traceback" not in err, (command, err)

@@ -32,7 +32,7 @@ from ecobench.hardware.backends.base import (
     register,
 )
 from ecobench.hardware.catalog import Catalog, Instance
-from ecobench.hardware.cluster import instance_cluster
+from ecobench.hardware.cluster import instance_cluster, rank_peak_tflops
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
 from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.serving import EmulatedServeTimer, current_correction
@@ -123,6 +123,9 @@ class EmulatedBackend:
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         dev = device_of(instance)
+        acc = catalog.accelerator_of(instance)
+        if acc is not None:  # a type the chip has no published peak in: named with those it has
+            rank_peak_tflops(acc, job.dtype)
         try:
             if job.mode == "inference":
                 return self._inference(job, instance, dev)
