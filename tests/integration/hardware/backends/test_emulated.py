@@ -121,3 +121,18 @@ def test_tf32_training_reports_a_tf32_layer_error():
     perf = EMU.evaluate(job, CAT.instance("trn2.48xlarge"), CAT)
     assert perf.engine.numeric_format == "tf32" and 0.0 < perf.numeric_error
     assert "tf32" in perf.method
+
+
+@pytest.mark.parametrize("instance_type,dtype", [("trn2.48xlarge", "fp8"), ("inf2.xlarge", "int8")])
+def test_kernel_utilization_is_of_the_kernels_own_tensore_peak(instance_type, dtype):
+    """emu24: FP8 (v3) and INT8 (v2) matmuls run at twice BF16's rate, but their utilisation was
+    taken over the BF16 peak, so every weight matmul read 100% (clipped)."""
+    util = {}
+    for dt in ("bf16", dtype):
+        job = Job(arch=preset("bert-large"), mode="inference", seq_len=512, batch_size=8, dtype=dt)
+        perf = EMU.evaluate(job, CAT.instance(instance_type), CAT)
+        util[dt] = {k["kernel"]: k["utilization"] for k in perf.engine.kernels if k["engine"] == "tensor"}
+    assert max(util[dtype].values()) < 0.99
+    for name, u in util["bf16"].items():
+        if name in util[dtype] and name.startswith(("ffn", "attention.qkv")):
+            assert util[dtype][name] == pytest.approx(u, rel=0.35), name
