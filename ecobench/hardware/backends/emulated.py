@@ -41,7 +41,7 @@ from ecobench.hardware.neuron.step import set_kernels, weight_matmul_dtype
 from ecobench.hardware.neuron.timing import EngineParams, KernelTiming, engine_utilization, time_kernels
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.search import StepEvaluator
-from ecobench.parallel.step import Layouts
+from ecobench.parallel.step import FP8_ACTIVATION_DTYPE, Layouts
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.transformer import forward_kernels
@@ -67,8 +67,11 @@ def numerics_bytes(hidden: int, heads: int, inter: int, seq: int) -> float:
 
 
 @functools.cache
-def layer_error(arch: Architecture, seq: int, fmt: str) -> tuple[float, str]:
-    """Relative error of one layer in ``fmt`` against FP32, and the slice it was measured on."""
+def layer_error(arch: Architecture, seq: int, fmt: str,
+                attention_fmt: str | None = None) -> tuple[float, str]:
+    """Relative error of one layer in ``fmt`` (attention's matmuls in ``attention_fmt`` where given)
+    against FP32, and the slice it was measured on."""
+    attn = f", attention in {attention_fmt}" if attention_fmt else ""
     from ecobench.hardware.neuron import numerics  # ml_dtypes: only when emulating
 
     s = min(seq, NUMERIC_MAX_SEQ)
@@ -76,7 +79,8 @@ def layer_error(arch: Architecture, seq: int, fmt: str) -> tuple[float, str]:
         h = min(arch.hidden_size, NUMERIC_MAX_HIDDEN)
         heads = max(1, arch.heads * h // arch.hidden_size)
         inter = arch.intermediate_size * h // arch.hidden_size
-        return numerics.layer_error(h, heads, inter, s, fmt), f"{h} wide, {s} tokens"
+        return numerics.layer_error(h, heads, inter, s, fmt, attention_fmt=attention_fmt), \
+            f"{h} wide, {s} tokens{attn}"
     h = min(arch.hidden_size, NUMERIC_MAX_DECODER_HIDDEN)
     heads = max(1, h // arch.head_dim)
     h = heads * arch.head_dim
@@ -84,8 +88,8 @@ def layer_error(arch: Architecture, seq: int, fmt: str) -> tuple[float, str]:
     while heads % kv:
         kv -= 1
     inter = arch.intermediate_size * h // arch.hidden_size
-    err = numerics.decoder_layer_error(h, heads, kv, inter, s, fmt)
-    return err, f"{h} wide, {heads} heads / {kv} kv, {s} tokens"
+    err = numerics.decoder_layer_error(h, heads, kv, inter, s, fmt, attention_fmt=attention_fmt)
+    return err, f"{h} wide, {heads} heads / {kv} kv, {s} tokens{attn}"
 
 
 def device_of(instance: Instance) -> NeuronDeviceSpec:
@@ -197,7 +201,9 @@ class EmulatedBackend:
         util = engine_utilization(timings)
         busy = r["compute_s"] - r["bubble_s"]
         fmt = numeric_format(job.dtype, job.mode, instance.spec.accelerator or "")
-        err, sliced = layer_error(job.arch, job.seq_len, fmt)
+        # FP8 training: FP8 weight matmuls, attention in BF16 (neuron/step.py, as the timing has it)
+        attention_fmt = FP8_ACTIVATION_DTYPE if job.dtype == "fp8" else None
+        err, sliced = layer_error(job.arch, job.seq_len, fmt, attention_fmt)
         return self._performance(
             job, per_instance, busy / r["step_s"], util, fmt, err, sliced, dev, instance,
             f"{lay.describe()} on {job.instances}x {instance.name}: step {r['step_s']:.3g} s, "

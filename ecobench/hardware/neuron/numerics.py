@@ -157,9 +157,11 @@ def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 
 def encoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, fmt: str,
-                  rng: np.random.Generator | None = None) -> np.ndarray:
-    """One BERT encoder layer: matmuls in ``fmt`` with FP32 accumulation; softmax, GELU and
+                  rng: np.random.Generator | None = None, attention_fmt: str | None = None) -> np.ndarray:
+    """One BERT encoder layer: matmuls in ``fmt`` with FP32 accumulation (attention's scores and
+    context in ``attention_fmt`` where given: FP8 training keeps them in BF16); softmax, GELU and
     layernorm in FP32 on the scalar/vector engines, their outputs stored back in ``fmt``."""
+    af = attention_fmt or fmt
     store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in FP32_STORED else fmt), rng)
     if fmt in FP8:
         store = round_bf16_rne  # FP8 matmul inputs; activations kept in BF16 between kernels
@@ -167,10 +169,10 @@ def encoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, fmt: str,
     d = h // heads
     qkv = matmul(x, w["qkv"], fmt, rng) + w["qkv_b"]
     q, k, v = (qkv[:, i * h:(i + 1) * h].reshape(s, heads, d).transpose(1, 0, 2) for i in range(3))
-    scores = np.stack([matmul(q[i], k[i].T, fmt, rng, round_output=False) for i in range(heads)])
+    scores = np.stack([matmul(q[i], k[i].T, af, rng, round_output=False) for i in range(heads)])
     scores /= np.float32(np.sqrt(d))
     p = store(_softmax(scores))
-    ctx = np.stack([matmul(p[i], v[i], fmt, rng) for i in range(heads)]).transpose(1, 0, 2).reshape(s, h)
+    ctx = np.stack([matmul(p[i], v[i], af, rng) for i in range(heads)]).transpose(1, 0, 2).reshape(s, h)
     attn = store(_layernorm(x + matmul(ctx, w["out"], fmt, rng) + w["out_b"]))
     inter = store(_gelu(matmul(attn, w["ffn1"], fmt, rng) + w["ffn1_b"]))
     return store(_layernorm(attn + matmul(inter, w["ffn2"], fmt, rng) + w["ffn2_b"]))
@@ -189,12 +191,12 @@ def random_layer(hidden: int, intermediate: int, seed: int = 0) -> dict[str, np.
 
 
 def layer_error(hidden: int, heads: int, intermediate: int, seq_len: int, fmt: str,
-                seed: int = 0) -> float:
+                seed: int = 0, attention_fmt: str | None = None) -> float:
     """Relative error against FP32 of one encoder layer at full width and sequence length."""
     w = random_layer(hidden, intermediate, seed)
     x = _layernorm(np.random.default_rng(seed + 1).normal(0, 1, (seq_len, hidden)).astype(np.float32))
     ref = encoder_layer(x, w, heads, "fp32")
-    got = encoder_layer(x, w, heads, fmt, np.random.default_rng(seed + 2))
+    got = encoder_layer(x, w, heads, fmt, np.random.default_rng(seed + 2), attention_fmt)
     return relative_error(got, ref)
 
 
@@ -204,10 +206,11 @@ def _rmsnorm(x: np.ndarray) -> np.ndarray:
 
 
 def decoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, kv_heads: int, fmt: str,
-                  rng: np.random.Generator | None = None) -> np.ndarray:
+                  rng: np.random.Generator | None = None, attention_fmt: str | None = None) -> np.ndarray:
     """One Llama-style decoder layer (RMSNorm, causal grouped-query attention, SwiGLU, no biases):
     matmuls in ``fmt`` with FP32 accumulation, softmax, SiLU and RMSNorm in FP32, their outputs
-    stored back in ``fmt`` (as :func:`encoder_layer`)."""
+    stored back in ``fmt`` (as :func:`encoder_layer`, and its ``attention_fmt``)."""
+    af = attention_fmt or fmt
     store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in FP32_STORED else fmt), rng)
     if fmt in FP8:
         store = round_bf16_rne
@@ -221,8 +224,8 @@ def decoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, kv_heads:
     mask = np.triu(np.full((s, s), -np.inf, np.float32), 1)
     ctx = []
     for i in range(heads):
-        sc = matmul(q[i], k[i // group].T, fmt, rng, round_output=False) / np.float32(np.sqrt(d)) + mask
-        ctx.append(matmul(store(_softmax(sc)), v[i // group], fmt, rng))
+        sc = matmul(q[i], k[i // group].T, af, rng, round_output=False) / np.float32(np.sqrt(d)) + mask
+        ctx.append(matmul(store(_softmax(sc)), v[i // group], af, rng))
     x = store(x + matmul(np.stack(ctx).transpose(1, 0, 2).reshape(s, h), w["o"], fmt, rng))
     b = store(_rmsnorm(x))
     gate, up = matmul(b, w["gate"], fmt, rng), matmul(b, w["up"], fmt, rng)
@@ -243,10 +246,10 @@ def random_decoder_layer(hidden: int, kv_width: int, intermediate: int,
 
 
 def decoder_layer_error(hidden: int, heads: int, kv_heads: int, intermediate: int, seq_len: int, fmt: str,
-                        seed: int = 0) -> float:
+                        seed: int = 0, attention_fmt: str | None = None) -> float:
     """Relative error against FP32 of one decoder layer."""
     w = random_decoder_layer(hidden, hidden // heads * kv_heads, intermediate, seed)
     x = np.random.default_rng(seed + 1).normal(0, 1, (seq_len, hidden)).astype(np.float32)
     ref = decoder_layer(x, w, heads, kv_heads, "fp32")
-    got = decoder_layer(x, w, heads, kv_heads, fmt, np.random.default_rng(seed + 2))
+    got = decoder_layer(x, w, heads, kv_heads, fmt, np.random.default_rng(seed + 2), attention_fmt)
     return relative_error(got, ref)
