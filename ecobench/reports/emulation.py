@@ -8,15 +8,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ecobench.errors import EcobenchError, InputError
+from ecobench.errors import BackendError, EcobenchError, InputError
 from ecobench.hardware.backends import BACKENDS, Job
 from ecobench.hardware.backends.efficiency import current_fit
-from ecobench.hardware.backends.emulated import aggregate_kernels, step_evaluator
+from ecobench.hardware.backends.emulated import aggregate_kernels, device_of, step_evaluator
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
 from ecobench.planning.configs import locate
 from ecobench.planning.jobs import make_job
+from ecobench.planning.modes.inference import memory_fit, memory_refusal
+from ecobench.planning.modes.training import training_device_refusal
 from ecobench.planning.training import plan
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, Scenario
 
@@ -56,17 +58,33 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
             continue
         inst = cat.instance(cfg.instance_type)
         if inst.spec.accelerator not in DEVICES:
+            if cfg.backend == "emulated":  # as `run` refuses it
+                try:
+                    device_of(inst)
+                except BackendError as exc:
+                    raise locate(InputError(str(exc)).in_config("backend"), cfg, index) from None
             continue
         if w.inference:
+            batch = cfg.batch_size or w.inference.batch_size
+            try:  # as `ecobench run` refuses it
+                memory_refusal(memory_fit(s, cfg, inst, cat, BACKENDS, batch), w.inference, cfg, inst, cat,
+                               batch)
+            except EcobenchError as exc:
+                locate(exc, cfg, index)
+                raise
             job = make_job(scenario=s, config=cfg, mode="inference", seq_len=w.inference.seq_len,
-                           batch_size=cfg.batch_size or w.inference.batch_size)
+                           batch_size=batch)
         else:
             try:
+                training_device_refusal(inst)
                 job = _training_job(s, cfg, inst, cat)
             except EcobenchError as exc:
                 locate(exc, cfg, index)
                 raise
-        perf = backend.evaluate(job, inst, cat)
+        try:
+            perf = backend.evaluate(job, inst, cat)
+        except BackendError as exc:  # named as `ecobench run` names it
+            raise locate(exc.in_config(by_id=True, detail=True), cfg, index) from None
         dev = DEVICES[inst.spec.accelerator or ""]
         step, engine = perf.step, perf.engine
         assert engine is not None  # the emulated backend reports its engines

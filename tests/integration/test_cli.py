@@ -742,6 +742,23 @@ def test_an_llm_is_not_served_on_inferentia_one(tmp_path, capsys):
     assert main(["run", str(path), "-q", "--results", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "inf1.6xlarge: Inferentia (inf1) runs no LLM serving stack" in err and "instance_type" in err, err
+
+
+@pytest.mark.parametrize("command,backend", [("run", "analytic"), ("run", "emulated"),
+                                             ("emulate", "emulated")])
+def test_a_model_is_not_trained_on_inferentia_one(tmp_path, capsys, command, backend):
+    """emu24: training on inf1 was planned (the emulated NeuronCore-v1 with ZeRO-3, which no Neuron
+    library offers); Neuron trains on Trn1 and Trn2 only, Inf1's torch-neuron is inference only."""
+    s = yaml.safe_load((SCENARIOS / "llama_emulated.yaml").read_text())
+    s["configs"] = [{"id": "inf1", "instance_type": "inf1.24xlarge", "precision": "bf16", "instances": 4,
+                     "parallelism": "auto", "backend": backend}]
+    s["baseline"] = "inf1"
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(s))
+    assert main([command, str(path), "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert "configs[0].instance_type: inf1.24xlarge: Inferentia (inf1) runs no training" in err, err
+    assert "allowed: a trn1, trn2" in err and "Traceback" not in err, err
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").rglob("results.json"))
 
 

@@ -48,3 +48,58 @@ def test_emulate_into_an_existing_out_is_refused_before_the_emulation(tmp_path, 
     assert main(["emulate", str(SCENARIOS / "llama_emulated.yaml"), "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ecobench: error: --out {tmp_path}: already exists"), err
+
+
+def test_emulate_refuses_a_gpu_configuration_that_asks_for_the_emulated_backend(tmp_path, capsys):
+    """emu24: `run` refuses backend: emulated on a GPU instance (exit 2, configs[i].backend); `emulate`
+    skipped it silently (exit 0 beside a Neuron configuration) or said only that no configuration runs
+    on a Neuron instance."""
+    import yaml
+
+    s = yaml.safe_load((SCENARIOS / "llama_emulated.yaml").read_text())
+    s["configs"][1] = {"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16", "instances": 4,
+                       "parallelism": "auto", "backend": "emulated"}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(s))
+    assert main(["emulate", str(path), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "configs[1].backend: p5.48xlarge has no Neuron device the emulated backend models" in err, err
+    assert "allowed: an inf2, trn1 or trn2 instance, inf1 for inference only, or backend: analytic" \
+        in err, err
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+    s["configs"][1]["backend"] = "analytic"  # a GPU configuration for `run` only: skipped, as before
+    path.write_text(yaml.safe_dump(s))
+    assert main(["emulate", str(path), "--out", str(tmp_path / "out")]) == 0
+
+
+def _inference(tmp_path, **config):
+    import yaml
+
+    s = {"schema_version": 2, "name": "emu", "baseline": "a",
+         "workload": {"model": "bert-large", "inference": {"rate_per_h": 100000, "seq_len": 512,
+                                                           "batch_size": 8}},
+         "configs": [{"id": "a", "instance_type": "inf2.xlarge", "precision": "bf16", "backend": "emulated",
+                      **config}]}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(s))
+    return path
+
+
+@pytest.mark.parametrize("config,needles", [
+    # emu24: emulate timed 100,000 sequences (880 GiB) on a 16 GiB NeuronCore, exit 0; run refused it
+    ({"batch_size": 100000}, ["configs[a].batch_size: 100000 sequences of 512 tokens need 880.53 GiB per "
+                              "NeuronCore on inf2.xlarge", "allowed: at most 1635"]),
+    # emu24: 'NeuronCore-v3 (LNC=2) has no INT8 TensorEngine mode', no configuration, nothing allowed
+    ({"instance_type": "trn2.48xlarge", "precision": "int8", "price_usd_per_h": 35.76},
+     ["configs[a] (trn2.48xlarge, int8): AWS Trainium2", "has no published int8 peak; choose a precision "
+      "it supports: fp32, tf32, bf16, fp16, fp8"]),
+    ({"instance_type": "inf1.xlarge", "precision": "fp32"},
+     ["configs[a] (inf1.xlarge, fp32): AWS Inferentia", "choose a precision it supports: bf16, fp16, int8"]),
+])
+def test_emulate_refuses_an_inference_configuration_as_run_does(tmp_path, capsys, config, needles):
+    path = _inference(tmp_path, **config)
+    for command in ("emulate", "run"):
+        assert main([command, str(path), "--out", str(tmp_path / command)]) == 2, command
+        err = capsys.readouterr().err
+        assert all(n in err for n in needles) and "Traceback" not in err, (command, err)

@@ -347,6 +347,11 @@ def test_emulated_neuroncore_plans_serving(tmp_path):
     ({"instance_type": "inf2.48xlarge", "speculative": {"method": "ngram", "num_speculative_tokens": 2,
                                                          "acceptance_rate": 0.5}},
      "analytic serving model only"),
+    # W8A8: the emulated NeuronCore times every matmul at `precision` (its timer never sees the
+    # quantized cluster's 8-bit peak), so it would plan weight-only storage under the W8A8 name
+    ({"instance_type": "trn2.48xlarge", "price_usd_per_h": 35.76, "quantization": "fp8"},
+     "configs[0].quantization: fp8 (W8A8, weight matmuls"),
+    ({"instance_type": "inf2.48xlarge", "quantization": "int8"}, "allowed with backend: emulated"),
 ])
 def test_emulated_serving_refuses_what_it_does_not_model(tmp_path, capsys, cfg, needle):
     _bad(tmp_path, capsys, _scenario([{"id": "a", "precision": "bf16", "backend": "emulated", **cfg}]),

@@ -32,16 +32,16 @@ from ecobench.hardware.backends.base import (
     register,
 )
 from ecobench.hardware.catalog import Catalog, Instance
-from ecobench.hardware.cluster import instance_cluster
+from ecobench.hardware.cluster import instance_cluster, rank_peak_tflops
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
 from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.serving import EmulatedServeTimer, current_correction
 from ecobench.hardware.neuron.step import evaluate as step_evaluate
-from ecobench.hardware.neuron.step import set_kernels
+from ecobench.hardware.neuron.step import set_kernels, weight_matmul_dtype
 from ecobench.hardware.neuron.timing import EngineParams, KernelTiming, engine_utilization, time_kernels
 from ecobench.parallel.layout import Layout
 from ecobench.parallel.search import StepEvaluator
-from ecobench.parallel.step import Layouts
+from ecobench.parallel.step import FP8_ACTIVATION_DTYPE, Layouts
 from ecobench.units import DEFAULT_HOST_CPU_UTILIZATION, DEFAULT_REQUEST_BYTES_PER_TOKEN
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.transformer import forward_kernels
@@ -56,7 +56,7 @@ def numeric_format(dtype: str, mode: str, accelerator: str) -> str:
     """The emulated number format: Trainium trains BF16 with stochastic rounding."""
     if dtype == "bf16" and mode == "training" and accelerator in ("trainium", "trainium2"):
         return "bf16_sr"
-    return {"fp8": "fp8_e4m3", "tf32": "fp32"}.get(dtype, dtype)
+    return {"fp8": "fp8_e4m3"}.get(dtype, dtype)
 
 
 def numerics_bytes(hidden: int, heads: int, inter: int, seq: int) -> float:
@@ -67,8 +67,11 @@ def numerics_bytes(hidden: int, heads: int, inter: int, seq: int) -> float:
 
 
 @functools.cache
-def layer_error(arch: Architecture, seq: int, fmt: str) -> tuple[float, str]:
-    """Relative error of one layer in ``fmt`` against FP32, and the slice it was measured on."""
+def layer_error(arch: Architecture, seq: int, fmt: str,
+                attention_fmt: str | None = None) -> tuple[float, str]:
+    """Relative error of one layer in ``fmt`` (attention's matmuls in ``attention_fmt`` where given)
+    against FP32, and the slice it was measured on."""
+    attn = f", attention in {attention_fmt}" if attention_fmt else ""
     from ecobench.hardware.neuron import numerics  # ml_dtypes: only when emulating
 
     s = min(seq, NUMERIC_MAX_SEQ)
@@ -76,7 +79,8 @@ def layer_error(arch: Architecture, seq: int, fmt: str) -> tuple[float, str]:
         h = min(arch.hidden_size, NUMERIC_MAX_HIDDEN)
         heads = max(1, arch.heads * h // arch.hidden_size)
         inter = arch.intermediate_size * h // arch.hidden_size
-        return numerics.layer_error(h, heads, inter, s, fmt), f"{h} wide, {s} tokens"
+        return numerics.layer_error(h, heads, inter, s, fmt, attention_fmt=attention_fmt), \
+            f"{h} wide, {s} tokens{attn}"
     h = min(arch.hidden_size, NUMERIC_MAX_DECODER_HIDDEN)
     heads = max(1, h // arch.head_dim)
     h = heads * arch.head_dim
@@ -84,8 +88,8 @@ def layer_error(arch: Architecture, seq: int, fmt: str) -> tuple[float, str]:
     while heads % kv:
         kv -= 1
     inter = arch.intermediate_size * h // arch.hidden_size
-    err = numerics.decoder_layer_error(h, heads, kv, inter, s, fmt)
-    return err, f"{h} wide, {heads} heads / {kv} kv, {s} tokens"
+    err = numerics.decoder_layer_error(h, heads, kv, inter, s, fmt, attention_fmt=attention_fmt)
+    return err, f"{h} wide, {heads} heads / {kv} kv, {s} tokens{attn}"
 
 
 def device_of(instance: Instance) -> NeuronDeviceSpec:
@@ -93,7 +97,8 @@ def device_of(instance: Instance) -> NeuronDeviceSpec:
     acc = instance.spec.accelerator
     if acc not in DEVICES:
         raise BackendError(f"{instance.name} has no Neuron device the emulated backend models; it covers "
-                           f"{', '.join(sorted(DEVICES))} instances")
+                           f"{', '.join(sorted(DEVICES))} instances (allowed: an inf2, trn1 or trn2 "
+                           "instance, inf1 for inference only, or backend: analytic)")
     return DEVICES[acc]
 
 
@@ -122,6 +127,9 @@ class EmulatedBackend:
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         dev = device_of(instance)
+        acc = catalog.accelerator_of(instance)
+        if acc is not None:  # a type the chip has no published peak in: named with those it has
+            rank_peak_tflops(acc, job.dtype)
         try:
             if job.mode == "inference":
                 return self._inference(job, instance, dev)
@@ -170,7 +178,8 @@ class EmulatedBackend:
         p = self.params(dev)
         out = []
         for kernels, reps, saved in set_kernels(w, lay).values():
-            for t in time_kernels(kernels, dev, lay.microbatch, p, job.arch.norm, training=True, saved=saved):
+            for t in time_kernels(kernels, dev, lay.microbatch, p, job.arch.norm, training=True, saved=saved,
+                                  weight_matmul_dtype=weight_matmul_dtype(w)):
                 out.append(KernelTiming(t.name, None, t.phase, t.engine, t.time_s * reps,
                                         {e: v * reps for e, v in t.busy_s.items()}, t.utilization, t.bound,
                                         count=reps))
@@ -192,7 +201,9 @@ class EmulatedBackend:
         util = engine_utilization(timings)
         busy = r["compute_s"] - r["bubble_s"]
         fmt = numeric_format(job.dtype, job.mode, instance.spec.accelerator or "")
-        err, sliced = layer_error(job.arch, job.seq_len, fmt)
+        # FP8 training: FP8 weight matmuls, attention in BF16 (neuron/step.py, as the timing has it)
+        attention_fmt = FP8_ACTIVATION_DTYPE if job.dtype == "fp8" else None
+        err, sliced = layer_error(job.arch, job.seq_len, fmt, attention_fmt)
         return self._performance(
             job, per_instance, busy / r["step_s"], util, fmt, err, sliced, dev, instance,
             f"{lay.describe()} on {job.instances}x {instance.name}: step {r['step_s']:.3g} s, "

@@ -1,8 +1,10 @@
 """NeuronCore numerics emulated with ml_dtypes and NumPy.
 
 Data types: BF16 with round-to-nearest-even (RNE) or stochastic rounding (SR, as Trainium offers in
-hardware), FP16, FP8 (E4M3, E5M2) with a per-tensor scale, INT8 with a calibrated symmetric scale.
-Matmul inputs are rounded to the data type and products are accumulated in FP32, as PSUM does.
+hardware), FP16, TF32 (matmul inputs only: FP32's exponent, 10 mantissa bits, RNE; the v2 matmult
+engine's type, neuronx-cc mixed-precision guide), FP8 (E4M3, E5M2) with a per-tensor scale, INT8 with
+a calibrated symmetric scale. Matmul inputs are rounded to the data type and products are accumulated
+in FP32, as PSUM does.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import numpy as np
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 FP8 = {"fp8_e4m3": np.dtype(ml_dtypes.float8_e4m3fn), "fp8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
-FORMATS = ("fp32", "bf16", "bf16_sr", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")
+FORMATS = ("fp32", "tf32", "bf16", "bf16_sr", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")
 _LOW16 = np.uint32(0xFFFF0000)
+_TF32_DROP = 13  # FP32's 23 mantissa bits less TF32's 10
+FP32_STORED = ("fp32", "tf32", "int8")  # formats whose activations stay FP32 between kernels
 
 
 def round_bf16_rne(x: np.ndarray) -> np.ndarray:
@@ -33,6 +37,17 @@ def round_bf16_sr(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     out = bits + rng.integers(0, 1 << 16, size=bits.shape, dtype=np.uint16)
     np.bitwise_and(out, _LOW16, out=out)
     return out.view(np.float32)
+
+
+def round_tf32(x: np.ndarray) -> np.ndarray:
+    """Round FP32 to TF32 (8-bit exponent, 10-bit mantissa), round-to-nearest-even on the bit
+    pattern; infinities and NaNs pass through. Returned as FP32 values."""
+    bits = np.ascontiguousarray(x, np.float32).view(np.uint32)
+    lsb = (bits >> np.uint32(_TF32_DROP)) & np.uint32(1)
+    half = np.uint32((1 << (_TF32_DROP - 1)) - 1)
+    out = (bits + half + lsb) & np.uint32(~((1 << _TF32_DROP) - 1) & 0xFFFFFFFF)
+    finite = np.isfinite(np.asarray(x, np.float32))
+    return np.where(finite, out, bits).view(np.float32)
 
 
 def round_fp16(x: np.ndarray) -> np.ndarray:
@@ -74,6 +89,8 @@ def rounder(fmt: str, rng: np.random.Generator | None = None) -> Callable[[np.nd
         return lambda x: round_bf16_sr(x, gen)
     if fmt == "fp16":
         return round_fp16
+    if fmt == "tf32":
+        return round_tf32
     if fmt in FP8:
         return lambda x: round_fp8(x, fmt)
     if fmt == "int8":
@@ -93,6 +110,7 @@ def matmul(a: np.ndarray, b: np.ndarray, fmt: str, rng: np.random.Generator | No
         qb = quantize_int8(b, sb).astype(np.float64)
         return (qa @ qb).astype(np.float32) * np.float32(sa * sb)
     r = rounder(fmt, rng)
+    round_output = round_output and fmt != "tf32"  # TF32 rounds the inputs; PSUM's FP32 is written out
     # The sum in float64, then rounded once to FP32: the FP32 result does not depend on the order
     # in which the BLAS (and its thread count) adds the products, so numeric_error is reproducible
     # on any host (an FP32 sum's last bits move with the order; the PSUM's own order is not known).
@@ -139,20 +157,22 @@ def _swiglu(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 
 def encoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, fmt: str,
-                  rng: np.random.Generator | None = None) -> np.ndarray:
-    """One BERT encoder layer: matmuls in ``fmt`` with FP32 accumulation; softmax, GELU and
+                  rng: np.random.Generator | None = None, attention_fmt: str | None = None) -> np.ndarray:
+    """One BERT encoder layer: matmuls in ``fmt`` with FP32 accumulation (attention's scores and
+    context in ``attention_fmt`` where given: FP8 training keeps them in BF16); softmax, GELU and
     layernorm in FP32 on the scalar/vector engines, their outputs stored back in ``fmt``."""
-    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in ("fp32", "int8") else fmt), rng)
+    af = attention_fmt or fmt
+    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in FP32_STORED else fmt), rng)
     if fmt in FP8:
         store = round_bf16_rne  # FP8 matmul inputs; activations kept in BF16 between kernels
     s, h = x.shape
     d = h // heads
     qkv = matmul(x, w["qkv"], fmt, rng) + w["qkv_b"]
     q, k, v = (qkv[:, i * h:(i + 1) * h].reshape(s, heads, d).transpose(1, 0, 2) for i in range(3))
-    scores = np.stack([matmul(q[i], k[i].T, fmt, rng, round_output=False) for i in range(heads)])
+    scores = np.stack([matmul(q[i], k[i].T, af, rng, round_output=False) for i in range(heads)])
     scores /= np.float32(np.sqrt(d))
     p = store(_softmax(scores))
-    ctx = np.stack([matmul(p[i], v[i], fmt, rng) for i in range(heads)]).transpose(1, 0, 2).reshape(s, h)
+    ctx = np.stack([matmul(p[i], v[i], af, rng) for i in range(heads)]).transpose(1, 0, 2).reshape(s, h)
     attn = store(_layernorm(x + matmul(ctx, w["out"], fmt, rng) + w["out_b"]))
     inter = store(_gelu(matmul(attn, w["ffn1"], fmt, rng) + w["ffn1_b"]))
     return store(_layernorm(attn + matmul(inter, w["ffn2"], fmt, rng) + w["ffn2_b"]))
@@ -171,12 +191,12 @@ def random_layer(hidden: int, intermediate: int, seed: int = 0) -> dict[str, np.
 
 
 def layer_error(hidden: int, heads: int, intermediate: int, seq_len: int, fmt: str,
-                seed: int = 0) -> float:
+                seed: int = 0, attention_fmt: str | None = None) -> float:
     """Relative error against FP32 of one encoder layer at full width and sequence length."""
     w = random_layer(hidden, intermediate, seed)
     x = _layernorm(np.random.default_rng(seed + 1).normal(0, 1, (seq_len, hidden)).astype(np.float32))
     ref = encoder_layer(x, w, heads, "fp32")
-    got = encoder_layer(x, w, heads, fmt, np.random.default_rng(seed + 2))
+    got = encoder_layer(x, w, heads, fmt, np.random.default_rng(seed + 2), attention_fmt)
     return relative_error(got, ref)
 
 
@@ -186,11 +206,12 @@ def _rmsnorm(x: np.ndarray) -> np.ndarray:
 
 
 def decoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, kv_heads: int, fmt: str,
-                  rng: np.random.Generator | None = None) -> np.ndarray:
+                  rng: np.random.Generator | None = None, attention_fmt: str | None = None) -> np.ndarray:
     """One Llama-style decoder layer (RMSNorm, causal grouped-query attention, SwiGLU, no biases):
     matmuls in ``fmt`` with FP32 accumulation, softmax, SiLU and RMSNorm in FP32, their outputs
-    stored back in ``fmt`` (as :func:`encoder_layer`)."""
-    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in ("fp32", "int8") else fmt), rng)
+    stored back in ``fmt`` (as :func:`encoder_layer`, and its ``attention_fmt``)."""
+    af = attention_fmt or fmt
+    store = rounder("bf16_sr" if fmt == "bf16_sr" else ("fp32" if fmt in FP32_STORED else fmt), rng)
     if fmt in FP8:
         store = round_bf16_rne
     s, h = x.shape
@@ -203,8 +224,8 @@ def decoder_layer(x: np.ndarray, w: dict[str, np.ndarray], heads: int, kv_heads:
     mask = np.triu(np.full((s, s), -np.inf, np.float32), 1)
     ctx = []
     for i in range(heads):
-        sc = matmul(q[i], k[i // group].T, fmt, rng, round_output=False) / np.float32(np.sqrt(d)) + mask
-        ctx.append(matmul(store(_softmax(sc)), v[i // group], fmt, rng))
+        sc = matmul(q[i], k[i // group].T, af, rng, round_output=False) / np.float32(np.sqrt(d)) + mask
+        ctx.append(matmul(store(_softmax(sc)), v[i // group], af, rng))
     x = store(x + matmul(np.stack(ctx).transpose(1, 0, 2).reshape(s, h), w["o"], fmt, rng))
     b = store(_rmsnorm(x))
     gate, up = matmul(b, w["gate"], fmt, rng), matmul(b, w["up"], fmt, rng)
@@ -225,10 +246,10 @@ def random_decoder_layer(hidden: int, kv_width: int, intermediate: int,
 
 
 def decoder_layer_error(hidden: int, heads: int, kv_heads: int, intermediate: int, seq_len: int, fmt: str,
-                        seed: int = 0) -> float:
+                        seed: int = 0, attention_fmt: str | None = None) -> float:
     """Relative error against FP32 of one decoder layer."""
     w = random_decoder_layer(hidden, hidden // heads * kv_heads, intermediate, seed)
     x = np.random.default_rng(seed + 1).normal(0, 1, (seq_len, hidden)).astype(np.float32)
     ref = decoder_layer(x, w, heads, kv_heads, "fp32")
-    got = decoder_layer(x, w, heads, kv_heads, fmt, np.random.default_rng(seed + 2))
+    got = decoder_layer(x, w, heads, kv_heads, fmt, np.random.default_rng(seed + 2), attention_fmt)
     return relative_error(got, ref)

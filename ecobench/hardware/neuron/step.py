@@ -54,6 +54,12 @@ def _work(kernels: list[Kernel], wm: WorkModel, micro: int, saved: dict[str, flo
     return np.array(rows).reshape(len(kernels), len(MECHANISMS))
 
 
+def weight_matmul_dtype(w: Workload) -> str | None:
+    """FP8 training's weight matmuls run in FP8 (its kernels are built in BF16:
+    ``FP8_ACTIVATION_DTYPE``); None: in the kernels' type."""
+    return "fp8" if w.dtype == "fp8" else None
+
+
 def kernel_sets(w: Workload, tensor: int, micro: int) -> tuple[dict[str, list[Kernel]], dict[str, float]]:
     """The kernels of each set of :data:`STAGE_SETS` for one tensor-parallel rank at micro-batch
     ``micro``, and the activation bytes per sample each forward kernel saves for the backward."""
@@ -75,7 +81,7 @@ def kernel_sets(w: Workload, tensor: int, micro: int) -> tuple[dict[str, list[Ke
 @functools.lru_cache(maxsize=1024)
 def stage_work(w: Workload, tensor: int, micro: int, dev: NeuronDeviceSpec) -> StageWork:
     """The engine work of one tensor-parallel rank's kernel sets at micro-batch ``micro``."""
-    wm = WorkModel(dev, w.arch.norm, training=True)
+    wm = WorkModel(dev, w.arch.norm, training=True, weight_matmul_dtype=weight_matmul_dtype(w))
     lists, saved = kernel_sets(w, tensor, micro)
     return StageWork({name: _work(ks, wm, micro, saved) for name, ks in lists.items()})
 

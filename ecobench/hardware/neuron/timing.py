@@ -80,13 +80,23 @@ def sequence_times(work: np.ndarray, p: EngineParams, ramp_s: float = 0.0,
     return (own * total / denom if denom > 0 else own), busy
 
 
+def tensor_peak_flops(dev: NeuronDeviceSpec, dtype: str) -> float:
+    """TensorE's dense peak (FLOP/s) of a logical core in ``dtype``: BF16's, FP8's on a core that
+    runs FP8 faster (v3), INT8's where the core has an INT8 mode (v1, v2)."""
+    c = dev.core
+    speedup = c.fp8_speedup if dtype == "fp8" else (c.int8_speedup or 1.0) if dtype == "int8" else 1.0
+    return c.tensor_tflops * 1e12 * speedup
+
+
 def time_kernels(kernels: list[Kernel], dev: NeuronDeviceSpec, batch: int, p: EngineParams,
                  norm: str = "layernorm", training: bool = False,
-                 saved: dict[str, float] | None = None) -> list[KernelTiming]:
+                 saved: dict[str, float] | None = None,
+                 weight_matmul_dtype: str | None = None) -> list[KernelTiming]:
     """Timing of each kernel for ``batch`` samples on one logical core (training: the forward
     kernels write the activations they save, the backward kernels read back what ``saved`` (by
-    forward kernel name, per sample; default: the forward kernels in the list) says."""
-    wm = WorkModel(dev, norm, training)
+    forward kernel name, per sample; default: the forward kernels in the list) says;
+    ``weight_matmul_dtype``: :class:`WorkModel`'s)."""
+    wm = WorkModel(dev, norm, training, weight_matmul_dtype)
     if saved is None:
         saved = {k.name: k.saved_bytes for k in kernels if k.phase == "forward"}
 
@@ -97,10 +107,10 @@ def time_kernels(kernels: list[Kernel], dev: NeuronDeviceSpec, batch: int, p: En
 
     work = np.array([wm.work(k, batch, saved_of(k)) for k in kernels]).reshape(len(kernels), len(MECHANISMS))
     times, busy = sequence_times(work, p, dev.core.throttle_ramp_s)
-    peak = dev.core.tensor_tflops * 1e12
     out = []
     for k, t, b in zip(kernels, times, busy, strict=True):
         i = int(np.argmax(b))
+        peak = tensor_peak_flops(dev, (weight_matmul_dtype if k.weights else None) or k.dtype)
         out.append(KernelTiming(k.name, k.layer, k.phase, ENGINES[i], float(t),
                                 {e: float(v) for e, v in zip(ENGINES, b, strict=True)},
                                 min(1.0, k.executed_flops * batch / (t * peak)) if t > 0 else 0.0,

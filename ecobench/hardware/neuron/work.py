@@ -138,8 +138,12 @@ def _dtype_cost(core: NeuronCoreSpec, dtype: str) -> float:
 class WorkModel:
     """Engine work of kernels on one logical core of ``dev`` (see the module docstring)."""
 
-    def __init__(self, dev: NeuronDeviceSpec, norm: str = "layernorm", training: bool = False) -> None:
+    def __init__(self, dev: NeuronDeviceSpec, norm: str = "layernorm", training: bool = False,
+                 weight_matmul_dtype: str | None = None) -> None:
         self.dev, self.core, self.norm, self.training = dev, dev.core, norm, training
+        # the type weight matmuls run their TensorE instructions in where it differs from the kernels'
+        # (FP8 training: FP8 weight matmuls over BF16 activations, parallel/step.py FP8_ACTIVATION_DTYPE)
+        self.weight_matmul_dtype = weight_matmul_dtype
         c = dev.core
         self.sbuf_bytes = (c.sbuf_mib or float("inf")) * 2**20 * c.physical
         self.dma_bps = dev.core_dma_gb_per_s * 1e9
@@ -237,12 +241,13 @@ class WorkModel:
         act = count * (m * kk + m * n) * b * (2 if bwd else 1)
         if k.weights:
             rows = m * batch
-            fwd_c, _ = mm_cycles(self.core, rows, kk, n, k.dtype)
+            mdt = self.weight_matmul_dtype or k.dtype
+            fwd_c, _ = mm_cycles(self.core, rows, kk, n, mdt)
             cycles = fwd_c
             evac = rows * n
             if bwd:
-                dx, _ = mm_cycles(self.core, rows, n, kk, k.dtype)  # dY . W^T
-                dw, _ = mm_cycles(self.core, kk, rows, n, k.dtype)  # X^T . dY, tokens contracted
+                dx, _ = mm_cycles(self.core, rows, n, kk, mdt)  # dY . W^T
+                dw, _ = mm_cycles(self.core, kk, rows, n, mdt)  # X^T . dY, tokens contracted
                 cycles = dx + dw
                 evac = rows * kk + kk * n
                 self._transpose(w, count * (rows * (kk + n) + (kk * n if self.training else 0)))

@@ -4,17 +4,56 @@ latency target), one job at the configuration's batch size; a load profile's str
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from typing import Any
 
 from ecobench.errors import BackendError, InputError
-from ecobench.hardware.backends import Job, Performance
+from ecobench.hardware.backends import Backend, Job, Performance
+from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.planning.inference_memory import batch_memory, device_memory_gib
 from ecobench.planning.jobs import backend_for, capabilities, make_job
 from ecobench.planning.modes.base import ConfigRun, ModeBase, with_activity
 from ecobench.planning.plan import PlanResult, plan_inference
 from ecobench.planning.samples import BASIS_FRACTIONAL, at_repetition
 from ecobench.power.uncertainty import BAND_METRICS_INFERENCE
-from ecobench.scenario.model import InferenceSpec
+from ecobench.scenario.model import HardwareConfig, InferenceSpec, Scenario
+
+
+def memory_fit(s: Scenario, cfg: HardwareConfig, inst: Instance, catalog: Catalog,
+               backends: Mapping[str, Backend], batch: int) -> tuple[int, float, float] | None:
+    """The largest batch that fits a rank's memory, what ``batch`` needs and what the rank has, in
+    GiB (``planning/inference_memory.py``); None where the throughput is supplied or measured, or the
+    catalog has no memory figure for the device."""
+    spec = s.workload.inference
+    assert spec is not None
+    if capabilities(cfg, backends).error_model is None:
+        return None
+    device = device_memory_gib(catalog, inst, cfg.precision)
+    if device is None:
+        return None
+    mem = batch_memory(s.workload.arch(), spec.seq_len, cfg.precision, device)
+    return mem.largest_batch(), mem.need_gib(batch), device
+
+
+def memory_refusal(fit: tuple[int, float, float] | None, spec: InferenceSpec, cfg: HardwareConfig,
+                   inst: Instance, catalog: Catalog, batch: int) -> None:
+    """Bad input where ``batch`` cannot fit one rank's memory (``fit``: :func:`memory_fit`'s); the
+    same message from ``ecobench run`` and ``ecobench emulate``."""
+    if fit is None or batch <= fit[0]:
+        return
+    largest, need, device = fit
+    acc = catalog.accelerator_of(inst)
+    rank = "NeuronCore" if acc is not None and acc.ranks_per_chip > 1 else "device"
+    allowed = (f"allowed: at most {largest} (the largest batch that fits)" if largest else
+               "no batch fits: the weights and workspace alone do not; use a device with more memory")
+    own = bool(cfg.batch_size)  # the configuration's own batch size, else the workload's
+    where = "" if own else f"configs[{cfg.id}], "
+    text = (f"{batch} sequences of {spec.seq_len} tokens need {need:,.2f} GiB per {rank} on "
+            f"{inst.name} ({where}{cfg.precision}: the weights and one layer's "
+            f"activations), which has {device:,.2f} GiB; {allowed}")
+    if own:
+        raise InputError(text).in_config("batch_size", by_id=True)
+    raise InputError(f"workload.inference.batch_size: {text}")
 
 
 class InferenceMode(ModeBase):
@@ -42,33 +81,12 @@ class InferenceMode(ModeBase):
         measured, or the catalog has no memory figure for the device. Worked out once: the memory check
         and the batch candidates both read it."""
         r = self.run
-        if capabilities(r.config, r.backends).error_model is None:
-            return None
-        device = device_memory_gib(r.catalog, r.instance, r.config.precision)
-        if device is None:
-            return None
-        mem = batch_memory(r.scenario.workload.arch(), self.spec.seq_len, r.config.precision, device)
-        return mem.largest_batch(), mem.need_gib(self.batch), device
+        return memory_fit(r.scenario, r.config, r.instance, r.catalog, r.backends, self.batch)
 
     def _check_memory(self) -> None:
         """Bad input where the batch cannot fit one rank's memory."""
-        fit = self._memory_fit
-        if fit is None or self.batch <= fit[0]:
-            return
-        largest, need, device = fit
         r = self.run
-        acc = r.catalog.accelerator_of(r.instance)
-        rank = "NeuronCore" if acc is not None and acc.ranks_per_chip > 1 else "device"
-        allowed = (f"allowed: at most {largest} (the largest batch that fits)" if largest else
-                   "no batch fits: the weights and workspace alone do not; use a device with more memory")
-        own = bool(r.config.batch_size)  # the configuration's own batch size, else the workload's
-        where = "" if own else f"configs[{r.config.id}], "
-        text = (f"{self.batch} sequences of {self.spec.seq_len} tokens need {need:,.2f} GiB per {rank} on "
-                f"{r.instance.name} ({where}{r.config.precision}: the weights and one layer's "
-                f"activations), which has {device:,.2f} GiB; {allowed}")
-        if own:
-            raise InputError(text).in_config("batch_size", by_id=True)
-        raise InputError(f"workload.inference.batch_size: {text}")
+        memory_refusal(self._memory_fit, self.spec, r.config, r.instance, r.catalog, self.batch)
 
     def _job(self, batch: int) -> Job:
         return make_job(scenario=self.run.scenario, config=self.run.config, mode="inference",

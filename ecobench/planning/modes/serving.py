@@ -54,6 +54,14 @@ def serving_refusal(cfg: HardwareConfig, inst: Instance, catalog: Catalog,
                          "disaggregated scheduler cannot hand between replicas; allowed here: continuous, "
                          "static").in_config("scheduler")
     serving_options.quantization_refusal(acc, cfg.quantization)
+    if cfg.quantization in serving_options.W8A8 and capabilities(cfg, backends).own_serving_model:
+        # the backend's own timer (the emulated NeuronCore) runs every matmul at `precision`: it never
+        # sees quantized_cluster's 8-bit peak, so W8A8 would be planned as weight-only storage
+        raise InputError(f"{cfg.quantization} (W8A8, weight matmuls at the chip's 8-bit peak) is modelled "
+                         f"by the analytic serving model only; backend {cfg.backend} runs every matmul at "
+                         f"precision {cfg.precision}; allowed with backend: {cfg.backend}: weight_precision: "
+                         "fp8 or int8 (weight-only, 1 byte per weight), quantization: int4, or none; or "
+                         "backend: analytic").in_config("quantization")
     return acc
 
 

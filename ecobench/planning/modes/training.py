@@ -23,6 +23,22 @@ from ecobench.power.uncertainty import BAND_METRICS_TRAINING, TrainingCase
 from ecobench.scenario.model import LOCAL_INSTANCE, HardwareConfig, TrainingSpec
 from ecobench.units import SECONDS_PER_HOUR
 
+# No Neuron training library runs on Inferentia (inf1): "PyTorch NeuronX for training on Trn1 and Trn2 ...
+# PyTorch Neuron for inference on Inf1" (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/
+# neuron-intro/pytorch-setup/pytorch-install-prev.html, read 2026-11-29); its catalog entry also keeps
+# activations on chip (an encoder's inference) and has no ZeRO limit, so a search chose ZeRO-3.
+NO_TRAINING = {"inferentia": "Inferentia (inf1) runs no training: Neuron's training libraries "
+                             "(torch-neuronx, NxD Training) target Trn1 and Trn2, and torch-neuron on "
+                             "Inf1 is inference only"}
+
+
+def training_device_refusal(inst: Instance) -> None:
+    """Bad input (``instance_type``) where no training stack runs on the instance's accelerator."""
+    why = NO_TRAINING.get(inst.spec.accelerator or "")
+    if why is not None:
+        raise InputError(f"{inst.name}: {why} (allowed: a trn1, trn2 or GPU instance)").in_config(
+            "instance_type")
+
 
 def training_refusal(cfg: HardwareConfig, inst: Instance, catalog: Catalog,
                      backends: Mapping[str, Backend]) -> Accelerator | None:
@@ -34,6 +50,7 @@ def training_refusal(cfg: HardwareConfig, inst: Instance, catalog: Catalog,
         if cfg.parallelism is not None:
             raise InputError("the measured host runs data parallel only").in_config("parallelism")
         return None
+    training_device_refusal(inst)
     if cfg.measured_throughput_per_s is not None and cfg.instances is None:
         return None
     acc = catalog.accelerator_of(inst)

@@ -88,3 +88,23 @@ def test_decoder_layer_error_grows_with_coarser_formats():
     assert decoder_layer_error(*args, "fp32") == 0.0
     bf16 = decoder_layer_error(*args, "bf16")
     assert 1e-4 < bf16 < decoder_layer_error(*args, "fp8_e4m3") < 0.1
+
+
+def test_tf32_rounds_to_ten_mantissa_bits_and_errs_between_fp32_and_fp16():
+    """emu24: TF32 (Neuron v2/v3's matmult engine type, 8-bit exponent, 10-bit mantissa) was emulated
+    as FP32, so a TF32 configuration reported a layer error of exactly 0 while being timed at BF16's
+    rate."""
+    from ecobench.hardware.neuron.numerics import decoder_layer_error, round_tf32
+
+    g = np.random.default_rng(3)
+    x = (g.normal(0, 1, 100_000) * 10.0 ** g.integers(-20, 20, 100_000)).astype(np.float32)
+    ties = ((np.arange(1, 1000, dtype=np.uint32) << 13) | 0x3F800000 | 0x1000).view(np.float32)
+    x = np.concatenate([x, ties, -ties])
+    m, e = np.frexp(x.astype(np.float64))
+    ref = (np.round(m * 2**11) / 2**11 * 2.0**e).astype(np.float32)  # numpy rounds halves to even
+    assert np.array_equal(round_tf32(x).view(np.uint32), ref.view(np.uint32))
+    assert "tf32" in FORMATS
+    errs = {f: layer_error(256, 4, 1024, 64, f) for f in ("tf32", "fp16")}
+    assert 0.0 < errs["tf32"] < errs["fp16"]
+    args = (256, 2, 1, 512, 32)
+    assert 0.0 < decoder_layer_error(*args, "tf32") < decoder_layer_error(*args, "bf16")
