@@ -106,13 +106,21 @@ def with_headroom(cl: M, headroom_pct: float) -> M:
                                memory_headroom_pct=headroom_pct)
 
 
+def rank_word(cl: DeviceMemory) -> str:
+    """What one rank's memory belongs to, in the platform's words: a GPU ("device"), or a NeuronCore
+    where a chip holds several ranks (a Neuron "device" is the whole chip: Inferentia2's 32 GiB, of
+    which each of its 2 NeuronCores has 16; Trainium2's logical NeuronCores at LNC=2 24 of 96)."""
+    return "NeuronCore" if getattr(cl, "ranks_per_chip", 1) > 1 else "device"
+
+
 def memory_in_words(cl: DeviceMemory) -> str:
-    """What a device offers, e.g. ``80.0 GiB per device, 72.0 GiB usable after 10% headroom``."""
-    h = cl.memory_headroom_pct
+    """What a rank offers, e.g. ``80.0 GiB per device, 72.0 GiB usable after 10% headroom``
+    (:func:`rank_word`)."""
+    h, per = cl.memory_headroom_pct, rank_word(cl)
     if not h:
-        return f"{cl.memory_gib:.1f} GiB per device"
+        return f"{cl.memory_gib:.1f} GiB per {per}"
     total = cl.memory_gib / (1 - h / 100)
-    return f"{total:.1f} GiB per device, {cl.memory_gib:.1f} GiB usable after {h:g}% headroom"
+    return f"{total:.1f} GiB per {per}, {cl.memory_gib:.1f} GiB usable after {h:g}% headroom"
 
 
 def serving_headroom_pct(vendor: str, given: float | None) -> float:

@@ -24,6 +24,7 @@ from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.layout import divisors
+from ecobench.parallel.memory import rank_word
 from ecobench.parallel.serving import (
     WORKSPACE_GIB,
     ServeWorkload,
@@ -151,7 +152,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         weights_gib = weights_gib_per_rank(workload(max(options)))
         if not larger and weights_gib + WORKSPACE_GIB > cl.memory_gib:  # no batch or length helps
             raise InputError(f"--instance-type {instance_type}: {model}'s weights alone take "
-                             f"{weights_gib:.1f} GiB per device at tensor {max(options)}, beyond its "
+                             f"{weights_gib:.1f} GiB per {rank_word(cl)} at tensor {max(options)}, "
+                             "beyond its "
                              f"{cl.memory_gib:.1f} GiB; allowed: "
                              # 4-bit weights offered only where they fit the widest tensor degree
                              + memory_advice(weight_precision == "int4" or max_batch_by_memory(

@@ -35,7 +35,7 @@ from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.hardware.neuron.arch import logical_core_size
 from ecobench.parallel.layout import divisors
-from ecobench.parallel.memory import memory_in_words, serving_headroom_pct, with_headroom
+from ecobench.parallel.memory import memory_in_words, rank_word, serving_headroom_pct, with_headroom
 from ecobench.parallel.serving import (
     ServeWorkload,
     compiled_graph_tokens,
@@ -712,7 +712,8 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
         if cap < 1:
             drafter = cfg.speculative is not None and cfg.speculative.method == "draft"
             failure = failure or (f"{arch.name}{' and its drafter need' if drafter else ' needs'} "
-                                  f"{weights_gib_per_rank(w):.1f} GiB of weights per device at tensor {t} on "
+                                  f"{weights_gib_per_rank(w):.1f} GiB of weights per {rank_word(cl)} at "
+                                  f"tensor {t} on "
                                   f"{inst.name}, which has {memory_in_words(cl)}; "
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
             if given is None and i == len(layouts) and not fits and pp == 1 and timer is None \

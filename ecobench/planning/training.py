@@ -33,7 +33,13 @@ from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
 from ecobench.parallel.layout import EXPERT_DISPATCHES, RECOMPUTE, SCHEDULES, Layout, nearest_divisor
-from ecobench.parallel.memory import DEFAULT_MEMORY_HEADROOM_PCT, Recipe, memory_in_words, with_headroom
+from ecobench.parallel.memory import (
+    DEFAULT_MEMORY_HEADROOM_PCT,
+    Recipe,
+    memory_in_words,
+    rank_word,
+    with_headroom,
+)
 from ecobench.parallel.offload import HOST
 from ecobench.parallel.search import (
     Evaluated,
@@ -125,9 +131,9 @@ def _memory_message(cl: Cluster, need_gib: float, inst: Instance, n: int, layout
     ranks = n * cl.ranks_per_node
     if layout.ranks < ranks:  # trial: "DP16 ... on 3x p4d.24xlarge" hid that 8 of the 24 ranks idle
         where = (f"uses {layout.ranks} of the {ranks} ranks of {n}x {inst.name} ({ranks - layout.ranks} stay "
-                 f"idle) and needs {need_gib:.1f} GiB per device")
+                 f"idle) and needs {need_gib:.1f} GiB per {rank_word(cl)}")
     else:
-        where = f"needs {need_gib:.1f} GiB per device on {n}x {inst.name}"
+        where = f"needs {need_gib:.1f} GiB per {rank_word(cl)} on {n}x {inst.name}"
     return f"{layout.describe()} {where}, which has {memory_in_words(cl)}{fix}"
 
 
@@ -208,8 +214,8 @@ def plan(tr: TrainingSpec, arch: Architecture, cfg: HardwareConfig, inst: Instan
                          "layout's collectives need").in_config(where)
     if not ev.fits[0] and supplied:
         return _supplied_auto(tr, arch, cfg, inst, cat, eff,
-                              f"{lay.describe()} needs {_memory(ev, 0):.1f} GiB per device, which has "
-                              f"{memory_in_words(cl)}")
+                              f"{lay.describe()} needs {_memory(ev, 0):.1f} GiB per {rank_word(cl)}, "
+                              f"which has {memory_in_words(cl)}")
     if not ev.fits[0]:
         fixes = fixes_that_fit(phases, cl, lay, n, eff, fixed_data)
         near = nearest_counts(phases, cl, n, eff, _same_data(lay, fixed_data), like=lay)
@@ -317,8 +323,9 @@ def _no_fit_message(inst: Instance, n: int, cl: Cluster, ev: Evaluated | None) -
         return (f"no valid layout of {n}x {inst.name} ({n * cl.ranks_per_node} ranks): the "
                 "global batch, the layers and the heads leave no tensor x pipeline x data split")
     least = float(min(np.min(r.memory_gib) for r in ev.results))
-    return (f"no layout of {n}x {inst.name} fits: the smallest needs {least:.1f} GiB per device, "
-            f"which has {memory_in_words(cl).removesuffix(' per device')}; use more instances or a device "
+    per = f" per {rank_word(cl)}"
+    return (f"no layout of {n}x {inst.name} fits: the smallest needs {least:.1f} GiB{per}, "
+            f"which has {memory_in_words(cl).removesuffix(per)}; use more instances or a device "
             "with more memory")
 
 

@@ -103,3 +103,28 @@ def test_emulate_refuses_an_inference_configuration_as_run_does(tmp_path, capsys
         assert main([command, str(path), "--out", str(tmp_path / command)]) == 2, command
         err = capsys.readouterr().err
         assert all(n in err for n in needles) and "Traceback" not in err, (command, err)
+
+
+def test_memory_refusals_on_neuron_name_the_neuroncore_not_the_device(tmp_path, capsys):
+    """emu24: 'inf2.8xlarge, which has 16.0 GiB per device': a Neuron device is the chip (Inferentia2:
+    32 GiB); the 16 GiB (trn2: 24 GiB of 96) belong to each (logical) NeuronCore, the plan's rank."""
+    import yaml
+
+    serve = {"schema_version": 2, "name": "m", "baseline": "a",
+             "workload": {"model": "llama2-70b", "serving": {"requests_per_h": 3600, "input_tokens": 1024,
+                                                             "output_tokens": 256}},
+             "configs": [{"id": "a", "instance_type": "inf2.8xlarge", "precision": "bf16",
+                          "backend": "emulated"}]}
+    train = yaml.safe_load((SCENARIOS / "llama_emulated.yaml").read_text())
+    train["configs"] = [{"id": "a", "instance_type": "trn2.48xlarge", "precision": "bf16", "instances": 1,
+                         "price_usd_per_h": 35.76, "backend": "emulated",
+                         "parallelism": {"tensor": 1, "pipeline": 1, "data": 64}}]
+    train["baseline"] = "a"
+    for doc, needle in ((serve, "GiB of weights per NeuronCore at tensor 1 on inf2.8xlarge, which has 16.0 "
+                                "GiB per NeuronCore"),
+                        (train, "GiB per NeuronCore on 1x trn2.48xlarge, which has 24.0 GiB per NeuronCore")):
+        path = tmp_path / "s.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        assert main(["run", str(path), "--out", str(tmp_path / "r")]) == 2
+        err = capsys.readouterr().err
+        assert needle in err and "per device" not in err, err
