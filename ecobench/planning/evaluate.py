@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ecobench.errors import EcobenchError
+from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import BACKENDS, Backend
 from ecobench.hardware.catalog import Catalog, load_catalog
 from ecobench.planning.configs import check_config, evaluate_config, locate
@@ -138,7 +138,11 @@ def evaluate_all(s: Scenario, *, catalog: Catalog | None = None,
         return _evaluate_all(s, catalog, backends, progress)
     from ecobench.power.calibrate import calibrated_model
 
-    token = RUN_MODEL.set(calibrated_model(s.power_points))
+    try:
+        model = calibrated_model(s.power_points)
+    except InputError as exc:  # the file, checked before anything runs
+        raise InputError(f"power_points: {exc}") from None
+    token = RUN_MODEL.set(model)
     try:
         return _evaluate_all(s, catalog, backends, progress)
     finally:

@@ -41,19 +41,14 @@ def scenario_from_dict(data: object, source: str = "<scenario>", base_dir: Path 
 
 
 def _resolve_power_points(s: Scenario, base_dir: Path | None, source: str) -> Scenario:
-    """``power_points`` made absolute (relative to the scenario file's folder) and read once here, so a
-    bad points file is bad input before anything runs."""
-    from ecobench.power.calibrate import load_points
-
+    """``power_points`` made absolute (relative to the scenario file's folder); the file is read and
+    checked where the run's power model is refitted with it (``planning.evaluate``), before anything
+    runs."""
     if s.power_points is None:
         return s
     p = Path(s.power_points)
     if not p.is_absolute() and base_dir is not None:
         p = (base_dir / p).resolve()
-    try:
-        load_points(p)
-    except InputError as exc:
-        raise InputError(f"{source}: power_points: {exc}") from None
     return s.model_copy(update={"power_points": str(p)})
 
 

@@ -9,7 +9,8 @@ import ecobench
 ROOT = Path(ecobench.__file__).parent
 # Top to bottom, as docs/architecture.md lists them; a stage may import its own and those below.
 STAGES = (("cli", "api", "runner", "__main__", "__init__"), ("gate", "validation"), ("reports",),
-          ("planning",), ("power", "scenario"), ("hardware",), ("parallel",), ("workloads", "io", "measure"),
+          ("planning",), ("power",), ("scenario",), ("hardware",), ("parallel",),
+          ("workloads", "io", "measure"),
           ("errors", "units", "bounds", "table", "process", "version", "words"))
 LEVEL = {name: i for i, stage in enumerate(STAGES) for name in stage}
 
