@@ -173,6 +173,8 @@ def test_a_deadline_takes_the_fewest_instances_uneven_stages_allow(tmp_path):
     """train23: with a 35 h deadline auto took 4 p4d ("no valid layout between 2 and 4") while 3 p4d
     meet it as TP1 PP3 DP8 (31.4 h), and with 9 h took 16 where 12 meet it (8.3 h): the deadline search
     tried only pipeline degrees dividing the layers."""
+    import re
+
     s = _llama_on(1)
     s["workload"]["training"].update(deadline_h=35, max_instances=64)
     del s["configs"][0]["instances"]
@@ -180,7 +182,8 @@ def test_a_deadline_takes_the_fewest_instances_uneven_stages_allow(tmp_path):
     assert code == 0 and row["meets_deadline"] is True
     assert row["instances"] == 3 and row["pipeline_parallel"] == 3 and row["idle_devices"] == 0
     assert "pipeline 3 splits the 32 layers unevenly (10 or 11 a stage)" in row["layout_choice"]
-    assert "2 take 44.8 h" in row["layout_choice"]
+    fewer = re.search(r"; 2 take ([\d.]+) h\)", row["layout_choice"])  # one fewer misses the deadline
+    assert fewer and float(fewer.group(1)) > 35, row["layout_choice"]
     s["workload"]["training"]["deadline_h"] = 9
     code, (row,) = _run(tmp_path / "b", s)
     assert code == 0 and row["instances"] == 12 and row["duration_h"] <= 9
