@@ -106,11 +106,12 @@ def with_headroom(cl: M, headroom_pct: float) -> M:
                                memory_headroom_pct=headroom_pct)
 
 
-def rank_word(cl: DeviceMemory) -> str:
-    """What one rank's memory belongs to, in the platform's words: a GPU ("device"), or a NeuronCore
-    where a chip holds several ranks (a Neuron "device" is the whole chip: Inferentia2's 32 GiB, of
-    which each of its 2 NeuronCores has 16; Trainium2's logical NeuronCores at LNC=2 24 of 96)."""
-    return "NeuronCore" if getattr(cl, "ranks_per_chip", 1) > 1 else "device"
+def rank_word(holder: object) -> str:
+    """What one rank's memory belongs to, in the platform's words, from anything with a
+    ``ranks_per_chip`` (a cluster, an accelerator; None or without one: a GPU): a GPU ("device"), or a
+    NeuronCore where a chip holds several ranks (a Neuron "device" is the whole chip: Inferentia2's 32
+    GiB, of which each of its 2 NeuronCores has 16; Trainium2's logical NeuronCores at LNC=2 24 of 96)."""
+    return "NeuronCore" if getattr(holder, "ranks_per_chip", 1) > 1 else "device"
 
 
 def memory_in_words(cl: DeviceMemory) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 from ecobench.errors import BackendError, InputError
 from ecobench.hardware.backends import Backend, Job, Performance
 from ecobench.hardware.catalog import Catalog, Instance
+from ecobench.parallel.memory import rank_word
 from ecobench.planning.inference_memory import batch_memory, device_memory_gib
 from ecobench.planning.jobs import backend_for, capabilities, make_job
 from ecobench.planning.modes.base import ConfigRun, ModeBase, with_activity
@@ -42,8 +43,7 @@ def memory_refusal(fit: tuple[int, float, float] | None, spec: InferenceSpec, cf
     if fit is None or batch <= fit[0]:
         return
     largest, need, device = fit
-    acc = catalog.accelerator_of(inst)
-    rank = "NeuronCore" if acc is not None and acc.ranks_per_chip > 1 else "device"
+    rank = rank_word(catalog.accelerator_of(inst))
     allowed = (f"allowed: at most {largest} (the largest batch that fits)" if largest else
                "no batch fits: the weights and workspace alone do not; use a device with more memory")
     own = bool(cfg.batch_size)  # the configuration's own batch size, else the workload's
