@@ -12,7 +12,7 @@ points with (there without each point's own source).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,6 @@ from ecobench.parallel.serving import (
     compiled_graph_tokens,
     decode_step_s,
     max_batch_by_memory,
-    memory_advice,
     prefill_s,
     step_host_s,
     weights_gib_per_rank,
@@ -151,14 +150,14 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         larger = [v for v in valid if v > max(options)]
         weights_gib = weights_gib_per_rank(workload(max(options)))
         if not larger and weights_gib + WORKSPACE_GIB > cl.memory_gib:  # no batch or length helps
+            from ecobench.planning.serving_options import weights_advice
+
             raise InputError(f"--instance-type {instance_type}: {model}'s weights alone take "
                              f"{weights_gib:.1f} GiB per {rank_word(cl)} at tensor {max(options)}, "
                              "beyond its "
                              f"{cl.memory_gib:.1f} GiB; allowed: "
-                             # 4-bit weights offered only where they fit the widest tensor degree
-                             + memory_advice(weight_precision == "int4" or max_batch_by_memory(
-                                 replace(workload(max(options)), weight_dtype="int4"), cl) < 1,
-                                 "--quantization"))
+                             + weights_advice(workload(max(options)), cl, weight_precision == "int4",
+                                              "--quantization"))
         advice = (f"a larger --tensor ({', '.join(map(str, larger))})" if larger
                   else "fewer tokens, or an instance with more accelerator memory")
         raise InputError(f"--batch {batch}: {model}'s weights and {batch} caches of "

@@ -41,7 +41,6 @@ from ecobench.parallel.serving import (
     compiled_graph_tokens,
     decode_step_s,
     max_batch_by_memory,
-    memory_advice,
     memory_gib_per_rank,
     prefill_s,
     serve_kernels,
@@ -780,10 +779,8 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             best, best_key = candidate, key
     if best is None:
         if not fits and given is None:  # the weights fit no layout: what would
-            # 4-bit weights are offered only where they fit the widest layout tried
-            int4 = "int4" in (cfg.quantization, cfg.weight_precision) or max_batch_by_memory(
-                dataclasses.replace(widest, weight_dtype="int4"), cl) < 1
-            failure += "; allowed: " + memory_advice(int4, "quantization:")
+            failure += "; allowed: " + serving_options.weights_advice(
+                widest, cl, "int4" in (cfg.quantization, cfg.weight_precision), "quantization:")
         raise InputError(failure).in_config()
     lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")
     spans = best.tensor * best.pipeline // rpn

@@ -18,6 +18,7 @@ from typing import Any
 
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Accelerator, supported_dtypes
+from ecobench.parallel.serving import ServeWorkload, max_batch_by_memory, memory_advice
 from ecobench.parallel.speculative import Speculation
 from ecobench.parallel.step import Cluster
 from ecobench.scenario.model import HardwareConfig, ServingSpec
@@ -104,3 +105,11 @@ def describe(spec: ServingSpec, cfg: HardwareConfig) -> str:
         parts.append(f"speculative ({drafter}, {sp.num_speculative_tokens} tokens, acceptance "
                      f"{sp.acceptance_rate:g}: {e:.2f} tokens per target step)")
     return "; ".join(parts)
+
+
+def weights_advice(widest: ServeWorkload, cl: Cluster, int4_given: bool, quantization: str) -> str:
+    """What a model whose weights fit no layout tried can do (:func:`parallel.serving.memory_advice`):
+    4-bit weights are offered only where not given already and where they would fit ``widest``, the
+    layout tried that spreads the weights widest; ``quantization``: how the caller's input names it."""
+    return memory_advice(int4_given or max_batch_by_memory(
+        dataclasses.replace(widest, weight_dtype="int4"), cl) < 1, quantization)
