@@ -970,12 +970,11 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
     unless ``--debug`` is given, and never returns 1 except for a regression the gate found.
     ``exiting``: the process ends when this returns (``ecobench.process.paused``); only then is
     SIGTERM turned into a clean exit 143 (a caller's process keeps its own signal handling)."""
-    import signal
 
     process.reset_outputs()
     with sigterm_raises() if exiting else contextlib.nullcontext(), process.paused(exiting):
         if exiting:  # entry() held SIGINT until now; from here it raises KeyboardInterrupt
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            process.sigint_raises()
         debug = argv is not None and "--debug" in argv or argv is None and "--debug" in sys.argv[1:]
         try:
             args = build_parser().parse_args(argv)
@@ -1005,6 +1004,8 @@ def main(argv: Sequence[str] | None = None, exiting: bool = False) -> int:
         except Exception as exc:  # a bug: one line, not a traceback, and never exit code 1
             if exiting and process.terminated():  # SIGTERM, made this exception by a library on its way
                 return _signalled("terminated (SIGTERM)", EXIT_TERMINATED)
+            if exiting and process.interrupted():  # Ctrl-C, the same way (pydantic's SchemaError)
+                return _signalled("interrupted (SIGINT)", EXIT_INTERRUPTED)
             if debug:
                 traceback.print_exc()
             _error(f"internal error: {type(exc).__name__}: {str(exc)[:300]} (this is a bug in ecobench; "

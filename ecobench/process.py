@@ -27,8 +27,9 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-__all__ = ["Terminated", "deferred_signals", "exit_on_signal", "note_output", "out_of_memory", "paused",
-           "reset_outputs", "settled", "sigterm_raises", "silence_stdout", "terminated", "written"]
+__all__ = ["Terminated", "deferred_signals", "exit_on_signal", "interrupted", "note_output", "out_of_memory",
+           "paused", "reset_outputs", "settled", "sigint_raises", "sigterm_raises", "silence_stdout",
+           "terminated", "written"]
 
 
 class Terminated(BaseException):  # noqa: N818 - named for the signal, like KeyboardInterrupt
@@ -48,6 +49,27 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # one is enough: let the clean-up finish
     _TERMINATED.set()
     raise Terminated
+
+
+_INTERRUPTED = threading.Event()  # SIGINT arrived (a library may have swallowed the KeyboardInterrupt)
+
+
+def interrupted() -> bool:
+    """Whether SIGINT arrived after :func:`sigint_raises`: as :func:`terminated`, for Ctrl-C."""
+    return _INTERRUPTED.is_set()
+
+
+def _raise_interrupted(signum: int, frame: FrameType | None) -> None:
+    _INTERRUPTED.set()
+    raise KeyboardInterrupt
+
+
+def sigint_raises() -> None:
+    """From here on SIGINT raises ``KeyboardInterrupt`` (as Python's default handler) and is
+    remembered, so :func:`interrupted` tells a bug from a Ctrl-C that pydantic wrapped in its own
+    ``SchemaError`` while building a model."""
+    _INTERRUPTED.clear()
+    signal.signal(signal.SIGINT, _raise_interrupted)
 
 
 @contextlib.contextmanager

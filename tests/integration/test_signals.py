@@ -164,6 +164,33 @@ def test_sigterm_a_library_turned_into_its_own_error_still_exits_143(monkeypatch
     capsys.readouterr()
 
 
+def test_sigint_a_library_turned_into_its_own_error_still_exits_130(monkeypatch, capsys):
+    """CI, 2026-11-29: Ctrl-C landed 0.2 s into start-up while pydantic built a schema, which reported
+    the KeyboardInterrupt as its own SchemaError: exit 3, 'this is a bug'. As SIGTERM's case above."""
+    import ecobench.hardware.catalog as catalog
+    from ecobench import process
+
+    def swallowing():
+        try:
+            process._raise_interrupted(signal.SIGINT, None)  # what the handler does when SIGINT lands
+        except BaseException as exc:
+            raise RuntimeError("Error building validator") from exc
+
+    monkeypatch.setattr(catalog, "load_catalog", swallowing)
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert main(["catalog"], exiting=True) == 130
+        assert signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    err = capsys.readouterr().err
+    assert "interrupted (SIGINT)" in err and "internal error" not in err
+    monkeypatch.undo()
+    assert main(["catalog"]) == 0
+    capsys.readouterr()
+
+
 def test_error_messages_cannot_drive_the_terminal(tmp_path, capsys):
     f = tmp_path / "s.yaml"
     f.write_text('"\\e]0;pwned\\a\\e[31mred": 1\n')  # an unknown field whose name drives the terminal
