@@ -239,7 +239,7 @@ def cmd_serve_point(args: argparse.Namespace) -> int:
 
     p = serve_point(args.model, args.instance_type, args.precision, args.batch, args.input_tokens,
                     args.output_tokens, args.tensor, args.stack, args.weight_precision,
-                    args.kv_cache_precision, args.quantization)
+                    args.kv_cache_precision, args.quantization, args.backend)
     print(json.dumps(p.to_dict(), indent=2) if args.format == "json" else format_point(p))
     return 0
 
@@ -837,7 +837,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = add("serve-point", help="TTFT, TPOT and tokens/s of one static batch, with 90%% bands",
              description="What published serving sweeps report: a static batch of --batch prompts prefilled "
                          "together (TTFT), then decoded together (TPOT per step), and output tokens per "
-                         "second, from the analytic serving model with the held-out error as 90% bands.")
+                         "second, from the analytic serving model (or, --backend emulated on inf2, trn1 and "
+                         "trn2, the emulated NeuronCore) with the held-out error as 90% bands.")
     sp.add_argument("model", help="a decoder preset (llama3-8b, llama2-70b, ...)")
     sp.add_argument("--instance-type", required=True, help="catalog instance type (see `ecobench catalog`)")
     sp.add_argument("--precision", default="bf16", help="compute data type (default bf16)")
@@ -859,6 +860,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "matmuls at the chip's 8-bit peak) or int4 (W4A16: 4-bit weights, compute at "
                          "--precision); default none")
     sp.add_argument("--kv-cache-precision", help="key/value cache data type (default: --precision)")
+    sp.add_argument("--backend", choices=["analytic", "emulated"], default="analytic",
+                    help="the serving model: analytic (default; every instance), or emulated: the emulated "
+                         "NeuronCore's kernels with its fitted serving correction (inf2, trn1, trn2; dense "
+                         "models), banded by its own held-out errors")
     sp.add_argument("--format", choices=["table", "json"], default="table",
                     help="a table (default) or JSON, with each figure's _low and _high band")
     sp.set_defaults(func=cmd_serve_point)

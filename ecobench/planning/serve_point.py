@@ -3,9 +3,12 @@ serving sweeps report them (TensorRT-LLM's and Neuron's batch tables, vLLM's ``b
 
 A static batch of ``batch`` prompts is prefilled together (TTFT), then decodes ``output - 1`` tokens
 together (TPOT per step); tokens per second = batch x output / (TTFT + (output - 1) x TPOT). The step
-times are the analytic serving model's (``parallel/serving.py``) at the stored fit's efficiency, the
-same prediction ``validate --mode holdout`` scores on every ``llm_serve`` point; the 90% bands are
-split-conformal on the held-out errors of the batch's regime (vendor, tensor degree, batch;
+times are the analytic serving model's (``parallel/serving.py``) at the stored fit's efficiency, or
+with ``backend="emulated"`` on a Neuron instance the emulated NeuronCore's (``hardware/neuron/
+serving.py``: the engine model's kernels with the stored serving correction, the batch's prompts
+prefilled as one graph); each is the same prediction ``validate --mode holdout`` scores on the
+``llm_serve`` points (as ``analytic`` and ``emulated_serve``). The 90% bands are split-conformal on the
+held-out errors of the batch's regime (model, vendor, tensor degree, batch;
 ``hardware/backends/serve_bands.py``), the method ``validate`` scores the bands of the published
 points with (there without each point's own source).
 """
@@ -57,9 +60,10 @@ class ServePoint:
     quantization: str | None = None
     weight_precision: str | None = None  # --weight-precision, when it differs from precision
     kv_cache_precision: str | None = None  # --kv-cache-precision
+    backend: str = "analytic"  # the serving model: analytic, or emulated (the emulated NeuronCore)
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "precision",
+        out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "backend", "precision",
                                                              "quantization", "weight_precision",
                                                              "kv_cache_precision", "tensor", "batch",
                                                              "input_tokens", "output_tokens")}
@@ -71,10 +75,10 @@ class ServePoint:
 def serve_point(model: str, instance_type: str, precision: str, batch: int, input_tokens: int,
                 output_tokens: int, tensor: int | None = None, stack: str | None = None,
                 weight_precision: str | None = None, kv_cache_precision: str | None = None,
-                quantization: str | None = None) -> ServePoint:
+                quantization: str | None = None, backend: str = "analytic") -> ServePoint:
     """The static batch's TTFT, TPOT and tokens per second (``tensor``: default the smallest degree
     whose weights and the batch's caches fit; ``quantization``: as a configuration's, fp8 or int8
-    W8A8, int4 W4A16)."""
+    W8A8, int4 W4A16; ``backend``: :data:`BACKENDS`)."""
     from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
     from ecobench.hardware.backends.serve_bands import SERVING_FIGURES, Regime, serving_band
     from ecobench.planning.serving_options import llm_serving_refusal, quantized_cluster
@@ -96,6 +100,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                         ("--output-tokens", output_tokens)):
         if value < 1:
             raise InputError(f"{name} {value}: must be at least 1 (nearest valid: 1)")
+    if backend not in BACKENDS:
+        raise InputError(f"--backend {backend!r}: allowed: {', '.join(BACKENDS)}")
     if stack is not None and stack not in fitted_stacks():
         raise UnknownNameError("software stack", stack, fitted_stacks(), "--stack")
     decoders = [n for n, a in PRESETS.items() if a.kind == "decoder"]
@@ -117,6 +123,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
     if (why := llm_serving_refusal(inst.spec.accelerator)) is not None:
         raise InputError(f"--instance-type {instance_type}: {why}")
+    if backend == "emulated":
+        _emulated_refusal(instance_type, inst.spec.accelerator, model, arch.moe is not None, quantization)
     where = f"{instance_type} ({acc.vendor} {inst.spec.accelerator})"
     if (why := stack_refusal(stack, acc.vendor, "serving", where)) is not None:
         raise InputError(f"--stack {why}")
@@ -166,14 +174,18 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                          + (f"a smaller batch or {advice}" if batch > 1 else advice))
     t = fits[0]
     w = workload(t)
-    fit = current_fit()
-    eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
-    tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])
-    # a static batch's prefill is one engine step carrying its prompts: its host cost too
-    ttft_s = (float(prefill_s(w, cl, eff, float(batch)) + step_host_s(eff, float(batch)))
-              + fit.request_overhead_s(acc.vendor, stack))
+    if backend == "emulated":
+        tpot_s, ttft_s, how = _emulated_times(w, cl, inst.spec.accelerator or "", batch)
+    else:
+        fit = current_fit()
+        eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
+        tpot_s = float(decode_step_s(w, cl, eff, np.array([float(batch)]))[0])
+        # a static batch's prefill is one engine step carrying its prompts: its host cost too
+        ttft_s = (float(prefill_s(w, cl, eff, float(batch)) + step_host_s(eff, float(batch)))
+                  + fit.request_overhead_s(acc.vendor, stack))
+        how = eff.source
     figs = serving_figures(tpot_s, ttft_s, batch, output_tokens)
-    regime = Regime("analytic", acc.vendor, t, float(batch))
+    regime = Regime("emulated" if backend == "emulated" else "analytic", acc.vendor, t, float(batch))
     # one output token: no decode step follows the first token, so there is no TPOT to give
     names = [n for n in SERVING_FIGURES if not (n == "tpot_ms" and output_tokens == 1)]
     out = {}
@@ -181,11 +193,59 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         v = float(figs[name])
         out[name] = (v, *serving_band(name, regime).around(v))
     return ServePoint(model, instance_type, precision, t, batch, input_tokens, output_tokens, out,
-                      f"{eff.source}; 90% bands: held-out errors of "
+                      f"{how}; 90% bands: held-out errors of "
                       + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in names)
                       + ("" if len(names) == len(SERVING_FIGURES)
                          else "; no tpot_ms: with one output token no decode step follows the first"),
-                      quantization, None if quantization else weight_precision, kv_cache_precision)
+                      quantization, None if quantization else weight_precision, kv_cache_precision, backend)
+
+
+BACKENDS = ("analytic", "emulated")  # --backend
+
+
+def _emulated_refusal(instance_type: str, accelerator: str | None, model: str, moe: bool,
+                      quantization: str | None) -> None:
+    """Bad input for ``--backend emulated`` where the emulated NeuronCore does not time the batch (the
+    limits ``run`` gives a serving configuration of ``backend: emulated``)."""
+    from ecobench.hardware.neuron.arch import DEVICES
+    from ecobench.planning.serving_options import W8A8
+
+    if accelerator not in DEVICES:
+        raise InputError(f"--backend emulated: {instance_type} has no NeuronCore; the emulated NeuronCore "
+                         "times inf2, trn1 and trn2 instances (allowed elsewhere: --backend analytic)")
+    if moe:
+        raise InputError(f"--backend emulated: {model} is a mixture of experts, which the emulated "
+                         "NeuronCore would time as a dense layer of every expert; allowed: --backend "
+                         "analytic")
+    if quantization in W8A8:
+        raise InputError(f"--quantization {quantization} (W8A8, weight matmuls at the chip's 8-bit peak) is "
+                         "modelled by the analytic serving model only; the emulated NeuronCore runs every "
+                         "matmul at --precision; allowed with --backend emulated: --weight-precision fp8 or "
+                         "int8 (weight-only), --quantization int4, or none; or --backend analytic")
+
+
+def _emulated_times(w: ServeWorkload, cl: Any, accelerator: str, batch: int) -> tuple[float, float, str]:
+    """(TPOT s, TTFT s, how) of a static batch on the emulated NeuronCore: the decode step at ``batch``
+    and the ``batch`` prompts prefilled as one context-encoding graph, each with the stored serving
+    correction, as ``hardware/neuron/serving.py`` predicts the published points it is fitted and held
+    out on."""
+    from ecobench.hardware.neuron.arch import DEVICES
+    from ecobench.hardware.neuron.serving import (
+        EmulatedServeTimer,
+        collectives,
+        current_correction,
+        raw_prefill_s,
+    )
+
+    dev, corr = DEVICES[accelerator], current_correction()
+    tpot_s = float(EmulatedServeTimer(dev, corr).decode_s(w, cl, np.array([float(batch)]))[0])
+    ttft_s = float(corr.apply("ttft_ms", raw_prefill_s(w, cl, dev, batch, w.prefill_compute_tokens),
+                              collectives(w)))
+    how = (f"emulated {dev.core.name}: the engine model's kernels with the serving "
+           f"correction fitted on {len(corr.points)} published Neuron serving points "
+           f"(x{corr.scale['tpot_ms']:.3g} + {corr.fixed_ms['tpot_ms']:.3g} ms a decode step, "
+           f"x{corr.scale['ttft_ms']:.3g} + {corr.fixed_ms['ttft_ms']:.3g} ms a prefill)")
+    return tpot_s, ttft_s, how
 
 
 def _ranks_of(p: ServePoint) -> str:

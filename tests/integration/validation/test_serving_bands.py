@@ -68,6 +68,23 @@ def test_serve_point_gives_the_bands_of_its_regime(capsys):
         assert (doc[f"{name}_low"], doc[f"{name}_high"]) == pytest.approx((doc[name] / f, doc[name] * f))
 
 
+def test_serve_point_on_the_emulated_neuroncore_gives_the_emulated_regimes_bands(capsys):
+    from ecobench.cli import main
+
+    assert main(["serve-point", "llama3-8b", "--instance-type", "trn1.32xlarge", "--batch", "4",
+                 "--input-tokens", "1024", "--output-tokens", "128", "--tensor", "8", "--backend", "emulated",
+                 "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["backend"] == "emulated" and doc["source"].startswith("emulated NeuronCore-v2")
+    for name in SERVING_FIGURES:
+        f = serving_band(name, Regime("emulated", "aws", 8, 4.0)).factor
+        assert f != pytest.approx(serving_band(name, Regime("analytic", "aws", 8, 4.0)).factor)
+        assert (doc[f"{name}_low"], doc[f"{name}_high"]) == pytest.approx((doc[name] / f, doc[name] * f))
+    assert main(["serve-point", "llama3-8b", "--instance-type", "g6e.xlarge", "--backend", "emulated"]) == 2
+    err = capsys.readouterr().err
+    assert "g6e.xlarge has no NeuronCore" in err and "--backend analytic" in err
+
+
 def test_a_serving_runs_throughput_band_is_its_regimes_band():
     from ecobench.planning.evaluate import evaluate
     from ecobench.scenario.load import scenario_from_dict

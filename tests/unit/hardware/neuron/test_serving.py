@@ -191,3 +191,74 @@ def test_planner_and_serve_point_pad_a_neuron_prefill_alike():
     assert point.figures["ttft_ms"][0] == pytest.approx(planner_ms, rel=1e-9)
     unpadded = dataclasses.replace(planned, prefill_bucket_tokens=0)
     assert float(prefill_s(unpadded, cl, eff, 1.0)) < float(prefill_s(planned, cl, eff, 1.0))
+
+
+@pytest.mark.parametrize("instance_type", ["inf2.48xlarge", "trn1.32xlarge", "trn2.48xlarge"])
+def test_serve_point_on_the_emulated_neuroncore_times_what_the_planner_times(instance_type):
+    """``serve-point --backend emulated`` at batch 1: the decode step and the prefill of the timer a
+    serving ``run`` with ``backend: emulated`` plans with, on the planner's own workload."""
+    from ecobench.planning.serve_point import serve_point
+    from ecobench.planning.serving import _serve_workload, traffic_of
+    from ecobench.scenario.model import HardwareConfig, ServingSpec
+
+    cat = load_catalog()
+    inst = cat.instance(instance_type)
+    cl = instance_cluster(cat, inst, "bf16")
+    point = serve_point("llama3-8b", instance_type, "bf16", 1, 1500, 300, tensor=4, backend="emulated")
+    spec = ServingSpec(requests_per_h=3600, input_tokens=1500, output_tokens=300, ttft_ms=5000, tpot_ms=100)
+    cfg = HardwareConfig(id="a", instance_type=instance_type, precision="bf16", backend="emulated")
+    planned = _serve_workload(preset("llama3-8b"), traffic_of(spec), spec, cfg, 4, True)
+    timer = ns.EmulatedServeTimer(DEVICES[inst.spec.accelerator], ns.current_correction())
+    assert point.backend == "emulated" and point.to_dict()["backend"] == "emulated"
+    assert point.figures["ttft_ms"][0] == pytest.approx(1e3 * timer.prefill_s(planned, cl), rel=1e-9)
+    assert point.figures["tpot_ms"][0] == pytest.approx(1e3 * float(timer.decode_s(planned, cl, [1.0])[0]),
+                                                        rel=1e-9)
+    analytic = serve_point("llama3-8b", instance_type, "bf16", 1, 1500, 300, tensor=4)
+    assert analytic.figures["tpot_ms"][0] != pytest.approx(point.figures["tpot_ms"][0], rel=1e-3)
+
+
+def test_serve_point_on_the_emulated_neuroncore_is_the_prediction_its_correction_is_fitted_on():
+    """A published static batch that serve-point states in full (a preset's shape and context, a stack
+    that compiles for the request, the source's flash-attention prefill, decoded at its own batch) comes
+    out as the corrected engine-model figures the serving correction is fitted and held out on."""
+    from ecobench.hardware.published import load_points
+    from ecobench.parallel.serving import OPTIMUM_NEURON_STACKS
+    from ecobench.planning.serve_point import serve_point
+    from ecobench.workloads.presets import PRESETS
+
+    pts, corr, checked = load_points(), ns.current_correction(), 0
+    for s in ns.serve_points():
+        p = s.point
+        source = pts.sources[p.source]
+        stack = p.stack or source.stack
+        name = next((k for k, a in PRESETS.items() if dataclasses.replace(
+            a, name=p.arch.name, max_position_embeddings=p.arch.max_position_embeddings) == p.arch), None)
+        if (name is None or not source.fused_attention or stack in OPTIMUM_NEURON_STACKS
+                or p.decode_batch != (p.batch_size or 1)
+                or p.input_tokens + p.output_tokens > PRESETS[name].max_position_embeddings):
+            continue
+        point = serve_point(name, p.instance_type, p.precision, int(p.batch_size or 1), p.input_tokens,
+                            p.output_tokens, tensor=p.tensor, stack=stack,
+                            weight_precision=p.weight_precision, kv_cache_precision=p.kv_cache_precision,
+                            backend="emulated")
+        for figure, raw_ms in s.raw.items():
+            assert point.figures[figure][0] == pytest.approx(
+                1e3 * float(corr.apply(figure, raw_ms / 1e3, s.collectives)), rel=1e-9), (p.id, figure)
+        checked += 1
+    assert checked >= 1
+
+
+@pytest.mark.parametrize("args,message", [
+    (("llama3-8b", "p5.48xlarge"), "p5.48xlarge has no NeuronCore"),
+    (("mixtral-8x7b", "trn1.32xlarge"), "mixture of experts"),
+])
+def test_serve_point_refuses_what_the_emulated_neuroncore_does_not_time(args, message):
+    from ecobench.errors import InputError
+    from ecobench.planning.serve_point import serve_point
+
+    with pytest.raises(InputError, match=message):
+        serve_point(*args, "bf16", 1, 128, 128, backend="emulated")
+    with pytest.raises(InputError, match="W8A8"):
+        serve_point("llama3-8b", "trn2.48xlarge", "bf16", 1, 128, 128, quantization="fp8", backend="emulated")
+    with pytest.raises(InputError, match="allowed: analytic, emulated"):
+        serve_point("llama3-8b", "trn2.48xlarge", "bf16", 1, 128, 128, backend="neuron")
