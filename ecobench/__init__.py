@@ -2,7 +2,8 @@
 
 The Python API (``ecobench.api``): :func:`run` evaluates a scenario (a YAML path or a dict) into a
 :class:`Result` (``.rows``, ``.recommendations``, ``.to_pandas()``, ``.write(directory)``);
-:func:`load_run` reads a run directory back. Errors derive from ``ecobench.errors.EcobenchError``.
+:func:`load_run` reads a run directory back; :func:`serve_point` gives one static batch's serving
+figures, as ``ecobench serve-point``. Errors derive from ``ecobench.errors.EcobenchError``.
 They are imported on first use, so ``import ecobench`` stays cheap.
 """
 
@@ -10,15 +11,15 @@ from __future__ import annotations
 
 from ecobench.version import DISTRIBUTION, __version__
 
-__all__ = ["DISTRIBUTION", "Result", "__version__", "load_run", "run"]
+__all__ = ["DISTRIBUTION", "Result", "__version__", "load_run", "run", "serve_point"]
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing would double this import's cost
 if TYPE_CHECKING:
     from typing import Any
 
-    from ecobench.api import Result, load_run, run
+    from ecobench.api import Result, load_run, run, serve_point
 
-_API = ("Result", "load_run", "run")
+_API = ("Result", "load_run", "run", "serve_point")
 
 
 def __getattr__(name: str) -> Any:

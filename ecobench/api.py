@@ -6,6 +6,7 @@
     >>> result.recommendations                                       # what `ecobench run` prints
     >>> result.write("results/layoutlm/today")                       # the run directory of `run --out`
     >>> ecobench.load_run("results/layoutlm/today").rows             # read back from results.json
+    >>> ecobench.serve_point("llama3-8b", "p5.48xlarge", batch=8)      # `ecobench serve-point`, a dict
 
 Errors are raised, never printed and never ``SystemExit``: a scenario that fails validation raises
 :class:`ecobench.errors.InputError` with the message the CLI prints (each field's path and what is
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # imported when called: `import ecobench` stays cheap
     from ecobench.scenario.model import Scenario
     from ecobench.table import Columns
 
-__all__ = ["Result", "load_run", "run"]
+__all__ = ["Result", "load_run", "run", "serve_point"]
 
 ScenarioLike = str | os.PathLike[str] | Mapping[str, Any]
 
@@ -193,6 +194,48 @@ def _warn(s: Scenario, rows: list[dict[str, Any]]) -> None:
 
     for line in run_warnings(s, rows):
         warnings.warn(line, EcobenchWarning, stacklevel=3)
+
+
+# serve_point's integer arguments -> their type in ecobench.bounds (the CLI's ranges)
+_SERVE_POINT_INTEGERS = {"batch": "BatchSize", "input_tokens": "Tokens", "output_tokens": "Tokens",
+                         "tensor": "Degree"}
+
+
+def serve_point(model: str, instance_type: str, *, precision: str = "bf16", batch: int = 1,
+                input_tokens: int = 128, output_tokens: int = 128, tensor: int | None = None,
+                stack: str | None = None, weight_precision: str | None = None,
+                kv_cache_precision: str | None = None, quantization: str | None = None,
+                backend: str = "analytic") -> dict[str, Any]:
+    """``ecobench serve-point``: TTFT, TPOT and output tokens per second of one static batch of a
+    decoder preset, each with its 90% band (``ttft_ms``, ``ttft_ms_low``, ``ttft_ms_high``, ...), as
+    the dict ``--format json`` prints. Arguments as the command's options (``tensor``: default the
+    smallest degree that fits; ``backend``: ``analytic`` or ``emulated``, the emulated NeuronCore on
+    inf2, trn1 and trn2). Raises :class:`~ecobench.errors.InputError` with the command's message."""
+    from ecobench import bounds
+    from ecobench.planning.serve_point import serve_point as point
+
+    given = {"batch": batch, "input_tokens": input_tokens, "output_tokens": output_tokens, "tensor": tensor}
+    for name, value in given.items():
+        if value is None and name == "tensor":
+            continue
+        lo, hi = bounds.type_limits(getattr(bounds, _SERVE_POINT_INTEGERS[name]))
+        if isinstance(value, bool) or not isinstance(value, int) or (lo is not None and value < lo) or (
+                hi is not None and value > hi):
+            raise InputError(f"ecobench.serve_point: {name} {value!r}: allowed: an integer"
+                             f"{bounds.limits_text(lo, hi)}")
+    for name, text in {"model": model, "instance_type": instance_type, "precision": precision,
+                       "stack": stack, "weight_precision": weight_precision,
+                       "kv_cache_precision": kv_cache_precision, "quantization": quantization,
+                       "backend": backend}.items():
+        optional = name in ("stack", "weight_precision", "kv_cache_precision", "quantization")
+        if not isinstance(text, str) and not (optional and text is None):
+            raise InputError(f"ecobench.serve_point: {name} must be a str, got {type(text).__name__}")
+    try:
+        p = point(model, instance_type, precision, batch, input_tokens, output_tokens, tensor, stack,
+                  weight_precision, kv_cache_precision, quantization, backend)
+    except BackendError as exc:
+        raise InputError(f"ecobench.serve_point: {exc}") from None
+    return p.to_dict()
 
 
 def load_run(directory: str | os.PathLike[str]) -> Result:

@@ -180,6 +180,12 @@ def test_the_readme_python_example_shows_the_table_it_prints():
      "ecobench.run: progress must be a callable taking one str (print, for one), got int"),
     (lambda: ecobench.load_run(None), "ecobench.load_run: directory must be a path (a str or os.PathLike), "
                                       "got NoneType"),
+    (lambda: ecobench.serve_point("llama3-8b", "p5.48xlarge", batch=2.5),
+     "ecobench.serve_point: batch 2.5: allowed: an integer from 1 to 1,048,576"),
+    (lambda: ecobench.serve_point("llama3-8b", "p5.48xlarge", input_tokens=True),
+     "ecobench.serve_point: input_tokens True: allowed: an integer from 1 to 16,777,216"),
+    (lambda: ecobench.serve_point("llama3-8b", "p5.48xlarge", backend=None),
+     "ecobench.serve_point: backend must be a str, got NoneType"),
 ])
 def test_an_argument_of_the_wrong_type_raises_input_error_naming_it(call, words):
     """These were pathlib's TypeError naming no argument, or a TypeError from inside the evaluation
@@ -231,7 +237,8 @@ def test_every_name_the_readme_api_table_lists_exists(tmp_path):
     table = [line for line in section.splitlines() if line.startswith("| `")]
     names = {n for line in table for n in re.findall(r"`(?:Result)?\.(\w+)", line.split(" | ")[0])}
     functions = {n for line in table for n in re.findall(r"`ecobench\.(\w+)\(", line)}
-    assert {"rows", "to_pandas", "write", "directory"} <= names and functions == {"run", "load_run"}
+    assert {"rows", "to_pandas", "write", "directory"} <= names
+    assert functions == {"run", "load_run", "serve_point"}
     result = ecobench.run(SEED)
     assert result.directory is None
     loaded = ecobench.load_run(result.write(tmp_path / "run"))
@@ -273,3 +280,24 @@ def test_a_run_with_nothing_to_say_issues_no_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ecobench.run(SEED)
+
+
+@pytest.mark.parametrize("args,options", [
+    ([], {}),
+    (["--batch", "8", "--input-tokens", "1024", "--output-tokens", "256", "--tensor", "2"],
+     {"batch": 8, "input_tokens": 1024, "output_tokens": 256, "tensor": 2}),
+    (["--backend", "emulated", "--batch", "4"], {"backend": "emulated", "batch": 4}),
+])
+def test_serve_point_is_the_dict_the_command_prints(args, options, capsys):
+    from ecobench.cli import main
+
+    instance = "trn1.32xlarge" if options.get("backend") == "emulated" else "p5.48xlarge"
+    assert main(["serve-point", "llama3-8b", "--instance-type", instance, "--format", "json", *args]) == 0
+    assert ecobench.serve_point("llama3-8b", instance, **options) == json.loads(capsys.readouterr().out)
+
+
+def test_serve_point_raises_the_commands_bad_input():
+    with pytest.raises(InputError, match="p5.48xlarge has no NeuronCore"):
+        ecobench.serve_point("llama3-8b", "p5.48xlarge", backend="emulated")
+    with pytest.raises(InputError, match="must divide the 8 ranks of p5.48xlarge"):
+        ecobench.serve_point("llama3-8b", "p5.48xlarge", tensor=3)
