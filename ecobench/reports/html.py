@@ -283,14 +283,18 @@ def figure_charts(doc: dict[str, Any]) -> list[Markup]:
         "CPU": [r["power_cpu_w"] for r in rows], "memory": [r["power_memory_w"] for r in rows],
         "network": [r["power_network_w"] for r in rows],
         "PUE overhead": [r["power_overhead_w"] for r in rows]}, "W", quantity="power per instance"))
-    if mode == "serving":
+    if mode == "serving":  # per token at the headline scope (the same tokens: its change is the run's)
+        from ecobench.power.scopes import change_column, co2_token_column, token_column
+
+        head = headline(doc)
+        scope = head["scope"] if rows and co2_token_column(head["scope"]) in rows[0] else "facility"
         return [instances,
                 bars("Cost per million output tokens", "cost_usd_per_million_output_tokens", "USD",
                      "cost per million output tokens", "cost_change_pct"),
-                bars("CO2 per million output tokens, facility scope", "co2_g_per_million_output_tokens", "g",
-                     "CO2 per million output tokens", "co2_change_pct"),
+                bars(f"CO2 per million output tokens, {scope} scope", co2_token_column(scope), "g",
+                     "CO2 per million output tokens", change_column("co2", scope)),
                 *[latency(t) for t in targets(doc)],
-                bars("Energy per output token, facility scope", "energy_j_per_output_token", "J",
+                bars(f"Energy per output token, {scope} scope", token_column(scope), "J",
                      "energy per output token"),
                 power]
     if mode == "training":

@@ -261,6 +261,23 @@ def test_a_serving_report_answers_per_token_with_each_target(serving_doc):
     assert chart.count(">MISSES</tspan>") == 1 and chart.count('class="target"') == 1
 
 
+def test_a_serving_reports_per_token_charts_are_at_the_headline_scope():
+    """Until 2026-11-29 they stayed at the facility scope under any headline scope, beside cards and a
+    summary at the headline's (g6e: 30.1 g/Mtok of the accelerators against 118 at the facility)."""
+    d = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    d["headline_scope"] = "accelerator"
+    s = scenario_from_dict(d)
+    doc = results_document(s, records(evaluate(s)), "run")
+    html = render(doc)
+    titles = set(re.findall(r'aria-label="([^"]*)"', html))
+    want = {"CO2 per million output tokens, accelerator scope", "Energy per output token, accelerator scope"}
+    assert want <= titles and not any("facility scope" in t for t in titles if "token" in t)
+    chart = next(c for c in SVG.findall(html) if "CO2 per million output tokens, accelerator" in c)
+    row = next(r for r in doc["rows"] if not r["is_baseline"])
+    acc, fac = row["co2_accelerator_g_per_million_output_tokens"], row["co2_g_per_million_output_tokens"]
+    assert acc < fac and charts.fmt_num(acc) in chart and charts.fmt_num(fac) not in chart
+
+
 def test_training_cards_lead_with_instances_and_time():
     s = scenario_from_dict(yaml.safe_load((SCENARIOS / "llama2_7b_pretrain.yaml").read_text()))
     html = render(results_document(s, records(evaluate(s)), "run"))
