@@ -201,6 +201,19 @@ class Verdict:
         return "FAIL" if self.failed else "pass"
 
 
+# A change this close to the rule's threshold is at it, not beyond it: floating-point rounding
+# (b x 1.05 against b computes +5.000000000000004%; one figure computed two ways differs by an ulp).
+AT_THRESHOLD_PCT = 1e-9  # percentage points
+AT_THRESHOLD_REL = 1e-12
+
+
+def beyond(change_pct: float, pct: float) -> bool:
+    """The change (signed so that worse is positive) is more than the rule's PCT; exactly PCT, as
+    floating point computes it, is not."""
+    return change_pct > pct and not math.isclose(change_pct, pct, rel_tol=AT_THRESHOLD_REL,
+                                                 abs_tol=AT_THRESHOLD_PCT)
+
+
 def welch_regression(base: list[float], cur: list[float], rule: Rule) -> tuple[float, float, bool]:
     """(change %, one-sided p, failed) for repetitions of a noisy metric (all values > 0)."""
     from scipy import stats
@@ -220,7 +233,7 @@ def welch_regression(base: list[float], cur: list[float], rule: Rule) -> tuple[f
         p = float(test.pvalue)
         if not math.isfinite(p):
             p = 1.0
-    failed = p < ALPHA and sign * change_pct > rule.pct
+    failed = p < ALPHA and beyond(sign * change_pct, rule.pct)
     return change_pct, p, failed
 
 
@@ -243,7 +256,7 @@ def run_level_regression(run_means: list[float], cur: list[float], rule: Rule) -
         p = 0.0 if sign * diff > 0 else 1.0
     else:
         p = float(stats.t.sf(sign * diff / (spread * math.sqrt(1.0 + 1.0 / k)), k - 1))
-    return change_pct, p, p < ALPHA and sign * change_pct > rule.pct
+    return change_pct, p, p < ALPHA and beyond(sign * change_pct, rule.pct)
 
 
 def check_comparable(current: GateDoc, baseline: GateDoc, same_configs: bool = True) -> None:
@@ -466,7 +479,7 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
             else:
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 sign = 1.0 if rule.worse_if_higher else -1.0
-                failed = sign * change > rule.pct  # both off the front: inf/inf, NaN, no change
+                failed = beyond(sign * change, rule.pct)  # both off the front: inf/inf, NaN, no change
                 method = "exact" if not (bs or cs) else "exact (samples on one side only)"
             verdicts.append(Verdict(cid, rule, b, c, change, method, failed, noisy, note))
     for cid in (c for c in current.rows if c not in baseline.rows):  # added: the absolute limits hold

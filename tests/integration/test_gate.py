@@ -263,3 +263,24 @@ def test_a_rule_given_twice_is_applied_once_in_its_first_place(tmp_path, capsys)
     assert shown == [("trn1", "energy_kwh:+5%"), ("trn1", "cost_usd:+2%"),
                      ("p4d", "energy_kwh:+5%"), ("p4d", "cost_usd:+2%")], out
     assert "in 4 check(s)" in out
+
+
+
+@pytest.mark.parametrize("metric,pct,factor", [("energy_kwh", 5, 1.05), ("energy_kwh", 30, 1.3),
+                                               ("throughput_per_instance_per_s", 5, 0.95),
+                                               ("throughput_per_instance_per_s", 30, 0.7)])
+def test_a_change_exactly_at_the_tolerance_passes_and_just_over_fails(tmp_path, capsys, metric, pct, factor):
+    """A rule fails when the figure changes by *more* than PCT: a figure of exactly baseline x 1.05
+    (the threshold recomputed by hand) passed +10% and +20% but failed +5% and +30%, as the rounding
+    of (current / baseline - 1) x 100 happened to fall (5.000000000000004 > 5)."""
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    sign, step = ("+", 1e-7) if factor > 1 else ("-", -1e-7)
+    for name, f, code in (("at", factor, 0), ("over", factor + step, 1)):
+        doc = json.loads((run / "results.json").read_text())
+        doc["rows"][0][metric] *= f
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(doc))
+        assert main(["check", str(tmp_path / name), "--baseline", str(run),
+                     "--fail-on", f"{metric}:{sign}{pct}%"]) == code, name
+        out = capsys.readouterr().out
+        assert f"{sign}{pct:.2f}%" in out and ("FAIL" in out) == bool(code), out
