@@ -39,6 +39,7 @@ METRICS: list[tuple[str, str, bool]] = [
     ("duration_h", "time h", False),
     ("throughput_per_instance_per_s", "per inst/s", True),
 ]
+MODES = ("inference", "training", "serving")  # a results document's `mode`
 META_KEYS = ["mode", "ecobench_version", "catalog_version", "grid_data_version", "price_snapshot"]
 
 
@@ -73,6 +74,12 @@ def load(path: Path) -> dict[str, Any]:
 
     doc = read_results(path)
     f = path / "results.json" if path.is_dir() else path
+    if not doc["rows"]:
+        raise InputError(f"{f}: has no rows (one per configuration); not a results or baseline file")
+    mode = doc.get("mode")
+    if mode not in MODES:  # every results.json and baseline ecobench writes has one
+        said = "missing" if mode is None else repr(mode)[:40]
+        raise InputError(f"{f}: mode is {said}; allowed: {', '.join(MODES)}; not a results or baseline file")
     ids: set[str] = set()
     for i, r in enumerate(doc["rows"]):
         if not isinstance(r, dict) or not isinstance(r.get("config_id"), str):
@@ -99,6 +106,10 @@ def change_pct(a: float | None, b: float | None) -> float | None:
 
 
 _MISSING = object()
+
+
+def _a(word: object) -> str:
+    return f"{'an' if str(word)[:1] in 'aeiou' else 'a'} {word}"
 
 
 def _text(v: Any, limit: int = 80) -> str:
@@ -177,7 +188,12 @@ def verdict(doc: dict[str, Any], row: dict[str, Any] | None) -> str:
 
 
 def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: str = "B") -> Comparison:
-    """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B)."""
+    """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B); runs of two
+    modes are bad input (a month of serving and a training job share no figure's meaning)."""
+    if a.get("mode") != b.get("mode"):
+        raise InputError(f"{label_a} is {_a(a.get('mode'))} run and {label_b} {_a(b.get('mode'))} run: their "
+                         "figures are not the same quantities (time, throughput, energy of a service "
+                         "against those of a training job); allowed: two runs of one mode")
     rows_a = {r["config_id"]: r for r in a["rows"]}
     rows_b = {r["config_id"]: r for r in b["rows"]}
     metrics = [m for m, _, _ in METRICS

@@ -174,3 +174,34 @@ def test_a_sweep_says_only_its_results_json_rows_are_compared(tmp_path: Path, ru
             "rows are only in its results.csv)") in out, out
     assert main(["compare", *map(str, runs)]) == 0
     assert "compared:" not in capsys.readouterr().out
+
+
+def test_runs_of_different_modes_are_refused(runs: tuple[Path, Path], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A serving run against a training run matched trn1 and p5 on their ids and showed energy -99%,
+    time 720 h -> 4.72 h, exit 0: the figures of the two modes are not the same quantities (a month
+    of serving, one training job). Refused, naming both files and modes; nothing written."""
+    training = tmp_path / "training"
+    assert main(["run", str(SCENARIOS / "small_encoder_pretrain.yaml"), "-q", "--out", str(training)]) == 0
+    capsys.readouterr()
+    page = tmp_path / "c.html"
+    assert main(["compare", str(runs[0]), str(training), "--html", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert f"{runs[0]} is an inference run and {training} a training run" in err
+    assert "allowed: two runs of one mode" in err
+    assert "Traceback" not in err and err.count("\n") == 1 and not page.exists()
+
+
+@pytest.mark.parametrize("doc,why", [({"rows": []}, "has no rows"),
+                                     ({"rows": [{"config_id": "gpu"}]}, "mode is missing"),
+                                     ({"mode": "sweep", "rows": [{"config_id": "gpu"}]}, "mode is 'sweep'")])
+def test_a_results_file_without_rows_or_mode_is_bad_input(runs: tuple[Path, Path], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str], doc: dict,
+                                                          why: str) -> None:
+    """{"rows": []} was compared as a run (every configuration 'removed', 'mode: inference -> (none)'),
+    exit 0: no run or baseline ecobench writes lacks its mode or rows."""
+    f = tmp_path / "results.json"
+    f.write_text(json.dumps(doc))
+    assert main(["compare", str(runs[0]), str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ecobench: error: {f}: {why}") and "not a results or baseline file" in err, err
