@@ -39,6 +39,7 @@ METRICS: list[tuple[str, str, bool]] = [
     ("duration_h", "time h", False),
     ("throughput_per_instance_per_s", "per inst/s", True),
 ]
+SAME_REL = 1e-12  # figures this close are one figure, rounded two ways
 MODES = ("inference", "training", "serving")  # a results document's `mode`
 META_KEYS = ["mode", "ecobench_version", "catalog_version", "grid_data_version", "price_snapshot"]
 
@@ -97,11 +98,15 @@ def _num(v: Any) -> float | None:
 
 
 def change_pct(a: float | None, b: float | None) -> float | None:
-    """(B - A) / |A| in %, None where either is missing or A is 0 and B is not."""
+    """(B - A) / |A| in %, None where either is missing or A is 0 and B is not; 0 where B is A but for
+    floating-point rounding (one figure computed by two routes: 0.724 and 0.7239999999999999), which
+    was shown as -0.0%."""
     if a is None or b is None:
         return None
     if a == 0:
         return 0.0 if b == 0 else None
+    if math.isclose(a, b, rel_tol=SAME_REL):
+        return 0.0
     return (b - a) / abs(a) * 100.0
 
 

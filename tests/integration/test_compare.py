@@ -4,13 +4,14 @@ differs, terminal width, markdown, HTML written once, exit 2 on bad input."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 import yaml
 
 from ecobench.cli import main
-from ecobench.reports.compare import change_pct, compare, load, terminal, value
+from ecobench.reports.compare import change_pct, compare, load, markdown, terminal, value
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -205,3 +206,12 @@ def test_a_results_file_without_rows_or_mode_is_bad_input(runs: tuple[Path, Path
     assert main(["compare", str(runs[0]), str(f)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"ecobench: error: {f}: {why}") and "not a results or baseline file" in err, err
+
+
+def test_a_figure_an_ulp_apart_is_unchanged(runs: tuple[Path, Path]) -> None:
+    """The USD per million of layoutlm_realtime at 1.5 M/h is 0.7239999999999999 (0.724 at 1 M/h): the
+    same price, computed by another route, was shown as a change of -0.0%."""
+    assert change_pct(0.724, 0.7239999999999999) == 0.0 and change_pct(0.724, 0.7239) < 0
+    a, b = load(runs[0]), load(runs[0])
+    b["rows"][0]["cost_usd_per_million"] = math.nextafter(b["rows"][0]["cost_usd_per_million"], 0)
+    assert "-0.0%" not in markdown(compare(a, b)) and "+0.0%" in markdown(compare(a, b))
