@@ -348,7 +348,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ecobench.gate import check as gate
-    from ecobench.gate.files import RESULTS_KIND, read_gate_doc
+    from ecobench.gate.files import RESULTS_KIND, read_gate_doc, with_sweep_rows
     from ecobench.power.grid import grid_warnings
 
     # a rule given twice (energy_kwh:+5% and energy_kwh:+5.0% parse alike) is applied once, at its first place
@@ -360,6 +360,9 @@ def _check(args: argparse.Namespace) -> int:
     if current.kind != RESULTS_KIND:
         raise InputError(f"{current.path}: is a baseline file; give the run directory to check")
     baseline = read_gate_doc(Path(args.baseline), "baseline")
+    # a sweep's results.json shows some rows: one the other side has is read from its results.csv
+    current, baseline = (with_sweep_rows(current, list(baseline.rows)),
+                         with_sweep_rows(baseline, list(current.rows)))
     verdicts = gate.compare(current, baseline, rules)
     changes = gate.config_changes(current, baseline, rules)
     warns = gate.provenance_warnings(current, baseline) + grid_warnings(

@@ -39,7 +39,7 @@ from xml.etree import ElementTree as ET
 
 from ecobench.bounds import NAME_PATTERN
 from ecobench.errors import InputError, NoisyMeasurementError
-from ecobench.gate.files import BASELINE_KIND, PARETO_RANK, GateDoc, gated_value, read_gate_doc
+from ecobench.gate.files import BASELINE_KIND, FROM_CSV, PARETO_RANK, GateDoc, gated_value, read_gate_doc
 from ecobench.io import textsafe
 
 DEFAULT_RULE = "energy_kwh:+5%"
@@ -309,6 +309,14 @@ def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
     return "; ".join(notes)
 
 
+def _csv_side(base: dict[str, Any], cur: dict[str, Any]) -> str:
+    """Which side's row a sweep's results.csv gave (``gate.files.with_sweep_rows``), said in the note."""
+    side = {(True, False): "baseline", (False, True): "run", (True, True): "baseline and run"}.get(
+        (bool(base.get(FROM_CSV)), bool(cur.get(FROM_CSV))))
+    return (f"{side} row from results.csv (not among the rows the sweep's results.json shows)" if side
+            else "")
+
+
 @dataclass(frozen=True)
 class ConfigChanges:
     """Configurations in one document only: not gated (an added one by the absolute limits only),
@@ -454,7 +462,7 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
         for rule in (r for r in rules if r.applies(cid)):
             b, c = gated_value(baseline, cid, rule.metric), gated_value(current, cid, rule.metric)
             behind = _behind_added(current, baseline, cid, b, c) if rule.metric == PARETO_RANK else ""
-            note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c), behind]))
+            note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c), behind, _csv_side(base, cur)]))
             if isinstance(rule, Threshold):
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 verdicts.append(Verdict(cid, rule, b, c, change, f"absolute limit ({rule.op} {rule.value:g})",
@@ -523,11 +531,14 @@ def _sweep_rows_not_gated(current: GateDoc) -> list[str]:
     objective, the picks); the rest are in results.csv only, and the gate does not see them."""
     sweep = current.meta.get("sweep")
     in_csv = sweep.get("rows_in_csv") if isinstance(sweep, dict) else None
+    shown = sum(not r.get(FROM_CSV) for r in current.rows.values())
     if not isinstance(in_csv, int) or isinstance(in_csv, bool) or in_csv <= len(current.rows):
         return []
-    return [f"run: a sweep of {in_csv:,} rows; the gate reads the {len(current.rows):,} in its results.json "
-            f"(the configurations, the Pareto front, the best by each objective and the picks); the other "
-            f"{in_csv - len(current.rows):,}, in results.csv only, are not gated"]
+    also = len(current.rows) - shown
+    read = f" and {also:,} the baseline has from its results.csv" if also else ""
+    return [f"run: a sweep of {in_csv:,} rows; the gate reads the {shown:,} in its results.json "
+            f"(the configurations, the Pareto front, the best by each objective and the picks){read}; the "
+            f"other {in_csv - len(current.rows):,}, in results.csv only, are not gated"]
 
 
 def table(verdicts: list[Verdict], allow_noisy: bool = True) -> list[list[str]]:

@@ -10,6 +10,7 @@ ranks after every rank (infinity).
 """
 
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,8 +26,8 @@ from ecobench.scenario.base import SchemaModel
 from ecobench.scenario.messages import Schema, describe_model, error_lines
 from ecobench.version import BASELINE_KIND, RESULTS_KIND
 
-__all__ = ["BASELINE_KIND", "PARETO_RANK", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS", "GateDoc",
-           "gated_value", "read_gate_doc"]
+__all__ = ["BASELINE_KIND", "FROM_CSV", "PARETO_RANK", "RESULTS_KIND", "SUPPORTED_SCHEMA_VERSIONS",
+           "GateDoc", "gated_value", "read_gate_doc", "with_sweep_rows"]
 
 SUPPORTED_SCHEMA_VERSIONS = tuple(range(1, RESULTS_SCHEMA_VERSION + 1))
 MAX_ROWS = 10_000
@@ -140,3 +141,53 @@ def gated_value(doc: GateDoc, config_id: str, metric: str) -> float:
         raise InputError(f"{doc.path}: configuration {config_id!r}: {metric} is {shown}; a gated "
                          "figure must be a finite number, 0 or more")
     return x
+
+
+# a row read from a sweep's results.csv (not among the rows its results.json shows)
+FROM_CSV = "_from_results_csv"
+
+
+def _cell(text: str) -> Any:
+    """A results.csv cell as results.json holds it: '' null, True/False, an integer, a number, a text."""
+    if text == "":
+        return None
+    if text in ("True", "False"):
+        return text == "True"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def with_sweep_rows(doc: GateDoc, ids: list[str]) -> GateDoc:
+    """``doc`` with the rows of ``ids`` it lacks added from its results.csv, where it is a sweep run's
+    results.json (which holds the rows the run shows; every combination is in results.csv): a
+    configuration that left the shown rows (off the front, say, after a regression) is gated, not
+    listed as removed. Each added row carries ``FROM_CSV``; ``doc`` as it is where there is none."""
+    import csv
+
+    sweep = doc.meta.get("sweep")
+    in_csv = sweep.get("rows_in_csv") if isinstance(sweep, dict) else None
+    wanted = {c for c in ids if c not in doc.rows}
+    table = doc.path.parent / "results.csv"
+    if doc.kind != RESULTS_KIND or not wanted or not isinstance(in_csv, int) or in_csv <= len(doc.rows) \
+            or not table.is_file():
+        return doc
+    found: dict[str, dict[str, Any]] = {}
+    try:
+        with table.open(newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                if row.get("config_id") in wanted:
+                    cells = {k: _cell(v) for k, v in row.items() if k and isinstance(v, str)}
+                    found[row["config_id"]] = cells | {FROM_CSV: True}
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(f"{table}: cannot read the sweep's rows ({exc})") from None
+    if not found:
+        return doc
+    from ecobench.reports.tables import expand_keys
+
+    sources = doc.meta.get("csv_sources")  # results.csv's short keys of long texts (p1, g1, ...)
+    rows = expand_keys(list(found.values()), sources if isinstance(sources, dict) else None)
+    return dataclasses.replace(doc, rows={**doc.rows, **{r["config_id"]: r for r in rows}})
