@@ -460,6 +460,13 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
         cur, base = current.rows[cid], baseline.rows[cid]
         noisy = bool(cur.get("measurement_warnings") or base.get("measurement_warnings"))
         for rule in (r for r in rules if r.applies(cid)):
+            if rule.metric not in base and rule.metric in cur:  # a baseline older than the column
+                to = f"{baseline.path} --force" if baseline.kind == BASELINE_KIND else "FILE"
+                raise InputError(
+                    f"{baseline.path}: configuration {cid!r} has no {rule.metric}, which the run has: a "
+                    f"baseline written by an ecobench ({baseline.meta.get('ecobench_version') or 'unknown'}) "
+                    "without that figure; write the baseline again with this one (`ecobench baseline RUN_DIR "
+                    f"--to {to}`)")
             b, c = gated_value(baseline, cid, rule.metric), gated_value(current, cid, rule.metric)
             behind = _behind_added(current, baseline, cid, b, c) if rule.metric == PARETO_RANK else ""
             note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c), behind, _csv_side(base, cur)]))
