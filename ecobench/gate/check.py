@@ -109,12 +109,23 @@ def parse_rule(text: str) -> Rule | Threshold:
     ``METRIC>VALUE`` (an absolute limit), each optionally scoped, ``RULE@ID[,ID...]``; anything else
     is bad input listing the allowed forms. Whether a scope's ids are in the run is checked against
     the documents (:func:`check_scopes`)."""
+    if len(parts := text.split()) > 1 and all(_is_rule(p) for p in parts):  # the Action's fail-on, whole
+        raise InputError(f"--fail-on {text!r}: {len(parts)} rules in one; allowed: one rule per --fail-on: "
+                         + " ".join(f"--fail-on '{p}'" for p in parts))
     body, at, scope = text.strip().partition("@")
     if at and not body.strip():
         raise InputError(f"--fail-on {text!r}: a scope without its rule; the scope follows the rule with "
                          "no space (in the Action's fail-on a space separates rules); allowed: " + SCOPE_FORM)
     ids = _parse_scope(text, scope) if at else ()
     return dataclasses.replace(_parse_unscoped(text, body.strip(), _scope_text(ids)), scope=ids)
+
+
+def _is_rule(text: str) -> bool:
+    try:
+        parse_rule(text)
+    except InputError:
+        return False
+    return True
 
 
 def _misplaced_sign(t: str, scope: str) -> str | None:

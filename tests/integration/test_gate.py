@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from ecobench.cli import main
+from ecobench.errors import InputError
 from ecobench.gate.check import Rule, Threshold, parse_rule, welch_regression
 from ecobench.measure.defaults import DEFAULT_REPETITIONS
 from tests.conftest import SCENARIOS
@@ -284,3 +285,16 @@ def test_a_change_exactly_at_the_tolerance_passes_and_just_over_fails(tmp_path, 
                      "--fail-on", f"{metric}:{sign}{pct}%"]) == code, name
         out = capsys.readouterr().out
         assert f"{sign}{pct:.2f}%" in out and ("FAIL" in out) == bool(code), out
+
+
+@pytest.mark.parametrize("text", ["energy_kwh:+5% cost_usd_per_million_output_tokens:+5% ttft_ms_p99<1000",
+                                  "energy_kwh:+5%\nco2_kg:+5%"])
+def test_the_actions_rules_in_one_fail_on_are_named_as_several_rules(text):
+    """The Action's fail-on string given to one --fail-on (as a local run of the README's example) was
+    refused as "the percentage '5% cost_usd_per_mill' is not a finite number"."""
+    parts = text.split()
+    with pytest.raises(InputError) as err:
+        parse_rule(text)
+    assert f"{len(parts)} rules in one; allowed: one rule per --fail-on: " in str(err.value)
+    assert str(err.value).endswith(" ".join(f"--fail-on '{p}'" for p in parts))
+    assert parse_rule("energy_kwh < 500") == Threshold("energy_kwh", "<", 500.0)  # spaces inside one rule
