@@ -277,10 +277,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     for flag, path in outputs:  # both before either is written
         refuse_existing(path, flag, args.force)
     c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
-    if args.html:
-        write_new(Path(args.html), cmp.html(c), "--html", args.force)
-    if args.out:
-        write_new(Path(args.out), cmp.markdown(c), "--out", args.force)
+    texts = {"--html": cmp.html, "--out": cmp.markdown}
+    new = [path for _, path in outputs if not (path.exists() or path.is_symlink())]
+    try:
+        for flag, path in outputs:
+            write_new(path, texts[flag](c), flag, args.force)
+    except BaseException:  # one written, the other not: neither is left (a file it replaced stays replaced)
+        for path in new:
+            path.unlink(missing_ok=True)
+        raise
     print(cmp.markdown(c) if args.markdown and not args.out
           else terminal(cmp.terminal(c, shutil.get_terminal_size().columns)))
     return EXIT_OK

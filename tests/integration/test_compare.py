@@ -215,3 +215,25 @@ def test_a_figure_an_ulp_apart_is_unchanged(runs: tuple[Path, Path]) -> None:
     a, b = load(runs[0]), load(runs[0])
     b["rows"][0]["cost_usd_per_million"] = math.nextafter(b["rows"][0]["cost_usd_per_million"], 0)
     assert "-0.0%" not in markdown(compare(a, b)) and "+0.0%" in markdown(compare(a, b))
+
+
+def test_a_failed_out_leaves_no_html_behind(runs: tuple[Path, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """--html was written, then --out failed (exit 4: a folder that cannot be made, a full disk): the
+    page was left behind, as if the comparison had been written; nothing is, as documented."""
+    from ecobench.errors import OutputError
+    from ecobench.io import rundir
+
+    real = rundir.write_text_atomic
+
+    def failing(path: Path, text: str) -> None:
+        if path.suffix == ".md":
+            raise OutputError(f"{path}: cannot write: No space left on device (disk full)")
+        real(path, text)
+
+    monkeypatch.setattr(rundir, "write_text_atomic", failing)
+    page, md = tmp_path / "c.html", tmp_path / "c.md"
+    assert main(["compare", *map(str, runs), "--html", str(page), "--out", str(md)]) == 4
+    assert "disk full" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
