@@ -276,7 +276,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     refuse_clashes(outputs, [("run A's results", Path(args.run_a)), ("run B's results", Path(args.run_b))])
     for flag, path in outputs:  # both before either is written
         refuse_existing(path, flag, args.force)
-    c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
+    a, b = cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b))
+    a, b = cmp.with_sweep_rows(a, Path(args.run_a), b), cmp.with_sweep_rows(b, Path(args.run_b), a)
+    c = cmp.compare(a, b, args.run_a, args.run_b)
     texts = {"--html": cmp.html, "--out": cmp.markdown}
     new = [path for _, path in outputs if not (path.exists() or path.is_symlink())]
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
+from ecobench.gate.files import FROM_CSV
 from ecobench.reports.summary import number
 from ecobench.words import signed_pct
 
@@ -55,6 +56,7 @@ class RowDiff:
     values: dict[str, tuple[float | None, float | None, float | None]]  # column -> (A, B, change %)
     verdict_a: str = ""  # the row's latency targets or training deadline in A: 'met 3/3', 'MISSED TTFT p50'
     verdict_b: str = ""
+    from_csv: str = ""  # the run(s) whose row is read from its sweep's results.csv: 'A', 'B', 'A and B'
 
 
 @dataclass(frozen=True)
@@ -211,9 +213,23 @@ def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: s
         for m in metrics:
             va, vb = _num(ra.get(m)) if ra else None, _num(rb.get(m)) if rb else None
             values[m] = (va, vb, change_pct(va, vb))
+        from_csv = " and ".join(side for side, r in (("A", ra), ("B", rb)) if r and r.get(FROM_CSV))
         rows.append(RowDiff(cid, status, ra.get("instance_type") if ra else None,
-                            rb.get("instance_type") if rb else None, values, verdict(a, ra), verdict(b, rb)))
+                            rb.get("instance_type") if rb else None, values, verdict(a, ra), verdict(b, rb),
+                            from_csv))
     return Comparison(label_a, label_b, metrics, rows, meta_differences(a, b), rows_note(a, b))
+
+
+def with_sweep_rows(doc: dict[str, Any], path: Path, other: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (read from ``path``) with the rows of ``other`` it lacks read from its sweep's
+    results.csv (``ecobench.gate.files.sweep_csv_rows``): a configuration one run shows and the other
+    does not (off its front) is compared, not listed as added or removed."""
+    from ecobench.gate.files import sweep_csv_rows
+    from ecobench.io.rundir import results_file
+
+    more = sweep_csv_rows(results_file(path), doc, (r["config_id"] for r in doc["rows"]),
+                          [r["config_id"] for r in other["rows"]])
+    return {**doc, "rows": doc["rows"] + more} if more else doc
 
 
 def rows_note(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -223,8 +239,9 @@ def rows_note(a: dict[str, Any], b: dict[str, Any]) -> str:
     for label, doc in (("A", a), ("B", b)):
         sw = doc.get("sweep")
         in_csv = sw.get("rows_in_csv") if isinstance(sw, dict) else None
-        if isinstance(in_csv, int) and not isinstance(in_csv, bool) and in_csv > len(doc["rows"]):
-            parts.append(f"{label}: {len(doc['rows'])} of its sweep's {in_csv:,}")
+        shown = sum(not r.get(FROM_CSV) for r in doc["rows"])
+        if isinstance(in_csv, int) and not isinstance(in_csv, bool) and in_csv > shown:
+            parts.append(f"{label}: {shown} of its sweep's {in_csv:,}")
     if not parts:
         return ""
     return (f"compared: the rows of each results.json ({'; '.join(parts)}; a sweep's other rows are "
@@ -250,6 +267,7 @@ def _pct(v: float | None) -> str:
 
 def _cells(r: RowDiff, metrics: list[str], compact: bool = False) -> list[str]:
     note = {"both": "", "added": " (added)", "removed": " (removed)"}[r.status]
+    note += f" ({r.from_csv}: from results.csv)" if r.from_csv else ""
     out = [r.config_id + note]
     for m in metrics:
         va, vb, ch = r.values[m]

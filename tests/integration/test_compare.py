@@ -7,6 +7,7 @@ import json
 import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -237,3 +238,27 @@ def test_a_failed_out_leaves_no_html_behind(runs: tuple[Path, Path], tmp_path: P
     assert main(["compare", *map(str, runs), "--html", str(page), "--out", str(md)]) == 4
     assert "disk full" in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_row_only_one_results_json_shows_is_read_from_the_other_results_csv(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The T4 drawing 2 kW pushes g4dn.xlarge_fp16_eu-north-1 off the rows B's results.json shows:
+    compare listed it as '(removed)' though B's results.csv holds it, 16 times the energy."""
+    s = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    s["overrides"] = {"accelerator_power_w": {"t4": {"idle_w": 300, "max_w": 2000}}}
+    (tmp_path / "hot.yaml").write_text(yaml.safe_dump(s))
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(a)]) == 0
+    assert main(["run", str(tmp_path / "hot.yaml"), "-q", "--out", str(b)]) == 0
+    cid = "g4dn.xlarge_fp16_eu-north-1"
+    assert cid not in {r["config_id"] for r in load(b)["rows"]}
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    from ecobench.io.textsafe import markdown as escaped
+
+    row = next(line for line in out.splitlines() if line.startswith(f"| {escaped(cid)}"))
+    assert "(removed)" not in row and "(B: from results.csv)" in row, row
+    ea, eb = (float(pd.read_csv(run / "results.csv").set_index("config_id").loc[cid, "energy_kwh"])
+              for run in (a, b))
+    assert f"{(eb - ea) / ea * 100:+.1f}%" in row.split("|")[7]  # energy_kwh's change
