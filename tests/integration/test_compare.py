@@ -262,3 +262,5 @@ def test_a_sweep_row_only_one_results_json_shows_is_read_from_the_other_results_
     ea, eb = (float(pd.read_csv(run / "results.csv").set_index("config_id").loc[cid, "energy_kwh"])
               for run in (a, b))
     assert f"{(eb - ea) / ea * 100:+.1f}%" in row.split("|")[7]  # energy_kwh's change
+    assert main(["compare", str(a), str(b), "--html", str(tmp_path / "c.html")]) == 0
+    assert "B: from results.csv" in (tmp_path / "c.html").read_text()
