@@ -301,10 +301,18 @@ def _samples(row: dict[str, Any], metric: str) -> list[float] | None:
     return s if s and len(s) >= 2 else None
 
 
+_CONFIG_FIELDS = ("instance_type", "region", "precision", "backend")  # a row's own configuration
+
+
 def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
-    """What changed between the two rows besides the figures: the power basis (the accounting
-    convention, not the workload), the integer instance count (a step): say so."""
+    """What changed between the two rows besides the figures: the configuration under the same id
+    (instance type, region, precision, backend), the power basis (the accounting convention, not the
+    workload), the integer instance count (a step): say so."""
     notes = []
+    changed = [f"{k} {str(base[k])[:30]} -> {str(cur[k])[:30]}" for k in _CONFIG_FIELDS
+               if isinstance(base.get(k), str) and isinstance(cur.get(k), str) and base[k] != cur[k]]
+    if changed:  # the same id, another configuration: the change is the configuration's, not the code's
+        notes.append(f"configuration changed: {', '.join(changed)}")
     pb, pc = base.get("power_basis"), cur.get("power_basis")
     if isinstance(pb, str) and isinstance(pc, str) and pb != pc:
         notes.append(f"power_basis {pb[:20]} -> {pc[:20]} (the accounting convention changed: energy and "

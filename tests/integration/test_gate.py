@@ -298,3 +298,19 @@ def test_the_actions_rules_in_one_fail_on_are_named_as_several_rules(text):
     assert f"{len(parts)} rules in one; allowed: one rule per --fail-on: " in str(err.value)
     assert str(err.value).endswith(" ".join(f"--fail-on '{p}'" for p in parts))
     assert parse_rule("energy_kwh < 500") == Threshold("energy_kwh", "<", 500.0)  # spaces inside one rule
+
+
+def test_a_changed_instance_type_is_named_beside_the_verdict(tmp_path, capsys):
+    """Configuration gpu moved from g4dn.2xlarge to g5.2xlarge under the same id: the gate showed its
+    energy -29% (or a rise, failing) with nothing to say the configuration itself had changed."""
+    base = _run(tmp_path, "base", "layoutlm_realtime.yaml")
+    g5 = _run(tmp_path, "g5", "layoutlm_realtime.yaml",
+              lambda s: s["configs"][1].update(instance_type="g5.2xlarge", precision="fp16"))
+    capsys.readouterr()
+    assert main(["check", str(g5), "--baseline", str(base)]) == 0
+    out = capsys.readouterr().out
+    gpu = next(line for line in out.splitlines() if line.startswith("gpu "))
+    assert ("configuration changed: instance_type g4dn.2xlarge -> g5.2xlarge, precision fp32 -> fp16"
+            in gpu), gpu
+    inf1 = next(line for line in out.splitlines() if line.startswith("inf1 "))
+    assert "configuration changed" not in inf1
