@@ -276,11 +276,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     refuse_clashes(outputs, [("run A's results", Path(args.run_a)), ("run B's results", Path(args.run_b))])
     for flag, path in outputs:  # both before either is written
         refuse_existing(path, flag, args.force)
-    c = cmp.compare(cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b)), args.run_a, args.run_b)
-    if args.html:
-        write_new(Path(args.html), cmp.html(c), "--html", args.force)
-    if args.out:
-        write_new(Path(args.out), cmp.markdown(c), "--out", args.force)
+    a, b = cmp.load(Path(args.run_a)), cmp.load(Path(args.run_b))
+    a, b = cmp.with_sweep_rows(a, Path(args.run_a), b), cmp.with_sweep_rows(b, Path(args.run_b), a)
+    c = cmp.compare(a, b, args.run_a, args.run_b)
+    texts = {"--html": cmp.html, "--out": cmp.markdown}
+    new = [path for _, path in outputs if not (path.exists() or path.is_symlink())]
+    try:
+        for flag, path in outputs:
+            write_new(path, texts[flag](c), flag, args.force)
+    except BaseException:  # one written, the other not: neither is left (a file it replaced stays replaced)
+        for path in new:
+            path.unlink(missing_ok=True)
+        raise
     print(cmp.markdown(c) if args.markdown and not args.out
           else terminal(cmp.terminal(c, shutil.get_terminal_size().columns)))
     return EXIT_OK
@@ -348,7 +355,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ecobench.gate import check as gate
-    from ecobench.gate.files import RESULTS_KIND, read_gate_doc
+    from ecobench.gate.files import RESULTS_KIND, read_gate_doc, with_sweep_rows
     from ecobench.power.grid import grid_warnings
 
     # a rule given twice (energy_kwh:+5% and energy_kwh:+5.0% parse alike) is applied once, at its first place
@@ -360,6 +367,9 @@ def _check(args: argparse.Namespace) -> int:
     if current.kind != RESULTS_KIND:
         raise InputError(f"{current.path}: is a baseline file; give the run directory to check")
     baseline = read_gate_doc(Path(args.baseline), "baseline")
+    # a sweep's results.json shows some rows: one the other side has is read from its results.csv
+    current, baseline = (with_sweep_rows(current, list(baseline.rows)),
+                         with_sweep_rows(baseline, list(current.rows)))
     verdicts = gate.compare(current, baseline, rules)
     changes = gate.config_changes(current, baseline, rules)
     warns = gate.provenance_warnings(current, baseline) + grid_warnings(

@@ -39,7 +39,7 @@ from xml.etree import ElementTree as ET
 
 from ecobench.bounds import NAME_PATTERN
 from ecobench.errors import InputError, NoisyMeasurementError
-from ecobench.gate.files import BASELINE_KIND, PARETO_RANK, GateDoc, gated_value, read_gate_doc
+from ecobench.gate.files import BASELINE_KIND, FROM_CSV, PARETO_RANK, GateDoc, gated_value, read_gate_doc
 from ecobench.io import textsafe
 
 DEFAULT_RULE = "energy_kwh:+5%"
@@ -109,12 +109,23 @@ def parse_rule(text: str) -> Rule | Threshold:
     ``METRIC>VALUE`` (an absolute limit), each optionally scoped, ``RULE@ID[,ID...]``; anything else
     is bad input listing the allowed forms. Whether a scope's ids are in the run is checked against
     the documents (:func:`check_scopes`)."""
+    if len(parts := text.split()) > 1 and all(_is_rule(p) for p in parts):  # the Action's fail-on, whole
+        raise InputError(f"--fail-on {text!r}: {len(parts)} rules in one; allowed: one rule per --fail-on: "
+                         + " ".join(f"--fail-on '{p}'" for p in parts))
     body, at, scope = text.strip().partition("@")
     if at and not body.strip():
         raise InputError(f"--fail-on {text!r}: a scope without its rule; the scope follows the rule with "
                          "no space (in the Action's fail-on a space separates rules); allowed: " + SCOPE_FORM)
     ids = _parse_scope(text, scope) if at else ()
     return dataclasses.replace(_parse_unscoped(text, body.strip(), _scope_text(ids)), scope=ids)
+
+
+def _is_rule(text: str) -> bool:
+    try:
+        parse_rule(text)
+    except InputError:
+        return False
+    return True
 
 
 def _misplaced_sign(t: str, scope: str) -> str | None:
@@ -201,6 +212,19 @@ class Verdict:
         return "FAIL" if self.failed else "pass"
 
 
+# A change this close to the rule's threshold is at it, not beyond it: floating-point rounding
+# (b x 1.05 against b computes +5.000000000000004%; one figure computed two ways differs by an ulp).
+AT_THRESHOLD_PCT = 1e-9  # percentage points
+AT_THRESHOLD_REL = 1e-12
+
+
+def beyond(change_pct: float, pct: float) -> bool:
+    """The change (signed so that worse is positive) is more than the rule's PCT; exactly PCT, as
+    floating point computes it, is not."""
+    return change_pct > pct and not math.isclose(change_pct, pct, rel_tol=AT_THRESHOLD_REL,
+                                                 abs_tol=AT_THRESHOLD_PCT)
+
+
 def welch_regression(base: list[float], cur: list[float], rule: Rule) -> tuple[float, float, bool]:
     """(change %, one-sided p, failed) for repetitions of a noisy metric (all values > 0)."""
     from scipy import stats
@@ -220,7 +244,7 @@ def welch_regression(base: list[float], cur: list[float], rule: Rule) -> tuple[f
         p = float(test.pvalue)
         if not math.isfinite(p):
             p = 1.0
-    failed = p < ALPHA and sign * change_pct > rule.pct
+    failed = p < ALPHA and beyond(sign * change_pct, rule.pct)
     return change_pct, p, failed
 
 
@@ -243,7 +267,7 @@ def run_level_regression(run_means: list[float], cur: list[float], rule: Rule) -
         p = 0.0 if sign * diff > 0 else 1.0
     else:
         p = float(stats.t.sf(sign * diff / (spread * math.sqrt(1.0 + 1.0 / k)), k - 1))
-    return change_pct, p, p < ALPHA and sign * change_pct > rule.pct
+    return change_pct, p, p < ALPHA and beyond(sign * change_pct, rule.pct)
 
 
 def check_comparable(current: GateDoc, baseline: GateDoc, same_configs: bool = True) -> None:
@@ -277,10 +301,18 @@ def _samples(row: dict[str, Any], metric: str) -> list[float] | None:
     return s if s and len(s) >= 2 else None
 
 
+_CONFIG_FIELDS = ("instance_type", "region", "precision", "backend")  # a row's own configuration
+
+
 def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
-    """What changed between the two rows besides the figures: the power basis (the accounting
-    convention, not the workload), the integer instance count (a step): say so."""
+    """What changed between the two rows besides the figures: the configuration under the same id
+    (instance type, region, precision, backend), the power basis (the accounting convention, not the
+    workload), the integer instance count (a step): say so."""
     notes = []
+    changed = [f"{k} {str(base[k])[:30]} -> {str(cur[k])[:30]}" for k in _CONFIG_FIELDS
+               if isinstance(base.get(k), str) and isinstance(cur.get(k), str) and base[k] != cur[k]]
+    if changed:  # the same id, another configuration: the change is the configuration's, not the code's
+        notes.append(f"configuration changed: {', '.join(changed)}")
     pb, pc = base.get("power_basis"), cur.get("power_basis")
     if isinstance(pb, str) and isinstance(pc, str) and pb != pc:
         notes.append(f"power_basis {pb[:20]} -> {pc[:20]} (the accounting convention changed: energy and "
@@ -294,6 +326,14 @@ def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
         return "; ".join(notes)
     notes.append(f"instances {shown} (an integer step; measured rows are tested at fractional instances)")
     return "; ".join(notes)
+
+
+def _csv_side(base: dict[str, Any], cur: dict[str, Any]) -> str:
+    """Which side's row a sweep's results.csv gave (``gate.files.with_sweep_rows``), said in the note."""
+    side = {(True, False): "baseline", (False, True): "run", (True, True): "baseline and run"}.get(
+        (bool(base.get(FROM_CSV)), bool(cur.get(FROM_CSV))))
+    return (f"{side} row from results.csv (not among the rows the sweep's results.json shows)" if side
+            else "")
 
 
 @dataclass(frozen=True)
@@ -439,9 +479,16 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
         cur, base = current.rows[cid], baseline.rows[cid]
         noisy = bool(cur.get("measurement_warnings") or base.get("measurement_warnings"))
         for rule in (r for r in rules if r.applies(cid)):
+            if rule.metric not in base and rule.metric in cur:  # a baseline older than the column
+                to = f"{baseline.path} --force" if baseline.kind == BASELINE_KIND else "FILE"
+                raise InputError(
+                    f"{baseline.path}: configuration {cid!r} has no {rule.metric}, which the run has: a "
+                    f"baseline written by an ecobench ({baseline.meta.get('ecobench_version') or 'unknown'}) "
+                    "without that figure; write the baseline again with this one (`ecobench baseline RUN_DIR "
+                    f"--to {to}`)")
             b, c = gated_value(baseline, cid, rule.metric), gated_value(current, cid, rule.metric)
             behind = _behind_added(current, baseline, cid, b, c) if rule.metric == PARETO_RANK else ""
-            note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c), behind]))
+            note = "; ".join(filter(None, [_note(base, cur), _off_front(b, c), behind, _csv_side(base, cur)]))
             if isinstance(rule, Threshold):
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 verdicts.append(Verdict(cid, rule, b, c, change, f"absolute limit ({rule.op} {rule.value:g})",
@@ -466,7 +513,7 @@ def compare(current: GateDoc, baseline: GateDoc, rules: list[Rule | Threshold]) 
             else:
                 change = (c / b - 1.0) * 100.0 if b else (0.0 if c == 0 else math.inf)
                 sign = 1.0 if rule.worse_if_higher else -1.0
-                failed = sign * change > rule.pct  # both off the front: inf/inf, NaN, no change
+                failed = beyond(sign * change, rule.pct)  # both off the front: inf/inf, NaN, no change
                 method = "exact" if not (bs or cs) else "exact (samples on one side only)"
             verdicts.append(Verdict(cid, rule, b, c, change, method, failed, noisy, note))
     for cid in (c for c in current.rows if c not in baseline.rows):  # added: the absolute limits hold
@@ -510,11 +557,14 @@ def _sweep_rows_not_gated(current: GateDoc) -> list[str]:
     objective, the picks); the rest are in results.csv only, and the gate does not see them."""
     sweep = current.meta.get("sweep")
     in_csv = sweep.get("rows_in_csv") if isinstance(sweep, dict) else None
+    shown = sum(not r.get(FROM_CSV) for r in current.rows.values())
     if not isinstance(in_csv, int) or isinstance(in_csv, bool) or in_csv <= len(current.rows):
         return []
-    return [f"run: a sweep of {in_csv:,} rows; the gate reads the {len(current.rows):,} in its results.json "
-            f"(the configurations, the Pareto front, the best by each objective and the picks); the other "
-            f"{in_csv - len(current.rows):,}, in results.csv only, are not gated"]
+    also = len(current.rows) - shown
+    read = f" and {also:,} the baseline has from its results.csv" if also else ""
+    return [f"run: a sweep of {in_csv:,} rows; the gate reads the {shown:,} in its results.json "
+            f"(the configurations, the Pareto front, the best by each objective and the picks){read}; the "
+            f"other {in_csv - len(current.rows):,}, in results.csv only, are not gated"]
 
 
 def table(verdicts: list[Verdict], allow_noisy: bool = True) -> list[list[str]]:

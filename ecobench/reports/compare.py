@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
+from ecobench.gate.files import FROM_CSV
 from ecobench.reports.summary import number
 from ecobench.words import signed_pct
 
@@ -39,6 +40,8 @@ METRICS: list[tuple[str, str, bool]] = [
     ("duration_h", "time h", False),
     ("throughput_per_instance_per_s", "per inst/s", True),
 ]
+SAME_REL = 1e-12  # figures this close are one figure, rounded two ways
+MODES = ("inference", "training", "serving")  # a results document's `mode`
 META_KEYS = ["mode", "ecobench_version", "catalog_version", "grid_data_version", "price_snapshot"]
 
 
@@ -53,6 +56,7 @@ class RowDiff:
     values: dict[str, tuple[float | None, float | None, float | None]]  # column -> (A, B, change %)
     verdict_a: str = ""  # the row's latency targets or training deadline in A: 'met 3/3', 'MISSED TTFT p50'
     verdict_b: str = ""
+    from_csv: str = ""  # the run(s) whose row is read from its sweep's results.csv: 'A', 'B', 'A and B'
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,12 @@ def load(path: Path) -> dict[str, Any]:
 
     doc = read_results(path)
     f = path / "results.json" if path.is_dir() else path
+    if not doc["rows"]:
+        raise InputError(f"{f}: has no rows (one per configuration); not a results or baseline file")
+    mode = doc.get("mode")
+    if mode not in MODES:  # every results.json and baseline ecobench writes has one
+        said = "missing" if mode is None else repr(mode)[:40]
+        raise InputError(f"{f}: mode is {said}; allowed: {', '.join(MODES)}; not a results or baseline file")
     ids: set[str] = set()
     for i, r in enumerate(doc["rows"]):
         if not isinstance(r, dict) or not isinstance(r.get("config_id"), str):
@@ -90,15 +100,23 @@ def _num(v: Any) -> float | None:
 
 
 def change_pct(a: float | None, b: float | None) -> float | None:
-    """(B - A) / |A| in %, None where either is missing or A is 0 and B is not."""
+    """(B - A) / |A| in %, None where either is missing or A is 0 and B is not; 0 where B is A but for
+    floating-point rounding (one figure computed by two routes: 0.724 and 0.7239999999999999), which
+    was shown as -0.0%."""
     if a is None or b is None:
         return None
     if a == 0:
         return 0.0 if b == 0 else None
+    if math.isclose(a, b, rel_tol=SAME_REL):
+        return 0.0
     return (b - a) / abs(a) * 100.0
 
 
 _MISSING = object()
+
+
+def _a(word: object) -> str:
+    return f"{'an' if str(word)[:1] in 'aeiou' else 'a'} {word}"
 
 
 def _text(v: Any, limit: int = 80) -> str:
@@ -177,7 +195,12 @@ def verdict(doc: dict[str, Any], row: dict[str, Any] | None) -> str:
 
 
 def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: str = "B") -> Comparison:
-    """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B)."""
+    """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B); runs of two
+    modes are bad input (a month of serving and a training job share no figure's meaning)."""
+    if a.get("mode") != b.get("mode"):
+        raise InputError(f"{label_a} is {_a(a.get('mode'))} run and {label_b} {_a(b.get('mode'))} run: their "
+                         "figures are not the same quantities (time, throughput, energy of a service "
+                         "against those of a training job); allowed: two runs of one mode")
     rows_a = {r["config_id"]: r for r in a["rows"]}
     rows_b = {r["config_id"]: r for r in b["rows"]}
     metrics = [m for m, _, _ in METRICS
@@ -190,9 +213,23 @@ def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: s
         for m in metrics:
             va, vb = _num(ra.get(m)) if ra else None, _num(rb.get(m)) if rb else None
             values[m] = (va, vb, change_pct(va, vb))
+        from_csv = " and ".join(side for side, r in (("A", ra), ("B", rb)) if r and r.get(FROM_CSV))
         rows.append(RowDiff(cid, status, ra.get("instance_type") if ra else None,
-                            rb.get("instance_type") if rb else None, values, verdict(a, ra), verdict(b, rb)))
+                            rb.get("instance_type") if rb else None, values, verdict(a, ra), verdict(b, rb),
+                            from_csv))
     return Comparison(label_a, label_b, metrics, rows, meta_differences(a, b), rows_note(a, b))
+
+
+def with_sweep_rows(doc: dict[str, Any], path: Path, other: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (read from ``path``) with the rows of ``other`` it lacks read from its sweep's
+    results.csv (``ecobench.gate.files.sweep_csv_rows``): a configuration one run shows and the other
+    does not (off its front) is compared, not listed as added or removed."""
+    from ecobench.gate.files import sweep_csv_rows
+    from ecobench.io.rundir import results_file
+
+    more = sweep_csv_rows(results_file(path), doc, (r["config_id"] for r in doc["rows"]),
+                          [r["config_id"] for r in other["rows"]])
+    return {**doc, "rows": doc["rows"] + more} if more else doc
 
 
 def rows_note(a: dict[str, Any], b: dict[str, Any]) -> str:
@@ -202,8 +239,9 @@ def rows_note(a: dict[str, Any], b: dict[str, Any]) -> str:
     for label, doc in (("A", a), ("B", b)):
         sw = doc.get("sweep")
         in_csv = sw.get("rows_in_csv") if isinstance(sw, dict) else None
-        if isinstance(in_csv, int) and not isinstance(in_csv, bool) and in_csv > len(doc["rows"]):
-            parts.append(f"{label}: {len(doc['rows'])} of its sweep's {in_csv:,}")
+        shown = sum(not r.get(FROM_CSV) for r in doc["rows"])
+        if isinstance(in_csv, int) and not isinstance(in_csv, bool) and in_csv > shown:
+            parts.append(f"{label}: {shown} of its sweep's {in_csv:,}")
     if not parts:
         return ""
     return (f"compared: the rows of each results.json ({'; '.join(parts)}; a sweep's other rows are "
@@ -229,6 +267,7 @@ def _pct(v: float | None) -> str:
 
 def _cells(r: RowDiff, metrics: list[str], compact: bool = False) -> list[str]:
     note = {"both": "", "added": " (added)", "removed": " (removed)"}[r.status]
+    note += f" ({r.from_csv}: from results.csv)" if r.from_csv else ""
     out = [r.config_id + note]
     for m in metrics:
         va, vb, ch = r.values[m]

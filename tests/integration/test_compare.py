@@ -4,13 +4,15 @@ differs, terminal width, markdown, HTML written once, exit 2 on bad input."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 from ecobench.cli import main
-from ecobench.reports.compare import change_pct, compare, load, terminal, value
+from ecobench.reports.compare import change_pct, compare, load, markdown, terminal, value
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -174,3 +176,91 @@ def test_a_sweep_says_only_its_results_json_rows_are_compared(tmp_path: Path, ru
             "rows are only in its results.csv)") in out, out
     assert main(["compare", *map(str, runs)]) == 0
     assert "compared:" not in capsys.readouterr().out
+
+
+def test_runs_of_different_modes_are_refused(runs: tuple[Path, Path], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A serving run against a training run matched trn1 and p5 on their ids and showed energy -99%,
+    time 720 h -> 4.72 h, exit 0: the figures of the two modes are not the same quantities (a month
+    of serving, one training job). Refused, naming both files and modes; nothing written."""
+    training = tmp_path / "training"
+    assert main(["run", str(SCENARIOS / "small_encoder_pretrain.yaml"), "-q", "--out", str(training)]) == 0
+    capsys.readouterr()
+    page = tmp_path / "c.html"
+    assert main(["compare", str(runs[0]), str(training), "--html", str(page)]) == 2
+    err = capsys.readouterr().err
+    assert f"{runs[0]} is an inference run and {training} a training run" in err
+    assert "allowed: two runs of one mode" in err
+    assert "Traceback" not in err and err.count("\n") == 1 and not page.exists()
+
+
+@pytest.mark.parametrize("doc,why", [({"rows": []}, "has no rows"),
+                                     ({"rows": [{"config_id": "gpu"}]}, "mode is missing"),
+                                     ({"mode": "sweep", "rows": [{"config_id": "gpu"}]}, "mode is 'sweep'")])
+def test_a_results_file_without_rows_or_mode_is_bad_input(runs: tuple[Path, Path], tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str], doc: dict,
+                                                          why: str) -> None:
+    """{"rows": []} was compared as a run (every configuration 'removed', 'mode: inference -> (none)'),
+    exit 0: no run or baseline ecobench writes lacks its mode or rows."""
+    f = tmp_path / "results.json"
+    f.write_text(json.dumps(doc))
+    assert main(["compare", str(runs[0]), str(f)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ecobench: error: {f}: {why}") and "not a results or baseline file" in err, err
+
+
+def test_a_figure_an_ulp_apart_is_unchanged(runs: tuple[Path, Path]) -> None:
+    """The USD per million of layoutlm_realtime at 1.5 M/h is 0.7239999999999999 (0.724 at 1 M/h): the
+    same price, computed by another route, was shown as a change of -0.0%."""
+    assert change_pct(0.724, 0.7239999999999999) == 0.0 and change_pct(0.724, 0.7239) < 0
+    a, b = load(runs[0]), load(runs[0])
+    b["rows"][0]["cost_usd_per_million"] = math.nextafter(b["rows"][0]["cost_usd_per_million"], 0)
+    assert "-0.0%" not in markdown(compare(a, b)) and "+0.0%" in markdown(compare(a, b))
+
+
+def test_a_failed_out_leaves_no_html_behind(runs: tuple[Path, Path], tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """--html was written, then --out failed (exit 4: a folder that cannot be made, a full disk): the
+    page was left behind, as if the comparison had been written; nothing is, as documented."""
+    from ecobench.errors import OutputError
+    from ecobench.io import rundir
+
+    real = rundir.write_text_atomic
+
+    def failing(path: Path, text: str) -> None:
+        if path.suffix == ".md":
+            raise OutputError(f"{path}: cannot write: No space left on device (disk full)")
+        real(path, text)
+
+    monkeypatch.setattr(rundir, "write_text_atomic", failing)
+    page, md = tmp_path / "c.html", tmp_path / "c.md"
+    assert main(["compare", *map(str, runs), "--html", str(page), "--out", str(md)]) == 4
+    assert "disk full" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sweep_row_only_one_results_json_shows_is_read_from_the_other_results_csv(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The T4 drawing 2 kW pushes g4dn.xlarge_fp16_eu-north-1 off the rows B's results.json shows:
+    compare listed it as '(removed)' though B's results.csv holds it, 16 times the energy."""
+    s = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    s["overrides"] = {"accelerator_power_w": {"t4": {"idle_w": 300, "max_w": 2000}}}
+    (tmp_path / "hot.yaml").write_text(yaml.safe_dump(s))
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(a)]) == 0
+    assert main(["run", str(tmp_path / "hot.yaml"), "-q", "--out", str(b)]) == 0
+    cid = "g4dn.xlarge_fp16_eu-north-1"
+    assert cid not in {r["config_id"] for r in load(b)["rows"]}
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--markdown"]) == 0
+    out = capsys.readouterr().out
+    from ecobench.io.textsafe import markdown as escaped
+
+    row = next(line for line in out.splitlines() if line.startswith(f"| {escaped(cid)}"))
+    assert "(removed)" not in row and "(B: from results.csv)" in row, row
+    ea, eb = (float(pd.read_csv(run / "results.csv").set_index("config_id").loc[cid, "energy_kwh"])
+              for run in (a, b))
+    assert f"{(eb - ea) / ea * 100:+.1f}%" in row.split("|")[7]  # energy_kwh's change
+    assert main(["compare", str(a), str(b), "--html", str(tmp_path / "c.html")]) == 0
+    assert "B: from results.csv" in (tmp_path / "c.html").read_text()

@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from ecobench.cli import main
+from ecobench.errors import InputError
 from ecobench.gate.check import Rule, Threshold, parse_rule, welch_regression
 from ecobench.measure.defaults import DEFAULT_REPETITIONS
 from tests.conftest import SCENARIOS
@@ -263,3 +264,53 @@ def test_a_rule_given_twice_is_applied_once_in_its_first_place(tmp_path, capsys)
     assert shown == [("trn1", "energy_kwh:+5%"), ("trn1", "cost_usd:+2%"),
                      ("p4d", "energy_kwh:+5%"), ("p4d", "cost_usd:+2%")], out
     assert "in 4 check(s)" in out
+
+
+
+@pytest.mark.parametrize("metric,pct,factor", [("energy_kwh", 5, 1.05), ("energy_kwh", 30, 1.3),
+                                               ("throughput_per_instance_per_s", 5, 0.95),
+                                               ("throughput_per_instance_per_s", 30, 0.7)])
+def test_a_change_exactly_at_the_tolerance_passes_and_just_over_fails(tmp_path, capsys, metric, pct, factor):
+    """A rule fails when the figure changes by *more* than PCT: a figure of exactly baseline x 1.05
+    (the threshold recomputed by hand) passed +10% and +20% but failed +5% and +30%, as the rounding
+    of (current / baseline - 1) x 100 happened to fall (5.000000000000004 > 5)."""
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    sign, step = ("+", 1e-7) if factor > 1 else ("-", -1e-7)
+    for name, f, code in (("at", factor, 0), ("over", factor + step, 1)):
+        doc = json.loads((run / "results.json").read_text())
+        doc["rows"][0][metric] *= f
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(doc))
+        assert main(["check", str(tmp_path / name), "--baseline", str(run),
+                     "--fail-on", f"{metric}:{sign}{pct}%"]) == code, name
+        out = capsys.readouterr().out
+        assert f"{sign}{pct:.2f}%" in out and ("FAIL" in out) == bool(code), out
+
+
+@pytest.mark.parametrize("text", ["energy_kwh:+5% cost_usd_per_million_output_tokens:+5% ttft_ms_p99<1000",
+                                  "energy_kwh:+5%\nco2_kg:+5%"])
+def test_the_actions_rules_in_one_fail_on_are_named_as_several_rules(text):
+    """The Action's fail-on string given to one --fail-on (as a local run of the README's example) was
+    refused as "the percentage '5% cost_usd_per_mill' is not a finite number"."""
+    parts = text.split()
+    with pytest.raises(InputError) as err:
+        parse_rule(text)
+    assert f"{len(parts)} rules in one; allowed: one rule per --fail-on: " in str(err.value)
+    assert str(err.value).endswith(" ".join(f"--fail-on '{p}'" for p in parts))
+    assert parse_rule("energy_kwh < 500") == Threshold("energy_kwh", "<", 500.0)  # spaces inside one rule
+
+
+def test_a_changed_instance_type_is_named_beside_the_verdict(tmp_path, capsys):
+    """Configuration gpu moved from g4dn.2xlarge to g5.2xlarge under the same id: the gate showed its
+    energy -29% (or a rise, failing) with nothing to say the configuration itself had changed."""
+    base = _run(tmp_path, "base", "layoutlm_realtime.yaml")
+    g5 = _run(tmp_path, "g5", "layoutlm_realtime.yaml",
+              lambda s: s["configs"][1].update(instance_type="g5.2xlarge", precision="fp16"))
+    capsys.readouterr()
+    assert main(["check", str(g5), "--baseline", str(base)]) == 0
+    out = capsys.readouterr().out
+    gpu = next(line for line in out.splitlines() if line.startswith("gpu "))
+    assert ("configuration changed: instance_type g4dn.2xlarge -> g5.2xlarge, precision fp32 -> fp16"
+            in gpu), gpu
+    inf1 = next(line for line in out.splitlines() if line.startswith("inf1 "))
+    assert "configuration changed" not in inf1

@@ -395,3 +395,25 @@ def test_a_bad_baseline_reads_like_a_scenarios_errors(tmp_path, capsys, mutate, 
     assert [p.strip() for p in problems] == lines, err
     for pydantics in ("Input should", "Field required", "Value error", "Traceback"):
         assert pydantics not in err, err
+
+
+def test_a_baseline_without_a_column_the_run_has_says_to_write_it_again(tmp_path, capsys):
+    """A baseline written by an ecobench before a column existed (the run has co2_kg_per_million, the
+    baseline's rows do not) was refused as '--fail-on: unknown metric' with a list of 150 columns that
+    held no way forward; it names the baseline, its ecobench version and the command to write it again."""
+    run = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(run)]) == 0
+    old = tmp_path / "old.json"
+    assert main(["baseline", str(run), "--to", str(old)]) == 0
+    doc = json.loads(old.read_text())
+    for r in doc["rows"]:
+        del r["co2_kg_per_million"]
+    doc["ecobench_version"] = "0.0.9"
+    old.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["check", str(run), "--baseline", str(old), "--fail-on", "co2_kg_per_million:+5%"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "numeric columns" not in err, err
+    assert (f"{old}: configuration 'inf1' has no co2_kg_per_million, which the run has: a baseline written "
+            "by an ecobench (0.0.9) without that figure; write the baseline again with this one (`ecobench "
+            f"baseline RUN_DIR --to {old} --force`)") in err, err

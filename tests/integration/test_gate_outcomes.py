@@ -373,3 +373,32 @@ def test_a_rank_lost_to_a_value_added_to_the_sweep_says_so(tmp_path, capsys):
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("inf2.xlarge_0.5_"))
     assert "its own cost_usd, co2_kg unchanged: behind 1 configuration(s) added since the baseline " \
            "(inf2.xlarge_0.3_eu-north-1)" in line
+
+
+def test_a_sweep_row_that_leaves_the_results_json_is_gated_from_results_csv(tmp_path, capsys):
+    """A sweep's results.json holds the rows it shows (the front, the best, the picks). A regression
+    that pushes a shown configuration off them (the T4 drawing 2 kW: g4dn.xlarge_fp16_eu-north-1 x16
+    the energy) took its row out of results.json, and the gate listed it as 'removed since the
+    baseline, not gated' and passed (exit 0); the row is in the run's results.csv, and is gated."""
+    import yaml
+
+    from tests.conftest import SCENARIOS
+
+    s = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    s["overrides"] = {"accelerator_power_w": {"t4": {"idle_w": 300, "max_w": 2000}}}
+    (tmp_path / "hot.yaml").write_text(yaml.safe_dump(s))
+    base, hot = tmp_path / "base", tmp_path / "hot"
+    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(base)]) == 0
+    assert main(["run", str(tmp_path / "hot.yaml"), "-q", "--out", str(hot)]) == 0
+    cid = "g4dn.xlarge_fp16_eu-north-1"
+    shown = lambda run: {r["config_id"] for r in json.loads((run / "results.json").read_text())["rows"]}  # noqa: E731
+    assert cid in shown(base) and cid not in shown(hot)  # the case: in results.csv only
+    assert main(["baseline", str(base), "--to", str(tmp_path / "b.json")]) == 0
+    capsys.readouterr()
+    assert main(["check", str(hot), "--baseline", str(tmp_path / "b.json"),
+                 "--fail-on", f"energy_kwh:+5%@{cid}"]) == 1
+    out, err = capsys.readouterr()
+    row = [line for line in out.splitlines() if line.startswith(cid)]
+    assert len(row) == 1 and "FAIL" in row[0] and "run row from results.csv" in row[0], out
+    assert "removed" not in out and "grid_source differs" not in err, (out, err)
+    assert "and 1 the baseline has from its results.csv" in err
