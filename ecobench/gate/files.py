@@ -12,7 +12,6 @@ ranks after every rank (infinity).
 
 import dataclasses
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,7 +21,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from ecobench.bounds import Name
 from ecobench.errors import InputError
 from ecobench.io.rundir import results_file
-from ecobench.reports.tables import RESULTS_SCHEMA_VERSION, read_results
+from ecobench.reports.tables import FROM_CSV, RESULTS_SCHEMA_VERSION, read_results, sweep_csv_rows
 from ecobench.scenario.base import SchemaModel
 from ecobench.scenario.messages import Schema, describe_model, error_lines
 from ecobench.version import BASELINE_KIND, RESULTS_KIND
@@ -142,55 +141,6 @@ def gated_value(doc: GateDoc, config_id: str, metric: str) -> float:
         raise InputError(f"{doc.path}: configuration {config_id!r}: {metric} is {shown}; a gated "
                          "figure must be a finite number, 0 or more")
     return x
-
-
-# a row read from a sweep's results.csv (not among the rows its results.json shows)
-FROM_CSV = "_from_results_csv"
-
-
-def _cell(text: str) -> Any:
-    """A results.csv cell as results.json holds it: '' null, True/False, an integer, a number, a text."""
-    if text == "":
-        return None
-    if text in ("True", "False"):
-        return text == "True"
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
-
-
-def sweep_csv_rows(f: Path, meta: dict[str, Any], shown: Iterable[str], ids: Iterable[str]
-                   ) -> list[dict[str, Any]]:
-    """The rows of ``ids`` not in ``shown`` (the rows of results.json ``f``, whose top level is ``meta``)
-    from the results.csv beside it, where ``f`` is a sweep run's (its results.json holds the rows the
-    run shows; every combination is in results.csv), as results.json holds rows, each with
-    ``FROM_CSV``; none where it is no sweep, a baseline file, or has no results.csv."""
-    import csv
-
-    sweep = meta.get("sweep")
-    in_csv = sweep.get("rows_in_csv") if isinstance(sweep, dict) else None
-    shown = set(shown)
-    wanted = {c for c in ids if c not in shown}
-    table = f.parent / "results.csv"
-    if meta.get("kind") == BASELINE_KIND or not wanted or not isinstance(in_csv, int) \
-            or in_csv <= len(shown) or not table.is_file():
-        return []
-    found: dict[str, dict[str, Any]] = {}
-    try:
-        with table.open(newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                if row.get("config_id") in wanted:
-                    cells = {k: _cell(v) for k, v in row.items() if k and isinstance(v, str)}
-                    found[row["config_id"]] = cells | {FROM_CSV: True}
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise InputError(f"{table}: cannot read the sweep's rows ({exc})") from None
-    from ecobench.reports.tables import expand_keys
-
-    sources = meta.get("csv_sources")  # results.csv's short keys of long texts (p1, g1, ...)
-    return expand_keys(list(found.values()), sources if isinstance(sources, dict) else None)
 
 
 def with_sweep_rows(doc: GateDoc, ids: list[str]) -> GateDoc:

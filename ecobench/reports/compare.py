@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ecobench.errors import InputError
-from ecobench.gate.files import FROM_CSV
 from ecobench.reports.summary import number
+from ecobench.reports.tables import FROM_CSV
 from ecobench.words import signed_pct
 
 __all__ = ["METRICS", "Comparison", "RowDiff", "compare", "html", "load", "markdown", "terminal"]
@@ -222,10 +222,10 @@ def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: s
 
 def with_sweep_rows(doc: dict[str, Any], path: Path, other: dict[str, Any]) -> dict[str, Any]:
     """``doc`` (read from ``path``) with the rows of ``other`` it lacks read from its sweep's
-    results.csv (``ecobench.gate.files.sweep_csv_rows``): a configuration one run shows and the other
+    results.csv (``reports.tables.sweep_csv_rows``): a configuration one run shows and the other
     does not (off its front) is compared, not listed as added or removed."""
-    from ecobench.gate.files import sweep_csv_rows
     from ecobench.io.rundir import results_file
+    from ecobench.reports.tables import sweep_csv_rows
 
     more = sweep_csv_rows(results_file(path), doc, (r["config_id"] for r in doc["rows"]),
                           [r["config_id"] for r in other["rows"]])
