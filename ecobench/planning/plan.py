@@ -123,8 +123,10 @@ def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
 def plan_fleet(ctx: Context, perf: Performance, instances: float, busy: float, net_bytes_per_s: float,
                duration_h: float) -> dict[str, Any]:
     """Energy, cost and CO2 of ``instances`` running ``duration_h`` with their accelerators working
-    ``busy`` of the time (the draw model counts the idle rest), each moving ``net_bytes_per_s``."""
-    return _common(ctx, instances, duration_h, _power(ctx, perf, busy, net_bytes_per_s))
+    ``busy`` of the time (the draw model counts the idle rest), each moving ``net_bytes_per_s``. On
+    spot, the fleet keeps the interrupted share as headroom, as :func:`plan_inference`'s does."""
+    overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
+    return _common(ctx, instances, duration_h, _power(ctx, perf, busy, net_bytes_per_s), 1.0 + overhead)
 
 
 def latency_p99_s(rate_per_server: Any, batch_s: float, batch: int) -> Any:

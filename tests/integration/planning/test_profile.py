@@ -217,3 +217,19 @@ def test_run_writes_profile_to_json_and_flat_columns_to_csv(tmp_path, capsys, pr
     assert set(doc["rows"][0]["profile"]) >= {"static", "autoscaled", "batch", "hourly", "rule"}
     html = (run / "report.html").read_text()
     assert "Load profile" in html and "autoscaled" in html
+
+
+def test_a_spot_day_counts_the_fleets_headroom_as_its_row_does(profiled):
+    """On spot every fleet of the day keeps the interrupted share as headroom, as the row's own plan
+    does (``spot_overhead_pct``); the day left it out: 24 x 2 instance-hours where the row had 2.1."""
+    profiled["pricing"] = {"model": "spot", "spot_discount_pct": 60, "spot_interruption_pct_per_month": 10}
+    for row in _rows(profiled).values():
+        p, factor = row["profile"], 1 + row["spot_overhead_pct"] / 100
+        assert row["spot_overhead_pct"] == pytest.approx(10)
+        assert row["instance_hours"] == pytest.approx(row["instances"] * row["duration_h"] * factor)
+        static_n = p["hourly"]["static_instances"]
+        assert p["static"]["instance_hours"] == pytest.approx(24 * static_n * factor)
+        auto_n = sum(p["hourly"]["autoscaled_instances"])
+        assert p["autoscaled"]["instance_hours"] == pytest.approx(auto_n * factor)
+        for k in ("static", "autoscaled", "batch"):
+            assert p[k]["cost_usd"] == pytest.approx(p[k]["instance_hours"] * row["price_usd_per_h"])
