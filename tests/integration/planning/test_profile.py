@@ -202,6 +202,17 @@ def test_multiplied_peak_beyond_the_rate_bound_exits_2(tmp_path, capsys, profile
     assert code == 2 and "exceeds 10^12" in err, err
 
 
+def test_a_peak_hour_beyond_the_instance_bound_exits_2(tmp_path, capsys, profiled):
+    """The row's own rate is held to bounds.MAX_INSTANCES; the day's busiest hour, planned from the same
+    configuration, was not (1.24 million g4dn instances in a day's static fleet)."""
+    profiled["workload"]["inference"]["rate_per_h"] = 1e8
+    profiled["workload"]["inference"]["profile"] = {"multipliers": [1.0] * 23 + [1000.0]}
+    code, err = _run(tmp_path, capsys, profiled)
+    assert code == 2, err
+    assert "the load profile's busiest hour needs" in err and "above the 100,000 instances" in err, err
+    assert "workload.inference.profile" in err and "Traceback" not in err, err
+
+
 def test_run_writes_profile_to_json_and_flat_columns_to_csv(tmp_path, capsys, profiled):
     f = tmp_path / "s.yaml"
     f.write_text(yaml.safe_dump(profiled, sort_keys=False))
