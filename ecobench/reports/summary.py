@@ -310,7 +310,8 @@ def format_decisions(ev: Evaluation, s: Scenario) -> str:
 def profile_lines(profiles: list[Any], ids: list[str]) -> list[str]:
     """One line per configuration with a load profile: the day's cost, CO2 and energy of each
     strategy, and the idle capacity autoscaling avoids."""
-    out = ["\nA day of the load profile (static fleet for the peak hour / autoscaled / batch job):"]
+    out = ["\nA day of the load profile (static fleet for the peak hour / autoscaled / batch job; energy and "
+           "CO2 at the facility scope, CO2 with embodied):"]
     for cid, p in zip(ids, profiles, strict=True):
         if not isinstance(p, dict):
             continue

@@ -244,3 +244,20 @@ def test_a_spot_day_counts_the_fleets_headroom_as_its_row_does(profiled):
         assert p["autoscaled"]["instance_hours"] == pytest.approx(auto_n * factor)
         for k in ("static", "autoscaled", "batch"):
             assert p[k]["cost_usd"] == pytest.approx(p[k]["instance_hours"] * row["price_usd_per_h"])
+
+
+def test_the_report_says_the_days_figures_are_at_the_facility_scope(tmp_path, capsys, profiled):
+    """The day's energy and CO2 are facility-scope (``energy_kwh``, ``co2_kg``) whatever the headline's
+    scope; under ``headline_scope: it`` the report's table and the terminal said only 'kWh'."""
+    profiled["headline_scope"] = "it"
+    profiled["pricing"] = {"model": "spot", "spot_discount_pct": 60}
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(profiled, sort_keys=False))
+    assert main(["run", str(f), "--results", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "energy and CO2 at the facility scope" in out
+    html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
+    section = html[html.index("Load profile: a day of load"):html.index("Region: the same energy")]
+    assert "facility scope (IT × PUE 1.135), whatever the headline's scope" in section
+    assert "energy (kWh, facility)" in section and "CO2 (kg, facility + embodied)" in section
+    assert "headroom for reclaimed capacity" in section and "cost (USD at " in section
