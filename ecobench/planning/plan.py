@@ -7,9 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ecobench.errors import InputError
 from ecobench.hardware.backends.base import Performance
 from ecobench.hardware.catalog import Catalog, Instance
-from ecobench.planning.interruption import SpotTerms, fleet_overhead, training_overhead
+from ecobench.planning.interruption import MAX_TRAINING_OVERHEAD, SpotTerms, fleet_overhead, training_overhead
 from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import COMPUTE_ONLY, Activity, PowerSetup, central_params, draw_w
 from ecobench.power.embodied import embodied_kg
@@ -261,6 +262,16 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
     avg = PowerBreakdown(*(sum(getattr(p, f) for p in parts) / duration_s for f in
                            ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w")))
     overhead = training_overhead(ctx.spot, n) if ctx.spot else 0.0  # interruptions lengthen the run
+    if overhead > MAX_TRAINING_OVERHEAD:
+        assert ctx.spot is not None
+        times = (f"{1 + overhead:,.0f} times as long as" if math.isfinite(overhead)
+                 else "beyond any multiple of")
+        raise InputError(
+            f"on spot, {n:,} instances interrupted at {ctx.spot.interruption_pct_per_month:g}% a month "
+            f"with a checkpoint every {ctx.spot.checkpoint_interval_h:g} h would train {times} "
+            f"on demand (allowed: at most {1 + MAX_TRAINING_OVERHEAD:g} times); checkpoint more often "
+            "(pricing.checkpoint_interval_h), lower pricing.spot_interruption_pct_per_month or use "
+            "pricing: on_demand").in_config(by_id=True)
     row = _common(ctx, n, duration_s * (1.0 + overhead) / SECONDS_PER_HOUR, avg) | spot_columns(ctx, overhead)
     total = sum(spec.phase_sequences(ph) for ph in spec.phases)
     row.update({

@@ -85,12 +85,32 @@ def test_training_overhead_grows_with_the_checkpoint_interval():
     rows = {h: evaluate(scenario_from_dict(_training(h))).set_index("config_id") for h in (0.5, 4.0)}
     rate = 5 / 100 / (8766 / 12)  # the default 5% a month, per instance-hour
     for h, df in rows.items():
-        assert df.loc["spot", "spot_overhead_pct"] == pytest.approx(100 * 8 * rate * (h / 2 + 0.5))
+        lam = 8 * rate  # the cluster's interruptions an hour; the renewal result per interval h of work
+        renewal = (1 / lam + 0.5) * math.expm1(lam * h) / h - 1
+        assert df.loc["spot", "spot_overhead_pct"] == pytest.approx(100 * renewal)
+        assert df.loc["spot", "spot_overhead_pct"] == pytest.approx(100 * lam * (h / 2 + 0.5), rel=2e-3)
         assert df.loc["spot", "duration_h"] == pytest.approx(
             df.loc["od", "duration_h"] * (1 + df.loc["spot", "spot_overhead_pct"] / 100))
     assert rows[4.0].loc["spot", "spot_overhead_pct"] > rows[0.5].loc["spot", "spot_overhead_pct"]
     assert rows[4.0].loc["spot", "energy_kwh"] > rows[0.5].loc["spot", "energy_kwh"]
     assert rows[0.5].loc["od", "spot_overhead_pct"] == 0
+
+
+def test_a_spot_run_interrupted_past_any_checkpoint_exits_2(tmp_path, capsys):
+    """8 instances at 100% a month with a checkpoint every 1,000 h: the cluster is interrupted 11 times
+    in an interval, so the run never ends in practice (its first-order overhead said 1.5 times)."""
+    import yaml
+
+    from ecobench.cli import main
+
+    d = _training(1000.0)
+    d["pricing"]["spot_interruption_pct_per_month"] = 100
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(d))
+    assert main(["run", str(tmp_path / "s.yaml"), "-q", "--results", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert "configs[spot]: on spot, 8 instances interrupted at 100% a month with a checkpoint every " \
+           "1000 h would train" in err and "(allowed: at most 101 times)" in err, err
+    assert "pricing.checkpoint_interval_h" in err and "Traceback" not in err
 
 
 def test_an_unpriced_region_says_where_spot_prices_exist(scenario_dict):
