@@ -186,7 +186,9 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "spot_overhead_pct": ("%", "spot: extra instance-hours for re-run work (training) or interrupted "
                                "headroom (inference, serving); 0 on demand"),
     # load profile (per day)
-    "profile": ("", "load profile: each strategy's day, hour by hour (results.json only)"),
+    "profile": ("", "load profile: each strategy's day (totals) and the hourly plan: rates, instances and "
+                    "the static and autoscaled fleets' instance-hours, energy, cost and CO2 per hour, which "
+                    "sum to the totals (results.json only)"),
     **{f"profile_{s}_{k}": (unit, f"load profile, {s} fleet: {what} per day")
        for s in ("static", "autoscaled", "batch")
        for k, unit, what in (("energy_kwh", "kWh", "facility energy"), ("cost_usd", "USD", "cost"),

@@ -261,3 +261,25 @@ def test_the_report_says_the_days_figures_are_at_the_facility_scope(tmp_path, ca
     assert "facility scope (IT × PUE 1.135), whatever the headline's scope" in section
     assert "energy (kWh, facility)" in section and "CO2 (kg, facility + embodied)" in section
     assert "headroom for reclaimed capacity" in section and "cost (USD at " in section
+
+
+def test_each_hours_figures_are_in_the_plan_and_sum_to_the_day(profiled):
+    """results.json's hourly plan carries each hour's instance-hours, energy, cost and CO2 for the static
+    and autoscaled fleets (it had only rates and instances: the day's totals could not be checked).
+    Each hour's cost is its instances at the price; its CO2 its energy on the grid plus the embodied
+    share of its instance-hours; the hours add up to the day."""
+    profiled["workload"]["inference"]["profile"] = {"multipliers": PEAKY, "autoscale": {"min_instances": 0}}
+    for row in _rows(profiled).values():
+        p, h = row["profile"], row["profile"]["hourly"]
+        embodied_per_h = row["co2_embodied_kg"] / row["instance_hours"]
+        for s, n in (("static", [h["static_instances"]] * 24), ("autoscaled", h["autoscaled_instances"])):
+            for k in ("instance_hours", "energy_kwh", "cost_usd", "co2_kg"):
+                assert len(h[f"{s}_{k}"]) == 24
+                assert sum(h[f"{s}_{k}"]) == pytest.approx(p[s][k], rel=1e-12)
+            assert h[f"{s}_instance_hours"] == pytest.approx(n)
+            assert h[f"{s}_cost_usd"] == pytest.approx([x * row["price_usd_per_h"] for x in n])
+            assert h[f"{s}_co2_kg"] == pytest.approx(
+                [e * row["grid_g_per_kwh"] / 1000 + x * embodied_per_h
+                 for e, x in zip(h[f"{s}_energy_kwh"], n, strict=True)])
+        # the busiest hour of a static fleet sized for it draws what the row's own plan draws
+        assert max(h["static_energy_kwh"]) == pytest.approx(row["energy_kwh"] / row["duration_h"])
