@@ -283,3 +283,23 @@ def test_each_hours_figures_are_in_the_plan_and_sum_to_the_day(profiled):
                  for e, x in zip(h[f"{s}_energy_kwh"], n, strict=True)])
         # the busiest hour of a static fleet sized for it draws what the row's own plan draws
         assert max(h["static_energy_kwh"]) == pytest.approx(row["energy_kwh"] / row["duration_h"])
+
+
+def test_a_sweeps_shown_rows_carry_their_day_in_the_table_as_in_the_json():
+    """A sweep's shown rows are evaluated again with their day of load (results.json had it), but
+    results.csv's profile_* columns stayed empty for every swept row."""
+    from ecobench.planning.evaluate import evaluate_all
+
+    d = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    d["uncertainty"] = {"draws": 0}
+    d["sweep"] = {"instance_type": ["inf1.2xlarge", "inf2.xlarge"], "region": ["us-east-1", "eu-north-1"],
+                  "precision": ["bf16"]}
+    d["workload"]["inference"]["profile"] = {"multipliers": PEAKY}
+    ev = evaluate_all(scenario_from_dict(d))
+    table = {k: ev.table[k] for k in ("config_id", "profile_static_cost_usd", "profile_autoscaled_co2_kg")}
+    by_id = {c: i for i, c in enumerate(table["config_id"])}
+    assert len(ev.rows) == len(by_id) == 5  # the baseline and 4 combinations, all shown
+    for r in ev.rows:
+        i = by_id[r["config_id"]]
+        assert table["profile_static_cost_usd"][i] == pytest.approx(r["profile"]["static"]["cost_usd"])
+        assert table["profile_autoscaled_co2_kg"][i] == pytest.approx(r["profile"]["autoscaled"]["co2_kg"])
