@@ -261,6 +261,7 @@ def test_the_report_says_the_days_figures_are_at_the_facility_scope(tmp_path, ca
     assert "facility scope (IT × PUE 1.135), whatever the headline's scope" in section
     assert "energy (kWh, facility)" in section and "CO2 (kg, facility + embodied)" in section
     assert "headroom for reclaimed capacity" in section and "cost (USD at " in section
+    assert "annual-average grid intensity (no time of day)" in section
 
 
 def test_each_hours_figures_are_in_the_plan_and_sum_to_the_day(profiled):
