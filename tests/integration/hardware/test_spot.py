@@ -129,3 +129,24 @@ def test_a_configuration_can_be_spot_in_an_on_demand_scenario(scenario_dict):
     df = evaluate(scenario_from_dict(data)).set_index("config_id")
     assert df.loc["a", "price_usd_per_h"] == 0.0624 and df.loc["a", "spot_overhead_pct"] == 5
     assert df.loc["b", "price_usd_per_h"] == on_demand_price(CAT.instance("g4dn.xlarge"), "us-east-1")[0]
+
+
+def test_the_report_gives_each_rows_price_its_source_and_spot_overhead(tmp_path, capsys):
+    """The report said only 'pricing: spot' for the scenario: not the price each row is costed at, where
+    it comes from, nor that the on-demand baseline of layoutlm_spot is not on spot."""
+    import re
+
+    from ecobench.cli import main
+    from tests.conftest import SCENARIOS
+
+    out = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_spot.yaml"), "-q", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    section = html[html.index("Method, provenance and sources"):]
+    row = (r"<tr><td>([\w-]+) <span class=\"badge[^>]*>[^<]*</span></td>"
+           r"(?:<td class=\"l\">.*?</td>){2}<td class=\"l\">(.*?)</td></tr>")
+    cells = dict(re.findall(row, section))
+    assert set(cells) == {"inf1-spot", "inf2-spot", "gpu-spot", "gpu"}, cells
+    assert cells["gpu-spot"].startswith("0.3145 USD per instance-hour: spot snapshot ")
+    assert "spot, interrupted 5% a month: +5% instance-hours" in cells["gpu-spot"]
+    assert cells["gpu"].startswith("0.752 USD per instance-hour: ") and "spot" not in cells["gpu"]
