@@ -194,7 +194,8 @@ _COLUMNS: dict[str, tuple[str, str]] = {
        for k, unit, what in (("energy_kwh", "kWh", "facility energy"), ("cost_usd", "USD", "cost"),
                              ("co2_kg", "kgCO2e", "CO2, embodied included"))},
     "profile_idle_avoided_pct": ("%", "load profile: static instance-hours the autoscaled fleet avoids, "
-                                      "as a share of the static fleet's"),
+                                      "as a share of the static fleet's (negative where the autoscaled "
+                                      "floor, min_instances, is above the static fleet)"),
 }
 _CHANGE_COLUMNS = {f"{short}_change_pct": ("%", f"{col} against the baseline row: (this / baseline - 1) "
                                                  "x 100") for short, col in CHANGES.items()}

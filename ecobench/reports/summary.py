@@ -307,6 +307,16 @@ def format_decisions(ev: Evaluation, s: Scenario) -> str:
     return "\n".join(lines)
 
 
+def autoscaling_effect(p: dict[str, Any]) -> str:
+    """What autoscaling does to the static fleet's instance-hours: avoids a share of them, or, where its
+    floor (``min_instances``) is above the static fleet, adds to them."""
+    pct = p["idle_avoided_pct"]
+    if pct >= 0:
+        return f"autoscaling avoids {pct:.0f}% of the static instance-hours"
+    return (f"autoscaling adds {-pct:.0f}% to the static instance-hours: its floor of {p['min_instances']} "
+            "instances is above the static fleet")
+
+
 def profile_lines(profiles: list[Any], ids: list[str]) -> list[str]:
     """One line per configuration with a load profile: the day's cost, CO2 and energy of each
     strategy, and the idle capacity autoscaling avoids."""
@@ -317,6 +327,5 @@ def profile_lines(profiles: list[Any], ids: list[str]) -> list[str]:
             continue
         parts = [f"{k} {number(p[k]['cost_usd'])} USD, {number(p[k]['co2_kg'])} kg CO2, "
                  f"{number(p[k]['energy_kwh'])} kWh" for k in ("static", "autoscaled", "batch")]
-        out.append(f"  {cid}: " + " | ".join(parts)
-                   + f" (autoscaling avoids {p['idle_avoided_pct']:.0f}% of the static instance-hours)")
+        out.append(f"  {cid}: " + " | ".join(parts) + f" ({autoscaling_effect(p)})")
     return out

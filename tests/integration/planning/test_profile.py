@@ -304,3 +304,16 @@ def test_a_sweeps_shown_rows_carry_their_day_in_the_table_as_in_the_json():
         i = by_id[r["config_id"]]
         assert table["profile_static_cost_usd"][i] == pytest.approx(r["profile"]["static"]["cost_usd"])
         assert table["profile_autoscaled_co2_kg"][i] == pytest.approx(r["profile"]["autoscaled"]["co2_kg"])
+
+
+def test_a_floor_above_the_static_fleet_is_said_to_add_not_avoid(tmp_path, capsys, profiled):
+    """min_instances above the busiest hour's need: the terminal said 'autoscaling avoids -900% of the
+    static instance-hours' and the report 'idle capacity avoided: -432 instance-hours'."""
+    profiled["workload"]["inference"]["profile"] = {"multipliers": PEAKY, "autoscale": {"min_instances": 500}}
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(profiled, sort_keys=False))
+    assert main(["run", str(f), "--results", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "avoids -" not in out and "to the static instance-hours: its floor of 500 instances" in out
+    html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
+    assert "avoided: -" not in html and "the floor of 500 instances is above the static fleet" in html
