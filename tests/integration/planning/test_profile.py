@@ -317,3 +317,4 @@ def test_a_floor_above_the_static_fleet_is_said_to_add_not_avoid(tmp_path, capsy
     assert "avoids -" not in out and "to the static instance-hours: its floor of 500 instances" in out
     html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
     assert "avoided: -" not in html and "the floor of 500 instances is above the static fleet" in html
+
