@@ -293,7 +293,8 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "ecobench_version": ("string", True, "ecobench version that wrote the run"),
     "catalog_version": ("string", True, "version of the hardware catalog (specs, prices, power)"),
     "grid_data_version": ("string", True, "version of the grid carbon-intensity data"),
-    "price_snapshot": ("string", True, "source and date of the regional price snapshot"),
+    "price_snapshot": ("string", True, "source and date of the regional price snapshot, and of the spot "
+                                       "snapshot where a row is priced from it"),
     "run_id": ("string", True, "the run directory's name: UTC time and a random suffix"),
     "created_utc": ("string", True, "when the run was written (ISO 8601, UTC)"),
     "machine": ("object", True, "host the run was made on: node, system, release, machine, python"),

@@ -150,3 +150,22 @@ def test_the_report_gives_each_rows_price_its_source_and_spot_overhead(tmp_path,
     assert cells["gpu-spot"].startswith("0.3145 USD per instance-hour: spot snapshot ")
     assert "spot, interrupted 5% a month: +5% instance-hours" in cells["gpu-spot"]
     assert cells["gpu"].startswith("0.752 USD per instance-hour: ") and "spot" not in cells["gpu"]
+
+
+
+def test_a_spot_runs_price_snapshot_names_the_spot_snapshot(scenario_dict):
+    """results.json's price_snapshot named only the on-demand snapshot though spot rows are priced from
+    spot.yaml, so `ecobench compare` could not say that two runs' spot prices came from different
+    snapshots."""
+    from ecobench.hardware.prices import regional_prices
+    from ecobench.hardware.spot import spot_label
+    from ecobench.reports.tables import records
+    from ecobench.runner import results_document
+
+    on_demand_label = f"{regional_prices().source} ({regional_prices().as_of})"
+    for pricing, label in (("spot", f"{on_demand_label}; {spot_label()}"), ("on_demand", on_demand_label)):
+        s = scenario_from_dict(_spot(scenario_dict) | {"uncertainty": {"draws": 0}, "configs": [
+            {"id": "a", "instance_type": "inf1.xlarge", "precision": "bf16", "pricing": pricing},
+            {"id": "b", "instance_type": "inf1.xlarge", "precision": "bf16", "pricing": "on_demand"}]})
+        assert results_document(s, records(evaluate(s)), "run")["price_snapshot"] == label
+    assert "2026-11-22" in spot_label()
