@@ -318,3 +318,19 @@ def test_a_floor_above_the_static_fleet_is_said_to_add_not_avoid(tmp_path, capsy
     html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
     assert "avoided: -" not in html and "the floor of 500 instances is above the static fleet" in html
 
+
+
+def test_a_day_of_a_row_that_misses_its_latency_target_says_so(tmp_path, capsys, profiled):
+    """A 5 ms p99 target no GPU load meets: the row said 'MISSED latency p99' but its day of load was
+    printed and tabled beside the others with no word of it."""
+    profiled["workload"]["inference"]["latency_ms_p99"] = 5
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(profiled, sort_keys=False))
+    assert main(["run", str(f), "--results", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    day = out[out.index("A day of the load profile"):].split("\n\n")[0]
+    lines = {ln.split(":")[0].strip(): ln for ln in day.splitlines()[1:]}
+    assert "at the workload's rate it MISSED latency p99" in lines["b"], day
+    html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
+    section = html[html.index("Load profile: a day of load"):html.index("Region: the same energy")]
+    assert '<th>b<br><span class="bad flag">MISSES latency p99</span></th>' in section
