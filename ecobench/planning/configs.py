@@ -173,8 +173,14 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     result = mode.plan(perfs)
     if cells is None:
         _within_instances_bound(s, result.row.get("instances"))
-        if result.row.get("profile"):  # the day's busiest hour is planned too
-            _within_instances_bound(s, result.row["profile"]["hourly"]["static_instances"],
+        profile = result.row.get("profile")
+        if profile and profile["hourly"]["static_instances"] > MAX_INSTANCES \
+                and cfg.id not in {c.id for c in s.configs}:
+            # a sweep's combination shown: no day (a combination over the bound is skipped, not refused)
+            result.row.update({k: None if k == "profile" else float("nan")
+                               for k in result.row if k.startswith("profile")})
+        elif profile:  # the day's busiest hour is planned too
+            _within_instances_bound(s, profile["hourly"]["static_instances"],
                                     "the load profile's busiest hour ")
     extra = mode.columns(perfs, result)
     head = {

@@ -334,3 +334,24 @@ def test_a_day_of_a_row_that_misses_its_latency_target_says_so(tmp_path, capsys,
     html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
     section = html[html.index("Load profile: a day of load"):html.index("Region: the same energy")]
     assert '<th>b<br><span class="bad flag">MISSES latency p99</span></th>' in section
+
+
+def test_a_sweep_combination_whose_peak_is_over_the_bound_has_no_day_and_the_run_goes_on(tmp_path):
+    """The busiest hour's bound refused a whole sweep (exit 2) for one shown combination, where a
+    combination over the instances bound is skipped and counted, not refused."""
+    from ecobench.planning.evaluate import evaluate_all
+
+    d = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    d["uncertainty"] = {"draws": 0}
+    d["configs"] = [{"id": "base", "instance_type": "inf2.xlarge", "precision": "bf16"}]
+    d["sweep"] = {"instance_type": ["inf1.2xlarge", "g4dn.xlarge"], "region": ["us-east-1"],
+                  "precision": ["fp16"]}
+    d["workload"]["inference"]["rate_per_h"] = 2e7
+    d["workload"]["inference"]["profile"] = {"multipliers": [0.2] * 23 + [1000.0]}  # g4dn: 123,005 at peak
+    ev = evaluate_all(scenario_from_dict(d))
+    rows = {r["config_id"]: r for r in ev.rows}
+    assert rows["g4dn.xlarge_fp16_us-east-1"]["profile"] is None
+    assert math.isnan(rows["g4dn.xlarge_fp16_us-east-1"]["profile_static_cost_usd"])
+    assert rows["inf1.2xlarge_fp16_us-east-1"]["profile"]["hourly"]["static_instances"] <= 100_000
+    cost = dict(zip(ev.table["config_id"], ev.table["profile_static_cost_usd"], strict=True))
+    assert math.isnan(cost["g4dn.xlarge_fp16_us-east-1"]) and cost["inf1.2xlarge_fp16_us-east-1"] > 0
