@@ -87,6 +87,18 @@ def context(s: Scenario, rows: list[dict[str, Any]]) -> dict[str, Any]:
             "training_demo": demo, "uncertainty": uncertainty}
 
 
+def price_snapshot(rows: list[dict[str, Any]]) -> str:
+    """Source and date of the price snapshots the rows are priced from: the regional on-demand one,
+    and the spot one where a row is priced from it (``ecobench compare`` warns when they differ)."""
+    from ecobench.hardware.spot import spot_label
+
+    out = f"{regional_prices().source} ({regional_prices().as_of})"
+    spot = spot_label()
+    if any(str(r.get("price_source") or "").startswith(spot) for r in rows):
+        out += f"; {spot}"
+    return out
+
+
 def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
                      ev: Evaluation | None = None) -> dict[str, Any]:
     """The content of results.json: ``rows`` (every configuration; of a sweep, the rows shown),
@@ -111,7 +123,7 @@ def results_document(s: Scenario, rows: list[dict[str, Any]], run_id: str,
         "ecobench_version": __version__,
         "catalog_version": load_catalog().version,
         "grid_data_version": grid_data_version(),
-        "price_snapshot": f"{regional_prices().source} ({regional_prices().as_of})",
+        "price_snapshot": price_snapshot(rows),
         "run_id": run_id,
         "created_utc": now_utc(),
         "machine": machine_info(),

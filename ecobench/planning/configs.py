@@ -173,6 +173,15 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     result = mode.plan(perfs)
     if cells is None:
         _within_instances_bound(s, result.row.get("instances"))
+        profile = result.row.get("profile")
+        if profile and profile["hourly"]["static_instances"] > MAX_INSTANCES \
+                and cfg.id not in {c.id for c in s.configs}:
+            # a sweep's combination shown: no day (a combination over the bound is skipped, not refused)
+            result.row.update({k: None if k == "profile" else float("nan")
+                               for k in result.row if k.startswith("profile")})
+        elif profile:  # the day's busiest hour is planned too
+            _within_instances_bound(s, profile["hourly"]["static_instances"],
+                                    "the load profile's busiest hour ")
     extra = mode.columns(perfs, result)
     head = {
         "config_id": cfg.id,
@@ -200,14 +209,18 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
                       | {"backend_disagreement": disagreement}, mc)
 
 
-def _within_instances_bound(s: Scenario, instances: Any) -> None:
-    """Bad input where the plan needs more instances than ecobench plans (``bounds.MAX_INSTANCES``,
-    README "Input bounds"): a rate that needs them is beyond what the model is meant for."""
+def _within_instances_bound(s: Scenario, instances: Any, what: str = "") -> None:
+    """Bad input where the plan (``what``: the load profile's busiest hour) needs more instances than
+    ecobench plans (``bounds.MAX_INSTANCES``, README "Input bounds"): a rate that needs them is
+    beyond what the model is meant for."""
     if instances is None or float(instances) <= MAX_INSTANCES:
         return
     rate = {"serving": "workload.serving.requests_per_h", "inference": "workload.inference.rate_per_h"}
-    lower = f"lower {rate[s.workload.mode]} or " if s.workload.mode in rate else ""
-    raise InputError(f"needs {float(instances):,.0f} instances, above the "
+    where = rate.get(s.workload.mode, "")
+    if what and where:
+        where = f"{where} or {where.rsplit('.', 1)[0]}.profile"
+    lower = f"lower {where} or " if where else ""
+    raise InputError(f"{what}needs {float(instances):,.0f} instances, above the "
                      f"{MAX_INSTANCES:,} instances a plan may have (README 'Input bounds'); "
                      f"{lower}use a larger instance").in_config(by_id=True, detail=True)
 

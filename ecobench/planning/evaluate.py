@@ -211,6 +211,9 @@ def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, B
         add_changes(more, s.baseline, base=rows)
         rows = rows + more
         mcs += more_mcs
+        for name in dict.fromkeys(k for r in rows for k in r if k.startswith("profile_")):
+            # the shown rows' day of load (the sweep's groups have none): in results.csv as in results.json
+            table.set_rows(name, shown, np.array([r.get(name, np.nan) for r in rows], dtype=float))
     if s.uncertainty.draws and mcs:
         add_bands(rows, mcs, s)
         for name in dict.fromkeys(k for r in rows for k in r if k.endswith(("_low", "_high"))):

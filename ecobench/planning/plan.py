@@ -7,9 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ecobench.errors import InputError
 from ecobench.hardware.backends.base import Performance
 from ecobench.hardware.catalog import Catalog, Instance
-from ecobench.planning.interruption import SpotTerms, fleet_overhead, training_overhead
+from ecobench.planning.interruption import MAX_TRAINING_OVERHEAD, SpotTerms, fleet_overhead, training_overhead
 from ecobench.power.carbon import GridIntensity
 from ecobench.power.draw import COMPUTE_ONLY, Activity, PowerSetup, central_params, draw_w
 from ecobench.power.embodied import embodied_kg
@@ -123,8 +124,10 @@ def _common(ctx: Context, n: float, duration_h: float, power: PowerBreakdown,
 def plan_fleet(ctx: Context, perf: Performance, instances: float, busy: float, net_bytes_per_s: float,
                duration_h: float) -> dict[str, Any]:
     """Energy, cost and CO2 of ``instances`` running ``duration_h`` with their accelerators working
-    ``busy`` of the time (the draw model counts the idle rest), each moving ``net_bytes_per_s``."""
-    return _common(ctx, instances, duration_h, _power(ctx, perf, busy, net_bytes_per_s))
+    ``busy`` of the time (the draw model counts the idle rest), each moving ``net_bytes_per_s``. On
+    spot, the fleet keeps the interrupted share as headroom, as :func:`plan_inference`'s does."""
+    overhead = fleet_overhead(ctx.spot) if ctx.spot else 0.0
+    return _common(ctx, instances, duration_h, _power(ctx, perf, busy, net_bytes_per_s), 1.0 + overhead)
 
 
 def latency_p99_s(rate_per_server: Any, batch_s: float, batch: int) -> Any:
@@ -259,6 +262,16 @@ def plan_training(spec: TrainingSpec, n: int, perf_for_phase: Callable[[Phase], 
     avg = PowerBreakdown(*(sum(getattr(p, f) for p in parts) / duration_s for f in
                            ("accelerator_w", "cpu_w", "memory_w", "network_w", "overhead_w")))
     overhead = training_overhead(ctx.spot, n) if ctx.spot else 0.0  # interruptions lengthen the run
+    if overhead > MAX_TRAINING_OVERHEAD:
+        assert ctx.spot is not None
+        times = (f"{1 + overhead:,.0f} times as long as" if math.isfinite(overhead)
+                 else "beyond any multiple of")
+        raise InputError(
+            f"on spot, {n:,} instances interrupted at {ctx.spot.interruption_pct_per_month:g}% a month "
+            f"with a checkpoint every {ctx.spot.checkpoint_interval_h:g} h would train {times} "
+            f"on demand (allowed: at most {1 + MAX_TRAINING_OVERHEAD:g} times); checkpoint more often "
+            "(pricing.checkpoint_interval_h), lower pricing.spot_interruption_pct_per_month or use "
+            "pricing: on_demand").in_config(by_id=True)
     row = _common(ctx, n, duration_s * (1.0 + overhead) / SECONDS_PER_HOUR, avg) | spot_columns(ctx, overhead)
     total = sum(spec.phase_sequences(ph) for ph in spec.phases)
     row.update({

@@ -65,6 +65,12 @@ def _totals(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
     return {k: float(sum(row[k] for row in rows)) for k in TOTALS}
 
 
+def _per_hour(strategy: str, rows: Sequence[dict[str, Any]]) -> dict[str, list[float]]:
+    """Each hour's figures of a strategy (``<strategy>_<figure>``, 24 values): the day's totals are
+    their sums."""
+    return {f"{strategy}_{k}": [float(row[k]) for row in rows] for k in TOTALS}
+
+
 def _idle_hour() -> dict[str, float]:
     return dict.fromkeys(TOTALS, 0.0)
 
@@ -84,8 +90,9 @@ def profile_strategies(rates_per_h: Sequence[float], autoscale: AutoscaleSpec,
     plans = [size(float(x)) for x in sized]
     auto_n = [max(autoscale.min_instances, n) for n, _ in plans]
     caps = [n * (cap or peak_cap) for n, (_, cap) in zip(auto_n, plans, strict=True)]
-    static = _totals([hour(static_n, float(r)) for r in rates])
-    auto = _totals([hour(n, float(r)) for n, r in zip(auto_n, rates, strict=True)])
+    static_rows = [hour(static_n, float(r)) for r in rates]
+    auto_rows = [hour(n, float(r)) for n, r in zip(auto_n, rates, strict=True)]
+    static, auto = _totals(static_rows), _totals(auto_rows)
     volume = float(rates.sum())  # one hour each
     job = fleet.batch(volume)
     batch = _totals([job]) | {"batch_size": job["batch_size"],
@@ -102,7 +109,8 @@ def profile_strategies(rates_per_h: Sequence[float], autoscale: AutoscaleSpec,
         "mean_rate_per_h": float(rates.mean()),
         "hourly": {"rate_per_h": rates.tolist(), "sized_rate_per_h": sized.tolist(),
                    "autoscaled_instances": auto_n, "autoscaled_capacity_per_h": caps,
-                   "static_instances": static_n, "static_capacity_per_h": static_n * peak_cap},
+                   "static_instances": static_n, "static_capacity_per_h": static_n * peak_cap,
+                   **_per_hour("static", static_rows), **_per_hour("autoscaled", auto_rows)},
         "static": static,
         "autoscaled": auto,
         "batch": batch,

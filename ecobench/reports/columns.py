@@ -186,13 +186,16 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "spot_overhead_pct": ("%", "spot: extra instance-hours for re-run work (training) or interrupted "
                                "headroom (inference, serving); 0 on demand"),
     # load profile (per day)
-    "profile": ("", "load profile: each strategy's day, hour by hour (results.json only)"),
+    "profile": ("", "load profile: each strategy's day (totals) and the hourly plan: rates, instances and "
+                    "the static and autoscaled fleets' instance-hours, energy, cost and CO2 per hour, which "
+                    "sum to the totals (results.json only)"),
     **{f"profile_{s}_{k}": (unit, f"load profile, {s} fleet: {what} per day")
        for s in ("static", "autoscaled", "batch")
        for k, unit, what in (("energy_kwh", "kWh", "facility energy"), ("cost_usd", "USD", "cost"),
                              ("co2_kg", "kgCO2e", "CO2, embodied included"))},
     "profile_idle_avoided_pct": ("%", "load profile: static instance-hours the autoscaled fleet avoids, "
-                                      "as a share of the static fleet's"),
+                                      "as a share of the static fleet's (negative where the autoscaled "
+                                      "floor, min_instances, is above the static fleet)"),
 }
 _CHANGE_COLUMNS = {f"{short}_change_pct": ("%", f"{col} against the baseline row: (this / baseline - 1) "
                                                  "x 100") for short, col in CHANGES.items()}
@@ -290,7 +293,8 @@ TOP_LEVEL: dict[str, tuple[str, bool, str]] = {
     "ecobench_version": ("string", True, "ecobench version that wrote the run"),
     "catalog_version": ("string", True, "version of the hardware catalog (specs, prices, power)"),
     "grid_data_version": ("string", True, "version of the grid carbon-intensity data"),
-    "price_snapshot": ("string", True, "source and date of the regional price snapshot"),
+    "price_snapshot": ("string", True, "source and date of the regional price snapshot, and of the spot "
+                                       "snapshot where a row is priced from it"),
     "run_id": ("string", True, "the run directory's name: UTC time and a random suffix"),
     "created_utc": ("string", True, "when the run was written (ISO 8601, UTC)"),
     "machine": ("object", True, "host the run was made on: node, system, release, machine, python"),

@@ -223,7 +223,8 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
         lines.append(fit_table(table, [("config", "config_id", 0)]
                                + [(heads.get(c, c), c, max(1, ranks.get(c, 5))) for c in banded], width))
     if any(r.get("profile") for r in rows):
-        lines += profile_lines([r.get("profile") for r in rows], [r["config_id"] for r in rows])
+        misses = [t if (t := str(r.get("targets", ""))).startswith("MISSED") else "" for r in shown]
+        lines += profile_lines([r.get("profile") for r in rows], [r["config_id"] for r in rows], misses)
     return "\n".join(lines)
 
 
@@ -307,15 +308,28 @@ def format_decisions(ev: Evaluation, s: Scenario) -> str:
     return "\n".join(lines)
 
 
-def profile_lines(profiles: list[Any], ids: list[str]) -> list[str]:
+def autoscaling_effect(p: dict[str, Any]) -> str:
+    """What autoscaling does to the static fleet's instance-hours: avoids a share of them, or, where its
+    floor (``min_instances``) is above the static fleet, adds to them."""
+    pct = p["idle_avoided_pct"]
+    if pct >= 0:
+        return f"autoscaling avoids {pct:.0f}% of the static instance-hours"
+    return (f"autoscaling adds {-pct:.0f}% to the static instance-hours: its floor of {p['min_instances']} "
+            "instances is above the static fleet")
+
+
+def profile_lines(profiles: list[Any], ids: list[str], misses: list[str] | None = None) -> list[str]:
     """One line per configuration with a load profile: the day's cost, CO2 and energy of each
-    strategy, and the idle capacity autoscaling avoids."""
-    out = ["\nA day of the load profile (static fleet for the peak hour / autoscaled / batch job):"]
-    for cid, p in zip(ids, profiles, strict=True):
+    strategy, and the idle capacity autoscaling avoids; ``misses``: the latency targets each row
+    misses at the workload's rate ('MISSED ...', or ''), said beside its day."""
+    out = ["\nA day of the load profile (static fleet for the peak hour / autoscaled / batch job; energy and "
+           "CO2 at the facility scope, CO2 with embodied):"]
+    for cid, p, missed in zip(ids, profiles, misses or [""] * len(ids), strict=True):
         if not isinstance(p, dict):
             continue
         parts = [f"{k} {number(p[k]['cost_usd'])} USD, {number(p[k]['co2_kg'])} kg CO2, "
                  f"{number(p[k]['energy_kwh'])} kWh" for k in ("static", "autoscaled", "batch")]
-        out.append(f"  {cid}: " + " | ".join(parts)
-                   + f" (autoscaling avoids {p['idle_avoided_pct']:.0f}% of the static instance-hours)")
+        out.append(f"  {cid}: " + " | ".join(parts) + f" ({autoscaling_effect(p)})"
+                   + (f"; at the workload's rate it {missed} (the day's fleets are planned to the same "
+                      "targets)" if missed else ""))
     return out

@@ -85,12 +85,32 @@ def test_training_overhead_grows_with_the_checkpoint_interval():
     rows = {h: evaluate(scenario_from_dict(_training(h))).set_index("config_id") for h in (0.5, 4.0)}
     rate = 5 / 100 / (8766 / 12)  # the default 5% a month, per instance-hour
     for h, df in rows.items():
-        assert df.loc["spot", "spot_overhead_pct"] == pytest.approx(100 * 8 * rate * (h / 2 + 0.5))
+        lam = 8 * rate  # the cluster's interruptions an hour; the renewal result per interval h of work
+        renewal = (1 / lam + 0.5) * math.expm1(lam * h) / h - 1
+        assert df.loc["spot", "spot_overhead_pct"] == pytest.approx(100 * renewal)
+        assert df.loc["spot", "spot_overhead_pct"] == pytest.approx(100 * lam * (h / 2 + 0.5), rel=2e-3)
         assert df.loc["spot", "duration_h"] == pytest.approx(
             df.loc["od", "duration_h"] * (1 + df.loc["spot", "spot_overhead_pct"] / 100))
     assert rows[4.0].loc["spot", "spot_overhead_pct"] > rows[0.5].loc["spot", "spot_overhead_pct"]
     assert rows[4.0].loc["spot", "energy_kwh"] > rows[0.5].loc["spot", "energy_kwh"]
     assert rows[0.5].loc["od", "spot_overhead_pct"] == 0
+
+
+def test_a_spot_run_interrupted_past_any_checkpoint_exits_2(tmp_path, capsys):
+    """8 instances at 100% a month with a checkpoint every 1,000 h: the cluster is interrupted 11 times
+    in an interval, so the run never ends in practice (its first-order overhead said 1.5 times)."""
+    import yaml
+
+    from ecobench.cli import main
+
+    d = _training(1000.0)
+    d["pricing"]["spot_interruption_pct_per_month"] = 100
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(d))
+    assert main(["run", str(tmp_path / "s.yaml"), "-q", "--results", str(tmp_path / "res")]) == 2
+    err = capsys.readouterr().err
+    assert "configs[spot]: on spot, 8 instances interrupted at 100% a month with a checkpoint every " \
+           "1000 h would train" in err and "(allowed: at most 101 times)" in err, err
+    assert "pricing.checkpoint_interval_h" in err and "Traceback" not in err
 
 
 def test_an_unpriced_region_says_where_spot_prices_exist(scenario_dict):
@@ -109,3 +129,43 @@ def test_a_configuration_can_be_spot_in_an_on_demand_scenario(scenario_dict):
     df = evaluate(scenario_from_dict(data)).set_index("config_id")
     assert df.loc["a", "price_usd_per_h"] == 0.0624 and df.loc["a", "spot_overhead_pct"] == 5
     assert df.loc["b", "price_usd_per_h"] == on_demand_price(CAT.instance("g4dn.xlarge"), "us-east-1")[0]
+
+
+def test_the_report_gives_each_rows_price_its_source_and_spot_overhead(tmp_path, capsys):
+    """The report said only 'pricing: spot' for the scenario: not the price each row is costed at, where
+    it comes from, nor that the on-demand baseline of layoutlm_spot is not on spot."""
+    import re
+
+    from ecobench.cli import main
+    from tests.conftest import SCENARIOS
+
+    out = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_spot.yaml"), "-q", "--out", str(out)]) == 0
+    html = (out / "report.html").read_text()
+    section = html[html.index("Method, provenance and sources"):]
+    row = (r"<tr><td>([\w-]+) <span class=\"badge[^>]*>[^<]*</span></td>"
+           r"(?:<td class=\"l\">.*?</td>){2}<td class=\"l\">(.*?)</td></tr>")
+    cells = dict(re.findall(row, section))
+    assert set(cells) == {"inf1-spot", "inf2-spot", "gpu-spot", "gpu"}, cells
+    assert cells["gpu-spot"].startswith("0.3145 USD per instance-hour: spot snapshot ")
+    assert "spot, interrupted 5% a month: +5% instance-hours" in cells["gpu-spot"]
+    assert cells["gpu"].startswith("0.752 USD per instance-hour: ") and "spot" not in cells["gpu"]
+
+
+
+def test_a_spot_runs_price_snapshot_names_the_spot_snapshot(scenario_dict):
+    """results.json's price_snapshot named only the on-demand snapshot though spot rows are priced from
+    spot.yaml, so `ecobench compare` could not say that two runs' spot prices came from different
+    snapshots."""
+    from ecobench.hardware.prices import regional_prices
+    from ecobench.hardware.spot import spot_label
+    from ecobench.reports.tables import records
+    from ecobench.runner import results_document
+
+    on_demand_label = f"{regional_prices().source} ({regional_prices().as_of})"
+    for pricing, label in (("spot", f"{on_demand_label}; {spot_label()}"), ("on_demand", on_demand_label)):
+        s = scenario_from_dict(_spot(scenario_dict) | {"uncertainty": {"draws": 0}, "configs": [
+            {"id": "a", "instance_type": "inf1.xlarge", "precision": "bf16", "pricing": pricing},
+            {"id": "b", "instance_type": "inf1.xlarge", "precision": "bf16", "pricing": "on_demand"}]})
+        assert results_document(s, records(evaluate(s)), "run")["price_snapshot"] == label
+    assert "2026-11-22" in spot_label()

@@ -202,6 +202,17 @@ def test_multiplied_peak_beyond_the_rate_bound_exits_2(tmp_path, capsys, profile
     assert code == 2 and "exceeds 10^12" in err, err
 
 
+def test_a_peak_hour_beyond_the_instance_bound_exits_2(tmp_path, capsys, profiled):
+    """The row's own rate is held to bounds.MAX_INSTANCES; the day's busiest hour, planned from the same
+    configuration, was not (1.24 million g4dn instances in a day's static fleet)."""
+    profiled["workload"]["inference"]["rate_per_h"] = 1e8
+    profiled["workload"]["inference"]["profile"] = {"multipliers": [1.0] * 23 + [1000.0]}
+    code, err = _run(tmp_path, capsys, profiled)
+    assert code == 2, err
+    assert "the load profile's busiest hour needs" in err and "above the 100,000 instances" in err, err
+    assert "workload.inference.profile" in err and "Traceback" not in err, err
+
+
 def test_run_writes_profile_to_json_and_flat_columns_to_csv(tmp_path, capsys, profiled):
     f = tmp_path / "s.yaml"
     f.write_text(yaml.safe_dump(profiled, sort_keys=False))
@@ -217,3 +228,130 @@ def test_run_writes_profile_to_json_and_flat_columns_to_csv(tmp_path, capsys, pr
     assert set(doc["rows"][0]["profile"]) >= {"static", "autoscaled", "batch", "hourly", "rule"}
     html = (run / "report.html").read_text()
     assert "Load profile" in html and "autoscaled" in html
+
+
+def test_a_spot_day_counts_the_fleets_headroom_as_its_row_does(profiled):
+    """On spot every fleet of the day keeps the interrupted share as headroom, as the row's own plan
+    does (``spot_overhead_pct``); the day left it out: 24 x 2 instance-hours where the row had 2.1."""
+    profiled["pricing"] = {"model": "spot", "spot_discount_pct": 60, "spot_interruption_pct_per_month": 10}
+    for row in _rows(profiled).values():
+        p, factor = row["profile"], 1 + row["spot_overhead_pct"] / 100
+        assert row["spot_overhead_pct"] == pytest.approx(10)
+        assert row["instance_hours"] == pytest.approx(row["instances"] * row["duration_h"] * factor)
+        static_n = p["hourly"]["static_instances"]
+        assert p["static"]["instance_hours"] == pytest.approx(24 * static_n * factor)
+        auto_n = sum(p["hourly"]["autoscaled_instances"])
+        assert p["autoscaled"]["instance_hours"] == pytest.approx(auto_n * factor)
+        for k in ("static", "autoscaled", "batch"):
+            assert p[k]["cost_usd"] == pytest.approx(p[k]["instance_hours"] * row["price_usd_per_h"])
+
+
+def test_the_report_says_the_days_figures_are_at_the_facility_scope(tmp_path, capsys, profiled):
+    """The day's energy and CO2 are facility-scope (``energy_kwh``, ``co2_kg``) whatever the headline's
+    scope; under ``headline_scope: it`` the report's table and the terminal said only 'kWh'."""
+    profiled["headline_scope"] = "it"
+    profiled["pricing"] = {"model": "spot", "spot_discount_pct": 60}
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(profiled, sort_keys=False))
+    assert main(["run", str(f), "--results", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "energy and CO2 at the facility scope" in out
+    html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
+    section = html[html.index("Load profile: a day of load"):html.index("Region: the same energy")]
+    assert "facility scope (IT × PUE 1.135), whatever the headline's scope" in section
+    assert "energy (kWh, facility)" in section and "CO2 (kg, facility + embodied)" in section
+    assert "headroom for reclaimed capacity" in section and "cost (USD at " in section
+    assert "annual-average grid intensity (no time of day)" in section
+
+
+def test_each_hours_figures_are_in_the_plan_and_sum_to_the_day(profiled):
+    """results.json's hourly plan carries each hour's instance-hours, energy, cost and CO2 for the static
+    and autoscaled fleets (it had only rates and instances: the day's totals could not be checked).
+    Each hour's cost is its instances at the price; its CO2 its energy on the grid plus the embodied
+    share of its instance-hours; the hours add up to the day."""
+    profiled["workload"]["inference"]["profile"] = {"multipliers": PEAKY, "autoscale": {"min_instances": 0}}
+    for row in _rows(profiled).values():
+        p, h = row["profile"], row["profile"]["hourly"]
+        embodied_per_h = row["co2_embodied_kg"] / row["instance_hours"]
+        for s, n in (("static", [h["static_instances"]] * 24), ("autoscaled", h["autoscaled_instances"])):
+            for k in ("instance_hours", "energy_kwh", "cost_usd", "co2_kg"):
+                assert len(h[f"{s}_{k}"]) == 24
+                assert sum(h[f"{s}_{k}"]) == pytest.approx(p[s][k], rel=1e-12)
+            assert h[f"{s}_instance_hours"] == pytest.approx(n)
+            assert h[f"{s}_cost_usd"] == pytest.approx([x * row["price_usd_per_h"] for x in n])
+            assert h[f"{s}_co2_kg"] == pytest.approx(
+                [e * row["grid_g_per_kwh"] / 1000 + x * embodied_per_h
+                 for e, x in zip(h[f"{s}_energy_kwh"], n, strict=True)])
+        # the busiest hour of a static fleet sized for it draws what the row's own plan draws
+        assert max(h["static_energy_kwh"]) == pytest.approx(row["energy_kwh"] / row["duration_h"])
+
+
+def test_a_sweeps_shown_rows_carry_their_day_in_the_table_as_in_the_json():
+    """A sweep's shown rows are evaluated again with their day of load (results.json had it), but
+    results.csv's profile_* columns stayed empty for every swept row."""
+    from ecobench.planning.evaluate import evaluate_all
+
+    d = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    d["uncertainty"] = {"draws": 0}
+    d["sweep"] = {"instance_type": ["inf1.2xlarge", "inf2.xlarge"], "region": ["us-east-1", "eu-north-1"],
+                  "precision": ["bf16"]}
+    d["workload"]["inference"]["profile"] = {"multipliers": PEAKY}
+    ev = evaluate_all(scenario_from_dict(d))
+    table = {k: ev.table[k] for k in ("config_id", "profile_static_cost_usd", "profile_autoscaled_co2_kg")}
+    by_id = {c: i for i, c in enumerate(table["config_id"])}
+    assert len(ev.rows) == len(by_id) == 5  # the baseline and 4 combinations, all shown
+    for r in ev.rows:
+        i = by_id[r["config_id"]]
+        assert table["profile_static_cost_usd"][i] == pytest.approx(r["profile"]["static"]["cost_usd"])
+        assert table["profile_autoscaled_co2_kg"][i] == pytest.approx(r["profile"]["autoscaled"]["co2_kg"])
+
+
+def test_a_floor_above_the_static_fleet_is_said_to_add_not_avoid(tmp_path, capsys, profiled):
+    """min_instances above the busiest hour's need: the terminal said 'autoscaling avoids -900% of the
+    static instance-hours' and the report 'idle capacity avoided: -432 instance-hours'."""
+    profiled["workload"]["inference"]["profile"] = {"multipliers": PEAKY, "autoscale": {"min_instances": 500}}
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(profiled, sort_keys=False))
+    assert main(["run", str(f), "--results", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    assert "avoids -" not in out and "to the static instance-hours: its floor of 500 instances" in out
+    html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
+    assert "avoided: -" not in html and "the floor of 500 instances is above the static fleet" in html
+
+
+
+def test_a_day_of_a_row_that_misses_its_latency_target_says_so(tmp_path, capsys, profiled):
+    """A 5 ms p99 target no GPU load meets: the row said 'MISSED latency p99' but its day of load was
+    printed and tabled beside the others with no word of it."""
+    profiled["workload"]["inference"]["latency_ms_p99"] = 5
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(profiled, sort_keys=False))
+    assert main(["run", str(f), "--results", str(tmp_path / "res")]) == 0
+    out = capsys.readouterr().out
+    day = out[out.index("A day of the load profile"):].split("\n\n")[0]
+    lines = {ln.split(":")[0].strip(): ln for ln in day.splitlines()[1:]}
+    assert "at the workload's rate it MISSED latency p99" in lines["b"], day
+    html = next((tmp_path / "res").glob("*/*/report.html")).read_text()
+    section = html[html.index("Load profile: a day of load"):html.index("Region: the same energy")]
+    assert '<th>b<br><span class="bad flag">MISSES latency p99</span></th>' in section
+
+
+def test_a_sweep_combination_whose_peak_is_over_the_bound_has_no_day_and_the_run_goes_on(tmp_path):
+    """The busiest hour's bound refused a whole sweep (exit 2) for one shown combination, where a
+    combination over the instances bound is skipped and counted, not refused."""
+    from ecobench.planning.evaluate import evaluate_all
+
+    d = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    d["uncertainty"] = {"draws": 0}
+    d["configs"] = [{"id": "base", "instance_type": "inf2.xlarge", "precision": "bf16"}]
+    d["sweep"] = {"instance_type": ["inf1.2xlarge", "g4dn.xlarge"], "region": ["us-east-1"],
+                  "precision": ["fp16"]}
+    d["workload"]["inference"]["rate_per_h"] = 2e7
+    d["workload"]["inference"]["profile"] = {"multipliers": [0.2] * 23 + [1000.0]}  # g4dn: 123,005 at peak
+    ev = evaluate_all(scenario_from_dict(d))
+    rows = {r["config_id"]: r for r in ev.rows}
+    assert rows["g4dn.xlarge_fp16_us-east-1"]["profile"] is None
+    assert math.isnan(rows["g4dn.xlarge_fp16_us-east-1"]["profile_static_cost_usd"])
+    assert rows["inf1.2xlarge_fp16_us-east-1"]["profile"]["hourly"]["static_instances"] <= 100_000
+    cost = dict(zip(ev.table["config_id"], ev.table["profile_static_cost_usd"], strict=True))
+    assert math.isnan(cost["g4dn.xlarge_fp16_us-east-1"]) and cost["inf1.2xlarge_fp16_us-east-1"] > 0

@@ -349,3 +349,21 @@ def test_the_cost_co2_chart_names_the_other_objectives_of_the_front(name, also):
         assert also in html
         del doc["pareto"]  # a results.json written before it named them: the mode's objective
         assert also in render(doc)
+
+
+def test_a_report_of_configurations_in_several_regions_names_each_ones_region(scenario_dict):
+    """One configuration moved to eu-north-1: the report's header said 'region us-east-1' and no card or
+    row said otherwise, though that row's price and grid (27 g/kWh) are eu-north-1's."""
+    scenario_dict["region"] = "us-east-1"
+    scenario_dict["configs"][0]["region"] = "eu-north-1"
+    scenario_dict["uncertainty"] = {"draws": 0}
+    s = scenario_from_dict(scenario_dict)
+    html = render(results_document(s, records(evaluate(s)), "run"))
+    assert "regions eu-north-1, us-east-1 (the scenario's: us-east-1; each card and row names its own)" \
+        in html
+    assert "× inf1.xlarge <span class=\"prov\">in eu-north-1</span>" in html
+    assert "inf1.xlarge · bf16 · eu-north-1" in html
+    one = dict(scenario_dict, configs=[dict(c, region=None) for c in scenario_dict["configs"]])
+    s = scenario_from_dict(one)
+    html = render(results_document(s, records(evaluate(s)), "run"))
+    assert "· region us-east-1 ·" in html and "in us-east-1</span>" not in html
