@@ -52,14 +52,16 @@ BAND_LEVEL = QUANTILES[1] - QUANTILES[0]  # the share of true values a band is b
 SOURCE_WEIGHTED_MODES = ("training", "inference", "moe_training")
 # What the held-out fits depend on, relative to the ecobench package: the published points, the
 # catalog they are prepared with, and the modules both models' fits import (a module added to them
-# belongs here). The versions of numpy and scipy are left out: they move a fit within the
-# optimizer's tolerance (1e-4 in log, checked by a slow test), not its answer.
+# belongs here: tests/unit/hardware/test_fit_inputs.py checks). The versions of numpy and scipy are
+# left out: they move a fit within the optimizer's tolerance (1e-4 in log, checked by a slow test),
+# not its answer.
 FIT_INPUTS = ("hardware/data/published_points.yaml", "hardware/data/accelerators.yaml",
               "hardware/data/instances.yaml", "hardware/backends/efficiency.py", "hardware/published.py",
               "hardware/catalog.py", "hardware/cluster.py", "hardware/neuron/arch.py",
               "hardware/neuron/fit.py", "hardware/neuron/step.py", "hardware/neuron/timing.py",
               "hardware/neuron/work.py",
-              "parallel/collectives.py", "parallel/layout.py", "parallel/serving.py", "parallel/step.py",
+              "parallel/collectives.py", "parallel/context.py", "parallel/layout.py", "parallel/memory.py",
+              "parallel/offload.py", "parallel/serving.py", "parallel/speculative.py", "parallel/step.py",
               "workloads/architecture.py", "workloads/kernels.py", "workloads/moe.py",
               "workloads/moe_blockwise.py", "workloads/ops.py", "workloads/presets.py",
               "workloads/transformer.py", "units.py")
