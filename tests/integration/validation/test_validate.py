@@ -219,3 +219,30 @@ def test_holdout_lists_neuron_serving_figures_by_source():
     assert summary[f"{NEURON_SERVE_KIND}_inf2", "tpot_ms"].count == 52  # 44 + 8 of 2026-11-29
     assert summary[f"{NEURON_SERVE_KIND}_trn2", "ttft_ms"].count == 6
     assert all(s.kind != "all" or s.count == 0 for s in summarize(rows))  # kept out of the overall row
+
+
+def _held(kind, figure, experiment, error_pct=10.0, inside=True):
+    from ecobench.validation.validate import Check
+
+    pred = 100.0 * (1 + error_pct / 100)
+    low, high = (90.0, 120.0) if inside else (130.0, 140.0)
+    return Check(experiment, figure, "holdout", 100.0, pred, error_pct, None, "±35%", True, kind, "src",
+                 low=low, high=high)
+
+
+def test_overall_row_counts_each_published_figure_once():
+    """The emulated NeuronCore's held-out throughput rows predict the same published Neuron points as
+    the analytic model's rows: they have their own summary row (neuron_emulated), as the emulated
+    serving rows do, and the overall row counts the analytic model's rows alone."""
+    from ecobench.validation.validate import NEURON_KIND, summarize
+
+    rows = [_held("llm_train", "tokens_per_s", "llm_train_neuron_a", 5.0),
+            _held("encoder_infer", "sequences_per_s", "encoder_infer_neuron_b", 20.0, inside=False),
+            _held(NEURON_KIND, "tokens_per_s", "neuron_a", 30.0, inside=False),
+            _held(NEURON_KIND, "sequences_per_s", "neuron_b", 40.0, inside=False),
+            _held("emulated_serve_inf2", "tpot_ms", "emulated_serve_inf2_c", 50.0)]
+    summary = {s.kind: s for s in summarize(rows)}
+    overall = summary["all"]
+    assert overall.count == 2 and overall.coverage_pct == pytest.approx(50.0)
+    assert overall.median_abs_error_pct == pytest.approx(12.5) and overall.worst == "encoder_infer_neuron_b"
+    assert summary[NEURON_KIND].count == 2
