@@ -246,3 +246,32 @@ def test_overall_row_counts_each_published_figure_once():
     assert overall.count == 2 and overall.coverage_pct == pytest.approx(50.0)
     assert overall.median_abs_error_pct == pytest.approx(12.5) and overall.worst == "encoder_infer_neuron_b"
     assert summary[NEURON_KIND].count == 2
+
+
+def _readme_block(after: str) -> list[str]:
+    """The lines of the README's first code block after ``after``, blanks squeezed."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    block = text[text.index(after):].split("```")[1]
+    return [" ".join(line.split()) for line in block.strip("\n").splitlines()]
+
+
+def test_readme_quotes_the_seed_table_validate_prints(capsys):
+    """README, "Validation against published results": the replay and predict table as it is printed
+    (a refit that moves it moves the README with it)."""
+    assert main(["validate", "--mode", "replay", "--mode", "predict", "-q"]) == 0
+    printed = [" ".join(line.split()) for line in capsys.readouterr().out.strip("\n").splitlines()]
+    assert _readme_block("Replay and predict at this commit:") == printed
+
+
+def test_readme_quotes_the_holdout_summary_validate_prints(capsys):
+    from ecobench.hardware.backends.residuals import inputs_digest, stored_predictions
+
+    # stale: test_stored_held_out_predictions_match_their_inputs fails, and validate would refit for minutes
+    if stored_predictions()["inputs_sha256"] != inputs_digest():
+        pytest.skip("the stored held-out predictions are stale (python tools/refit.py): validate would refit")
+    assert main(["validate", "--mode", "holdout", "-q"]) == 0
+    out = capsys.readouterr().out
+    printed = [" ".join(line.split()) for line in out[out.index("\nholdout ("):].strip("\n").splitlines()]
+    assert _readme_block("Holdout summary (`ecobench validate --mode holdout`") == printed
