@@ -23,8 +23,8 @@ slow test checks it equals a fresh holdout), so runs never refit.
 The held-out predictions themselves (every figure of every point, of the analytic model and of the
 emulated NeuronCore) are stored in ``data/holdout_predictions.json`` with a digest of what they
 depend on (:data:`FIT_INPUTS`: the published points, the catalog and the code of both models), so
-``validate --mode holdout`` reads them instead of refitting once per source (about 100 s on two
-cores); when the digest differs it refits (:func:`held_out`).
+``validate --mode holdout`` reads them instead of refitting once per source (about 13
+minutes of CPU on 2026-11-29); when the digest differs it refits (:func:`held_out`).
 """
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def test_predict_lists_neuron_points_in_sample():
 def test_stored_held_out_predictions_match_their_inputs():
     """The stored predictions carry the digest of the points, catalog and model code they were
     fitted on; a change to any of them without `python tools/refit.py` fails here (validate would
-    still be right, but would refit for about 100 s)."""
+    still be right, but would refit for minutes)."""
     from ecobench.hardware.backends.residuals import inputs_digest, stored_predictions
 
     assert stored_predictions()["inputs_sha256"] == inputs_digest(), \
