@@ -301,7 +301,10 @@ def summarize(checks: list[Check]) -> list[Summary]:
                            med <= median_t and max(errs) <= worst_t, cov, width, band_ratio(rows)))
     held = [c for c in checks if c.mode == "holdout"]
     serve = [c for c in held if (c.kind or "").startswith(NEURON_SERVE_KIND)]
-    out += _overall("all", [c for c in held if c.kind not in POWER_KINDS and c not in serve])
+    # the analytic model's figures: the emulated NeuronCore predicts the same Neuron points again (its
+    # throughput and serving rows have summaries of their own), which would count them twice here
+    out += _overall("all", [c for c in held if c.kind not in POWER_KINDS and c not in serve
+                            and c.kind != NEURON_KIND])
     out += _overall("power", [c for c in held if c.kind in POWER_KINDS])
     return out + neuron_summary(checks) + neuron_serving_summary(serve)
 

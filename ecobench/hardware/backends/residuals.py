@@ -23,8 +23,8 @@ slow test checks it equals a fresh holdout), so runs never refit.
 The held-out predictions themselves (every figure of every point, of the analytic model and of the
 emulated NeuronCore) are stored in ``data/holdout_predictions.json`` with a digest of what they
 depend on (:data:`FIT_INPUTS`: the published points, the catalog and the code of both models), so
-``validate --mode holdout`` reads them instead of refitting once per source (about 100 s on two
-cores); when the digest differs it refits (:func:`held_out`).
+``validate --mode holdout`` reads them instead of refitting once per source (about 13
+minutes of CPU on 2026-11-29); when the digest differs it refits (:func:`held_out`).
 """
 
 from __future__ import annotations
@@ -52,14 +52,16 @@ BAND_LEVEL = QUANTILES[1] - QUANTILES[0]  # the share of true values a band is b
 SOURCE_WEIGHTED_MODES = ("training", "inference", "moe_training")
 # What the held-out fits depend on, relative to the ecobench package: the published points, the
 # catalog they are prepared with, and the modules both models' fits import (a module added to them
-# belongs here). The versions of numpy and scipy are left out: they move a fit within the
-# optimizer's tolerance (1e-4 in log, checked by a slow test), not its answer.
+# belongs here: tests/unit/hardware/test_fit_inputs.py checks). The versions of numpy and scipy are
+# left out: they move a fit within the optimizer's tolerance (1e-4 in log, checked by a slow test),
+# not its answer.
 FIT_INPUTS = ("hardware/data/published_points.yaml", "hardware/data/accelerators.yaml",
               "hardware/data/instances.yaml", "hardware/backends/efficiency.py", "hardware/published.py",
               "hardware/catalog.py", "hardware/cluster.py", "hardware/neuron/arch.py",
               "hardware/neuron/fit.py", "hardware/neuron/step.py", "hardware/neuron/timing.py",
               "hardware/neuron/work.py",
-              "parallel/collectives.py", "parallel/layout.py", "parallel/serving.py", "parallel/step.py",
+              "parallel/collectives.py", "parallel/context.py", "parallel/layout.py", "parallel/memory.py",
+              "parallel/offload.py", "parallel/serving.py", "parallel/speculative.py", "parallel/step.py",
               "workloads/architecture.py", "workloads/kernels.py", "workloads/moe.py",
               "workloads/moe_blockwise.py", "workloads/ops.py", "workloads/presets.py",
               "workloads/transformer.py", "units.py")

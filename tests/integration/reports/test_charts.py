@@ -293,3 +293,28 @@ def test_source_urls_are_escaped_links():
     out = str(linkify('see https://example.com/a?b=1&c=<2> and "http://x.org/y".'))
     assert '<a href="https://example.com/a?b=1&amp;c=" rel="noopener" target="_blank">' in out
     assert "&lt;2&gt;" in out and '<a href="http://x.org/y" rel="noopener"' in out and "<2>" not in out
+
+
+def test_validation_page_says_what_each_point_was_held_out_from_and_its_band():
+    """What the CLI and the JSON report for every held-out row (the source or group left out of its
+    fit, the 90% band, whether the published value is inside it) and per kind (coverage, band
+    width) is on the page too."""
+    def held(i, source, low, high):
+        return {"experiment": f"llm_train_p{i}", "figure": "tokens_per_s", "mode": "holdout",
+                "published": 100.0, "ecobench": 110.0, "error_pct": 10.0, "error_points": None,
+                "target": "±35%", "within_target": True, "kind": "llm_train", "source": source,
+                "low": low, "high": high, "in_band": low <= 100.0 <= high}
+
+    rows = [held(i, f"source_{i % 3}", 80.0 if i % 4 else 101.0, 150.0) for i in range(20)]
+    rows.append({"experiment": "llm_train", "figure": "tokens_per_s", "mode": "holdout_summary",
+                 "kind": "llm_train", "count": 20, "median_abs_error_pct": 10.0, "worst_abs_error_pct": 10.0,
+                 "worst": "llm_train_p0", "target": "median ≤ 15%, worst ≤ 35%", "within_target": True,
+                 "coverage_pct": 75.0, "median_band_width_pct": 63.6, "median_band_ratio": 1.88})
+    html = render_validation(rows)
+    every = html[html.index("Every point of this group"):]
+    assert "source_2" in every and every.count(">yes</td>") == 15 and every.count(">no</td>") == 5
+    assert "80 to 150" in every and "101 to 150" in every
+    summary = html[html.index("Out of sample (holdout)"):html.index("ecobench against published")]
+    assert "75.0%" in summary and "x1.88" in summary
+    intro = html.split("<h2>")[0]  # which model predicts which held-out rows
+    assert "emulated NeuronCore" in intro and "draw model" in intro

@@ -156,7 +156,7 @@ def test_predict_lists_neuron_points_in_sample():
 def test_stored_held_out_predictions_match_their_inputs():
     """The stored predictions carry the digest of the points, catalog and model code they were
     fitted on; a change to any of them without `python tools/refit.py` fails here (validate would
-    still be right, but would refit for about 100 s)."""
+    still be right, but would refit for minutes)."""
     from ecobench.hardware.backends.residuals import inputs_digest, stored_predictions
 
     assert stored_predictions()["inputs_sha256"] == inputs_digest(), \
@@ -219,3 +219,59 @@ def test_holdout_lists_neuron_serving_figures_by_source():
     assert summary[f"{NEURON_SERVE_KIND}_inf2", "tpot_ms"].count == 52  # 44 + 8 of 2026-11-29
     assert summary[f"{NEURON_SERVE_KIND}_trn2", "ttft_ms"].count == 6
     assert all(s.kind != "all" or s.count == 0 for s in summarize(rows))  # kept out of the overall row
+
+
+def _held(kind, figure, experiment, error_pct=10.0, inside=True):
+    from ecobench.validation.validate import Check
+
+    pred = 100.0 * (1 + error_pct / 100)
+    low, high = (90.0, 120.0) if inside else (130.0, 140.0)
+    return Check(experiment, figure, "holdout", 100.0, pred, error_pct, None, "±35%", True, kind, "src",
+                 low=low, high=high)
+
+
+def test_overall_row_counts_each_published_figure_once():
+    """The emulated NeuronCore's held-out throughput rows predict the same published Neuron points as
+    the analytic model's rows: they have their own summary row (neuron_emulated), as the emulated
+    serving rows do, and the overall row counts the analytic model's rows alone."""
+    from ecobench.validation.validate import NEURON_KIND, summarize
+
+    rows = [_held("llm_train", "tokens_per_s", "llm_train_neuron_a", 5.0),
+            _held("encoder_infer", "sequences_per_s", "encoder_infer_neuron_b", 20.0, inside=False),
+            _held(NEURON_KIND, "tokens_per_s", "neuron_a", 30.0, inside=False),
+            _held(NEURON_KIND, "sequences_per_s", "neuron_b", 40.0, inside=False),
+            _held("emulated_serve_inf2", "tpot_ms", "emulated_serve_inf2_c", 50.0)]
+    summary = {s.kind: s for s in summarize(rows)}
+    overall = summary["all"]
+    assert overall.count == 2 and overall.coverage_pct == pytest.approx(50.0)
+    assert overall.median_abs_error_pct == pytest.approx(12.5) and overall.worst == "encoder_infer_neuron_b"
+    assert summary[NEURON_KIND].count == 2
+
+
+def _readme_block(after: str) -> list[str]:
+    """The lines of the README's first code block after ``after``, blanks squeezed."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[3] / "README.md").read_text(encoding="utf-8")
+    block = text[text.index(after):].split("```")[1]
+    return [" ".join(line.split()) for line in block.strip("\n").splitlines()]
+
+
+def test_readme_quotes_the_seed_table_validate_prints(capsys):
+    """README, "Validation against published results": the replay and predict table as it is printed
+    (a refit that moves it moves the README with it)."""
+    assert main(["validate", "--mode", "replay", "--mode", "predict", "-q"]) == 0
+    printed = [" ".join(line.split()) for line in capsys.readouterr().out.strip("\n").splitlines()]
+    assert _readme_block("Replay and predict at this commit:") == printed
+
+
+def test_readme_quotes_the_holdout_summary_validate_prints(capsys):
+    from ecobench.hardware.backends.residuals import inputs_digest, stored_predictions
+
+    # stale: test_stored_held_out_predictions_match_their_inputs fails, and validate would refit for minutes
+    if stored_predictions()["inputs_sha256"] != inputs_digest():
+        pytest.skip("the stored held-out predictions are stale (python tools/refit.py): validate would refit")
+    assert main(["validate", "--mode", "holdout", "-q"]) == 0
+    out = capsys.readouterr().out
+    printed = [" ".join(line.split()) for line in out[out.index("\nholdout ("):].strip("\n").splitlines()]
+    assert _readme_block("Holdout summary (`ecobench validate --mode holdout`") == printed
