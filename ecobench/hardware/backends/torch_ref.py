@@ -183,6 +183,21 @@ def check_memory(job: Job, device: str) -> None:
                            "a smaller batch or a shorter sequence")
 
 
+def host_vcpus_used(threads: int) -> tuple[float, str]:
+    """The host's vCPUs that PyTorch's ``threads`` intra-op threads occupy, and the threads in words.
+
+    PyTorch starts one thread a physical core by default, which occupies every vCPU (a core's
+    hyper-threads share it); fewer threads (``OMP_NUM_THREADS``, ``torch.set_num_threads``) occupy
+    that share of the cores, and so of the vCPUs, that a projection by vCPUs scales from."""
+    import psutil
+
+    vcpus = os.cpu_count() or 1
+    cores = psutil.cpu_count(logical=False) or vcpus
+    used = vcpus * min(1.0, threads / cores)
+    return used, (f"{threads} PyTorch thread{'s' if threads != 1 else ''} on a host of {vcpus} vCPUs, "
+                  f"{cores} cores")
+
+
 def gemm_peak_tflops(device: str, dtype: str, seconds: float, n: int = 2048) -> float:
     """Achieved matmul FLOP/s of this host (the ceiling the model's matmuls are compared with)."""
     torch, _ = require_torch()
@@ -477,18 +492,19 @@ class ReferenceBackend:
                                                                                    strict=True))
         cv = cv_pct(rates_full)
         warnings = tuple(quality_warnings(w.other_cpu_pct_before, w.other_cpu_pct_during, cv))
-        how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}, {depth}"
+        host_vcpus, threads = host_vcpus_used(torch.get_num_threads())
+        how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}, {depth}, {threads}"
                + (f", {extrapolation}" if extrapolation else "")
                + f"; {spec.repetitions} windows >= {spec.min_window_s:g} s; mean {mean:,.2f}/s, "
                f"95% CI {lo:,.2f}-{hi:,.2f}, CV {cv:.1f}%; other processes {w.other_cpu_pct_before:.0f}% "
                f"of the CPU before, {w.other_cpu_pct_during:.0f}% during; energy: {w.method})")
-        host_vcpus = os.cpu_count() or 1
         if projected:
             factor = instance.spec.vcpus / host_vcpus
             mean, lo, hi = mean * factor, lo * factor, hi * factor
             rates_full = [r * factor for r in rates_full]
             how = (f"projected (calibrated what-if): host measurement scaled by vCPUs "
-                   f"{instance.spec.vcpus}/{host_vcpus}; power from the catalog model; " + how)
+                   f"{instance.spec.vcpus}/{host_vcpus:g} (the host's vCPUs its threads occupied); power "
+                   "from the catalog model; " + how)
         return Performance(
             throughput_per_instance_per_s=mean,
             utilization=Utilization(accelerator=1.0 if device == "cuda" else 0.0, cpu=1.0, memory=1.0,

@@ -99,6 +99,33 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+def test_projection_scales_by_the_vcpus_the_threads_occupied(one_thread):
+    """One PyTorch thread occupies one core's vCPUs, not the whole host: a projection to an 8-vCPU
+    instance scales the measurement by 8 over those, and the method says how many threads ran."""
+    import os
+
+    import psutil
+
+    s = _scenario([{"id": "c6i", "instance_type": "c6i.2xlarge", "backend": "reference", "device": "cpu"}])
+    row = evaluate(s).iloc[0]
+    occupied = (os.cpu_count() or 1) / (psutil.cpu_count(logical=False) or os.cpu_count() or 1)
+    assert f"scaled by vCPUs 8/{occupied:g} (the host's vCPUs its threads occupied)" in row.method
+    assert "1 PyTorch thread on a host of " in row.method
+
+
+@pytest.mark.parametrize(("threads", "occupied"), [(8, 16), (4, 8), (1, 2), (32, 16)])
+def test_vcpus_occupied_by_threads_on_a_hyperthreaded_host(monkeypatch, threads, occupied):
+    """16 vCPUs on 8 cores: PyTorch's default of a thread a core occupies them all."""
+    import psutil
+
+    from ecobench.hardware.backends import torch_ref
+
+    monkeypatch.setattr(torch_ref.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 16 if logical else 8)
+    used, words = torch_ref.host_vcpus_used(threads)
+    assert used == occupied and words.endswith("on a host of 16 vCPUs, 8 cores")
+
+
 @pytest.mark.slow
 def test_depth_extrapolation_matches_full_depth_within_15pct(one_thread):
     # wide enough that the matmuls, not Python dispatch, set the time
