@@ -126,8 +126,26 @@ def _autocast(torch: Any, device: str, dtype: str) -> Any:
                        "(cpu: fp32, bf16; cuda: fp32, tf32, bf16, fp16)")
 
 
-def make_step(job: Job, device: str) -> tuple[Callable[[], None], int]:
-    """A function running one batch (inference) or one full training step, and its sample count."""
+def optimizer_share(job: Job) -> float:
+    """The share of a training job's micro-batches that end in an optimizer step: one every
+    global batch / (micro-batch x instances) on each instance, as the scenario's global batch has it."""
+    if job.mode != "training" or not job.global_batch_size:
+        return 1.0
+    return min(1.0, job.batch_size * max(job.instances, 1) / job.global_batch_size)
+
+
+# A step runs one batch and returns the seconds of it that the scenario's workload does not spend
+# (the optimizer step's time beyond its share, :func:`optimizer_share`); timing leaves them out.
+Step = Callable[[], float]
+
+
+def make_step(job: Job, device: str) -> tuple[Step, int]:
+    """A function running one batch (inference) or one training micro-batch, and its sample count.
+
+    A training micro-batch runs forward, backward and an AdamW step, and returns the optimizer
+    step's time times 1 - :func:`optimizer_share`: every step does the same work (no window catches
+    more optimizer steps than another), and the time counted is that of a micro-batch with its share
+    of an optimizer step, as in a global batch of many micro-batches."""
     torch, _ = require_torch()
     model, cfg = build_model(job.arch, job.mode, job.layers, device, job.task, job.num_labels)
     inputs = synthetic_inputs(job.arch, cfg, job.seq_len, job.batch_size, device, job.mode, job.task)
@@ -135,20 +153,29 @@ def make_step(job: Job, device: str) -> tuple[Callable[[], None], int]:
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     if job.mode == "inference":
-        def step() -> None:
+        def step() -> float:
             with torch.inference_mode(), ctx:
                 model(**inputs)
             sync()
+            return 0.0
     else:
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        left_out = 1.0 - optimizer_share(job)
 
-        def step() -> None:
+        def step() -> float:
             opt.zero_grad(set_to_none=True)
             with ctx:
                 loss = model(**inputs).loss
             loss.backward()
+            if not left_out:
+                opt.step()
+                sync()
+                return 0.0
+            sync()
+            t0 = time.perf_counter()
             opt.step()
             sync()
+            return left_out * (time.perf_counter() - t0)
     return step, job.batch_size
 
 
@@ -286,7 +313,7 @@ def metered(tracker: Tracker, gpu: GpuMeter | None, name: str) -> Iterator[list[
     out.append(sample)
 
 
-def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: str,
+def measure(step: Step, samples_per_step: int, spec: Any, label: str,
             track_energy: bool, untracked_reason: str = "", gpu: GpuMeter | None = None,
             gpu_note: str = "") -> Windows:
     """Read the host's load, warm up, then measure ``spec.repetitions`` windows; ``gpu`` meters
@@ -333,14 +360,16 @@ def _warm_up(step: Callable[[], object], seconds: float) -> None:
         step()
 
 
-def _window(step: Callable[[], None], samples_per_step: int, spec: Any) -> float:
-    n, t0 = 0, time.perf_counter()
+def _window(step: Step, samples_per_step: int, spec: Any) -> float:
+    """Samples a second over at least ``min_window_s`` and ``min_batches``, the seconds the steps
+    say the workload does not spend left out."""
+    n, left_out, t0 = 0, 0.0, time.perf_counter()
     while True:
-        step()
+        left_out += step()
         n += 1
         dt = time.perf_counter() - t0
         if dt >= spec.min_window_s and n >= spec.min_batches:
-            return n * samples_per_step / dt
+            return n * samples_per_step / (dt - left_out)
 
 
 def _progress(total: int, label: str) -> Callable[[int, float], None]:
@@ -378,7 +407,7 @@ def depth_pair(layers: int) -> tuple[int, int]:
     return 1, max(layers, 2)
 
 
-def paired_steps(step_lo: Callable[[], None], step_hi: Callable[[], None], samples_per_step: int,
+def paired_steps(step_lo: Step, step_hi: Step, samples_per_step: int,
                  spec: Any, label: str) -> list[tuple[float, float]]:
     """(seconds of a ``step_lo``, seconds of a ``step_hi``) pair by pair, in time order: after
     warming both up, the two alternate (lo hi, hi lo, ...) on the same inputs, so the host's drift
@@ -393,11 +422,11 @@ def paired_steps(step_lo: Callable[[], None], step_hi: Callable[[], None], sampl
     while True:
         lo_first = len(pairs) % 2 == 0
         a = time.perf_counter()
-        (step_lo if lo_first else step_hi)()
+        first = (step_lo if lo_first else step_hi)()
         b = time.perf_counter()
-        (step_hi if lo_first else step_lo)()
+        second = (step_hi if lo_first else step_lo)()
         c = time.perf_counter()
-        pairs.append((b - a, c - b) if lo_first else (c - b, b - a))
+        pairs.append((b - a - first, c - b - second) if lo_first else (c - b - second, b - a - first))
         done = min(spec.repetitions, int(spec.repetitions * min((c - t0) / span_s, len(pairs) / need)))
         if done > shown:
             shown = done
@@ -493,7 +522,11 @@ class ReferenceBackend:
         cv = cv_pct(rates_full)
         warnings = tuple(quality_warnings(w.other_cpu_pct_before, w.other_cpu_pct_during, cv))
         host_vcpus, threads = host_vcpus_used(torch.get_num_threads())
-        how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}, {depth}, {threads}"
+        share = optimizer_share(job)
+        optimizer = (f", an AdamW step's time counted at {share:.3g} of each micro-batch's (global batch "
+                     f"{job.global_batch_size} over {job.instances} instance(s))" if share < 1 else "")
+        how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}{optimizer}, {depth}, "
+               f"{threads}"
                + (f", {extrapolation}" if extrapolation else "")
                + f"; {spec.repetitions} windows >= {spec.min_window_s:g} s; mean {mean:,.2f}/s, "
                f"95% CI {lo:,.2f}-{hi:,.2f}, CV {cv:.1f}%; other processes {w.other_cpu_pct_before:.0f}% "

@@ -1,5 +1,6 @@
 """The reference backend really runs a (tiny) model and measures it."""
 
+import dataclasses
 import statistics
 import sys
 
@@ -86,6 +87,51 @@ def test_training_steps_and_projection_are_labelled():
         samples = df.loc[cid, "samples"]
         assert len(samples["energy_kwh"]) == 3 and len(samples["duration_h"]) == 3
     assert df.loc["c7g", "energy_provenance"] == "modelled"
+    # the scenario's global batch of 64 is 16 micro-batches of 4 on one instance: one AdamW step each
+    assert "batch 4, an AdamW step's time counted at 0.0625 of each micro-batch's (global batch 64 over " \
+           "1 instance(s))" in df.loc["host", "method"]
+
+
+@pytest.mark.parametrize(("mode", "batch", "instances", "global_batch", "share"), [
+    ("training", 4, 1, 64, 1 / 16), ("training", 4, 4, 64, 1 / 4), ("training", 4, 1, 2, 1.0),
+    ("training", 4, 1, 4, 1.0), ("inference", 4, 1, None, 1.0)])
+def test_optimizer_share_follows_the_global_batch(mode, batch, instances, global_batch, share):
+    from ecobench.hardware.backends.base import Job
+    from ecobench.hardware.backends.torch_ref import optimizer_share
+
+    arch = _scenario([{"id": "h", "instance_type": "local", "backend": "reference"}]).workload.arch()
+    job = Job(arch=arch, mode=mode, seq_len=64, batch_size=batch, dtype="fp32", instances=instances,
+              global_batch_size=global_batch)
+    assert optimizer_share(job) == share
+
+
+def test_a_training_step_counts_only_its_share_of_the_optimizer_step(monkeypatch):
+    """A micro-batch of 4 in a global batch of 64 takes a sixteenth of an AdamW step: the step says
+    the rest of the optimizer's time (here at least 50 ms, slowed on purpose) is not the workload's,
+    and a window's rate leaves it out. Before 2026-11-29 every micro-batch paid a whole AdamW step:
+    on a 2-layer BERT-base at batch 4 x 128 tokens a third of a step's time on this 2-vCPU host."""
+    import time
+
+    import torch
+
+    from ecobench.hardware.backends import torch_ref
+    from ecobench.hardware.backends.base import Job
+
+    arch = _scenario([{"id": "h", "instance_type": "local", "backend": "reference"}]).workload.arch()
+    adamw_step = torch.optim.AdamW.step
+
+    def slow_step(self, *a, **k):
+        time.sleep(0.05)
+        return adamw_step(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", slow_step)
+    job = Job(arch=arch, mode="training", seq_len=64, batch_size=4, dtype="fp32", global_batch_size=64,
+              device="cpu")
+    step, per_step = torch_ref.make_step(job, "cpu")
+    left_out = step()
+    assert per_step == 4 and left_out >= 0.05 * 15 / 16
+    whole = dataclasses.replace(job, global_batch_size=4)  # an optimizer step every micro-batch
+    assert torch_ref.make_step(whole, "cpu")[0]() == 0.0
 
 
 @pytest.fixture
