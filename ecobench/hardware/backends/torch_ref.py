@@ -321,19 +321,21 @@ def measure(step: Step, samples_per_step: int, spec: Any, label: str,
     if track_energy:
         require_codecarbon()  # before the warm-up: a missing meter is said at once
     before = probe_other_cpu_pct()
-    _warm_up(step, spec.warmup_s)
+    # the meter is set up before the warm-up (the first time in a process it takes up to 2 s of
+    # codecarbon reading its CPU table), so that the warm-up runs right before the first window
     tracker = Tracker() if track_energy else None
     reason = untracked_reason or "measurement.track_energy: false"
-    if tracker:
-        method, power_method, energy_provenance = energy_methods(tracker, gpu, gpu_note)
-    else:
-        method, power_method, energy_provenance = f"not tracked ({reason})", None, None
     rates: list[float] = []
     energy: list[EnergySample] = []
     others: list[float] = []
-    start = datetime.now(UTC).isoformat(timespec="seconds")
-    bar = _progress(spec.repetitions, label)
     try:
+        if tracker:
+            method, power_method, energy_provenance = energy_methods(tracker, gpu, gpu_note)
+        else:
+            method, power_method, energy_provenance = f"not tracked ({reason})", None, None
+        _warm_up(step, spec.warmup_s)
+        start = datetime.now(UTC).isoformat(timespec="seconds")
+        bar = _progress(spec.repetitions, label)
         for rep in range(spec.repetitions):
             clock = CpuClock.now()
             if tracker:

@@ -205,6 +205,37 @@ def test_depth_extrapolation_matches_full_depth_within_15pct(one_thread):
     assert ratio == pytest.approx(1.0, rel=0.15), (t_full, t_part)
 
 
+def test_the_warm_up_runs_right_before_the_first_window(monkeypatch):
+    """The energy meter's set-up (1.7 s the first time in a process on this host, 2026-11-29:
+    codecarbon reads its CPU table) comes before the warm-up, not between it and the first window."""
+    from types import SimpleNamespace
+
+    from ecobench.hardware.backends import torch_ref
+
+    events = []
+
+    class Tracker(torch_ref.Tracker):
+        def __init__(self):
+            events.append("meter set up")
+            super().__init__()
+
+    def warm_up(step, seconds):
+        warm_up_was(step, seconds)
+        events.append("warm-up")
+
+    def window(step, samples_per_step, spec):
+        events.append("window")
+        return window_was(step, samples_per_step, spec)
+
+    warm_up_was, window_was = torch_ref._warm_up, torch_ref._window
+    monkeypatch.setattr(torch_ref, "Tracker", Tracker)
+    monkeypatch.setattr(torch_ref, "_warm_up", warm_up)
+    monkeypatch.setattr(torch_ref, "_window", window)
+    spec = SimpleNamespace(warmup_s=0.0, min_window_s=0.01, min_batches=1, repetitions=2)
+    w = torch_ref.measure(lambda: 0.0, 1, spec, "t", track_energy=True)
+    assert events == ["meter set up", "warm-up", "window", "window"] and len(w.energy) == 2
+
+
 def test_unsupported_precision_and_projection_to_accelerator():
     s = _scenario([{"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu",
                     "precision": "fp16"}])
