@@ -496,13 +496,19 @@ class ReferenceBackend:
                     tracked, "projection: power from the catalog model" if projected else "", gpu, gpu_note)
         flops = flops_per_sample(job.arch, job)
         rates_full, extrapolation = w.rates_per_s, ""
+        during, pairs_load = w.other_cpu_pct_during, ""
         if job.layers and job.layers < job.arch.layers:
             lo_layers, hi_layers = depth_pair(job.layers)
             other, _ = make_step(dataclasses.replace(job, layers=hi_layers if job.layers == lo_layers
                                                      else lo_layers), device)
             step_lo, step_hi = (step, other) if job.layers == lo_layers else (other, step)
+            clock = CpuClock.now()
             pairs = paired_steps(step_lo, step_hi, per_step, spec, f"{job.arch.name} {job.mode} "
                                  f"({lo_layers} and {hi_layers} layers alternated, {device})")
+            # the pairs set every window's depth factor: the host's load while they ran counts too
+            others_pairs = other_cpu_pct(clock, CpuClock.now())
+            during = max(during, others_pairs)
+            pairs_load = f" ({others_pairs:.0f}% during the alternated steps)"
             rates_full, extrapolation = extrapolate_depth(w.rates_per_s, pairs, (lo_layers, hi_layers),
                                                           job.layers, job.arch.layers)
         mean, lo, hi = ci95(rates_full)
@@ -522,7 +528,7 @@ class ReferenceBackend:
             e_per_sample = tuple(e.total_kwh / (r * e.duration_s) for e, r in zip(w.energy, rates_full,
                                                                                    strict=True))
         cv = cv_pct(rates_full)
-        warnings = tuple(quality_warnings(w.other_cpu_pct_before, w.other_cpu_pct_during, cv))
+        warnings = tuple(quality_warnings(w.other_cpu_pct_before, during, cv))
         host_vcpus, threads = host_vcpus_used(torch.get_num_threads())
         share = optimizer_share(job)
         optimizer = (f", an AdamW step's time counted at {share:.3g} of each micro-batch's (global batch "
@@ -532,7 +538,7 @@ class ReferenceBackend:
                + (f", {extrapolation}" if extrapolation else "")
                + f"; {spec.repetitions} windows >= {spec.min_window_s:g} s; mean {mean:,.2f}/s, "
                f"95% CI {lo:,.2f}-{hi:,.2f}, CV {cv:.1f}%; other processes {w.other_cpu_pct_before:.0f}% "
-               f"of the CPU before, {w.other_cpu_pct_during:.0f}% during; energy: {w.method})")
+               f"of the CPU before, {during:.0f}% during{pairs_load}; energy: {w.method})")
         if projected:
             factor = instance.spec.vcpus / host_vcpus
             mean, lo, hi = mean * factor, lo * factor, hi * factor
@@ -553,7 +559,7 @@ class ReferenceBackend:
                                  "catalog power model (projection; nothing measured)",
                                  energy_provenance=w.energy_provenance if not projected else "modelled",
                                  other_cpu_pct_before=w.other_cpu_pct_before,
-                                 other_cpu_pct_during=w.other_cpu_pct_during,
+                                 other_cpu_pct_during=during,
                                  throughput_cv_pct=cv, warnings=warnings,
                                  cpu_power_fallback=w.cpu_power_fallback if not projected else None,
                                  window_s=window_s if not projected else None),

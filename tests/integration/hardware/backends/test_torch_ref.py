@@ -236,6 +236,23 @@ def test_the_warm_up_runs_right_before_the_first_window(monkeypatch):
     assert events == ["meter set up", "warm-up", "window", "window"] and len(w.energy) == 2
 
 
+def test_load_while_the_alternated_steps_ran_makes_the_row_noisy(monkeypatch):
+    """The alternated 1- and k-layer steps set every window's depth factor, so the host's load while
+    they run counts as the windows' does. On this host (2026-11-29, scenarios/local_measure.yaml) they
+    ran 5.6 times slower than the windows, loaded by other jobs, while the row read 3% during."""
+    from ecobench.hardware.backends import torch_ref
+
+    reads = iter([0.0, 0.0, 0.0, 60.0])  # the three windows quiet, then the alternated steps loaded
+    monkeypatch.setattr(torch_ref, "probe_other_cpu_pct", lambda: 0.0)
+    monkeypatch.setattr(torch_ref, "other_cpu_pct", lambda a, b: next(reads))
+    s = _scenario([{"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu",
+                    "layers": 2}], measurement=FAST | {"track_energy": False, "gemm_s": 0})
+    row = evaluate(s).iloc[0]
+    assert row.host_other_cpu_pct_during == 60.0
+    assert "other processes used 60% of the host's CPU while measuring" in row.measurement_warnings
+    assert "of the CPU before, 60% during (60% during the alternated steps)" in row.method
+
+
 def test_unsupported_precision_and_projection_to_accelerator():
     s = _scenario([{"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu",
                     "precision": "fp16"}])
