@@ -83,6 +83,36 @@ def require_codecarbon() -> Any:
     return codecarbon
 
 
+def tdp_words(tdp_w: float, model: str) -> str:
+    """The TDP codecarbon's CPU model scales, and where codecarbon took it from: its table of CPU
+    models (a whole package's TDP, however few of its threads this host has), or, for a CPU it does
+    not know, its default of a few watts a thread, which it says only in a log line."""
+    try:
+        from codecarbon.core import cpu
+        from codecarbon.core.hardware_cache import get_cached_tdp
+
+        known = get_cached_tdp(cpu)._get_cpu_power_from_registry(model) is not None
+        per_thread = cpu.DEFAULT_POWER_PER_CORE
+    except Exception:  # another codecarbon: the figure without its source
+        return f"TDP {tdp_w:g} W"
+    if known:
+        return f"TDP {tdp_w:g} W, codecarbon's table figure for the {model} (whole packages)"
+    return f"TDP {tdp_w:g} W, codecarbon's default of {per_thread:g} W a thread: its table lacks the {model}"
+
+
+def ram_words(hw: Any) -> str:
+    """codecarbon's RAM model in words: a draw a DIMM, the DIMMs guessed from this process's memory,
+    never fewer than two on x86 (codecarbon 3.x), so a small process reads a constant floor."""
+    try:
+        from codecarbon.external.ram import RAM_SLOT_POWER_X86
+    except ImportError:
+        return "RAM power: codecarbon model (this process's memory)"
+    if getattr(hw, "is_arm_cpu", False):
+        return "RAM power: codecarbon model (DIMMs guessed from this process's memory; at least 3 W)"
+    return (f"RAM power: codecarbon model ({RAM_SLOT_POWER_X86:g} W a DIMM, DIMMs guessed from this "
+            f"process's memory; at least 2, {2 * RAM_SLOT_POWER_X86:g} W, whatever it holds)")
+
+
 class Tracker:
     """A codecarbon offline tracker measuring one task (a repetition) at a time."""
 
@@ -104,12 +134,14 @@ class Tracker:
             kind = type(hw).__name__
             if kind == "CPU":
                 mode = getattr(hw, "_mode", "unknown")
-                parts.append((CPU_MODES.get(mode, f"CPU power: codecarbon mode {mode}"),
-                              mode in COUNTER_MODES))
+                text = CPU_MODES.get(mode, f"CPU power: codecarbon mode {mode}")
+                if mode in ("cpu_load", "constant") and getattr(hw, "_tdp", None) is not None:
+                    text = f"{text[:-1]}; {tdp_words(float(hw._tdp), str(getattr(hw, '_model', '')))})"
+                parts.append((text, mode in COUNTER_MODES))
             elif kind == "GPU":
                 parts.append(("GPU power: NVML counters (whole device)", True))
             elif kind == "RAM":
-                parts.append(("RAM power: codecarbon model (this process's memory)", False))
+                parts.append((ram_words(hw), False))
             else:
                 parts.append((f"{kind} power: {hw.description() if hasattr(hw, 'description') else '?'}",
                               False))

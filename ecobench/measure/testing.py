@@ -9,12 +9,14 @@
 from __future__ import annotations
 
 import csv
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ecobench.errors import InputError
+from ecobench.io.bounded import snippet
 
 __all__ = ["ReplayMeasurement", "ReplayZeusMonitor"]
 
@@ -57,8 +59,15 @@ class ReplayZeusMonitor:
         if not rows or not gpus or "elapsed_time" not in rows[0]:
             raise InputError(f"{path}: not a Zeus log (needed: a header start_time,window_name,"
                              "elapsed_time,gpu<i>_energy,... and one row per window)")
-        windows = [{int(c[3:-7]): float(r[c]) for c in gpus} for r in rows]
-        return cls(windows, [float(r["elapsed_time"]) for r in rows])
+        for c in gpus:
+            if not c[3:-7].isdigit():
+                raise InputError(f"{path}: column {snippet(c)}; allowed: gpu<i>_energy with i a GPU index "
+                                 "(gpu0_energy, gpu1_energy, ...)")
+        # line 1 is the header; a window's length must be > 0 s, its energy >= 0 J, both finite
+        windows = [{int(c[3:-7]): _number(r, c, path, line, "J", 0.0) for c in gpus}
+                   for line, r in enumerate(rows, start=2)]
+        return cls(windows, [_number(r, "elapsed_time", path, line, "s", None)
+                             for line, r in enumerate(rows, start=2)])
 
     def begin_window(self, key: str, sync_execution: bool = True) -> None:
         """Start the window ``key`` (an open key is an error, as in Zeus)."""
@@ -80,3 +89,19 @@ class ReplayZeusMonitor:
         energy = dict(w) if isinstance(w, Mapping) else {0: float(w)}
         elapsed = self.times_s[i] if self.times_s is not None else time.monotonic() - start
         return ReplayMeasurement(elapsed, energy)
+
+
+def _number(row: Mapping[str, str | None], name: str, path: str | Path, line: int, unit: str,
+            least: float | None) -> float:
+    """Field ``name`` of a Zeus log row: a finite number, at least ``least`` (None: above 0)."""
+    text = row.get(name)
+    try:
+        value = float(text) if text is not None else math.nan
+    except ValueError:
+        value = math.nan
+    low_ok = value > 0 if least is None else value >= least
+    if not (math.isfinite(value) and low_ok):
+        allowed = "a number above 0" if least is None else f"a number >= {least:g}"
+        raise InputError(f"{path}: line {line}: field {name} is {snippet(text or '')}; allowed: "
+                         f"{allowed} ({unit}), finite")
+    return value

@@ -81,6 +81,17 @@ def basis_text(bases: dict[str, str]) -> str:
     return "; ".join(f"{b}: {', '.join(c for c, x in bases.items() if x == b)}" for b in kinds)
 
 
+def modelled_host_text(rows: list[dict[str, Any]]) -> str:
+    """What the power basis line adds for rows measured on this host whose draw codecarbon modelled
+    where it read no energy counter (a VM without RAPL): a 'measured' basis, but not a meter reading."""
+    ids = [str(r["config_id"]) for r in rows if r.get("power_basis") == "measured"
+           and r.get("energy_provenance") in ("modelled", "partly measured")]
+    if not ids:
+        return ""
+    return (f"; {', '.join(ids)}: the host's draw is codecarbon's model where it read no energy counter "
+            "(energy_provenance; power_method says how), an estimate, not a meter reading")
+
+
 def columns(template: list[str], scope: Any) -> list[str]:
     """Fill the scope's energy and CO2 columns into a column list."""
     names = {"energy": energy_column(scope), "co2": co2_column(scope), "energy_token": token_column(scope),
@@ -205,7 +216,7 @@ def format_summary(rows: list[dict[str, Any]], s: Scenario, width: int | None = 
                  if goals else "")
     lines = [f"{s.name}: {mode}, baseline {s.baseline}, region {s.region}{goal_text}",
              f"headline: {describe(s.headline_scope, s.pue)}{per_token} (every scope is in results.csv)",
-             f"power basis: {basis_text(bases)}"]
+             f"power basis: {basis_text(bases)}{modelled_host_text(rows)}"]
     models = dict.fromkeys(r["power_model"] for r in rows if r.get("power_model"))  # power_points
     lines += [f"power model: {m}" for m in models]
     lines.append(fit_table(shown, cols, width))

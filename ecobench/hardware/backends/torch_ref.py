@@ -126,8 +126,26 @@ def _autocast(torch: Any, device: str, dtype: str) -> Any:
                        "(cpu: fp32, bf16; cuda: fp32, tf32, bf16, fp16)")
 
 
-def make_step(job: Job, device: str) -> tuple[Callable[[], None], int]:
-    """A function running one batch (inference) or one full training step, and its sample count."""
+def optimizer_share(job: Job) -> float:
+    """The share of a training job's micro-batches that end in an optimizer step: one every
+    global batch / (micro-batch x instances) on each instance, as the scenario's global batch has it."""
+    if job.mode != "training" or not job.global_batch_size:
+        return 1.0
+    return min(1.0, job.batch_size * max(job.instances, 1) / job.global_batch_size)
+
+
+# A step runs one batch and returns the seconds of it that the scenario's workload does not spend
+# (the optimizer step's time beyond its share, :func:`optimizer_share`); timing leaves them out.
+Step = Callable[[], float]
+
+
+def make_step(job: Job, device: str) -> tuple[Step, int]:
+    """A function running one batch (inference) or one training micro-batch, and its sample count.
+
+    A training micro-batch runs forward, backward and an AdamW step, and returns the optimizer
+    step's time times 1 - :func:`optimizer_share`: every step does the same work (no window catches
+    more optimizer steps than another), and the time counted is that of a micro-batch with its share
+    of an optimizer step, as in a global batch of many micro-batches."""
     torch, _ = require_torch()
     model, cfg = build_model(job.arch, job.mode, job.layers, device, job.task, job.num_labels)
     inputs = synthetic_inputs(job.arch, cfg, job.seq_len, job.batch_size, device, job.mode, job.task)
@@ -135,20 +153,29 @@ def make_step(job: Job, device: str) -> tuple[Callable[[], None], int]:
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     if job.mode == "inference":
-        def step() -> None:
+        def step() -> float:
             with torch.inference_mode(), ctx:
                 model(**inputs)
             sync()
+            return 0.0
     else:
         opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        left_out = 1.0 - optimizer_share(job)
 
-        def step() -> None:
+        def step() -> float:
             opt.zero_grad(set_to_none=True)
             with ctx:
                 loss = model(**inputs).loss
             loss.backward()
+            if not left_out:
+                opt.step()
+                sync()
+                return 0.0
+            sync()
+            t0 = time.perf_counter()
             opt.step()
             sync()
+            return left_out * (time.perf_counter() - t0)
     return step, job.batch_size
 
 
@@ -181,6 +208,21 @@ def check_memory(job: Job, device: str) -> None:
         raise BackendError(f"running this model needs about {need / 2**30:,.1f} GiB and {device} has "
                            f"{free / 2**30:,.1f} GiB free; measure fewer layers (configs[].layers), "
                            "a smaller batch or a shorter sequence")
+
+
+def host_vcpus_used(threads: int) -> tuple[float, str]:
+    """The host's vCPUs that PyTorch's ``threads`` intra-op threads occupy, and the threads in words.
+
+    PyTorch starts one thread a physical core by default, which occupies every vCPU (a core's
+    hyper-threads share it); fewer threads (``OMP_NUM_THREADS``, ``torch.set_num_threads``) occupy
+    that share of the cores, and so of the vCPUs, that a projection by vCPUs scales from."""
+    import psutil
+
+    vcpus = os.cpu_count() or 1
+    cores = psutil.cpu_count(logical=False) or vcpus
+    used = vcpus * min(1.0, threads / cores)
+    return used, (f"{threads} PyTorch thread{'s' if threads != 1 else ''} on a host of {vcpus} vCPUs, "
+                  f"{cores} cores")
 
 
 def gemm_peak_tflops(device: str, dtype: str, seconds: float, n: int = 2048) -> float:
@@ -271,7 +313,7 @@ def metered(tracker: Tracker, gpu: GpuMeter | None, name: str) -> Iterator[list[
     out.append(sample)
 
 
-def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: str,
+def measure(step: Step, samples_per_step: int, spec: Any, label: str,
             track_energy: bool, untracked_reason: str = "", gpu: GpuMeter | None = None,
             gpu_note: str = "") -> Windows:
     """Read the host's load, warm up, then measure ``spec.repetitions`` windows; ``gpu`` meters
@@ -279,19 +321,21 @@ def measure(step: Callable[[], None], samples_per_step: int, spec: Any, label: s
     if track_energy:
         require_codecarbon()  # before the warm-up: a missing meter is said at once
     before = probe_other_cpu_pct()
-    _warm_up(step, spec.warmup_s)
+    # the meter is set up before the warm-up (the first time in a process it takes up to 2 s of
+    # codecarbon reading its CPU table), so that the warm-up runs right before the first window
     tracker = Tracker() if track_energy else None
     reason = untracked_reason or "measurement.track_energy: false"
-    if tracker:
-        method, power_method, energy_provenance = energy_methods(tracker, gpu, gpu_note)
-    else:
-        method, power_method, energy_provenance = f"not tracked ({reason})", None, None
     rates: list[float] = []
     energy: list[EnergySample] = []
     others: list[float] = []
-    start = datetime.now(UTC).isoformat(timespec="seconds")
-    bar = _progress(spec.repetitions, label)
     try:
+        if tracker:
+            method, power_method, energy_provenance = energy_methods(tracker, gpu, gpu_note)
+        else:
+            method, power_method, energy_provenance = f"not tracked ({reason})", None, None
+        _warm_up(step, spec.warmup_s)
+        start = datetime.now(UTC).isoformat(timespec="seconds")
+        bar = _progress(spec.repetitions, label)
         for rep in range(spec.repetitions):
             clock = CpuClock.now()
             if tracker:
@@ -318,14 +362,16 @@ def _warm_up(step: Callable[[], object], seconds: float) -> None:
         step()
 
 
-def _window(step: Callable[[], None], samples_per_step: int, spec: Any) -> float:
-    n, t0 = 0, time.perf_counter()
+def _window(step: Step, samples_per_step: int, spec: Any) -> float:
+    """Samples a second over at least ``min_window_s`` and ``min_batches``, the seconds the steps
+    say the workload does not spend left out."""
+    n, left_out, t0 = 0, 0.0, time.perf_counter()
     while True:
-        step()
+        left_out += step()
         n += 1
         dt = time.perf_counter() - t0
         if dt >= spec.min_window_s and n >= spec.min_batches:
-            return n * samples_per_step / dt
+            return n * samples_per_step / (dt - left_out)
 
 
 def _progress(total: int, label: str) -> Callable[[int, float], None]:
@@ -363,7 +409,7 @@ def depth_pair(layers: int) -> tuple[int, int]:
     return 1, max(layers, 2)
 
 
-def paired_steps(step_lo: Callable[[], None], step_hi: Callable[[], None], samples_per_step: int,
+def paired_steps(step_lo: Step, step_hi: Step, samples_per_step: int,
                  spec: Any, label: str) -> list[tuple[float, float]]:
     """(seconds of a ``step_lo``, seconds of a ``step_hi``) pair by pair, in time order: after
     warming both up, the two alternate (lo hi, hi lo, ...) on the same inputs, so the host's drift
@@ -378,11 +424,11 @@ def paired_steps(step_lo: Callable[[], None], step_hi: Callable[[], None], sampl
     while True:
         lo_first = len(pairs) % 2 == 0
         a = time.perf_counter()
-        (step_lo if lo_first else step_hi)()
+        first = (step_lo if lo_first else step_hi)()
         b = time.perf_counter()
-        (step_hi if lo_first else step_lo)()
+        second = (step_hi if lo_first else step_lo)()
         c = time.perf_counter()
-        pairs.append((b - a, c - b) if lo_first else (c - b, b - a))
+        pairs.append((b - a - first, c - b - second) if lo_first else (c - b - second, b - a - first))
         done = min(spec.repetitions, int(spec.repetitions * min((c - t0) / span_s, len(pairs) / need)))
         if done > shown:
             shown = done
@@ -450,13 +496,19 @@ class ReferenceBackend:
                     tracked, "projection: power from the catalog model" if projected else "", gpu, gpu_note)
         flops = flops_per_sample(job.arch, job)
         rates_full, extrapolation = w.rates_per_s, ""
+        during, pairs_load = w.other_cpu_pct_during, ""
         if job.layers and job.layers < job.arch.layers:
             lo_layers, hi_layers = depth_pair(job.layers)
             other, _ = make_step(dataclasses.replace(job, layers=hi_layers if job.layers == lo_layers
                                                      else lo_layers), device)
             step_lo, step_hi = (step, other) if job.layers == lo_layers else (other, step)
+            clock = CpuClock.now()
             pairs = paired_steps(step_lo, step_hi, per_step, spec, f"{job.arch.name} {job.mode} "
                                  f"({lo_layers} and {hi_layers} layers alternated, {device})")
+            # the pairs set every window's depth factor: the host's load while they ran counts too
+            others_pairs = other_cpu_pct(clock, CpuClock.now())
+            during = max(during, others_pairs)
+            pairs_load = f" ({others_pairs:.0f}% during the alternated steps)"
             rates_full, extrapolation = extrapolate_depth(w.rates_per_s, pairs, (lo_layers, hi_layers),
                                                           job.layers, job.arch.layers)
         mean, lo, hi = ci95(rates_full)
@@ -476,19 +528,24 @@ class ReferenceBackend:
             e_per_sample = tuple(e.total_kwh / (r * e.duration_s) for e, r in zip(w.energy, rates_full,
                                                                                    strict=True))
         cv = cv_pct(rates_full)
-        warnings = tuple(quality_warnings(w.other_cpu_pct_before, w.other_cpu_pct_during, cv))
-        how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}, {depth}"
+        warnings = tuple(quality_warnings(w.other_cpu_pct_before, during, cv))
+        host_vcpus, threads = host_vcpus_used(torch.get_num_threads())
+        share = optimizer_share(job)
+        optimizer = (f", an AdamW step's time counted at {share:.3g} of each micro-batch's (global batch "
+                     f"{job.global_batch_size} over {job.instances} instance(s))" if share < 1 else "")
+        how = (f"measured on this host ({device}, {job.dtype}, batch {job.batch_size}{optimizer}, {depth}, "
+               f"{threads}"
                + (f", {extrapolation}" if extrapolation else "")
                + f"; {spec.repetitions} windows >= {spec.min_window_s:g} s; mean {mean:,.2f}/s, "
                f"95% CI {lo:,.2f}-{hi:,.2f}, CV {cv:.1f}%; other processes {w.other_cpu_pct_before:.0f}% "
-               f"of the CPU before, {w.other_cpu_pct_during:.0f}% during; energy: {w.method})")
-        host_vcpus = os.cpu_count() or 1
+               f"of the CPU before, {during:.0f}% during{pairs_load}; energy: {w.method})")
         if projected:
             factor = instance.spec.vcpus / host_vcpus
             mean, lo, hi = mean * factor, lo * factor, hi * factor
             rates_full = [r * factor for r in rates_full]
             how = (f"projected (calibrated what-if): host measurement scaled by vCPUs "
-                   f"{instance.spec.vcpus}/{host_vcpus}; power from the catalog model; " + how)
+                   f"{instance.spec.vcpus}/{host_vcpus:g} (the host's vCPUs its threads occupied); power "
+                   "from the catalog model; " + how)
         return Performance(
             throughput_per_instance_per_s=mean,
             utilization=Utilization(accelerator=1.0 if device == "cuda" else 0.0, cpu=1.0, memory=1.0,
@@ -502,7 +559,7 @@ class ReferenceBackend:
                                  "catalog power model (projection; nothing measured)",
                                  energy_provenance=w.energy_provenance if not projected else "modelled",
                                  other_cpu_pct_before=w.other_cpu_pct_before,
-                                 other_cpu_pct_during=w.other_cpu_pct_during,
+                                 other_cpu_pct_during=during,
                                  throughput_cv_pct=cv, warnings=warnings,
                                  cpu_power_fallback=w.cpu_power_fallback if not projected else None,
                                  window_s=window_s if not projected else None),

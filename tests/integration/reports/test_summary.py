@@ -107,3 +107,19 @@ def test_a_whole_number_is_printed_in_full():
 
     assert number(2048) == "2,048" and number(2048.0) == "2,048" and number(256) == "256"
     assert number(478123.4) == "478,000" and number(0.0597) == "0.0597" and number(0) == "0"
+
+
+def test_a_modelled_host_draw_is_not_called_a_meter_reading():
+    """A host measured without an energy counter (no RAPL on a VM) has its draw from codecarbon's TDP
+    and RAM models: its power basis is 'measured' (the host's own reading is counted), and the line
+    says that reading is a model's, not a meter's."""
+    rows, s = _run("layoutlm_realtime.yaml")
+    rows = copy.deepcopy(rows)
+    first = rows[0]["config_id"]
+    rows[0] |= {"power_basis": "measured", "energy_provenance": "modelled"}
+    line = format_summary(rows, s, width=120).splitlines()[2]
+    assert line.startswith("power basis: ")
+    assert line.endswith(f"; {first}: the host's draw is codecarbon's model where it read no energy counter "
+                         "(energy_provenance; power_method says how), an estimate, not a meter reading")
+    rows[0]["energy_provenance"] = "measured"  # RAPL or NVML counters: nothing to add
+    assert "not a meter reading" not in format_summary(rows, s, width=120)

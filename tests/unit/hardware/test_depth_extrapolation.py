@@ -1,6 +1,7 @@
 """Full-depth rates from a shallow measurement: what is not a layer is paid once, and a layer's share
 of a step is read from alternated pairs of steps."""
 
+import statistics
 import time
 from types import SimpleNamespace
 
@@ -47,6 +48,7 @@ def _busy(seconds):
         t = time.perf_counter() + seconds
         while time.perf_counter() < t:
             pass
+        return 0.0  # seconds not to count (torch_ref.Step): none
     return step
 
 
@@ -54,7 +56,8 @@ def test_paired_steps_alternate_and_time_each_side():
     calls = []
     lo, hi = _busy(0.001), _busy(0.002)
     spec = SimpleNamespace(warmup_s=0.0, min_window_s=0.01, repetitions=2, min_batches=2)
-    pairs = paired_steps(lambda: (calls.append("lo"), lo()), lambda: (calls.append("hi"), hi()), 4, spec, "t")
+    pairs = paired_steps(lambda: (calls.append("lo"), lo())[1], lambda: (calls.append("hi"), hi())[1],
+                         4, spec, "t")
     assert len(pairs) >= 10  # repetitions x max(min_batches, 5)
     assert calls[2:10] == ["lo", "hi", "hi", "lo", "lo", "hi", "hi", "lo"]  # after the warm-up pair
     assert sum(b > a for a, b in pairs) > len(pairs) / 2  # (lo, hi): a busy host may preempt one
@@ -99,3 +102,20 @@ def test_a_cuda_memory_check_hands_back_cached_blocks_first(monkeypatch, release
     else:
         with pytest.raises(BackendError, match="24.0 GiB free"):
             torch_ref.check_memory(job, "cuda")
+
+
+def test_seconds_a_step_leaves_out_are_not_timed():
+    """A training step says how much of its time the workload does not spend (all but its share of an
+    AdamW step): windows and alternated pairs time the rest. Here 15 of each 20 ms step."""
+    from ecobench.hardware.backends.torch_ref import _window
+
+    busy = _busy(0.02)
+
+    def step():
+        busy()
+        return 0.015
+
+    spec = SimpleNamespace(warmup_s=0.0, min_window_s=0.2, repetitions=1, min_batches=2)
+    assert _window(step, 4, spec) > 400  # 4 samples in 5 ms: 800/s; all 20 ms timed: 200/s
+    pairs = paired_steps(step, step, 4, spec, "t")
+    assert statistics.median(t for pair in pairs for t in pair) < 0.01  # 5 ms, not 20 ms

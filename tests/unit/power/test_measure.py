@@ -2,7 +2,7 @@
 
 from types import SimpleNamespace
 
-from ecobench.measure.codecarbon_meter import Tracker
+from ecobench.measure.codecarbon_meter import CPU_MODES, Tracker
 
 
 def _tracker(*hardware):
@@ -12,8 +12,10 @@ def _tracker(*hardware):
 
 
 class CPU:
-    def __init__(self, mode):
+    def __init__(self, mode, tdp=None, model=None):
         self._mode = mode
+        if tdp is not None:  # the TDP codecarbon scales, and the CPU model it looked it up for
+            self._tdp, self._model = tdp, model
 
 
 class RAM:
@@ -78,3 +80,32 @@ def test_measuring_without_codecarbon_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "codecarbon", None)  # import codecarbon -> ImportError
     with pytest.raises(BackendError, match=r"\[torch\]'.*track_energy: false"):
         require_codecarbon()
+
+
+def test_the_tdp_behind_a_cpu_model_and_its_source_are_said():
+    """codecarbon scales a TDP by the load: which TDP, and whether it is its table's figure for this
+    CPU or its per-thread default for a CPU it does not know (said by codecarbon in a log line only)."""
+    import pytest
+
+    pytest.importorskip("codecarbon")
+    unknown = _tracker(CPU("cpu_load", 8, "Intel(R) Xeon(R) Processor")).power_method
+    assert unknown.startswith("CPU power: TDP × load model, no RAPL (this process's CPU time; TDP 8 W, "
+                              "codecarbon's default of ")
+    assert unknown.endswith(" W a thread: its table lacks the Intel(R) Xeon(R) Processor)")
+    known = _tracker(CPU("cpu_load", 300, "Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz")).power_method
+    assert known.endswith("TDP 300 W, codecarbon's table figure for the Intel(R) Xeon(R) Platinum 8375C CPU "
+                          "@ 2.90GHz (whole packages))")
+    assert _tracker(CPU("intel_rapl", 300, "x")).power_method == CPU_MODES["intel_rapl"]
+
+
+def test_the_ram_models_floor_is_said():
+    """codecarbon's RAM model is a draw a DIMM with at least two DIMMs on x86: a process holding a
+    few hundred MB reads 10 W, more than this host's modelled CPU; 'this process's memory' alone hid it."""
+    import pytest
+
+    pytest.importorskip("codecarbon")
+    from codecarbon.external.ram import RAM_SLOT_POWER_X86
+
+    assert _tracker(RAM()).power_method == (
+        f"RAM power: codecarbon model ({RAM_SLOT_POWER_X86:g} W a DIMM, DIMMs guessed from this process's "
+        f"memory; at least 2, {2 * RAM_SLOT_POWER_X86:g} W, whatever it holds)")

@@ -93,3 +93,28 @@ def test_zeus_is_opened_for_the_gpu_only_and_says_whether_it_reads_a_counter(mon
     assert why == "" and meter is not None
     assert seen["gpu_indices"] == [1] and seen["cpu_indices"] == []  # the CPU stays with codecarbon
     assert meter.method == (ZEUS_COUNTER if counter else ZEUS_SAMPLED) and meter.counter is counter
+
+
+@pytest.mark.parametrize(("row", "field", "shown"), [
+    ("1.0,rep0,2.0,abc", "gpu0_energy", "'abc'"),  # not a number
+    ("1.0,rep0,2.0,", "gpu0_energy", "''"),  # empty
+    ("1.0,rep0,2.0", "gpu0_energy", "''"),  # a short row
+    ("1.0,rep0,2.0,nan", "gpu0_energy", "'nan'"),  # NaN would reach the row's draw
+    ("1.0,rep0,2.0,-5", "gpu0_energy", "'-5'"),  # a counter does not run backwards
+    ("1.0,rep0,0,410.5", "elapsed_time", "'0'"),  # a window of no length: a draw of inf W
+    ("1.0,rep0,inf,410.5", "elapsed_time", "'inf'"),
+])
+def test_a_corrupted_zeus_log_names_the_file_line_and_field(tmp_path, row, field, shown):
+    log = tmp_path / "zeus.csv"
+    log.write_text("start_time,window_name,elapsed_time,gpu0_energy\n1700000000.0,rep0,2.0,410.5\n"
+                   f"{row}\n")
+    with pytest.raises(InputError) as err:
+        ReplayZeusMonitor.from_log(log)
+    assert str(err.value).startswith(f"{log}: line 3: field {field} is {shown}; allowed: ")
+
+
+def test_a_zeus_log_column_that_names_no_gpu_is_bad_input(tmp_path):
+    log = tmp_path / "zeus.csv"
+    log.write_text("start_time,window_name,elapsed_time,gpuX_energy\n1700000000.0,rep0,2.0,410.5\n")
+    with pytest.raises(InputError, match=r"zeus\.csv: column 'gpuX_energy'; allowed: gpu<i>_energy"):
+        ReplayZeusMonitor.from_log(log)

@@ -1,5 +1,6 @@
 """The reference backend really runs a (tiny) model and measures it."""
 
+import dataclasses
 import statistics
 import sys
 
@@ -86,6 +87,51 @@ def test_training_steps_and_projection_are_labelled():
         samples = df.loc[cid, "samples"]
         assert len(samples["energy_kwh"]) == 3 and len(samples["duration_h"]) == 3
     assert df.loc["c7g", "energy_provenance"] == "modelled"
+    # the scenario's global batch of 64 is 16 micro-batches of 4 on one instance: one AdamW step each
+    assert "batch 4, an AdamW step's time counted at 0.0625 of each micro-batch's (global batch 64 over " \
+           "1 instance(s))" in df.loc["host", "method"]
+
+
+@pytest.mark.parametrize(("mode", "batch", "instances", "global_batch", "share"), [
+    ("training", 4, 1, 64, 1 / 16), ("training", 4, 4, 64, 1 / 4), ("training", 4, 1, 2, 1.0),
+    ("training", 4, 1, 4, 1.0), ("inference", 4, 1, None, 1.0)])
+def test_optimizer_share_follows_the_global_batch(mode, batch, instances, global_batch, share):
+    from ecobench.hardware.backends.base import Job
+    from ecobench.hardware.backends.torch_ref import optimizer_share
+
+    arch = _scenario([{"id": "h", "instance_type": "local", "backend": "reference"}]).workload.arch()
+    job = Job(arch=arch, mode=mode, seq_len=64, batch_size=batch, dtype="fp32", instances=instances,
+              global_batch_size=global_batch)
+    assert optimizer_share(job) == share
+
+
+def test_a_training_step_counts_only_its_share_of_the_optimizer_step(monkeypatch):
+    """A micro-batch of 4 in a global batch of 64 takes a sixteenth of an AdamW step: the step says
+    the rest of the optimizer's time (here at least 50 ms, slowed on purpose) is not the workload's,
+    and a window's rate leaves it out. Before 2026-11-29 every micro-batch paid a whole AdamW step:
+    on a 2-layer BERT-base at batch 4 x 128 tokens a third of a step's time on this 2-vCPU host."""
+    import time
+
+    import torch
+
+    from ecobench.hardware.backends import torch_ref
+    from ecobench.hardware.backends.base import Job
+
+    arch = _scenario([{"id": "h", "instance_type": "local", "backend": "reference"}]).workload.arch()
+    adamw_step = torch.optim.AdamW.step
+
+    def slow_step(self, *a, **k):
+        time.sleep(0.05)
+        return adamw_step(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.AdamW, "step", slow_step)
+    job = Job(arch=arch, mode="training", seq_len=64, batch_size=4, dtype="fp32", global_batch_size=64,
+              device="cpu")
+    step, per_step = torch_ref.make_step(job, "cpu")
+    left_out = step()
+    assert per_step == 4 and left_out >= 0.05 * 15 / 16
+    whole = dataclasses.replace(job, global_batch_size=4)  # an optimizer step every micro-batch
+    assert torch_ref.make_step(whole, "cpu")[0]() == 0.0
 
 
 @pytest.fixture
@@ -97,6 +143,33 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def test_projection_scales_by_the_vcpus_the_threads_occupied(one_thread):
+    """One PyTorch thread occupies one core's vCPUs, not the whole host: a projection to an 8-vCPU
+    instance scales the measurement by 8 over those, and the method says how many threads ran."""
+    import os
+
+    import psutil
+
+    s = _scenario([{"id": "c6i", "instance_type": "c6i.2xlarge", "backend": "reference", "device": "cpu"}])
+    row = evaluate(s).iloc[0]
+    occupied = (os.cpu_count() or 1) / (psutil.cpu_count(logical=False) or os.cpu_count() or 1)
+    assert f"scaled by vCPUs 8/{occupied:g} (the host's vCPUs its threads occupied)" in row.method
+    assert "1 PyTorch thread on a host of " in row.method
+
+
+@pytest.mark.parametrize(("threads", "occupied"), [(8, 16), (4, 8), (1, 2), (32, 16)])
+def test_vcpus_occupied_by_threads_on_a_hyperthreaded_host(monkeypatch, threads, occupied):
+    """16 vCPUs on 8 cores: PyTorch's default of a thread a core occupies them all."""
+    import psutil
+
+    from ecobench.hardware.backends import torch_ref
+
+    monkeypatch.setattr(torch_ref.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(psutil, "cpu_count", lambda logical=True: 16 if logical else 8)
+    used, words = torch_ref.host_vcpus_used(threads)
+    assert used == occupied and words.endswith("on a host of 16 vCPUs, 8 cores")
 
 
 @pytest.mark.slow
@@ -130,6 +203,54 @@ def test_depth_extrapolation_matches_full_depth_within_15pct(one_thread):
     ratio = statistics.median(t_part) / statistics.median(t_full)
     print("RATIO", ratio)
     assert ratio == pytest.approx(1.0, rel=0.15), (t_full, t_part)
+
+
+def test_the_warm_up_runs_right_before_the_first_window(monkeypatch):
+    """The energy meter's set-up (1.7 s the first time in a process on this host, 2026-11-29:
+    codecarbon reads its CPU table) comes before the warm-up, not between it and the first window."""
+    from types import SimpleNamespace
+
+    from ecobench.hardware.backends import torch_ref
+
+    events = []
+
+    class Tracker(torch_ref.Tracker):
+        def __init__(self):
+            events.append("meter set up")
+            super().__init__()
+
+    def warm_up(step, seconds):
+        warm_up_was(step, seconds)
+        events.append("warm-up")
+
+    def window(step, samples_per_step, spec):
+        events.append("window")
+        return window_was(step, samples_per_step, spec)
+
+    warm_up_was, window_was = torch_ref._warm_up, torch_ref._window
+    monkeypatch.setattr(torch_ref, "Tracker", Tracker)
+    monkeypatch.setattr(torch_ref, "_warm_up", warm_up)
+    monkeypatch.setattr(torch_ref, "_window", window)
+    spec = SimpleNamespace(warmup_s=0.0, min_window_s=0.01, min_batches=1, repetitions=2)
+    w = torch_ref.measure(lambda: 0.0, 1, spec, "t", track_energy=True)
+    assert events == ["meter set up", "warm-up", "window", "window"] and len(w.energy) == 2
+
+
+def test_load_while_the_alternated_steps_ran_makes_the_row_noisy(monkeypatch):
+    """The alternated 1- and k-layer steps set every window's depth factor, so the host's load while
+    they run counts as the windows' does. On this host (2026-11-29, scenarios/local_measure.yaml) they
+    ran 5.6 times slower than the windows, loaded by other jobs, while the row read 3% during."""
+    from ecobench.hardware.backends import torch_ref
+
+    reads = iter([0.0, 0.0, 0.0, 60.0])  # the three windows quiet, then the alternated steps loaded
+    monkeypatch.setattr(torch_ref, "probe_other_cpu_pct", lambda: 0.0)
+    monkeypatch.setattr(torch_ref, "other_cpu_pct", lambda a, b: next(reads))
+    s = _scenario([{"id": "h", "instance_type": "local", "backend": "reference", "device": "cpu",
+                    "layers": 2}], measurement=FAST | {"track_energy": False, "gemm_s": 0})
+    row = evaluate(s).iloc[0]
+    assert row.host_other_cpu_pct_during == 60.0
+    assert "other processes used 60% of the host's CPU while measuring" in row.measurement_warnings
+    assert "of the CPU before, 60% during (60% during the alternated steps)" in row.method
 
 
 def test_unsupported_precision_and_projection_to_accelerator():
