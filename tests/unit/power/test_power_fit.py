@@ -151,6 +151,30 @@ def test_a_held_out_band_weighs_each_other_group_the_same():
     assert all(r.high_w / r.predicted_w == pytest.approx(r.predicted_w / r.low_w) for r in rows)
 
 
+def test_a_held_out_band_rests_on_no_fit_that_saw_its_group():
+    """The other groups' errors that set a group's band are each predicted without that group too:
+    its own measured watts reach neither its prediction nor its band (until 2026-11-29 they came from
+    fits that kept it, and raising one group's draws by half widened its own band by up to 190%)."""
+    truth = {"compute": 0.9, "memory": 0.7, "sync": 0.8, "stall": stall_draw()}
+    grid = [(0.8, 0.1, 0.0, 0.1), (0.2, 0.6, 0.0, 0.2), (0.5, 0.0, 0.5, 0.0), (0.1, 0.1, 0.0, 0.8)]
+    feats = [_feature(i, g, s, truth) for g in ("a", "b", "c", "d") for i, s in enumerate(grid)]
+    feats = [f if f.group != "b" else Features(f.point, "b", f.shares, f.idle_w, f.max_w, False, f.devices,
+                                               f.measured_w * 1.1, f.host_w) for f in feats]
+
+    def of_c(scale: float) -> list[float]:
+        fs = [f if f.group != "c" else Features(f.point, "c", f.shares, f.idle_w, f.max_w, False, f.devices,
+                                                f.measured_w * scale, f.host_w) for f in feats]
+        return [w for r in holdout(tuple(fs)) if r.group == "c" for w in (r.predicted_w, r.low_w, r.high_w)]
+
+    assert of_c(1.5) == pytest.approx(of_c(1.0), rel=1e-9)
+    others = [w for r in holdout(tuple(feats)) if r.group != "c" for w in (r.low_w, r.high_w)]
+    moved = [f if f.group != "c" else Features(f.point, "c", f.shares, f.idle_w, f.max_w, False, f.devices,
+                                               f.measured_w * 1.5, f.host_w) for f in feats]
+    # ... while the other groups' bands, which c's errors set, move
+    assert [w for r in holdout(tuple(moved)) if r.group != "c" for w in (r.low_w, r.high_w)] != \
+        pytest.approx(others)
+
+
 def test_packaged_power_model_holds_a_fresh_fit():
     """power_model.yaml's draws and host scale are tools/power_refit.py's (rerun it after editing the
     corpus): central to 1e-3, ranges the leave-one-group-out refits."""
