@@ -37,3 +37,23 @@ def scenario_dict() -> dict:
         ],
         "baseline": "b",
     }
+
+
+# A sweep row that a regression pushes off the rows results.json shows (the T4 drawing 2 kW:
+# g4dn.xlarge_fp16_eu-north-1 x16 the energy): it stays in results.csv only.
+HOT_SWEEP_ROW = "g4dn.xlarge_fp16_eu-north-1"
+
+
+def sweep_runs_with_a_hot_t4(tmp_path: Path) -> tuple[Path, Path]:
+    """(layoutlm_sweep's run, the same with the T4 at 300-2,000 W): run directories under ``tmp_path``."""
+    import yaml
+
+    from ecobench.cli import main
+
+    s = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
+    s["overrides"] = {"accelerator_power_w": {"t4": {"idle_w": 300, "max_w": 2000}}}
+    (tmp_path / "hot.yaml").write_text(yaml.safe_dump(s))
+    base, hot = tmp_path / "base", tmp_path / "hot"
+    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(base)]) == 0
+    assert main(["run", str(tmp_path / "hot.yaml"), "-q", "--out", str(hot)]) == 0
+    return base, hot

@@ -244,13 +244,10 @@ def test_a_sweep_row_only_one_results_json_shows_is_read_from_the_other_results_
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The T4 drawing 2 kW pushes g4dn.xlarge_fp16_eu-north-1 off the rows B's results.json shows:
     compare listed it as '(removed)' though B's results.csv holds it, 16 times the energy."""
-    s = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
-    s["overrides"] = {"accelerator_power_w": {"t4": {"idle_w": 300, "max_w": 2000}}}
-    (tmp_path / "hot.yaml").write_text(yaml.safe_dump(s))
-    a, b = tmp_path / "a", tmp_path / "b"
-    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(a)]) == 0
-    assert main(["run", str(tmp_path / "hot.yaml"), "-q", "--out", str(b)]) == 0
-    cid = "g4dn.xlarge_fp16_eu-north-1"
+    from tests.conftest import HOT_SWEEP_ROW as cid
+    from tests.conftest import sweep_runs_with_a_hot_t4
+
+    a, b = sweep_runs_with_a_hot_t4(tmp_path)
     assert cid not in {r["config_id"] for r in load(b)["rows"]}
     capsys.readouterr()
     assert main(["compare", str(a), str(b), "--markdown"]) == 0

@@ -380,17 +380,10 @@ def test_a_sweep_row_that_leaves_the_results_json_is_gated_from_results_csv(tmp_
     that pushes a shown configuration off them (the T4 drawing 2 kW: g4dn.xlarge_fp16_eu-north-1 x16
     the energy) took its row out of results.json, and the gate listed it as 'removed since the
     baseline, not gated' and passed (exit 0); the row is in the run's results.csv, and is gated."""
-    import yaml
+    from tests.conftest import HOT_SWEEP_ROW as cid
+    from tests.conftest import sweep_runs_with_a_hot_t4
 
-    from tests.conftest import SCENARIOS
-
-    s = yaml.safe_load((SCENARIOS / "layoutlm_sweep.yaml").read_text())
-    s["overrides"] = {"accelerator_power_w": {"t4": {"idle_w": 300, "max_w": 2000}}}
-    (tmp_path / "hot.yaml").write_text(yaml.safe_dump(s))
-    base, hot = tmp_path / "base", tmp_path / "hot"
-    assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(base)]) == 0
-    assert main(["run", str(tmp_path / "hot.yaml"), "-q", "--out", str(hot)]) == 0
-    cid = "g4dn.xlarge_fp16_eu-north-1"
+    base, hot = sweep_runs_with_a_hot_t4(tmp_path)
     shown = lambda run: {r["config_id"] for r in json.loads((run / "results.json").read_text())["rows"]}  # noqa: E731
     assert cid in shown(base) and cid not in shown(hot)  # the case: in results.csv only
     assert main(["baseline", str(base), "--to", str(tmp_path / "b.json")]) == 0
