@@ -77,7 +77,25 @@ def row_warnings(rows: list[dict[str, Any]]) -> list[str]:
             out.append(f"{row['config_id']}: this host exposes no CPU energy counter (RAPL), so codecarbon "
                        "modelled the CPU's power from its TDP (x load) instead of measuring it "
                        "(cpu_power_fallback true; power_method says how)")
+    out += [f"{target} is under 1 ms (missed): latency targets are in milliseconds "
+            f"({value:g} s would be {fmt_num(value * 1000)} ms); check the unit"
+            for target, value in _sub_ms_targets(rows)]
     return out
+
+
+def _sub_ms_targets(rows: list[dict[str, Any]]) -> list[tuple[str, float]]:
+    """Each missed latency target under 1 ms (``("median_tpot_ms 0.05", 0.05)``), once: most likely
+    seconds written into a field in milliseconds."""
+    seen: dict[str, float] = {}
+    for row in rows:
+        for target, _ in slo_misses(row.get("slo")):
+            try:
+                value = float(target.rpartition(" ")[2].replace(",", ""))
+            except ValueError:
+                continue
+            if value < 1:
+                seen.setdefault(target, value)
+    return list(seen.items())
 
 
 def run_warnings(s: Scenario, rows: list[dict[str, Any]], noisy: bool = True) -> list[str]:

@@ -141,12 +141,30 @@ def _resolve_profile(s: Scenario, base_dir: Path | None, source: str) -> Scenari
         w.mode: spec.model_copy(update={"profile": profile})})})
 
 
+def _with_example_hint(exc: InputError, path: str | Path) -> InputError:
+    """A missing scenario file named as a packaged example (``scenarios/layoutlm_realtime.yaml``
+    run outside a checkout, or from another folder) says how to get it: the README's first command
+    fails that way after a pip install."""
+    if not str(exc).endswith(": no such scenario file"):
+        return exc
+    from ecobench.scenario import examples
+
+    name = Path(path).name.removesuffix(".yaml")
+    if name not in examples.names():
+        return exc
+    return InputError(f"{exc}; {name} is a packaged example: `ecobench examples {name} --to .` writes "
+                      f"it into the current folder, then `ecobench run {name}.yaml`")
+
+
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario YAML file (regular file, size cap, strict YAML: ecobench.io.yamlio);
     a local config.json it names is read relative to it. A file ecobench writes or reads elsewhere (a
     run's results.json, a baseline, calibration points) is named as what it is: its validation as a
     scenario would list every scenario field as missing."""
-    doc = load_yaml(path, "scenario")
+    try:
+        doc = load_yaml(path, "scenario")
+    except InputError as exc:
+        raise _with_example_hint(exc, path) from None
     if isinstance(doc, dict) and "workload" not in doc:
         kind = doc.get("kind")
         if kind == RESULTS_KIND:

@@ -85,6 +85,17 @@ def test_missing_file(tmp_path, capsys):
     assert "no such scenario file" in capsys.readouterr().err
 
 
+def test_missing_example_path_says_how_to_get_it(tmp_path, capsys, monkeypatch):
+    # the README's `ecobench run scenarios/layoutlm_realtime.yaml`, run outside a checkout
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "scenarios/layoutlm_realtime.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "scenarios/layoutlm_realtime.yaml: no such scenario file; layoutlm_realtime is a packaged " \
+           "example: `ecobench examples layoutlm_realtime --to .`" in err, err
+    assert main(["run", "scenarios/not_an_example.yaml"]) == 2  # no hint for a name that is no example
+    assert capsys.readouterr().err.rstrip().endswith("no such scenario file")
+
+
 def test_invalid_yaml(tmp_path, capsys):
     _bad(tmp_path, capsys, "name: [unclosed\n", "invalid YAML")
 

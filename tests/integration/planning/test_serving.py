@@ -133,6 +133,18 @@ def test_a_latency_target_one_configuration_cannot_reach_leaves_its_row_marked_a
     assert {r["config_id"] for r in ev.recommendations} <= {"inf1"}
 
 
+def test_a_target_under_a_millisecond_says_the_unit_once():
+    """latency_ms_p99: 0.05 (seconds written into a field in milliseconds) is missed by every
+    configuration; one warning, not one per row, says the unit."""
+    from ecobench.planning.evaluate import evaluate_all, row_warnings
+
+    warns = row_warnings(evaluate_all(_layoutlm(0.05)).rows)
+    unit = [w for w in warns if "latency targets are in milliseconds" in w]
+    assert unit == ["latency_ms_p99 0.05 is under 1 ms (missed): latency targets are in milliseconds "
+                    "(0.05 s would be 50 ms); check the unit"], warns
+    assert not [w for w in row_warnings(evaluate_all(_layoutlm(22)).rows) if "milliseconds" in w]
+
+
 def test_a_draw_too_slow_for_the_target_needs_no_latency_instances():
     """The Monte Carlo's latency sizing gave a draw that misses the target at any load its least-latency
     load, near no load for a batch of 1: thousands of instances. It now needs none for the target (0):
