@@ -703,7 +703,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     r.add_argument("--format", choices=["csv", "parquet"], default="csv",
                    help="every row as results.csv (default) or results.parquet, for large sweeps "
-                        "(needs pyarrow: pip install 'ecobench-ml[parquet]')")
+                        "(needs pyarrow: pip install 'ecobench-ml[parquet]', or -e '.[parquet]' in a "
+                        "checkout)")
     r.set_defaults(func=cmd_run)
 
     ex = add("examples", help="list the example scenarios, print one, or write one into a folder",

@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ecobench.version import DISTRIBUTION
+from ecobench.version import install_extra
 
 __all__ = ["ZEUS_COUNTER", "ZEUS_SAMPLED", "GpuMeter", "GpuWindow", "WindowMonitor", "open_zeus"]
 
 ZEUS_COUNTER = "Zeus (NVML energy counter)"
 ZEUS_SAMPLED = "Zeus (NVML power samples integrated: this GPU has no energy counter)"
-GPU_EXTRA_HINT = f"pip install '{DISTRIBUTION}[gpu]'"
+GPU_EXTRA_HINT = install_extra("gpu")
 J_PER_KWH = 3.6e6
 
 

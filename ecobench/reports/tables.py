@@ -7,6 +7,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ecobench.version import install_extra
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -85,7 +87,7 @@ def expand_keys(rows: list[dict[str, Any]], sources: dict[str, str] | None) -> l
              for k, v in r.items()} for r in rows]
 
 
-PARQUET_EXTRA = "pip install 'ecobench-ml[parquet]'"
+PARQUET_EXTRA = install_extra("parquet")
 TABLE_FORMATS = ("csv", "parquet")
 
 

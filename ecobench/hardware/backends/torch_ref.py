@@ -39,12 +39,12 @@ from ecobench.measure.defaults import MIN_PAIRS_PER_WINDOW
 from ecobench.measure.hostload import CpuClock, cv_pct, other_cpu_pct, probe_other_cpu_pct, quality_warnings
 from ecobench.measure.zeus_meter import GpuMeter, open_zeus
 from ecobench.units import DEFAULT_REQUEST_BYTES_PER_TOKEN
-from ecobench.version import DISTRIBUTION
+from ecobench.version import install_extra
 from ecobench.workloads.architecture import Architecture
 from ecobench.workloads.hf_config import to_transformers_config
 from ecobench.workloads.transformer import build_kernels, totals
 
-EXTRA_HINT = f"the reference backend needs PyTorch and transformers: pip install '{DISTRIBUTION}[torch]'"
+EXTRA_HINT = f"the reference backend needs PyTorch and transformers: {install_extra('torch')}"
 
 
 def require_torch() -> tuple[Any, Any]:

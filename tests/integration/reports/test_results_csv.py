@@ -138,6 +138,21 @@ def test_parquet_without_pyarrow_is_one_line_and_writes_nothing(
                  "--out", str(out), "--results", str(tmp_path / "results")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "ecobench-ml[parquet]" in err and "Traceback" not in err
+    assert "in a checkout pip install -e '.[parquet]'" in err  # ecobench-ml is not on PyPI yet
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_reference_backend_without_torch_names_the_checkout_install_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain install running local_measure.yaml was told `pip install 'ecobench-ml[torch]'`, which
+    finds no version while ecobench-ml is not published; the checkout's command is named too."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    assert main(["run", str(SCENARIOS / "local_measure.yaml"), "-q", "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "pip install 'ecobench-ml[torch]', or in a checkout pip install -e '.[torch]'" in err, err
     assert list(tmp_path.iterdir()) == []
 
 
