@@ -832,7 +832,7 @@ def build_parser() -> argparse.ArgumentParser:
     wl.add_argument("--arch", type=_path, metavar="FILE",
                     help="a YAML file with an architecture block (layers, hidden_size, heads, ...), the "
                          "block's fields alone, or a scenario")
-    wl.add_argument("--seq-len", type=int,
+    wl.add_argument("--seq-len", type=_integer("Tokens"),
                     help="sequence length (default: the model's longest, at most 2048)")
     wl.add_argument("--task", choices=["pretrain", "classification"],
                     help="pretrain (MLM+NSP heads for encoders, LM head for decoders) or "

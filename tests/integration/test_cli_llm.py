@@ -108,6 +108,15 @@ def test_workload_command(capsys):
     assert main(["workload", "gpt3-175b"]) == 0
     assert "174,604,259,328" in capsys.readouterr().out
     assert main(["workload", "llama3-8b", "--seq-len", "100000"]) == 2
+    capsys.readouterr()
+    # as serve-point's --input-tokens says it, not argparse's "invalid int value: '8k'"
+    with pytest.raises(SystemExit) as e:
+        main(["workload", "llama3-8b", "--seq-len", "8k"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert "argument --seq-len: '8k' is not a number; allowed: an integer from 1 to" in err, err
+    assert main(["workload", "llama3-8b", "--seq-len", "8e3", "--format", "json"]) == 0  # as a scenario does
+    capsys.readouterr()
     config = SCENARIOS / "models" / "llama3-8b" / "config.json"
     assert main(["workload", str(config), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["params"] == 8_030_261_248
