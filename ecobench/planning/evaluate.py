@@ -243,6 +243,7 @@ def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, B
             if col is None:
                 col = table[name] = np.full(tb.length(table), np.nan)
             col[shown] = values
+        recs = recommendations(s, table)  # the same picks; now with what the bands say of their gains
     sweep_names = [k for k in table if k.startswith("sweep_")]
     for r, i in zip(rows, shown, strict=True):
         r["pareto"] = bool(table["pareto"][i])

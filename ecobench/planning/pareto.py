@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ecobench.power.scopes import co2_column, energy_column
+from ecobench.power.scopes import change_column, co2_column, energy_column
 
 if TYPE_CHECKING:
     from ecobench.scenario.model import Scenario
@@ -206,13 +206,16 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
     tiebreak = [cols[o.name] for o in objs][::-1]
     out = []
 
+    bands = _change_bands(s, t)
+
     def reason(i: int, lead: Objective) -> str:
         if i == base:  # "same cost for same CO2 ... against the baseline" reads as nonsense
             return f"{_describe(t, i)}: the baseline {s.baseline} already has the lowest {lead.words}"
         others = [o for o in picks if o.name != lead.name]
         changes = ", ".join(f"{_change(cols[o.name][i], cols[o.name][base])} {o.words}" for o in others)
         return (f"{_describe(t, i)}: {_change(cols[lead.name][i], cols[lead.name][base])} {lead.words} "
-                f"for {changes} against the baseline {s.baseline}{_basis_note(t, i, base)}")
+                f"for {changes} against the baseline {s.baseline}{_basis_note(t, i, base)}"
+                + _uncertain_gain(bands, i, lead))
 
     idx = np.flatnonzero(ok)
     for o in picks:
@@ -245,8 +248,56 @@ def recommendations(s: Scenario, t: Columns) -> list[dict[str, Any]]:
         names = ", ".join(o.words for o in picks)
         return [{"objective": "all", "config_id": s.baseline,
                  "reason": f"{_describe(t, base)}: the baseline is the best on every objective ({names}, "
-                           "and balanced); no configuration improves on it"}]
+                           "and balanced); no configuration improves on it"
+                           + _could_gain(t, bands, idx, base)}]
     return out
+
+
+def _change_bands(s: Scenario, t: Columns) -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
+    """Objective -> (its words, the 90% band's low and high of its change against the baseline, in %),
+    for the objectives whose change has a band in ``t`` (cost, CO2 and energy at the headline scope;
+    not in a sweep's streamed columns)."""
+    out = {}
+    for name, words, col in (("cost", "cost", "cost_change_pct"),
+                             ("co2", "CO2", change_column("co2", s.headline_scope)),
+                             ("energy", "energy", change_column("energy", s.headline_scope))):
+        if f"{col}_low" in t and f"{col}_high" in t:
+            out[name] = (words, t[f"{col}_low"].astype(float), t[f"{col}_high"].astype(float))
+    return out
+
+
+def _band_text(lo: float, hi: float) -> str:
+    return f"{lo:+.0f}% to {hi:+.0f}%"
+
+
+def _uncertain_gain(bands: dict[str, tuple[str, np.ndarray, np.ndarray]], i: int, lead: Objective) -> str:
+    """Where the 90% band of the pick's change in its own objective reaches above 0: the gain the
+    central values show may not be one."""
+    if lead.name not in bands:
+        return ""
+    words, lo, hi = bands[lead.name]
+    if not (np.isfinite(hi[i]) and np.isfinite(lo[i]) and hi[i] > 0):
+        return ""
+    return f"; its {words} change's 90% band is {_band_text(lo[i], hi[i])}: the gain is not certain"
+
+
+def _could_gain(t: Columns, bands: dict[str, tuple[str, np.ndarray, np.ndarray]], idx: np.ndarray,
+                base: int) -> str:
+    """Where the baseline leads every objective, the eligible rows whose 90% bands of a change reach
+    below 0: the ranking rests on the central values, which those bands do not settle."""
+    could = []
+    for i in idx:
+        if i == base:
+            continue
+        parts = [f"{words} {_band_text(lo[i], hi[i])}" for words, lo, hi in bands.values()
+                 if np.isfinite(lo[i]) and np.isfinite(hi[i]) and lo[i] < 0]
+        if parts:
+            could.append(f"{t['config_id'][i]} ({', '.join(parts)})")
+    if not could:
+        return ""
+    return ("; within their 90% bands the changes of " + "; ".join(could[:3])
+            + (f" and {len(could) - 3} more" if len(could) > 3 else "") + " reach below the baseline's: "
+            "the central values rank the baseline first; the bands do not settle it")
 
 
 def _basis_note(t: Columns, i: int, base: int) -> str:

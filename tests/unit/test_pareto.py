@@ -125,6 +125,45 @@ def test_an_objective_the_baseline_wins_says_the_baseline_is_already_best():
     assert recs["latency"]["reason"].endswith("+639% cost, +183% CO2, +110% energy against the baseline b")
 
 
+def _with_bands(t, **bands):
+    for col, (lo, hi) in bands.items():
+        t[f"{col}_low"], t[f"{col}_high"] = np.array(lo, float), np.array(hi, float)
+    return t
+
+
+def test_a_pick_whose_gain_the_90_pct_band_does_not_settle_says_so():
+    """User26, 2026-11-29: a pick's -8% CO2 whose 90% band is -43% to +30% read as a gain like any
+    other. The pick is the same; its reason says the band reaches above 0 (and says nothing where it
+    does not)."""
+    from ecobench.planning.pareto import recommendations
+
+    t = _with_bands(_table([5360, 39600], [700, 741], [1000, 2100], [41.4, 16.1]),
+                    cost_change_pct=([-90, 0], [-80, 0]), co2_change_pct=([-43, 0], [30, 0]),
+                    energy_change_pct=([-60, 0], [-40, 0]))
+    recs = {r["objective"]: r for r in recommendations(_serving_scenario(), t)}
+    assert recs["co2"]["config_id"] == "a"
+    assert recs["co2"]["reason"].endswith(
+        "; its CO2 change's 90% band is -43% to +30%: the gain is not certain")
+    assert "not certain" not in recs["cost"]["reason"] and "not certain" not in recs["energy"]["reason"]
+    plain = {r["objective"]: r for r in recommendations(_serving_scenario(), _table(
+        [5360, 39600], [700, 741], [1000, 2100], [41.4, 16.1]))}
+    assert {k: r["config_id"] for k, r in plain.items()} == {k: r["config_id"] for k, r in recs.items()}
+    assert not any("90% band" in r["reason"] for r in plain.values())  # no bands (draws: 0): no clause
+
+
+def test_a_baseline_best_on_everything_names_the_rows_its_bands_do_not_rule_out():
+    from ecobench.planning.pareto import recommendations
+
+    t = _with_bands(_table([5360, 5200], [262, 250], [1000, 990], [41.4, 16.1]),
+                    cost_change_pct=([-31, 0], [51, 0]), co2_change_pct=([2, 0], [30, 0]),
+                    energy_change_pct=([-5, 0], [20, 0]))
+    (rec,) = recommendations(_serving_scenario(), t)
+    assert rec["objective"] == "all" and rec["config_id"] == "b"
+    assert rec["reason"].endswith(
+        "; within their 90% bands the changes of a (cost -31% to +51%, energy -5% to +20%) reach below the "
+        "baseline's: the central values rank the baseline first; the bands do not settle it")
+
+
 def test_rows_with_equal_objectives_share_their_pareto_rank():
     """Two configurations with the same cost, CO2 and time per token (a bf16 and an fp16 row that plan
     alike) are equally good: one rank for both (as scipy's rankdata 'min'), not 2 and 3 by row order,
