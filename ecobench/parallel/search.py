@@ -99,11 +99,16 @@ def context_options(phases: list[Phase], context: int | None = None) -> list[int
 
 def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | None,
                       max_nodes: int = 1, max_zero_stage: int = 3, context: int | None = None,
-                      pipelines: list[int] | None = None, idle: bool = False) -> Layouts:
+                      pipelines: list[int] | None = None, idle: bool = False,
+                      microbatches: list[int] | None = None, recomputes: tuple[str, ...] = SEARCHED_RECOMPUTE,
+                      zeros: tuple[int, ...] | None = None) -> Layouts:
     """Every valid layout on ``nodes`` instances, or on any count from 1 to ``max_nodes`` (context
     parallelism at :func:`context_options`; no offload: see :func:`with_offload`); pipeline degrees
     from ``pipelines`` (default: the divisors of the layers). With ``idle`` (and ``nodes``), layouts
-    that leave ranks idle: the largest data degree that fits and divides the global batch."""
+    that leave ranks idle: the largest data degree that fits and divides the global batch.
+    ``microbatches``, ``recomputes`` and ``zeros`` replace the search's own sets (powers of two up to
+    :data:`MAX_MICROBATCH`; :data:`SEARCHED_RECOMPUTE`; the platform's ZeRO stages, 0 alone on one
+    replica) with a configuration's stated values: a deadline search over a given layout's sizes."""
     w = phases[0].workload
     batches = [ph.workload.global_batch for ph in phases]
     g = int(np.gcd.reduce(batches))
@@ -129,11 +134,11 @@ def enumerate_layouts(phases: list[Phase], ranks_per_node: int, nodes: int | Non
                     n = nodes if nodes is not None and idle else tcp * d // ranks_per_node
                     if n < 1 or g % d:
                         continue
-                    for b in (2**k for k in range(7)):
-                        if b > MAX_MICROBATCH or (g // d) % b:
+                    for b in microbatches or [2**k for k in range(7)]:
+                        if (microbatches is None and b > MAX_MICROBATCH) or (g // d) % b:
                             continue
-                        for z in ZERO_STAGES[:max_zero_stage + 1] if d * c > 1 else (0,):
-                            for rc in (RECOMPUTE.index(r) for r in SEARCHED_RECOMPUTE):
+                        for z in zeros or (ZERO_STAGES[:max_zero_stage + 1] if d * c > 1 else (0,)):
+                            for rc in (RECOMPUTE.index(r) for r in recomputes):
                                 for e in experts:
                                     if d % e == 0:
                                         rows.append((t, p, d, z, rc, b, 1, n, e, c))

@@ -32,7 +32,15 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.parallel.layout import EXPERT_DISPATCHES, RECOMPUTE, SCHEDULES, Layout, nearest_divisor
+from ecobench.parallel.layout import (
+    EXPERT_DISPATCHES,
+    RECOMPUTE,
+    SCHEDULES,
+    SEARCHED_RECOMPUTE,
+    Layout,
+    divisors,
+    nearest_divisor,
+)
 from ecobench.parallel.memory import (
     DEFAULT_MEMORY_HEADROOM_PCT,
     Recipe,
@@ -339,9 +347,17 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
         raise InputError("with a deadline the data-parallel degree follows the instance count; remove it") \
             .in_config("parallelism.data")
     sp = cfg.parallelism if isinstance(cfg.parallelism, ParallelismSpec) else None
+    if sp is not None:
+        moe = phases[0].workload.arch.moe
+        _check_deadline_spec(sp, gbs, cl.max_zero_stage, moe.experts if moe else 1)
     L = enumerate_layouts(phases, cl.ranks_per_node, None, tr.max_instances, cl.max_zero_stage,
                           context=sp.context if sp else (1 if cfg.parallelism is None else None),
-                          pipelines=[sp.pipeline] if sp is not None else None)
+                          pipelines=[sp.pipeline] if sp is not None else None,
+                          # a given layout's own micro-batch, recomputation and ZeRO stage, not only
+                          # those the search tries (mb 3, selective_op and ZeRO-1 at one replica run)
+                          microbatches=[sp.microbatch] if sp is not None and sp.microbatch else None,
+                          recomputes=(sp.recompute,) if sp is not None else SEARCHED_RECOMPUTE,
+                          zeros=(sp.zero,) if sp is not None else None)
     if sp is not None:
         arch = phases[0].workload.arch
         found = layout_problems(phases, Layout(sp.tensor, sp.pipeline, 1, 0, sp.recompute, 1,
@@ -387,7 +403,16 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
     if not meets.any():
         i = ev.best()
         if i is None:  # nothing fits memory: no time to report
-            raise InputError(_deadline_message(tr, inst, cl, phases, ev)).in_config("instances")
+            msg = _deadline_message(tr, inst, cl, phases, ev)
+            if cfg.parallelism == "auto":
+                raise InputError(msg).in_config("instances")
+            # the configuration's layout is what does not fit, not the instance bound
+            held = (f"the given layout (only its data degree follows the instance count; "
+                    f"{_stated(sp)})" if sp is not None else
+                    "data parallelism over every rank (no parallelism given: TP1 PP1 ZeRO-0, "
+                    "recompute none)")
+            raise InputError(f"{msg} with {held}; change it, or use parallelism: auto"
+                             ).in_config("parallelism")
         # The fastest reachable, as a row that does not meet the deadline (meets_deadline false).
         return TrainingPlan(int(L.nodes[i]), L.layout(i), _deadline_message(tr, inst, cl, phases, ev),
                             _memory(ev, i), gbs)
@@ -416,6 +441,44 @@ def _for_deadline(tr: TrainingSpec, cfg: HardwareConfig, inst: Instance, cl: Clu
                  f"no pipeline degree dividing them fills {n} instances")
     return TrainingPlan(n, lay, f"deadline {tr.deadline_h:g} h: fewest instances that finish in time "
                                 f"({ev.total_s[i] / SECONDS_PER_HOUR:.1f} h{why}){note}", _memory(ev, i), gbs)
+
+
+def _check_deadline_spec(spec: ParallelismSpec, global_batches: tuple[int, ...], max_zero_stage: int,
+                         experts: int) -> None:
+    """Bad input where a given layout's ZeRO stage, micro-batch or expert degree runs at no instance
+    count (the deadline search sets the data degree): the field and what is allowed, not "no valid
+    layout of up to N instances"."""
+    if spec.zero > max_zero_stage:
+        allowed = ", ".join(map(str, range(max_zero_stage + 1)))
+        raise InputError(f"zero {spec.zero}: this platform's training libraries offer ZeRO stages up to "
+                         f"{max_zero_stage}; allowed: {allowed}").in_config("parallelism.zero")
+    g = math.gcd(*global_batches)
+    per_step = " and ".join(f"{b:,}" for b in dict.fromkeys(global_batches))
+    mb = spec.microbatch or 1
+    if spec.microbatch is not None and g % mb:
+        ok = divisors(g)
+        raise InputError(f"microbatch {mb} must divide the global batch ({per_step} sequences a step), "
+                         f"whatever the data degree; allowed: {_listed(ok)} (nearest valid: "
+                         f"{nearest_divisor(g, mb)})").in_config("parallelism.microbatch")
+    if spec.expert > 1 and (g // mb) % spec.expert:
+        ok = [e for e in divisors(experts) if (g // mb) % e == 0]
+        raise InputError(f"expert {spec.expert} must divide the data-parallel degree, which must divide the "
+                         f"global batch ({per_step} sequences) over microbatch {mb}: no instance count "
+                         f"runs it; allowed: expert {_listed(ok)}, or a smaller microbatch"
+                         ).in_config("parallelism.expert")
+
+
+def _stated(spec: ParallelismSpec) -> str:
+    """``tensor 1, pipeline 1, zero 0, recompute none, microbatch 3`` as a deadline search holds them."""
+    held = (f"tensor {spec.tensor}, pipeline {spec.pipeline}, context {spec.context}, zero {spec.zero}, "
+            f"recompute {spec.recompute}, offload {spec.offload}")
+    return held + (f", microbatch {spec.microbatch}" if spec.microbatch else "")
+
+
+def _listed(values: list[int]) -> str:
+    """``1, 2, 3, ... 1536`` for a long list."""
+    return ", ".join(map(str, values)) if len(values) <= 12 else (
+        ", ".join(map(str, values[:11])) + f", ... {values[-1]}")
 
 
 def _deadline_message(tr: TrainingSpec, inst: Instance, cl: Cluster, phases: list[Phase],

@@ -92,3 +92,39 @@ def test_tokens_and_sequences_agree():
     by_sequences = _rows(_scenario(total_tokens=None, total_sequences=1e6)).loc["a"]
     assert by_tokens.duration_h == pytest.approx(by_sequences.duration_h)
     assert by_tokens.tokens == pytest.approx(4096e6)
+
+
+def _deadline(parallelism, instance="p5.48xlarge", **training):
+    return _scenario(deadline_h=60, global_batch_size=1536, **training,
+                     configs=[{"id": "a", "instance_type": instance, "precision": "bf16",
+                               "parallelism": parallelism}])
+
+
+def test_deadline_runs_a_given_layout_the_search_would_not_try():
+    # mb 3 divides the 1,536-sequence batch and selective_op runs on NVIDIA GPUs: with instances given
+    # both run; the deadline search enumerated only its own micro-batches (powers of two up to 64) and
+    # recompute modes, and refused them as "no valid layout of up to 2048x p5.48xlarge".
+    r = _rows(_deadline({"tensor": 1, "recompute": "selective_op", "zero": 1})).loc["a"]
+    assert r.recompute == "selective_op" and r.duration_h <= 60
+    assert r.layout_choice.startswith("deadline 60 h")
+    r = _rows(_deadline({"tensor": 4, "recompute": "full", "zero": 1, "microbatch": 3})).loc["a"]
+    assert r.microbatch == 3 and r.tensor_parallel == 4 and r.duration_h <= 60
+
+
+@pytest.mark.parametrize(("parallelism", "instance", "field", "allowed"), [
+    ({"tensor": 1, "microbatch": 5}, "p5.48xlarge", "parallelism.microbatch", "allowed: 1, 2, 3, 4, 6, 8"),
+    ({"tensor": 8, "zero": 3}, "trn1.32xlarge", "parallelism.zero", "allowed: 0, 1"),
+])
+def test_deadline_names_the_given_field_that_no_instance_count_mends(parallelism, instance, field, allowed):
+    with pytest.raises(InputError) as e:
+        _rows(_deadline(parallelism, instance))
+    msg = str(e.value)
+    assert f"configs[0].{field}:" in msg and allowed in msg and "no valid layout of up to" not in msg
+
+
+def test_deadline_with_a_given_layout_that_never_fits_blames_the_layout():
+    with pytest.raises(InputError) as e:
+        _rows(_deadline({"tensor": 1, "microbatch": 16}))
+    msg = str(e.value)
+    assert "configs[0].parallelism:" in msg and "fits device memory" in msg
+    assert "microbatch 16" in msg and "parallelism: auto" in msg
