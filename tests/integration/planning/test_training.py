@@ -128,3 +128,17 @@ def test_deadline_with_a_given_layout_that_never_fits_blames_the_layout():
     msg = str(e.value)
     assert "configs[0].parallelism:" in msg and "fits device memory" in msg
     assert "microbatch 16" in msg and "parallelism: auto" in msg
+
+
+def test_mfu_counts_the_ranks_the_layout_uses_not_the_idle_ones():
+    # 25 p4d (200 A100s) with a 1,024-sequence batch: DP128, 72 ranks idle; MFU over all 200 read 0.358
+    from ecobench.parallel.step import Workload, model_flops_per_sequence
+    from ecobench.workloads import preset
+
+    r = _rows(_scenario(configs=[{**AUTO_P4D, "instances": 25}])).loc["a"]
+    used = r.tensor_parallel * r.context_parallel * r.pipeline_parallel * r.data_parallel
+    assert r.idle_devices == 200 - used > 0
+    flops = model_flops_per_sequence(Workload(preset("llama2-7b"), 4096, 1024, "bf16")) * 1e11 / 4096
+    a100_bf16_dense_tflops = 312  # NVIDIA A100 datasheet (2020): 312 TFLOPS BF16 tensor, dense
+    peak_flops = used * a100_bf16_dense_tflops * 1e12
+    assert r.mfu == pytest.approx(flops / (r.duration_h * 3600 * peak_flops), rel=1e-6)
