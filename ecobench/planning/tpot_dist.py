@@ -44,7 +44,7 @@ class Tpot:
     def quantiles(self, qs: Sequence[float]) -> np.ndarray:
         """The quantiles at each probability of ``qs`` (a row each); solved once per distinct
         distribution (:func:`memo_quantiles`)."""
-        return memo_quantiles(self, qs, Tpot._quantiles)
+        return memo_quantiles(self, qs, Tpot._quantiles, (MIXTURE_STEPS, MIXTURE_FIRST.tobytes()))
 
     def _quantiles(self, qs: Sequence[float]) -> np.ndarray:
         from scipy.special import gammaincinv, ndtri
@@ -60,7 +60,8 @@ class Tpot:
         return self.base + self.extra + dev_g + dev_n
 
 
-QUANTILES_CACHED = 4096  # distinct (distribution, probabilities) whose solved quantiles are kept
+QUANTILES_CACHED = 2048  # distinct (distribution, probabilities) whose solved quantiles are kept (a pass of
+# bench_serving_plan.py's 100 configurations keeps 1,273, 3.4 MB with their keys; the largest key 43 kB)
 _quantiles_cache: dict[tuple[Any, ...], np.ndarray] = {}
 
 
@@ -72,14 +73,15 @@ def _field_key(v: Any) -> Any:
     return a.dtype.str, a.shape, a.tobytes()
 
 
-def memo_quantiles(d: Any, qs: Sequence[float], solve: Callable[[Any, Sequence[float]], np.ndarray]
-                   ) -> np.ndarray:
+def memo_quantiles(d: Any, qs: Sequence[float], solve: Callable[[Any, Sequence[float]], np.ndarray],
+                   settings: tuple[Any, ...] = ()) -> np.ndarray:
     """``solve(d, qs)``, worked out once per distribution and probabilities of equal value (every
     field's exact bytes): configurations that share traffic and step times (an instance's schedulers
     whose budgets do not bind, the Monte Carlo's reads of a plan) build equal distributions, and the
-    solve is deterministic, so the result is the same array of the same bits. A copy is returned (the
-    kept one is read-only)."""
-    key = (type(d).__name__, tuple(float(q) for q in qs),
+    solve is deterministic, so the result is the same array of the same bits. ``settings``: the
+    solver's module settings, read at the call (a test or a study that changes one gets a new solve).
+    A copy is returned (the kept one is read-only)."""
+    key = (type(d).__name__, tuple(float(q) for q in qs), settings,
            *(_field_key(getattr(d, k)) for k in d.__dataclass_fields__ if k != "solved"))
     got = _quantiles_cache.get(key)
     if got is None:

@@ -98,7 +98,8 @@ class Ttft:
         """:meth:`quantile` at each probability of ``qs`` (a row each), solved together: one grid
         search over every (probability, concurrency) pair; solved once per distinct distribution
         (:func:`memo_quantiles`)."""
-        return memo_quantiles(self, qs, Ttft._quantiles)
+        return memo_quantiles(self, qs, Ttft._quantiles,
+                              (SOLVE_POINTS, SOLVE_TAIL_STEP, SOLVE_GRID, SOLVE_ROUNDS, SOLVE_STEP))
 
     def _quantiles(self, qs: Sequence[float]) -> np.ndarray:
         n = len(self.p)
