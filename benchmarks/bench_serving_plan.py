@@ -57,7 +57,7 @@ def _repeat(text: str) -> int:
 def _planned(s: object) -> object:
     """One pass: the solved quantiles kept from the last pass are dropped first (each pass solves its
     own, sharing them between its configurations only), as the figures before that memo were taken."""
-    tpot_dist._quantiles_cache.clear()
+    tpot_dist.clear_quantiles_memo()
     return evaluate(s)
 
 

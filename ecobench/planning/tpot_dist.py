@@ -73,6 +73,11 @@ def _field_key(v: Any) -> Any:
     return a.dtype.str, a.shape, a.tobytes()
 
 
+def clear_quantiles_memo() -> None:
+    """Drop every kept quantile (:func:`memo_quantiles`): a benchmark's pass that times the solves."""
+    _quantiles_cache.clear()
+
+
 def memo_quantiles(d: Any, qs: Sequence[float], solve: Callable[[Any, Sequence[float]], np.ndarray],
                    settings: tuple[Any, ...] = ()) -> np.ndarray:
     """``solve(d, qs)``, worked out once per distribution and probabilities of equal value (every
