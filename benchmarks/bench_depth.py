@@ -34,13 +34,18 @@ e.g. on a GPU: python benchmarks/bench_depth.py --device cuda --workload bert-la
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from ecobench.planning.evaluate import evaluate
 from ecobench.scenario.load import scenario_from_dict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import whole  # noqa: E402
 
 ARCH = {"layers": 4, "hidden_size": 256, "heads": 4, "intermediate_size": 1024, "vocab_size": 1000,
         "max_position_embeddings": 128}
@@ -196,11 +201,13 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repeats", type=int, help="pairs per workload (default: small 8, the others 3)")
-    ap.add_argument("--layers", type=int,
+    ap.add_argument("--repeats", type=whole(2, 1000),
+                    help="pairs per workload, 2-1,000 (default: small 8, the others 3)")
+    ap.add_argument("--layers", type=whole(1, 1000),
                     help="layers measured for the extrapolation (default: small 1, bert-large 3, "
                          "llama-8layer 2, tiny-decoder 1)")
-    ap.add_argument("--steps", type=int, default=0)
+    ap.add_argument("--steps", type=whole(0, 100_000), default=0,
+                    help="interleaved single steps, 0-100,000 (default 0: whole evaluations)")
     ap.add_argument("--blocks", action="store_true")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--workload", action="append", choices=list(WORKLOADS),

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ecobench.io import lengths_csv
+from ecobench.planning import tpot_dist
 from ecobench.planning.evaluate import evaluate
 from ecobench.scenario.load import load_scenario
 
@@ -63,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def load_and_plan() -> int:
             lengths_csv._rows_cached.cache_clear()
+            tpot_dist.clear_quantiles_memo()  # each pass solves its own quantiles
             return len(evaluate(load_scenario(Path(tmp) / "s.yaml")))
 
         mb = path.stat().st_size / 1e6

@@ -39,7 +39,7 @@ from ecobench.workloads import preset
 from ecobench.workloads.architecture import Architecture
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
-from timing import timed_passes  # noqa: E402
+from timing import timed_passes, whole  # noqa: E402
 
 MAX_INSTANCES = 2048
 LLAMA31_405B = Architecture("llama3.1-405b", layers=126, hidden_size=16384, heads=128,
@@ -86,7 +86,7 @@ def search(model: str) -> dict[str, tuple[int, int, int, str]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=whole(1, 100), default=5, help="timed passes, 1-100 (default 5)")
     n = ap.parse_args().repeat
     for model in CASES:
         res, times, cpu = timed_passes(lambda: search(model), n)  # noqa: B023 (called inside the loop)

@@ -7,6 +7,7 @@ Usage: python benchmarks/bench_power_fit.py
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 
@@ -42,4 +43,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # no options: an unknown argument is refused (exit 2, with the usage) rather than ignored
+    argparse.ArgumentParser(description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -9,6 +9,8 @@ Usage: python benchmarks/bench_reference.py   (about 3 minutes on a 2-core machi
 
 from __future__ import annotations
 
+import argparse
+
 from ecobench.planning.evaluate import evaluate
 from ecobench.scenario.load import scenario_from_dict
 
@@ -41,4 +43,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # no options: an unknown argument is refused (exit 2, with the usage) rather than ignored
+    argparse.ArgumentParser(description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import whole  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = ["scenarios/layoutlm_realtime.yaml", "scenarios/bert_large_pretrain.yaml"]
 YARDSTICK = [sys.executable, "-c", "import pandas"]
@@ -36,7 +39,8 @@ def _once(cmd: list[str], env: dict[str, str]) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--repeat", type=int, default=15, help="pairs per seed scenario (default 15)")
+    ap.add_argument("--repeat", type=whole(1, 100), default=15,
+                    help="pairs per seed scenario, 1-100 (default 15)")
     ap.add_argument("--from-source", action="store_true", help="no byte-compiled ecobench modules")
     args = ap.parse_args()
     env = dict(os.environ)

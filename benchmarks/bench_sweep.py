@@ -9,6 +9,7 @@ benchmarks/scenarios/layoutlm_sweep_1m.yaml (1,000,000 combinations) under 10 s,
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -16,13 +17,16 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import whole  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = ROOT / "benchmarks" / "scenarios" / "layoutlm_sweep_98304.yaml"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=whole(1, 100), default=3, help="runs, 1-100 (default 3)")
     ap.add_argument("--scenario", type=Path, default=SCENARIO)
     ap.add_argument("--format", choices=["csv", "parquet"], default="csv", help="ecobench run --format")
     args = ap.parse_args()

@@ -19,6 +19,9 @@ from pathlib import Path
 
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import whole  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 REGIONS = ["us-east-1", "eu-north-1", "us-west-2"]
 
@@ -74,9 +77,11 @@ def per_group_s(mode: str, small: int, large: int, repeat: int, tmp: Path) -> li
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mode", action="append", choices=["inference", "serving", "training"])
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--small", type=int, default=10, help="swept values of the smaller run")
-    ap.add_argument("--large", type=int, default=110, help="swept values of the larger run")
+    ap.add_argument("--repeat", type=whole(1, 100), default=3, help="runs, 1-100 (default 3)")
+    ap.add_argument("--small", type=whole(1, 10_000), default=10,
+                    help="swept values of the smaller run, 1-10,000")
+    ap.add_argument("--large", type=whole(1, 10_000), default=110,
+                    help="swept values of the larger run, 1-10,000")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         for mode in args.mode or ["inference", "serving", "training"]:

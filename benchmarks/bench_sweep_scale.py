@@ -77,12 +77,15 @@ def main() -> None:
     ap.add_argument("--checkout", type=Path, default=ROOT,
                     help="run the ecobench of this checkout (e.g. an older one, for a before and after)")
     args = ap.parse_args()
+    if not (args.checkout / "ecobench" / "__init__.py").is_file():
+        ap.error(f"--checkout {args.checkout}: no ecobench/__init__.py there; allowed: the root of an "
+                 "ecobench checkout")
     with tempfile.TemporaryDirectory() as tmp:
         where = args.keep or Path(tmp)
         cases = scenarios(Path(tmp))
         unknown = set(args.case or []) - set(cases)
         if unknown:
-            raise SystemExit(f"unknown case {', '.join(sorted(unknown))} (cases: {', '.join(cases)})")
+            ap.error(f"--case: unknown {', '.join(sorted(unknown))}; allowed: {', '.join(cases)}")
         print(f"{'case':<16} {'wall s':>7} {'CPU s':>7} {'peak RSS GB':>12} {'results MB':>11}  "
               f"(load average {os.getloadavg()[0]:.1f}, {os.cpu_count()} CPUs)")
         for case, (scenario, fmt) in cases.items():

@@ -7,7 +7,9 @@ Usage: python benchmarks/bench_uncertainty.py [--repeat N] [--draws N]
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 
 from ecobench.hardware.backends import BACKENDS
@@ -16,6 +18,9 @@ from ecobench.planning.configs import evaluate_config
 from ecobench.planning.evaluate import evaluate
 from ecobench.power.uncertainty import bands
 from ecobench.scenario.load import scenario_from_dict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import whole  # noqa: E402
 
 INSTANCES = ["inf1.2xlarge", "inf2.xlarge", "trn1.2xlarge", "g4dn.xlarge", "g4dn.2xlarge", "g5.xlarge",
              "g6.xlarge", "inf1.xlarge", "inf2.8xlarge", "g6e.xlarge"]
@@ -43,8 +48,9 @@ def _median(f, repeat: int) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repeat", type=int, default=9)
-    ap.add_argument("--draws", type=int, default=1000)
+    ap.add_argument("--repeat", type=whole(1, 100), default=9, help="timed passes, 1-100 (default 9)")
+    ap.add_argument("--draws", type=whole(1, 100_000), default=1000,
+                    help="Monte Carlo draws, 1-100,000 (default 1,000)")
     args = ap.parse_args()
     s = scenario(args.draws)
     cat = load_catalog()

@@ -19,6 +19,7 @@ import contextlib
 import io
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -33,6 +34,9 @@ from hypothesis import strategies as st  # noqa: E402
 
 from ecobench.cli import main as cli  # noqa: E402
 from tests.fuzz_cases import results_texts, scenario_texts  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import whole  # noqa: E402
 
 
 def _run(*args: str) -> tuple[int, str]:
@@ -174,9 +178,12 @@ def fuzz_surface(n: int, crashes: list[str]) -> dict[str, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--surface", type=int, default=3000, help="cases across every input (default 3,000)")
-    ap.add_argument("--scenarios", type=int, default=0)
-    ap.add_argument("--baselines", type=int, default=0)
+    ap.add_argument("--surface", type=whole(0, 1_000_000), default=3000,
+                    help="cases across every input, 0-1,000,000 (default 3,000; 0: none)")
+    ap.add_argument("--scenarios", type=whole(0, 1_000_000), default=0,
+                    help="scenario cases (default 0: none)")
+    ap.add_argument("--baselines", type=whole(0, 1_000_000), default=0,
+                    help="baseline cases (default 0: none)")
     args = ap.parse_args()
     crashes: list[str] = []
     t0 = time.monotonic()

@@ -28,6 +28,9 @@ from datetime import UTC, datetime
 from itertools import combinations, permutations
 from pathlib import Path
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the benchmarks' shared helpers
+from timing import at_least, whole  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ["energy_kwh:+5%", "cost_usd:+5%", "co2_kg:+5%", "throughput_per_instance_per_s:-5%"]
 BASELINE_RUNS = 3  # runs in a several-run baseline (ecobench baseline RUN RUN RUN)
@@ -152,14 +155,27 @@ def _several(out: Path, docs: dict[str, object], rules: list[object], k: int) ->
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--runs", type=whole(2, 1000), default=10, help="runs, 2-1,000 (default 10)")
     ap.add_argument("--scenario", default=str(ROOT / "scenarios" / "local_measure.yaml"))
     ap.add_argument("--reuse", help="a directory of earlier runs: only gate its pairs")
     ap.add_argument("--rule", action="append", help=f"gate rule (repeatable; default {' '.join(RULES)})")
-    ap.add_argument("--wait-quiet", type=float, default=0.0, metavar="S",
+    ap.add_argument("--wait-quiet", type=at_least(0.0), default=0.0, metavar="S",
                     help="before each run, wait up to S seconds for other processes to go quiet")
     args = ap.parse_args()
     rules = args.rule or RULES
+    from ecobench.errors import EcobenchError
+    from ecobench.gate.check import parse_rule
+
+    for r in rules:  # bad input before the runs, not after them
+        try:
+            parse_rule(r)
+        except EcobenchError as exc:
+            ap.error(f"--rule: {str(exc).replace('--fail-on ', '', 1)}")
+    if args.reuse and not any((p / "results.json").is_file() for p in Path(args.reuse).glob("run-*")):
+        ap.error(f"--reuse {args.reuse}: no run-*/results.json there; allowed: a directory this benchmark "
+                 "wrote (benchmarks/out/gate_fp/<stamp>)")
+    if not args.reuse and not Path(args.scenario).is_file():
+        ap.error(f"--scenario {args.scenario}: no such file; allowed: a scenario YAML file")
     if args.reuse:
         out, log = Path(args.reuse), []
     else:

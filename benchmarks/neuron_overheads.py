@@ -10,6 +10,7 @@ Usage: python benchmarks/neuron_overheads.py
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import statistics
 
@@ -86,4 +87,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # no options: an unknown argument is refused (exit 2, with the usage) rather than ignored
+    argparse.ArgumentParser(description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     main()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ecobench.planning.tpot_dist import Tpot
+from ecobench.planning.tpot_dist import Tpot, memo_quantiles
 
 # Groups of length quantile points a TTFT quantile is solved over (one point each, but every second of
 # the last group's: the longest prompts). 8 until 2026-11-28: with prompts of CV 1.5 the median fell on
@@ -96,7 +96,12 @@ class Ttft:
 
     def quantiles(self, qs: Sequence[float]) -> np.ndarray:
         """:meth:`quantile` at each probability of ``qs`` (a row each), solved together: one grid
-        search over every (probability, concurrency) pair."""
+        search over every (probability, concurrency) pair; solved once per distinct distribution
+        (:func:`memo_quantiles`)."""
+        return memo_quantiles(self, qs, Ttft._quantiles,
+                              (SOLVE_POINTS, SOLVE_TAIL_STEP, SOLVE_GRID, SOLVE_ROUNDS, SOLVE_STEP))
+
+    def _quantiles(self, qs: Sequence[float]) -> np.ndarray:
         n = len(self.p)
         if n > 1 and self.same_rows():  # one solved for all
             return np.repeat(take_rows(self, np.zeros(1, dtype=int)).quantiles(qs), n, axis=1)
@@ -220,12 +225,23 @@ class _TtftCdf:
         waited = self.gammainc(self.k, np.maximum(x, 0) / self.theta)
         return np.where(x >= 0, 1 - self.p + self.p * waited, 0.0)
 
+    def _gammainc_k(self, z: np.ndarray) -> np.ndarray:
+        """P(k, z) at each ``z`` (broadcast with the rows' ``k``), worked out where ``z`` is not 0 only:
+        P(k, 0) is 0, and a time still before the waits (often a sixth of a solve's grid) costs the
+        incomplete gamma's series as much as any other (the same values, element by element)."""
+        nonzero = z != 0
+        if nonzero.all():
+            return self.gammainc(self.k, z)
+        out = np.zeros(z.shape)
+        out[nonzero] = self.gammainc(np.broadcast_to(self.k, z.shape)[nonzero], z[nonzero])
+        return out
+
     def g(self, x: np.ndarray) -> np.ndarray:
         """The wait's CDF integrated from 0 to ``x``; P(k + 1, z) = P(k, z) - z^k e^-z / Gamma(k + 1):
         one incomplete gamma instead of two."""
         x = np.maximum(x, 0.0)
         z = x / self.theta
-        pk = self.gammainc(self.k, z)
+        pk = self._gammainc_k(z)
         term = np.log(z)  # in place: the same operations, fewer large temporaries
         term *= self.k
         term -= z
