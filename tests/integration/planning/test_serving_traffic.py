@@ -169,20 +169,20 @@ def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs,
 
 
 @pytest.mark.parametrize("rows,message", [
-    ("input_tokens,output_tokens\n100,-5\n", "row 2, output_tokens: -5 is not allowed"),
+    ("input_tokens,output_tokens\n100,-5\n", "line 2, output_tokens: -5 is not allowed"),
     ("input_tokens,output_tokens\n100,0\n",
-     "row 2, output_tokens: 0 is not allowed; allowed: a whole number >= 1"),
-    ("input_tokens,output_tokens\nabc,5\n", "row 2, input_tokens: 'abc' is not a number"),
+     "line 2, output_tokens: 0 is not allowed; allowed: a whole number >= 1"),
+    ("input_tokens,output_tokens\nabc,5\n", "line 2, input_tokens: 'abc' is not a number"),
     ("prompt,answer\n1,2\n", "needs a header with input_tokens and output_tokens"),
     # one field past the csv module's limit: was an internal error (exit 3)
     ("input_tokens,output_tokens\n" + "1" * 200_000 + ",5\n", "not a readable CSV"),
     # a short row was read with the missing value as 1 (output_tokens 1, or count 1), silently
-    ("input_tokens,output_tokens,count\n100,50,3\n900,450\n", "row 3: fewer fields than the header's 3"),
-    ("input_tokens,output_tokens\n100\n", "row 2: fewer fields than the header's 2 columns"),
-    ("input_tokens,output_tokens\n100,50,7\n", "row 2: more fields than the header's 2 columns"),
+    ("input_tokens,output_tokens,count\n100,50,3\n900,450\n", "line 3: fewer fields than the header's 3"),
+    ("input_tokens,output_tokens\n100\n", "line 2: fewer fields than the header's 2 columns"),
+    ("input_tokens,output_tokens\n100,50,7\n", "line 2: more fields than the header's 2 columns"),
     # a request longer than the context was planned for (only the means were checked)
     ("input_tokens,output_tokens,count\n100,50,90\n8000,500,1\n",
-     "row 3: input_tokens + output_tokens 8500 exceeds llama3-8b's max_position_embeddings (8192); allowed: "
+     "line 3: input_tokens + output_tokens 8500 exceeds llama3-8b's max_position_embeddings (8192); allowed: "
      "requests of at most 8192 tokens"),
 ])
 def test_bad_lengths_csv_exits_2_naming_file_row_and_field(tmp_path, capsys, rows, message):
