@@ -606,3 +606,37 @@ def test_a_disaggregated_plans_ttft_is_its_prefill_pools_at_the_load_it_runs_at(
     assert "prefill replicas at 8% load" in light["layout_choice"], light["layout_choice"]
     # 92% of the prompts find the pool idle: the median is an idle pool's (prefill and transfer)
     assert light["ttft_ms_p50"] == pytest.approx(idle["ttft_ms_p50"], rel=0.01)
+
+
+@pytest.mark.parametrize(("extra", "field", "says"), [
+    # an fp32 cache under bf16 compute was planned with twice the cache's bytes (max_batch 179, not 358)
+    ({"kv_cache_precision": "fp32"}, "kv_cache_precision", "fp32 key/value cache under bf16 compute: no "
+                                                           "serving engine stores"),
+    ({"kv_cache_precision": "tf32"}, "kv_cache_precision", "tf32 is a matmul mode"),
+    # fp32 weights under bf16 compute were planned with twice the weight reads (TPOT 22.8 ms, not 12.5)
+    ({"weight_precision": "fp32"}, "weight_precision", "fp32 weights under bf16 compute"),
+])
+def test_weights_or_cache_stored_wider_than_compute_are_refused(tmp_path, capsys, extra, field, says):
+    cfg = {"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16", **extra}
+    code, err, _ = _run(tmp_path, capsys, configs=[cfg])
+    assert code == 2, err
+    assert f"configs[0].{field}" in err and says in err, err
+    assert "allowed: bf16 (the default), fp8, int8" in err, err
+
+
+@pytest.mark.parametrize("extra", [{"kv_cache_precision": "fp8"}, {"kv_cache_precision": "int8"},
+                                   {"kv_cache_precision": "bf16"}, {"weight_precision": "int8"}])
+def test_storage_as_wide_as_compute_or_narrower_is_planned(tmp_path, capsys, extra):
+    cfg = {"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16", **extra}
+    code, err, _ = _run(tmp_path, capsys, configs=[cfg])
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(("flags", "says"), [
+    (["--kv-cache-precision", "fp32"], "--kv-cache-precision fp32 key/value cache under bf16 compute"),
+    (["--weight-precision", "tf32"], "--weight-precision tf32 is a matmul mode"),
+])
+def test_serve_point_refuses_storage_wider_than_compute(capsys, flags, says):
+    code = main(["serve-point", "llama3-8b", "--instance-type", "p5.48xlarge", "--precision", "bf16", *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err, err
