@@ -40,7 +40,7 @@ def read_lengths_csv(path: Path, where: str, max_tokens: int | None = None,
         over = (values[:, 2] > 0) & (values[:, 0] + values[:, 1] > max_tokens)
         if over.any():
             i = int(np.argmax(over))
-            raise InputError(f"{where}: {path}: row {i + 2}: input_tokens + output_tokens "
+            raise InputError(f"{where}: {path}: line {_file_line(path, i)}: input_tokens + output_tokens "
                              f"{values[i, 0] + values[i, 1]:.0f} exceeds {model}'s max_position_embeddings "
                              f"({max_tokens}); allowed: requests of at most {max_tokens} tokens, as the "
                              "server would refuse longer ones")
@@ -114,11 +114,35 @@ def _fast_rows(text: str) -> np.ndarray | None:
     return values
 
 
+def _file_line(path: Path, row: int) -> int | str:
+    """The line of the file that holds data row ``row`` (0: the first after the header), counting the
+    blank lines the reader skips, as an editor numbers them; ``row + 2`` where the file cannot be
+    read again."""
+    from ecobench.io.bounded import read_text
+
+    try:
+        reader = csv.reader(io.StringIO(read_text(path, MAX_BYTES, "lengths CSV")))
+        next(reader, None)  # the header
+        i = 0
+        for r in reader:
+            if not r:  # a blank line: no row (csv.DictReader skips it too)
+                continue
+            if i == row:
+                return reader.line_num
+            i += 1
+    except (InputError, csv.Error):
+        pass
+    return row + 2
+
+
 def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
     """The rows, cell by cell: the first bad one is bad input naming its row and field."""
     try:
         reader = csv.DictReader(io.StringIO(text))
-        rows = list(reader)
+        rows, lines = [], []
+        for r in reader:  # each row's line in the file: blank lines, which the reader skips, count
+            rows.append(r)
+            lines.append(reader.line_num)
     except csv.Error as exc:
         raise bad(f"not a readable CSV ({exc})") from None
     header = list(reader.fieldnames or ())
@@ -137,12 +161,12 @@ def _checked_rows(text: str, bad: Callable[[str], InputError]) -> np.ndarray:
     width = len(reader.fieldnames or [])
     values = np.empty((len(rows), len(COLUMNS)))
     for i, r in enumerate(rows):
-        line = i + 2
+        line = lines[i]
         if None in r:
-            raise bad(f"row {line}: more fields than the header's {width} columns; allowed: one value per "
+            raise bad(f"line {line}: more fields than the header's {width} columns; allowed: one value per "
                       "column")
         if any(v is None for v in r.values()):
-            raise bad(f"row {line}: fewer fields than the header's {width} columns; allowed: one value per "
+            raise bad(f"line {line}: fewer fields than the header's {width} columns; allowed: one value per "
                       "column (a count left empty is 1)")
         for j, (col, least, most) in enumerate(COLUMNS):
             values[i, j] = _value(r.get(col), col, least, most, line, bad)
@@ -174,13 +198,13 @@ def _value(raw: str | None, col: str, least: int, most: float, line: int,
     try:
         v = float(raw)
     except ValueError:
-        raise bad(f"row {line}, {col}: {raw[:40]!r} is not a number; allowed: a whole number >= {least}") \
+        raise bad(f"line {line}, {col}: {raw[:40]!r} is not a number; allowed: a whole number >= {least}") \
             from None
     if not math.isfinite(v) or v < least or v != int(v):
         nearest = max(least, round(v)) if math.isfinite(v) else least
-        raise bad(f"row {line}, {col}: {raw[:40]} is not allowed; allowed: a whole number >= {least} "
+        raise bad(f"line {line}, {col}: {raw[:40]} is not allowed; allowed: a whole number >= {least} "
                   f"(nearest valid: {nearest})")
     if v > most:
-        raise bad(f"row {line}, {col}: {raw[:40]} is not allowed; allowed: a whole number from {least} to "
+        raise bad(f"line {line}, {col}: {raw[:40]} is not allowed; allowed: a whole number from {least} to "
                   f"{number_text(most)}")
     return v

@@ -81,7 +81,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     W8A8, int4 W4A16; ``backend``: :data:`BACKENDS`)."""
     from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
     from ecobench.hardware.backends.serve_bands import SERVING_FIGURES, Regime, serving_band
-    from ecobench.planning.serving_options import llm_serving_refusal, quantized_cluster
+    from ecobench.planning.serving_options import llm_serving_refusal, quantized_cluster, storage_refusal
     from ecobench.scenario.model import QUANTIZATIONS
     from ecobench.workloads.presets import PRESETS, preset
 
@@ -91,6 +91,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
             hint = ("; 4-bit weights are --quantization int4 (W4A16: int4 weights, compute at --precision)"
                     if name == "--weight-precision" and value.lower() == "int4" else "")
             raise InputError(f"{name} {value!r}: not a data type; allowed: {', '.join(DTYPES)}{hint}")
+    if (bad := storage_refusal(precision, weight_precision, kv_cache_precision)) is not None:
+        raise InputError(f"--{bad[0].replace('_', '-')} {bad[1]}")
     if quantization is not None and quantization not in QUANTIZATIONS:
         raise InputError(f"--quantization {quantization!r}: allowed: {', '.join(QUANTIZATIONS)}")
     if quantization is not None and weight_precision is not None:

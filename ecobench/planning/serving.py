@@ -136,6 +136,8 @@ def operating_points(w: ServeWorkload, cl: Cluster, eff: Efficiency, batch: np.n
     backend's own decode-step and prefill times (default: the analytic kernels)."""
     b = np.asarray(batch, dtype=float)
     traffic = traffic or Traffic(Lengths(w.input_tokens), Lengths(w.output_tokens))
+    if w.prefill_tokens < w.input_tokens:  # a prefix cache: the schedulers see the tokens prefilled
+        traffic = dataclasses.replace(traffic, input=traffic.input.scaled(w.prefill_tokens / w.input_tokens))
     if timer is None:
         steps = _analytic_steps(w, cl, eff, b, request_overhead_s)
     else:
@@ -163,8 +165,12 @@ def _steps(w: ServeWorkload, cl: Cluster, b: np.ndarray, t_p: float, decode: np.
     """The replica's :class:`Steps` from a prompt's prefill ``t_p`` and the decode steps at ``b``."""
     kv_bytes = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) * w.tensor
     replicas = max(1, cl.ranks_per_node // w.tensor)
-    return Steps(b, decode, t_p / w.input_tokens, request_overhead_s,
-                 kv_bytes / (cl.inter_gb_per_s * 1e9 / replicas))
+    # per prompt token prefilled: with a prefix cache the schedulers count a prompt's uncached tokens
+    # (:func:`operating_points`), as a step's token budget does (vLLM schedules a request's
+    # num_tokens - num_computed_tokens, its cached prefix computed), while its whole cache is sent on
+    cached = w.input_tokens / w.prefill_tokens
+    return Steps(b, decode, t_p / w.prefill_tokens, request_overhead_s,
+                 cached * kv_bytes / (cl.inter_gb_per_s * 1e9 / replicas))
 
 
 STEPS_CACHED = 256  # replicas whose analytic step times are kept

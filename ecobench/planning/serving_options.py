@@ -22,6 +22,7 @@ from ecobench.parallel.serving import ServeWorkload, max_batch_by_memory, memory
 from ecobench.parallel.speculative import Speculation
 from ecobench.parallel.step import Cluster
 from ecobench.scenario.model import HardwareConfig, ServingSpec
+from ecobench.units import BYTES_PER_DTYPE, DTYPES
 from ecobench.workloads.presets import preset
 
 W8A8 = ("fp8", "int8")  # quantizations whose weight matmuls run at the chip's 8-bit peak
@@ -49,6 +50,36 @@ QUANTIZATION_WORDS = {"fp8": "FP8 W8A8", "int8": "INT8 W8A8", "int4": "INT4 weig
 def weight_dtype(cfg: HardwareConfig) -> str | None:
     """How the weights are stored: the quantization's type, else ``weight_precision``."""
     return cfg.quantization or cfg.weight_precision
+
+
+# What the engines store a key/value cache in: vLLM's --kv-cache-dtype is auto (the model's dtype),
+# bfloat16, float16, fp8 (e4m3, e5m2) or int8 (vllm/config/cache.py CacheDType, read 2026-11-29);
+# TensorRT-LLM's KV-cache quantization FP8 or INT8; SGLang's --kv-cache-dtype auto or fp8. None keeps a
+# cache, nor weights, wider than the compute type: weights are cast to --dtype at load.
+NARROWER_STORAGE = "one no wider than precision"
+
+
+def storage_refusal(precision: str, weight_precision: str | None,
+                    kv_cache_precision: str | None) -> tuple[str, str] | None:
+    """(field, why) where weights or the key/value cache would be stored wider than ``precision``
+    computes (an fp32 cache under bf16 compute: twice the cache's reads and memory for no engine's
+    setting), or in tf32, a matmul mode rather than a storage type; None otherwise."""
+    width = BYTES_PER_DTYPE[precision]
+    for field, value, what in (("weight_precision", weight_precision, "weights"),
+                               ("kv_cache_precision", kv_cache_precision, "key/value cache")):
+        if value is None or value == precision:
+            continue
+        narrower = [d for d in DTYPES if d != "tf32" and BYTES_PER_DTYPE[d] < width]
+        allowed = f"{precision} (the default), " + (", ".join(narrower) if narrower else "none narrower")
+        if value == "tf32":
+            return field, (f"tf32 is a matmul mode (fp32 storage, 10-bit mantissa products), not a type "
+                           f"{what} are stored in; allowed: {allowed}")
+        if BYTES_PER_DTYPE[value] > width:
+            return field, (f"{value} {what} under {precision} compute: no serving engine stores {what} "
+                           f"wider than it computes (vLLM casts weights to --dtype at load; its "
+                           f"--kv-cache-dtype is auto, bfloat16, fp8 or int8), so the model would charge "
+                           f"{BYTES_PER_DTYPE[value] / width:g}x the bytes read and held; allowed: {allowed}")
+    return None
 
 
 def quantization_refusal(acc: Accelerator, q: str | None) -> None:

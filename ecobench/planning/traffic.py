@@ -37,6 +37,11 @@ class Lengths:
         s = np.asarray(samples, dtype=float)
         return cls(float(s.mean()), float(s.std() / s.mean()), "empirical", tuple(s.tolist()))
 
+    def scaled(self, factor: float) -> Lengths:
+        """Every length times ``factor`` (the same coefficient of variation)."""
+        samples = None if self.samples is None else tuple(x * factor for x in self.samples)
+        return Lengths(self.mean * factor, self.cv, self.family, samples)
+
     @functools.cached_property
     def unit(self) -> np.ndarray:
         """``POINTS`` equally likely values of length / mean (read-only: shared by equal lengths)."""

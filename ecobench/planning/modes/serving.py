@@ -53,6 +53,9 @@ def serving_refusal(cfg: HardwareConfig, inst: Instance, catalog: Catalog,
         raise InputError(f"{inst.name}'s serving stack compiles static key/value caches, which the "
                          "disaggregated scheduler cannot hand between replicas; allowed here: continuous, "
                          "static").in_config("scheduler")
+    if (bad := serving_options.storage_refusal(cfg.precision, cfg.weight_precision,
+                                               cfg.kv_cache_precision)) is not None:
+        raise InputError(bad[1]).in_config(bad[0])
     serving_options.quantization_refusal(acc, cfg.quantization)
     if cfg.quantization in serving_options.W8A8 and capabilities(cfg, backends).own_serving_model:
         # the backend's own timer (the emulated NeuronCore) runs every matmul at `precision`: it never

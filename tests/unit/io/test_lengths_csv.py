@@ -77,7 +77,7 @@ def test_a_file_is_parsed_once_while_unchanged_and_again_when_it_changes(tmp_pat
     os.utime(p, ns=(1, 1))  # a new modification time even on a coarse clock
     li, _ = read_lengths_csv(p, "f")
     assert len(reads) == 2 and li.tolist() == [500]
-    with pytest.raises(InputError, match="row 2: input_tokens \\+ output_tokens 510 exceeds"):
+    with pytest.raises(InputError, match="line 2: input_tokens \\+ output_tokens 510 exceeds"):
         read_lengths_csv(p, "f", max_tokens=300)
 
 
@@ -100,7 +100,7 @@ def test_a_cell_above_its_bound_is_bad_input_naming_row_field_and_range(tmp_path
     any context are refused, as the scenario's bounds refuse them (bounds.py)."""
     p = tmp_path / "l.csv"
     p.write_text(f"input_tokens,output_tokens,count\n{row}\n")
-    expected = rf"^f: .*l\.csv: row 2, {field}: .* is not allowed; allowed: a whole number {allowed}$"
+    expected = rf"^f: .*l\.csv: line 2, {field}: .* is not allowed; allowed: a whole number {allowed}$"
     with pytest.raises(InputError, match=expected):
         read_lengths_csv(p, "f")
 
@@ -127,3 +127,19 @@ def test_a_header_without_the_two_lengths_is_named_in_the_message(tmp_path):
     with pytest.raises(InputError, match=r"needs a header with input_tokens and output_tokens .*"
                                          r"its first line is 'input_tokens, output_tokens'$"):
         read_lengths_csv(p, "f")
+
+
+@pytest.mark.parametrize(("text", "max_tokens", "says"), [
+    # a bad cell after blank lines: the checked reader counted data rows (it said row 4, then row 3)
+    ("input_tokens,output_tokens\n100,10\n\n200,20\n300,-1\n", None, r"line 5, output_tokens: -1 is not"),
+    ("input_tokens,output_tokens\r\n100,10\r\n\r\n200,0\r\n", None, r"line 4, output_tokens: 0 is not"),
+    # a valid file (the fast path) whose request exceeds the context: it said row 4, the third data row
+    ("input_tokens,output_tokens\n100,10\n\n\n200,20\n300,9000\n", 8192, r"line 6: input_tokens \+ output"),
+])
+def test_a_bad_row_is_named_by_its_line_in_the_file_blank_lines_counted(tmp_path, text, max_tokens, says):
+    """The line an editor shows: the blank lines the CSV reader skips are counted, so the user is
+    sent to the bad row, not to one that is fine."""
+    p = tmp_path / "l.csv"
+    p.write_bytes(text.encode())
+    with pytest.raises(InputError, match=says):
+        read_lengths_csv(p, "f", max_tokens=max_tokens)
