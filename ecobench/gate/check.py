@@ -544,12 +544,46 @@ def provenance_warnings(current: GateDoc, baseline: GateDoc) -> list[str]:
     if (cmach.get("node"), cmach.get("machine")) != (bmach.get("node"), bmach.get("machine")):
         out.append(f"machine differs: baseline {bmach.get('node')} ({bmach.get('machine')}), "
                    f"run {cmach.get('node')} ({cmach.get('machine')})")
+    if diff := workload_changes(baseline, current):
+        out.append(f"the workload differs from the baseline's: {diff}; the figures answer another question "
+                   "(if the change is meant, write the baseline again: `ecobench baseline RUN_DIR --to "
+                   "FILE --force`)")
     for label, doc in (("baseline", baseline), ("run", current)):
         for cid, row in doc.rows.items():
             if row.get("measurement_warnings"):
                 out.append(f"{label} {cid}: not reproducible when measured: {row['measurement_warnings']}")
     out += _sweep_rows_not_gated(current)
     return [str(w) for w in out]
+
+
+def _workload(doc: GateDoc) -> dict[str, Any] | None:
+    """The resolved scenario's workload: a baseline's ``workload`` (written since 2026-11-29), a run's
+    ``scenario.workload``; None where the file has none."""
+    w = doc.meta.get("workload") if doc.kind == BASELINE_KIND else (doc.meta.get("scenario") or {}).get(
+        "workload")
+    return w if isinstance(w, dict) else None
+
+
+def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
+    if not isinstance(d, dict):
+        return {prefix: d}
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out |= _flat(v, f"{prefix}.{k}" if prefix else str(k))
+    return out
+
+
+def workload_changes(baseline: GateDoc, current: GateDoc, shown: int = 4) -> str:
+    """The workload fields that differ between the baseline's scenario and the run's ('serving.
+    requests_per_h 36000 -> 40000'), '' where they agree or either file does not say (a baseline
+    written before 2026-11-29 holds only the scenario's name)."""
+    b, c = _workload(baseline), _workload(current)
+    if b is None or c is None or b == c:
+        return ""
+    fb, fc = _flat(b), _flat(c)
+    keys = [k for k in dict.fromkeys([*fb, *fc]) if fb.get(k) != fc.get(k)]
+    parts = [f"workload.{k} {fb.get(k)!r} -> {fc.get(k)!r}" for k in keys[:shown]]
+    return "; ".join(parts) + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
 
 
 def _sweep_rows_not_gated(current: GateDoc) -> list[str]:
@@ -756,5 +790,7 @@ def make_baseline(run_dirs: list[Path], allow_noisy: bool = False) -> dict[str, 
         rows.append(row)
     keep = ("schema_version", "ecobench_version", "catalog_version", "grid_data_version", "run_id",
             "created_utc", "machine", "git", "mode")
+    workload = _workload(first)  # so that `check` can tell a run of another workload
     return {"kind": BASELINE_KIND, **{k: first.meta.get(k) for k in keep},
-            "scenario_name": first.scenario_name, "runs": [d.meta.get("run_id") for d in docs], "rows": rows}
+            "scenario_name": first.scenario_name, **({"workload": workload} if workload else {}),
+            "runs": [d.meta.get("run_id") for d in docs], "rows": rows}

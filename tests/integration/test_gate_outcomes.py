@@ -395,3 +395,33 @@ def test_a_sweep_row_that_leaves_the_results_json_is_gated_from_results_csv(tmp_
     assert len(row) == 1 and "FAIL" in row[0] and "run row from results.csv" in row[0], out
     assert "removed" not in out and "grid_source differs" not in err, (out, err)
     assert "and 1 the baseline has from its results.csv" in err
+
+
+def test_a_run_of_another_workload_is_gated_with_a_warning_naming_what_changed(tmp_path, capsys):
+    """User26, 2026-11-29: requests_per_h 36,000 -> 40,000 gated as '+9.10% FAIL' with nothing saying
+    the run answered another question; baselines held only the scenario's name. They now keep the
+    resolved workload, and `check` names the fields that differ (a regression still fails)."""
+    import yaml
+
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(s))
+    s["workload"]["inference"]["rate_per_h"] = s["workload"]["inference"]["rate_per_h"] * 2
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(s))
+    for name in ("a", "b"):
+        assert main(["run", str(tmp_path / f"{name}.yaml"), "-q", "--out", str(tmp_path / name)]) == 0
+    assert main(["baseline", str(tmp_path / "a"), "--to", str(tmp_path / "base.json")]) == 0
+    base = json.loads((tmp_path / "base.json").read_text())
+    assert base["workload"]["inference"]["rate_per_h"] == s["workload"]["inference"]["rate_per_h"] / 2
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "b"), "--baseline", str(tmp_path / "base.json"),
+                 "--fail-on", "energy_kwh:+5%"]) == 1
+    err = capsys.readouterr().err
+    assert "the workload differs from the baseline's: workload.inference.rate_per_h" in err
+    assert "ecobench baseline RUN_DIR --to FILE --force" in err
+    assert main(["check", str(tmp_path / "a"), "--baseline", str(tmp_path / "base.json")]) == 0
+    assert "workload differs" not in capsys.readouterr().err
+    del base["workload"]  # a baseline written before it kept the workload: nothing to tell
+    (tmp_path / "old.json").write_text(json.dumps(base))
+    assert main(["check", str(tmp_path / "b"), "--baseline", str(tmp_path / "old.json"),
+                 "--fail-on", "energy_kwh:+5%"]) == 1
+    assert "workload differs" not in capsys.readouterr().err
