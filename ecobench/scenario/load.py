@@ -165,7 +165,7 @@ def load_scenario(path: str | Path) -> Scenario:
         doc = load_yaml(path, "scenario")
     except InputError as exc:
         raise _with_example_hint(exc, path) from None
-    if isinstance(doc, dict) and "workload" not in doc:
+    if isinstance(doc, dict):  # by its kind first: a baseline holds its scenario's workload too
         kind = doc.get("kind")
         if kind == RESULTS_KIND:
             raise InputError(f"{path}: a run's results.json, not a scenario; its scenario is scenario.yaml "
@@ -173,7 +173,7 @@ def load_scenario(path: str | Path) -> Scenario:
         if kind == BASELINE_KIND:
             raise InputError(f"{path}: a baseline file, not a scenario; give it to `ecobench check RUN_DIR "
                              "--baseline`")
-        if {"sources", "points"} <= set(doc):
+        if "workload" not in doc and {"sources", "points"} <= set(doc):
             raise InputError(f"{path}: a measured-power points file, not a scenario; give it to "
                              "`ecobench calibrate`")
     return scenario_from_dict(doc, str(path), Path(path).parent)
