@@ -564,26 +564,18 @@ def _workload(doc: GateDoc) -> dict[str, Any] | None:
     return w if isinstance(w, dict) else None
 
 
-def _flat(d: Any, prefix: str = "") -> dict[str, Any]:
-    if not isinstance(d, dict):
-        return {prefix: d}
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        out |= _flat(v, f"{prefix}.{k}" if prefix else str(k))
-    return out
-
-
 def workload_changes(baseline: GateDoc, current: GateDoc, shown: int = 4) -> str:
     """The workload fields that differ between the baseline's scenario and the run's ('serving.
     requests_per_h 36000 -> 40000'), '' where they agree or either file does not say (a baseline
     written before 2026-11-29 holds only the scenario's name)."""
+    from ecobench.reports.compare import field_differences  # the fields `compare` lists, one walk
+
     b, c = _workload(baseline), _workload(current)
     if b is None or c is None or b == c:
         return ""
-    fb, fc = _flat(b), _flat(c)
-    keys = [k for k in dict.fromkeys([*fb, *fc]) if fb.get(k) != fc.get(k)]
-    parts = [f"workload.{k} {fb.get(k)!r} -> {fc.get(k)!r}" for k in keys[:shown]]
-    return "; ".join(parts) + (f" and {len(keys) - shown} more" if len(keys) > shown else "")
+    diffs = field_differences(b, c, "workload")
+    parts = [f"{path} {was} -> {now}" for path, was, now in diffs[:shown]]
+    return "; ".join(parts) + (f" and {len(diffs) - shown} more" if len(diffs) > shown else "")
 
 
 def _sweep_rows_not_gated(current: GateDoc) -> list[str]:

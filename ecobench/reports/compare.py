@@ -150,6 +150,14 @@ def _diff(a: Any, b: Any, path: str, out: list[tuple[str, str, str]]) -> None:
     out.append((path, _text(a), _text(b)))
 
 
+def field_differences(a: Any, b: Any, path: str) -> list[tuple[str, str, str]]:
+    """(field path under ``path``, A's value, B's value) of every field that differs between two
+    nested mappings (lists of objects with ids matched on id)."""
+    out: list[tuple[str, str, str]] = []
+    _diff(a, b, path, out)
+    return out
+
+
 def meta_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Versions, data snapshots, git commit and scenario fields that differ between the runs
     (the scenario's configurations matched on id)."""
