@@ -513,10 +513,12 @@ def _nested_halfwidths(feats: tuple[Features, ...]) -> dict[str, float]:
     every other group's log errors, each other group predicted by a fit without it and without this
     group. With the errors of fits that kept this group (one fit per other group), a group's own
     watts reached its band: raising one group's measured draws by half widened its band by up to
-    190% (measured 2026-11-29, helper val25); nested, 30 fits for the corpus's 6 groups."""
+    190% (measured 2026-11-29, helper val25); nested, 15 fits (one per pair) for the corpus's 6 groups."""
     from ecobench.hardware.backends.residuals import source_weighted_halfwidth
 
     groups = sorted({f.group for f in feats})
+    without = {frozenset((g, h)): fit([f for f in feats if f.group not in (g, h)])
+               for i, g in enumerate(groups) for h in groups[i + 1:]}  # one fit per pair, serving both
     half: dict[str, float] = {}
     for g in groups:
         errs: list[float] = []
@@ -524,7 +526,7 @@ def _nested_halfwidths(feats: tuple[Features, ...]) -> dict[str, float]:
         for h in groups:
             if h == g:
                 continue
-            m = fit([f for f in feats if f.group not in (g, h)])
+            m = without[frozenset((g, h))]
             for f in feats:
                 if f.group == h:
                     errs.append(math.log(f.measured_w / max(m.predict_w(f), 1e-9)))
