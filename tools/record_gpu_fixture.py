@@ -6,7 +6,7 @@ The test `tests/integration/hardware/backends/test_gpu_fixture.py` replays each 
 the Zeus path is tested on real GPU windows without a GPU.
 
 Needs: a CUDA GPU, torch, transformers and zeus (`pip install 'ecobench-ml[torch,gpu]'`).
-Usage: python tools/record_gpu_fixture.py OUT_DIR
+Usage: python tools/record_gpu_fixture.py OUT_DIR [CASE,...]   (every case by default)
 Writes, per case: OUT_DIR/<case>.zeus.csv (ZeusMonitor's log) and OUT_DIR/<case>.live.json.
 """
 
@@ -46,8 +46,9 @@ def _scenario(case: str, spec: dict) -> object:
                                "baseline": case, "measurement": MEASUREMENT})
 
 
-def record(out: Path) -> None:
-    """Measure every case with a logging ZeusMonitor; write its log and the live row."""
+def record(out: Path, only: list[str] | None = None) -> None:
+    """Measure each case (every case, or those in ``only``) with a logging ZeusMonitor; write its log
+    and the live row."""
     import torch
     from zeus.monitor import ZeusMonitor
 
@@ -57,6 +58,8 @@ def record(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     gpu = torch.cuda.get_device_name(0)
     for case, spec in CASES.items():
+        if only and case not in only:
+            continue
         log = out / f"{case}.zeus.csv"
         monitor = ZeusMonitor(gpu_indices=[0], cpu_indices=[], approx_instant_energy=True,
                               sync_execution_with="torch", log_file=str(log))
@@ -77,6 +80,9 @@ def record(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         sys.exit(__doc__)
-    record(Path(sys.argv[1]))
+    unknown = set(sys.argv[2].split(",")) - set(CASES) if len(sys.argv) == 3 else set()
+    if unknown:
+        sys.exit(f"unknown case(s) {', '.join(sorted(unknown))}; known: {', '.join(CASES)}")
+    record(Path(sys.argv[1]), sys.argv[2].split(",") if len(sys.argv) == 3 else None)

@@ -1,7 +1,8 @@
-"""Real H100 windows replayed: Zeus logs recorded by `tools/record_gpu_fixture.py` on an NVIDIA H100
-80GB HBM3 (driver 580.159.04, torch 2.11.0+cu130, zeus 0.16.0; 2026-11-27; tests/fixtures/gpu_h100/)
-go through the reference backend's Zeus path on any host, and each row must give the GPU draw the
-live run on the GPU reported from the same windows."""
+"""Real GPU windows replayed: Zeus logs recorded by `tools/record_gpu_fixture.py` on an NVIDIA H100
+80GB HBM3 (2026-11-27; tests/fixtures/gpu_h100/) and an NVIDIA H200 (2026-11-29;
+tests/fixtures/gpu_h200/), both driver 580.159.04, torch 2.11.0+cu130, zeus 0.16.0, go through the
+reference backend's Zeus path on any host, and each row must give the GPU draw the live run on the GPU
+reported from the same windows."""
 
 import json
 from pathlib import Path
@@ -14,25 +15,30 @@ from ecobench.scenario.load import scenario_from_dict
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-FIXTURES = Path(__file__).parents[3] / "fixtures" / "gpu_h100"
-CASES = sorted(p.name.removesuffix(".live.json") for p in FIXTURES.glob("*.live.json"))
+FIXTURES = Path(__file__).parents[3] / "fixtures"
+GPUS = ("gpu_h100", "gpu_h200")
+CASES = sorted((gpu, p.name.removesuffix(".live.json")) for gpu in GPUS
+               for p in (FIXTURES / gpu).glob("*.live.json"))
 TINY = {"layers": 2, "hidden_size": 64, "heads": 2, "intermediate_size": 128, "vocab_size": 500,
         "max_position_embeddings": 64}
-H100_MAX_W = 700.0  # the recording GPU's power.max_limit (nvidia-smi, env.txt)
+MAX_W = {"gpu_h100": 700.0, "gpu_h200": 700.0}  # each recording GPU's power.max_limit (nvidia-smi, env.txt)
+NAME = {"gpu_h100": "NVIDIA H100 80GB HBM3", "gpu_h200": "NVIDIA H200"}
 
 
 def test_fixtures_are_there():
-    assert CASES == ["bert_base_infer_fp16", "llama3_8b_2l_train_bf16"]
+    cases = ("bert_base_infer_fp16", "llama3_8b_2l_train_bf16")
+    assert CASES == [(gpu, case) for gpu in GPUS for case in cases]
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_replayed_h100_windows_give_the_live_rows_gpu_draw(case):
+@pytest.mark.parametrize(("gpu", "case"), CASES)
+def test_replayed_gpu_windows_give_the_live_rows_gpu_draw(gpu, case):
     from ecobench.hardware.backends.torch_ref import ReferenceBackend
     from ecobench.measure.testing import ReplayZeusMonitor
     from ecobench.measure.zeus_meter import GpuMeter
 
-    live = json.loads((FIXTURES / f"{case}.live.json").read_text())
-    monitor = ReplayZeusMonitor.from_log(FIXTURES / f"{case}.zeus.csv")
+    live = json.loads((FIXTURES / gpu / f"{case}.live.json").read_text())
+    assert live["gpu"] == NAME[gpu]
+    monitor = ReplayZeusMonitor.from_log(FIXTURES / gpu / f"{case}.zeus.csv")
     windows = len(monitor.windows)
     assert windows == live["repetitions"]
     # a tiny model on this host: only the replayed windows' GPU energy and lengths reach the row
@@ -57,5 +63,5 @@ def test_replayed_h100_windows_give_the_live_rows_gpu_draw(case):
         sum(sum(w.values()) for w in monitor.windows) / sum(monitor.times_s), rel=1e-3)
     gpu_method = row.measurement_method.split(" for the GPU; ")[0]
     assert gpu_method == live["measurement_method"].split(" for the GPU; ")[0]
-    # what the H100 drew: above nothing, below its power limit, in every window
-    assert all(0 < w <= H100_MAX_W for w in live["samples_power_accelerator_w"])
+    # what the GPU drew: above nothing, below its power limit, in every window
+    assert all(0 < w <= MAX_W[gpu] for w in live["samples_power_accelerator_w"])
