@@ -205,12 +205,13 @@ def serve_point(model: str, instance_type: str, *, precision: str = "bf16", batc
                 input_tokens: int = 128, output_tokens: int = 128, tensor: int | None = None,
                 stack: str | None = None, weight_precision: str | None = None,
                 kv_cache_precision: str | None = None, quantization: str | None = None,
-                backend: str = "analytic") -> dict[str, Any]:
+                backend: str = "analytic", lnc: int | None = None) -> dict[str, Any]:
     """``ecobench serve-point``: TTFT, TPOT and output tokens per second of one static batch of a
     decoder preset, each with its 90% band (``ttft_ms``, ``ttft_ms_low``, ``ttft_ms_high``, ...), as
     the dict ``--format json`` prints. Arguments as the command's options (``tensor``: default the
     smallest degree that fits; ``backend``: ``analytic`` or ``emulated``, the emulated NeuronCore on
-    inf2, trn1 and trn2). Raises :class:`~ecobench.errors.InputError` with the command's message."""
+    inf2, trn1 and trn2; ``lnc``: 1 or 2, Trainium2's logical NeuronCore setting, default the chip's).
+    Raises :class:`~ecobench.errors.InputError` with the command's message."""
     from ecobench import bounds
     from ecobench.planning.serve_point import serve_point as point
 
@@ -230,9 +231,11 @@ def serve_point(model: str, instance_type: str, *, precision: str = "bf16", batc
         optional = name in ("stack", "weight_precision", "kv_cache_precision", "quantization")
         if not isinstance(text, str) and not (optional and text is None):
             raise InputError(f"ecobench.serve_point: {name} must be a str, got {type(text).__name__}")
+    if lnc is not None and (isinstance(lnc, bool) or lnc not in (1, 2)):
+        raise InputError(f"ecobench.serve_point: lnc {lnc!r}: allowed: 1 or 2 (trn2 instances only)")
     try:
         p = point(model, instance_type, precision, batch, input_tokens, output_tokens, tensor, stack,
-                  weight_precision, kv_cache_precision, quantization, backend)
+                  weight_precision, kv_cache_precision, quantization, backend, lnc)
     except BackendError as exc:
         raise InputError(f"ecobench.serve_point: {exc}") from None
     return p.to_dict()

@@ -239,7 +239,7 @@ def cmd_serve_point(args: argparse.Namespace) -> int:
 
     p = serve_point(args.model, args.instance_type, args.precision, args.batch, args.input_tokens,
                     args.output_tokens, args.tensor, args.stack, args.weight_precision,
-                    args.kv_cache_precision, args.quantization, args.backend)
+                    args.kv_cache_precision, args.quantization, args.backend, args.lnc)
     print(json.dumps(p.to_dict(), indent=2) if args.format == "json" else format_point(p))
     return 0
 
@@ -563,6 +563,14 @@ def _integer(bound: str) -> Callable[[str], int]:
     return parse
 
 
+def _lnc(text: str) -> int:
+    """``--lnc``: a logical NeuronCore setting, 1 or 2 (which instances offer it: ``hardware/lnc.py``)."""
+    if text.strip() not in ("1", "2"):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}: allowed: 1 or 2 (physical NeuronCores per rank; "
+                                         "trn2 instances only)")
+    return int(text)
+
+
 def _path(text: str) -> str:
     """A file or folder argument: an empty one (an unset shell variable, ``--out "$DIR"``) is refused,
     not read as the current folder or as no option at all."""
@@ -875,6 +883,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the serving model: analytic (default; every instance), or emulated: the emulated "
                          "NeuronCore's kernels with its fitted serving correction (inf2, trn1, trn2; dense "
                          "models), banded by its own held-out errors")
+    sp.add_argument("--lnc", type=_lnc, help="trn2 only: logical NeuronCore setting "
+                    "(NEURON_LOGICAL_NC_CONFIG), physical NeuronCores per rank: 2 (default, 4 ranks a chip) "
+                    "or 1 (8 ranks a chip); --tensor counts these ranks")
     sp.add_argument("--format", choices=["table", "json"], default="table",
                     help="a table (default) or JSON, with each figure's _low and _high band")
     sp.set_defaults(func=cmd_serve_point)

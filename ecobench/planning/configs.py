@@ -11,6 +11,7 @@ from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.backends.disagreement import backend_disagreement
 from ecobench.hardware.catalog import Catalog, DeviceMemory, Instance, local_instance
+from ecobench.hardware.lnc import catalog_at_lnc, describe_lnc, lnc_refusal
 from ecobench.hardware.prices import on_demand_price, priced_regions
 from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.planning.interruption import SpotTerms
@@ -117,12 +118,25 @@ def locate(exc: EcobenchError, cfg: HardwareConfig, index: int) -> EcobenchError
     return exc
 
 
+def config_catalog(catalog: Catalog, inst: Instance, cfg: HardwareConfig) -> Catalog:
+    """The catalog as the configuration sees it: its chip at the configuration's logical NeuronCore
+    setting (``lnc``; ``hardware/lnc.py``), else ``catalog`` itself. Bad input for a setting the chip
+    does not offer."""
+    if cfg.lnc is None:
+        return catalog
+    if (why := lnc_refusal(inst.spec.accelerator, inst.name, cfg.lnc)) is not None:
+        raise InputError(why).in_config("lnc")
+    return catalog_at_lnc(catalog, inst.spec.accelerator, cfg.lnc)
+
+
 def _setup(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
-           index: int) -> tuple[str, Instance, str, PowerSetup]:
-    """The configuration's region, instance (with its overrides), power basis and draw inputs."""
+           index: int) -> tuple[str, Instance, str, PowerSetup, Catalog]:
+    """The configuration's region, instance (with its overrides), power basis, draw inputs and catalog
+    (:func:`config_catalog`)."""
     region = cfg.region or s.region
     inst = (local_instance(region, cfg.price_usd_per_h) if cfg.instance_type == LOCAL_INSTANCE
             else overridden(catalog.instance(cfg.instance_type), cfg, index))
+    catalog = config_catalog(catalog, inst, cfg)
     acc_override = s.overrides.accelerator_power_w.get(inst.spec.accelerator or "")
     override = (acc_override.idle_w, acc_override.max_w) if acc_override else None
     basis = config_basis(s, cfg)
@@ -131,7 +145,7 @@ def _setup(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
                             cfg.measured_power_scope, basis)
     except InputError as exc:  # tdp on a chip without a datasheet TDP: say where the basis came from
         raise from_scenario(exc, s, cfg) from None
-    return region, inst, basis, power
+    return region, inst, basis, power, catalog
 
 
 def check_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog, backends: Mapping[str, Backend],
@@ -140,7 +154,7 @@ def check_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog, backends: M
     gives: its instance and overrides, power basis, price, backend and its mode's preconditions
     (``modes.refusal``). Run for every configuration before the first is evaluated, so a bad one
     late in ``configs`` is refused before minutes of work on the others."""
-    region, inst, _, _ = _setup(s, cfg, catalog, index)
+    region, inst, _, _, catalog = _setup(s, cfg, catalog, index)
     _price(s, cfg, inst, region)
     refuse(s, cfg, inst, catalog, backends)
 
@@ -151,7 +165,7 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
     """One result row for one configuration; with ``cells``, one row of arrays for a sweep group (no
     Monte Carlo: the sweep's shown rows get their bands from a second, scalar evaluation). The
     workload's mode (``planning/modes``) gives the jobs, the plan and its columns."""
-    region, inst, basis, power = _setup(s, cfg, catalog, index)
+    region, inst, basis, power, catalog = _setup(s, cfg, catalog, index)
     if cells is None:
         price, price_source = _price(s, cfg, inst, region)
         grid = grid_intensity(catalog, region, s.overrides.grid_g_per_kwh)
@@ -192,7 +206,8 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         else "measured" if cfg.measured_serving is not None else cfg.backend,
         "precision": cfg.precision,
         "provenance": perfs[0].provenance,
-        "method": " | ".join(dict.fromkeys(p.method for p in perfs)),
+        "method": " | ".join(dict.fromkeys(p.method for p in perfs))
+        + (f" | {describe_lnc(catalog, inst.spec.accelerator)}" if cfg.lnc is not None else ""),
         "region": region if cells is None else cells.regions,
         "grid_source": ctx.grid.source,
         "grid_year": ctx.grid.year,

@@ -25,7 +25,7 @@ from ecobench.errors import BackendError, InputError, UnknownNameError
 from ecobench.hardware.backends.stacks import stack_refusal
 from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.hardware.neuron.arch import logical_core_size
+from ecobench.hardware.lnc import catalog_at_lnc, device_in, lnc_of, lnc_options, lnc_refusal
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.memory import rank_word
 from ecobench.parallel.serving import (
@@ -61,11 +61,12 @@ class ServePoint:
     weight_precision: str | None = None  # --weight-precision, when it differs from precision
     kv_cache_precision: str | None = None  # --kv-cache-precision
     backend: str = "analytic"  # the serving model: analytic, or emulated (the emulated NeuronCore)
+    lnc: int | None = None  # physical NeuronCores per rank (Neuron; None: a GPU); --lnc on trn2
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "backend", "precision",
                                                              "quantization", "weight_precision",
-                                                             "kv_cache_precision", "tensor", "batch",
+                                                             "kv_cache_precision", "lnc", "tensor", "batch",
                                                              "input_tokens", "output_tokens")}
         for name, (v, lo, hi) in self.figures.items():
             out |= {name: v, f"{name}_low": lo, f"{name}_high": hi}
@@ -75,10 +76,12 @@ class ServePoint:
 def serve_point(model: str, instance_type: str, precision: str, batch: int, input_tokens: int,
                 output_tokens: int, tensor: int | None = None, stack: str | None = None,
                 weight_precision: str | None = None, kv_cache_precision: str | None = None,
-                quantization: str | None = None, backend: str = "analytic") -> ServePoint:
+                quantization: str | None = None, backend: str = "analytic",
+                lnc: int | None = None) -> ServePoint:
     """The static batch's TTFT, TPOT and tokens per second (``tensor``: default the smallest degree
     whose weights and the batch's caches fit; ``quantization``: as a configuration's, fp8 or int8
-    W8A8, int4 W4A16; ``backend``: :data:`BACKENDS`)."""
+    W8A8, int4 W4A16; ``backend``: :data:`BACKENDS`; ``lnc``: Trainium2's logical NeuronCore setting,
+    default the chip's, ``hardware/lnc.py``)."""
     from ecobench.hardware.backends.efficiency import current_fit, fitted_stacks, serving_figures
     from ecobench.hardware.backends.serve_bands import SERVING_FIGURES, Regime, serving_band
     from ecobench.planning.serving_options import llm_serving_refusal, quantized_cluster, storage_refusal
@@ -123,6 +126,12 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     acc = cat.accelerator_of(inst)
     if acc is None:
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
+    if lnc is not None:
+        if (why := lnc_refusal(inst.spec.accelerator, instance_type, lnc)) is not None:
+            raise InputError(f"--lnc {why}")
+        cat = catalog_at_lnc(cat, inst.spec.accelerator, lnc)
+        acc = cat.accelerator_of(inst)
+        assert acc is not None
     if (why := llm_serving_refusal(inst.spec.accelerator)) is not None:
         raise InputError(f"--instance-type {instance_type}: {why}")
     if backend == "emulated":
@@ -152,7 +161,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                           moe_block_tokens=prefill_block_tokens(acc.static_kv_cache, stack),
                           graph_tokens=compiled_graph_tokens(acc.static_kv_cache, stack,
                                                              input_tokens + output_tokens))
-        return with_stack_attention(w, stack, logical_core_size(inst.spec.accelerator))
+        return with_stack_attention(w, stack, lnc_of(cat, inst.spec.accelerator))
 
     options = [tensor] if tensor else valid
     fits = [t for t in options if max_batch_by_memory(workload(t), cl) >= batch]
@@ -177,7 +186,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     t = fits[0]
     w = workload(t)
     if backend == "emulated":
-        tpot_s, ttft_s, how = _emulated_times(w, cl, inst.spec.accelerator or "", batch)
+        tpot_s, ttft_s, how = _emulated_times(w, cl, device_in(cat, inst.spec.accelerator or ""), batch)
     else:
         fit = current_fit()
         eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
@@ -199,7 +208,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                       + "; ".join(f"{n} {serving_band(n, regime).describe()}" for n in names)
                       + ("" if len(names) == len(SERVING_FIGURES)
                          else "; no tpot_ms: with one output token no decode step follows the first"),
-                      quantization, None if quantization else weight_precision, kv_cache_precision, backend)
+                      quantization, None if quantization else weight_precision, kv_cache_precision, backend,
+                      lnc_of(cat, inst.spec.accelerator) if acc.vendor == "aws" else None)
 
 
 BACKENDS = ("analytic", "emulated")  # --backend
@@ -226,12 +236,11 @@ def _emulated_refusal(instance_type: str, accelerator: str | None, model: str, m
                          "int8 (weight-only), --quantization int4, or none; or --backend analytic")
 
 
-def _emulated_times(w: ServeWorkload, cl: Any, accelerator: str, batch: int) -> tuple[float, float, str]:
+def _emulated_times(w: ServeWorkload, cl: Any, dev: Any, batch: int) -> tuple[float, float, str]:
     """(TPOT s, TTFT s, how) of a static batch on the emulated NeuronCore: the decode step at ``batch``
     and the ``batch`` prompts prefilled as one context-encoding graph, each with the stored serving
     correction, as ``hardware/neuron/serving.py`` predicts the published points it is fitted and held
-    out on."""
-    from ecobench.hardware.neuron.arch import DEVICES
+    out on (``dev``: the Neuron chip at the logical NeuronCore setting planned)."""
     from ecobench.hardware.neuron.serving import (
         EmulatedServeTimer,
         collectives,
@@ -239,7 +248,7 @@ def _emulated_times(w: ServeWorkload, cl: Any, accelerator: str, batch: int) -> 
         raw_prefill_s,
     )
 
-    dev, corr = DEVICES[accelerator], current_correction()
+    corr = current_correction()
     tpot_s = float(EmulatedServeTimer(dev, corr).decode_s(w, cl, np.array([float(batch)]))[0])
     ttft_s = float(corr.apply("ttft_ms", raw_prefill_s(w, cl, dev, batch, w.prefill_compute_tokens),
                               collectives(w)))
@@ -252,9 +261,11 @@ def _emulated_times(w: ServeWorkload, cl: Any, accelerator: str, batch: int) -> 
 
 def _ranks_of(p: ServePoint) -> str:
     """'8 of the instance's 8 accelerators', or where the tensor degree counts NeuronCores (two or more a
-    chip): '24 of the instance's 24 NeuronCores (12 chips)' (trn2: logical NeuronCores, at LNC=2)."""
+    chip): '24 of the instance's 24 NeuronCores (12 chips)' (trn2: logical NeuronCores, at LNC=2;
+    '... physical NeuronCores, at LNC=1')."""
     cat = load_catalog()
     inst = cat.instance(p.instance_type)
+    cat = catalog_at_lnc(cat, inst.spec.accelerator, p.lnc if lnc_options(inst.spec.accelerator) else None)
     count = inst.spec.accelerator_count
     ranks = instance_cluster(cat, inst, p.precision).ranks_per_node
     if ranks == count == 1:
@@ -262,9 +273,12 @@ def _ranks_of(p: ServePoint) -> str:
     if ranks == count:
         return f"{p.tensor} of the instance's {count} accelerators"
     acc = cat.accelerator_of(inst)
-    logical = "logical " if logical_core_size(inst.spec.accelerator) > 1 else ""  # trn2 at LNC=2
+    lnc = lnc_of(cat, inst.spec.accelerator)
+    # trn2: logical cores at LNC=2, physical ones at LNC=1; one core a rank elsewhere (inf2, trn1)
+    logical = "logical " if lnc > 1 else "physical " if lnc_options(inst.spec.accelerator) else ""
     unit = f"{logical}NeuronCores" if acc is not None and acc.vendor == "aws" else "ranks"
-    return f"{p.tensor} of the instance's {ranks} {unit} ({count} chip{'s' if count > 1 else ''})"
+    setting = f", LNC={lnc}" if lnc_options(inst.spec.accelerator) else ""
+    return f"{p.tensor} of the instance's {ranks} {unit} ({count} chip{'s' if count > 1 else ''}{setting})"
 
 
 def format_point(p: ServePoint) -> str:

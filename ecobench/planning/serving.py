@@ -33,7 +33,7 @@ import numpy as np
 from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.hardware.neuron.arch import logical_core_size
+from ecobench.hardware.lnc import lnc_of
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.memory import memory_in_words, rank_word, serving_headroom_pct, with_headroom
 from ecobench.parallel.serving import (
@@ -711,7 +711,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
     while i < len(layouts):
         t, pp = layouts[i]
         i += 1
-        w = _serve_workload(arch, traffic, spec, cfg, t, static, pp, logical_core_size(inst.spec.accelerator))
+        w = _serve_workload(arch, traffic, spec, cfg, t, static, pp, lnc_of(cat, inst.spec.accelerator))
         widest = w  # the last layout tried spreads the weights widest
         cap = max_batch_by_memory(w, cl)
         if cap < 1:

@@ -15,7 +15,7 @@ from ecobench.hardware.backends.emulated import aggregate_kernels, device_of, st
 from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.neuron.arch import DEVICES
 from ecobench.io.rundir import atomic_dir, target_dir
-from ecobench.planning.configs import locate
+from ecobench.planning.configs import config_catalog, locate
 from ecobench.planning.jobs import make_job
 from ecobench.planning.modes.inference import memory_fit, memory_refusal
 from ecobench.planning.modes.training import training_device_refusal
@@ -34,7 +34,7 @@ def _training_job(s: Scenario, cfg: HardwareConfig, inst: Instance, cat: Catalog
     acc = cat.accelerator_of(inst)
     assert acc is not None
     eff = current_fit().efficiency(acc.vendor, "training", inst.spec.accelerator)
-    evaluator = step_evaluator(inst) if cfg.instances is not None else None
+    evaluator = step_evaluator(inst, cat) if cfg.instances is not None else None
     tp = plan(tr, arch, cfg, inst, cat, evaluator or eff)
     ph = tr.phases[0]
     return make_job(scenario=s, config=cfg, mode="training", seq_len=ph.seq_len,
@@ -64,11 +64,15 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
                 except BackendError as exc:
                     raise locate(InputError(str(exc)).in_config("backend"), cfg, index) from None
             continue
+        try:  # the chip at the configuration's logical NeuronCore setting, as `ecobench run` plans it
+            cfg_cat = config_catalog(cat, inst, cfg)
+        except EcobenchError as exc:
+            raise locate(exc, cfg, index) from None
         if w.inference:
             batch = cfg.batch_size or w.inference.batch_size
             try:  # as `ecobench run` refuses it
-                memory_refusal(memory_fit(s, cfg, inst, cat, BACKENDS, batch), w.inference, cfg, inst, cat,
-                               batch)
+                memory_refusal(memory_fit(s, cfg, inst, cfg_cat, BACKENDS, batch), w.inference, cfg, inst,
+                               cfg_cat, batch)
             except EcobenchError as exc:
                 locate(exc, cfg, index)
                 raise
@@ -77,15 +81,15 @@ def emulate_scenario(s: Scenario) -> dict[str, Any]:
         else:
             try:
                 training_device_refusal(inst)
-                job = _training_job(s, cfg, inst, cat)
+                job = _training_job(s, cfg, inst, cfg_cat)
             except EcobenchError as exc:
                 locate(exc, cfg, index)
                 raise
         try:
-            perf = backend.evaluate(job, inst, cat)
+            perf = backend.evaluate(job, inst, cfg_cat)
         except BackendError as exc:  # named as `ecobench run` names it
             raise locate(exc.in_config(by_id=True, detail=True), cfg, index) from None
-        dev = DEVICES[inst.spec.accelerator or ""]
+        dev = device_of(inst, cfg_cat)
         step, engine = perf.step, perf.engine
         assert engine is not None  # the emulated backend reports its engines
         configs.append({

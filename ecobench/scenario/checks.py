@@ -46,6 +46,7 @@ def check_names(s: Scenario, source: str) -> None:
                                  "layers or latent attention; allowed: analytic")
             if c.instance_type != LOCAL_INSTANCE:
                 cat.instance(c.instance_type, f"configs[{i}].instance_type")
+                _check_lnc(cat, c.instance_type, c.lnc, f"configs[{i}].lnc")
                 _check_measured_power(s, c, cat, f"configs[{i}].measured_power_w")
                 if s.workload.training and c.precision == "fp8":
                     _check_fp8(cat, c, f"configs[{i}].precision")
@@ -60,6 +61,10 @@ def check_names(s: Scenario, source: str) -> None:
                            ("region", lambda v, where: cat.region(v, where))):
             for i, v in enumerate((s.sweep or {}).get(key, [])):
                 check(v, f"sweep.{key}[{i}]")
+        base = s.config(s.baseline)
+        if "instance_type" not in (s.sweep or {}) and base.instance_type != LOCAL_INSTANCE:
+            for i, v in enumerate((s.sweep or {}).get("lnc", [])):
+                _check_lnc(cat, base.instance_type, v, f"sweep.lnc[{i}]")
         w = s.workload
         seq_lens = ([("workload.inference.seq_len", w.inference.seq_len)] if w.inference
                     else [] if w.serving and w.serving.lengths_csv is not None  # each row is checked below
@@ -132,6 +137,17 @@ def _check_measured_power(s: Scenario, c: HardwareConfig, cat: Any, where: str) 
         raise InputError(f"{where}: {w:g} W is below {watts(low)} W, half the idle draw of the {n} "
                          f"{acc.name} of {c.instance_type} alone; allowed: watts for the whole instance "
                          "(measured_power_scope: instance; a figure in kW is the usual cause)")
+
+
+def _check_lnc(cat: Any, instance_type: str, lnc: int | None, where: str) -> None:
+    """A logical NeuronCore setting is one the instance's chip offers (``hardware/lnc.py``)."""
+    if lnc is None:
+        return
+    from ecobench.hardware.lnc import lnc_refusal
+
+    why = lnc_refusal(cat.instance(instance_type).spec.accelerator, instance_type, lnc)
+    if why is not None:
+        raise InputError(f"{where}: {why}")
 
 
 def _check_drafter(c: HardwareConfig, arch: Architecture, where: str) -> None:

@@ -606,7 +606,7 @@ SERVING_ONLY = ("max_batch", "weight_precision", "kv_cache_precision", "schedule
                 "chunked_prefill")
 # what the serving model plans from, beside the request stream: a configuration planned from its own
 # benchmark (measured_serving) takes none of them
-MODELLED_SERVING = ("quantization", *SERVING_ONLY, "speculative", "parallelism", "memory_headroom_pct")
+MODELLED_SERVING = ("quantization", *SERVING_ONLY, "speculative", "parallelism", "memory_headroom_pct", "lnc")
 PowerBasis = Literal["modelled", "tdp", "measured"]
 POWER_BASES: tuple[str, ...] = ("modelled", "tdp", "measured")
 
@@ -702,6 +702,12 @@ class HardwareConfig(_Model):
                           "cluster the catalog does not describe")
     device_memory_gib: b.DeviceMemoryGib | None = Field(
         None, description="overrides the catalog's memory per accelerator (GiB)")
+    lnc: Literal[1, 2] | None = Field(
+        None, description="Trainium2 (trn2) only: logical NeuronCore setting (NEURON_LOGICAL_NC_CONFIG), "
+                          "physical NeuronCores per rank: 2 (the default: 4 ranks a chip) or 1 (8 ranks a "
+                          "chip, each with half a logical core's compute, memory and bandwidth); sets the "
+                          "tensor degrees and replicas planned and the serving stacks' prefill attention "
+                          "kernel")
 
     @model_validator(mode="after")
     def _power_has_scope(self) -> Self:

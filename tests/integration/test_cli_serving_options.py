@@ -287,7 +287,7 @@ def test_measured_benchmark_missing_a_target_exits_2(tmp_path, capsys):
     ("quantization", "fp8"), ("weight_precision", "int8"), ("kv_cache_precision", "fp8"),
     ("speculative", {"method": "ngram", "num_speculative_tokens": 4, "acceptance_rate": 0.7}),
     ("scheduler", "static"), ("max_batch", 8), ("max_num_batched_tokens", 4096), ("chunked_prefill", False),
-    ("parallelism", {"tensor": 2}), ("memory_headroom_pct", 5)])
+    ("parallelism", {"tensor": 2}), ("memory_headroom_pct", 5), ("lnc", 1)])
 def test_serving_model_options_beside_a_measured_benchmark_are_refused(tmp_path, capsys, field, value):
     """2026-11-29: each of these beside measured_serving ran (exit 0) with the benchmark's figures
     unchanged and the option silently dropped (quantization fp8 on g6e.12xlarge: TTFT p50 100 ms, 3

@@ -174,9 +174,10 @@ class Capabilities:
     model error); ``measures_host``: measures this host (``instance_type: local``);
     ``sizes_clusters``: finds the fewest instances for a training deadline; ``cheap``: cheap to ask
     again (a load profile tries other batch sizes); ``own_step_model``: times training layouts with
-    its own step model (``step_evaluator(instance)``), which ``parallelism: auto`` searches with;
-    ``own_serving_model``: times serving's decode steps and prefills itself
-    (``serving_timer(instance)``, a ``planning.serving.ServeTimer``);
+    its own step model (``step_evaluator(instance, catalog)``), which ``parallelism: auto`` searches
+    with; ``own_serving_model``: times serving's decode steps and prefills itself
+    (``serving_timer(instance, catalog)``, a ``planning.serving.ServeTimer``; ``catalog``: the
+    configuration's, with its chip at the logical NeuronCore setting it plans, ``hardware/lnc.py``);
     ``experts``: models mixture-of-experts layers and latent attention (``workloads/moe.py``)."""
 
     modes: frozenset[str] = frozenset({"inference", "training"})

@@ -33,6 +33,7 @@ from ecobench.hardware.backends.base import (
 )
 from ecobench.hardware.catalog import Catalog, Instance
 from ecobench.hardware.cluster import instance_cluster, rank_peak_tflops
+from ecobench.hardware.lnc import device_in
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec
 from ecobench.hardware.neuron.fit import current_fit
 from ecobench.hardware.neuron.serving import EmulatedServeTimer, current_correction
@@ -92,14 +93,15 @@ def layer_error(arch: Architecture, seq: int, fmt: str,
     return err, f"{h} wide, {heads} heads / {kv} kv, {s} tokens{attn}"
 
 
-def device_of(instance: Instance) -> NeuronDeviceSpec:
-    """The Neuron chip an instance carries, or a BackendError naming the ones emulated."""
+def device_of(instance: Instance, catalog: Catalog | None = None) -> NeuronDeviceSpec:
+    """The Neuron chip an instance carries, at the logical NeuronCore setting ``catalog`` describes it
+    at (None: its default; ``hardware/lnc.py``), or a BackendError naming the ones emulated."""
     acc = instance.spec.accelerator
     if acc not in DEVICES:
         raise BackendError(f"{instance.name} has no Neuron device the emulated backend models; it covers "
                            f"{', '.join(sorted(DEVICES))} instances (allowed: an inf2, trn1 or trn2 "
                            "instance, inf1 for inference only, or backend: analytic)")
-    return DEVICES[acc]
+    return DEVICES[acc] if catalog is None else device_in(catalog, acc)
 
 
 class EmulatedBackend:
@@ -115,41 +117,43 @@ class EmulatedBackend:
         return current_fit().params(dev.core.generation)
 
     @staticmethod
-    def step_evaluator(instance: Instance) -> StepEvaluator | None:
+    def step_evaluator(instance: Instance, catalog: Catalog | None = None) -> StepEvaluator | None:
         """Its own step model for ``instance`` (``capabilities.own_step_model``): :func:`step_evaluator`."""
-        return step_evaluator(instance)
+        return step_evaluator(instance, catalog)
 
     @staticmethod
-    def serving_timer(instance: Instance) -> EmulatedServeTimer:
+    def serving_timer(instance: Instance, catalog: Catalog | None = None) -> EmulatedServeTimer:
         """Decode steps and prefills on the instance's NeuronCores (``capabilities.own_serving_model``;
-        ``hardware/neuron/serving.py``)."""
-        return EmulatedServeTimer(device_of(instance), current_correction())
+        ``hardware/neuron/serving.py``), at the logical NeuronCore setting of ``catalog``."""
+        return EmulatedServeTimer(device_of(instance, catalog), current_correction())
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
-        dev = device_of(instance)
+        dev = device_of(instance, catalog)
         acc = catalog.accelerator_of(instance)
         if acc is not None:  # a type the chip has no published peak in: named with those it has
             rank_peak_tflops(acc, job.dtype)
         try:
             if job.mode == "inference":
-                return self._inference(job, instance, dev)
+                return self._inference(job, instance, dev, catalog)
             return self._training(job, instance, catalog, dev)
         except ValueError as exc:
             raise BackendError(str(exc)) from None
 
     # -- inference ----------------------------------------------------------------------------
-    def inference_timings(self, job: Job, instance: Instance) -> list[KernelTiming]:
+    def inference_timings(self, job: Job, instance: Instance,
+                          catalog: Catalog | None = None) -> list[KernelTiming]:
         """Per-kernel timing of one batch on one logical core."""
-        dev = device_of(instance)
+        dev = device_of(instance, catalog)
         ks = forward_kernels(job.arch, job.seq_len, job.batch_size, job.dtype)
         return time_kernels(ks, dev, job.batch_size, self.params(dev), job.arch.norm)
 
-    def _inference(self, job: Job, instance: Instance, dev: NeuronDeviceSpec) -> Performance:
+    def _inference(self, job: Job, instance: Instance, dev: NeuronDeviceSpec,
+                   catalog: Catalog) -> Performance:
         if job.seq_len > job.arch.max_position_embeddings:
             raise ValueError(f"sequence length {job.seq_len} exceeds the model's max_position_embeddings "
                              f"{job.arch.max_position_embeddings}")
         p = self.params(dev)
-        timings = self.inference_timings(job, instance)
+        timings = self.inference_timings(job, instance, catalog)
         compute = sum(t.time_s for t in timings)
         batch_s = compute + p.launch_s
         cores = dev.cores * instance.spec.accelerator_count
@@ -171,7 +175,7 @@ class EmulatedBackend:
 
     def training_timings(self, job: Job, instance: Instance, catalog: Catalog) -> list[KernelTiming]:
         """Per-kernel timing of one micro-batch on one rank, every layer of a pipeline stage."""
-        dev = device_of(instance)
+        dev = device_of(instance, catalog)
         cl = instance_cluster(catalog, instance, job.dtype)
         lay = self._layout(job, cl.ranks_per_node * job.instances)
         w = job.training_workload(lay.data * lay.microbatch)
@@ -234,12 +238,13 @@ class EmulatedBackend:
         )
 
 
-def step_evaluator(instance: Instance) -> StepEvaluator | None:
+def step_evaluator(instance: Instance, catalog: Catalog | None = None) -> StepEvaluator | None:
     """The emulated step model of an instance's Neuron device (what ``parallelism: auto`` searches
-    with for an emulated configuration), or None for a device it does not model."""
-    dev = DEVICES.get(instance.spec.accelerator or "")
-    if dev is None:
+    with for an emulated configuration) at the logical NeuronCore setting of ``catalog`` (None: the
+    chip's default), or None for a device it does not model."""
+    if instance.spec.accelerator not in DEVICES:
         return None
+    dev = device_of(instance, catalog)
     p = EmulatedBackend.params(dev)
     return lambda w, cl, L: step_evaluate(w, cl, L, dev, p)
 

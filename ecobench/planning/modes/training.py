@@ -76,7 +76,7 @@ def training_plan(run: ConfigRun) -> TrainingPlan | None:
     caps = capabilities(cfg, run.backends)
     eff = current_fit().efficiency(acc.vendor, "training", inst.spec.accelerator, cfg.stack)
     if caps.own_step_model and cfg.instances is not None:
-        own = backend_for(cfg, run.backends).step_evaluator(inst)  # type: ignore[attr-defined]
+        own = backend_for(cfg, run.backends).step_evaluator(inst, catalog)  # type: ignore[attr-defined]
         return plan(tr, s.workload.arch(), cfg, inst, catalog, own or eff)
     return plan(tr, s.workload.arch(), cfg, inst, catalog, eff)
 
