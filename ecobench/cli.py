@@ -75,13 +75,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.table import text_table
 
     rows = ev.rows
-    print(format_summary([r for r in rows if "sweep_index" not in r or r["sweep_index"] is None], s))
-    if s.workload.mode == "training" and any(r.get("tensor_parallel") is not None for r in rows):
-        print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
-        print(text_table(rows, SUMMARY_LAYOUT, number))
-    print(format_decisions(ev, s))
+    try:  # the run directory is complete: a reader that went away (`| head`) is no failure
+        print(format_summary([r for r in rows if "sweep_index" not in r or r["sweep_index"] is None], s))
+        if s.workload.mode == "training" and any(r.get("tensor_parallel") is not None for r in rows):
+            print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
+            print(text_table(rows, SUMMARY_LAYOUT, number))
+        print(format_decisions(ev, s), flush=True)
+    except BrokenPipeError:
+        silence_stdout()
+    # where the run went is a status line, on stderr: `| head -3` or `> summary.txt` never hides it
     print(terminal(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)"),
-          flush=True)
+          file=sys.stderr, flush=True)
     from ecobench.planning.evaluate import run_warnings
 
     for w in run_warnings(s, rows, noisy=False):  # the noisy rows: _warn_noisy's block below

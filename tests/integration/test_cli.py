@@ -806,3 +806,25 @@ def test_out_and_results_together_are_refused_before_any_work(tmp_path, capsys, 
     assert f"{command}: --out {tmp_path / 'o'} and --results {tmp_path / 'r'} both given" in err
     assert "allowed: one of them" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_piped_to_head_still_says_where_it_wrote_and_exits_0(tmp_path):
+    """new-user try: `ecobench run S | head -3` lost the 'wrote DIR/' line (the last of stdout), and a
+    reader gone before the tables ended read as exit 141 though the run directory was complete."""
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "ecobench", "run", str(SCENARIOS / "layoutlm_realtime.yaml"),
+                             "-q", "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader went away before the first table, as `| head` does at worst
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    proc.wait(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"wrote {out}/ (scenario.yaml, results.csv, results.json, report.html)" in err
+    assert "Traceback" not in err
+    assert {p.name for p in out.iterdir()} == {"scenario.yaml", "results.csv", "results.json", "report.html"}
+    head = subprocess.run(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m ecobench run "
+                           f"'{SCENARIOS / 'layoutlm_realtime.yaml'}' -q --out '{tmp_path / 'again'}' | head -3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert head.returncode == 0, head.stderr
+    assert head.stdout.splitlines()[0].startswith("layoutlm_realtime: inference")
+    assert f"wrote {tmp_path / 'again'}/" in head.stderr
