@@ -366,7 +366,8 @@ def _check(args: argparse.Namespace) -> int:
     rules = list(dict.fromkeys(gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])))
     for fmt, _ in args.export or []:
         if fmt not in EXPORT_FORMATS:
-            raise InputError(f"--export {fmt!r}: unknown format; allowed: {', '.join(EXPORT_FORMATS)}")
+            raise InputError(f"--export {fmt!r}: unknown format; allowed: {', '.join(EXPORT_FORMATS)}"
+                             f"{did_you_mean(fmt, list(EXPORT_FORMATS))}")
     current = read_gate_doc(Path(args.run_dir), "run")
     if current.kind != RESULTS_KIND:
         raise InputError(f"{current.path}: is a baseline file; give the run directory to check")
@@ -614,6 +615,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def ranged_chips() -> list[str]:
+    """The catalog chips whose maximum power is an evidence range (``--chip``'s choices)."""
+    from ecobench.hardware.catalog import load_catalog
+
+    return sorted(k for k, a in load_catalog().accelerators.items() if a.power.uncertain)
+
+
 def cmd_neuron_power(args: argparse.Namespace) -> int:
     from ecobench.hardware.catalog import chip_max_range
     from ecobench.measure.neuron_sysfs import MISSING, VALID, sample
@@ -622,6 +630,9 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
         got = "both given" if args.chip is not None else "neither given"
         raise InputError(f"neuron-power: {got}; allowed: one of --chip (inferentia, inferentia2, trainium, "
                          "trainium2: the catalog's evidence range) or --max-w W (your own device maximum)")
+    if args.chip is not None and args.chip not in (chips := ranged_chips()):
+        raise InputError(f"--chip {args.chip!r}: not a chip with a power range; allowed: {', '.join(chips)} "
+                         f"(or give --max-w){did_you_mean(args.chip, chips)}")
     p_max = chip_max_range(args.chip) if args.chip else (args.max_w, args.max_w, args.max_w)
     acc = sample(Path(args.sysfs), args.minutes, p_max)
     lo, mid, hi = acc.energy_kwh()
@@ -669,8 +680,20 @@ class _Parser(argparse.ArgumentParser):
         if extra:
             sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
             parser = sub.choices.get(getattr(ns, "command", None), self) if sub else self
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            parser.error(f"unrecognized arguments: {' '.join(extra)}{_option_hint(parser, extra)}")
         return ns
+
+
+def _option_hint(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """'; did you mean '--out'?' for the first misspelt option among ``extra`` (``--output``,
+    ``--quite``), from the options ``parser`` takes ('' when none is near)."""
+    from ecobench.words import close_names
+
+    names = {o[2:]: o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+    for word in extra:  # compared without the dashes every option shares (--bogus is not near --out)
+        if word.startswith("--") and (close := close_names(word.split("=", 1)[0][2:], list(names))):
+            return f"; did you mean {', '.join(repr(names[c]) for c in close)}?"
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:

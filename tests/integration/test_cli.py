@@ -812,8 +812,9 @@ def test_run_piped_to_head_still_says_where_it_wrote_and_exits_0(tmp_path):
     """new-user try: `ecobench run S | head -3` lost the 'wrote DIR/' line (the last of stdout), and a
     reader gone before the tables ended read as exit 141 though the run directory was complete."""
     out = tmp_path / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "ecobench", "run", str(SCENARIOS / "layoutlm_realtime.yaml"),
-                             "-q", "--out", str(out)], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    scenario = SCENARIOS / "layoutlm_realtime.yaml"
+    proc = subprocess.Popen([sys.executable, "-m", "ecobench", "run", str(scenario), "-q", "--out", str(out)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     proc.stdout.close()  # the reader went away before the first table, as `| head` does at worst
     err = proc.stderr.read().decode()
     proc.stderr.close()
@@ -823,8 +824,46 @@ def test_run_piped_to_head_still_says_where_it_wrote_and_exits_0(tmp_path):
     assert "Traceback" not in err
     assert {p.name for p in out.iterdir()} == {"scenario.yaml", "results.csv", "results.json", "report.html"}
     head = subprocess.run(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m ecobench run "
-                           f"'{SCENARIOS / 'layoutlm_realtime.yaml'}' -q --out '{tmp_path / 'again'}' | head -3"],
+                           f"'{scenario}' -q --out '{tmp_path / 'again'}' | head -3"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert head.returncode == 0, head.stderr
     assert head.stdout.splitlines()[0].startswith("layoutlm_realtime: inference")
     assert f"wrote {tmp_path / 'again'}/" in head.stderr
+
+
+def test_a_misspelt_baseline_id_names_the_nearest(tmp_path, capsys, scenario_dict):
+    """new-user try: baseline: gpuu listed the ids but not the one meant."""
+    scenario_dict["configs"][1]["id"] = "gpu"
+    scenario_dict["baseline"] = "gpuu"
+    _bad(tmp_path, capsys, scenario_dict, "baseline 'gpuu' is not a configuration id; did you mean 'gpu'?",
+         "ids: a, gpu")
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (["run", "s.yaml", "--output", "x"], "unrecognized arguments: --output x; did you mean '--out'?"),
+    (["run", "s.yaml", "--quite"], "unrecognized arguments: --quite; did you mean '--quiet'"),
+    (["validate", "--fromat=json"], "unrecognized arguments: --fromat=json; did you mean '--format'?"),
+    (["neuron-power", "--chip", "traineum"], "(or give --max-w); did you mean 'trainium', 'trainium2'?"),
+    (["serve-point", "llama3-8b", "--instance-type", "inf2.48xlarge", "--precision", "bf61"],
+     "allowed: fp32, tf32, bf16, fp16, fp8, int8; did you mean 'bf16'?"),
+])
+def test_a_misspelt_option_or_choice_names_the_nearest(capsys, argv, hint):
+    """new-user try: --output (for --out) and --quite were 'unrecognized' with no hint; a misspelt
+    --chip or --precision listed the choices but not the one meant."""
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hint in err, err
+
+
+def test_a_misspelt_export_format_names_the_nearest(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(run), "--baseline", str(run), "--export", "benchmark-actoin",
+                 str(tmp_path / "b.json")]) == 2
+    assert "allowed: benchmark-action, benchmark-action-bigger; did you mean 'benchmark-action'" in \
+        capsys.readouterr().err
