@@ -145,15 +145,28 @@ def _validate_progress(msg: str) -> None:
     print(f"ecobench validate: {msg}", file=sys.stderr, flush=True)
 
 
+def validate_kinds() -> tuple[str, ...]:
+    """``validate --kind``'s choices, read when the parser is built (a light module)."""
+    from ecobench.validation.kinds import kinds
+
+    return kinds()
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from ecobench.io.rundir import refuse_existing
-    from ecobench.validation.validate import MODES, as_json, summarize, validate
+    from ecobench.validation.validate import MODES, as_json, of_kinds, summarize, validate
 
-    if args.html:  # before the minutes of work
+    if args.kind and args.mode and "holdout" not in args.mode:  # before the minutes of work
+        raise InputError(f"--kind {args.kind[0]}: selects held-out points, which --mode "
+                         f"{' --mode '.join(args.mode)} leaves out; allowed: --kind with --mode holdout, "
+                         "or without --mode")
+    if args.html:
         refuse_existing(Path(args.html), "--html", args.force)
     process.settled()
-    checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES,
-                      None if args.quiet else _validate_progress)
+    modes = tuple(dict.fromkeys(args.mode)) if args.mode else ("holdout",) if args.kind else MODES
+    checks = validate(modes, None if args.quiet else _validate_progress)
+    if args.kind:
+        checks = of_kinds(checks, tuple(args.kind))
     if args.html:
         from ecobench.io.rundir import write_new
         from ecobench.reports.html import render_validation
@@ -762,7 +775,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the validation page (table and charts) to this file (must not exist)")
     v.add_argument("--force", action="store_true",
                    help="replace an existing --html file (never a file of a run directory)")
-    v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    v.add_argument("--kind", action="append", choices=validate_kinds(),
+                   help="only the held-out points of this kind, and their summary (repeatable; implies "
+                        "--mode holdout): llm_train, llm_serve, ..., neuron_emulated (the emulated "
+                        "NeuronCore's throughput), emulated_serve (its serving figures)")
+    v.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines on stderr (the table and summary are printed in full)")
     v.set_defaults(func=cmd_validate)
 
     rp = add("report", help="regenerate a run's report.html from its results.json",
