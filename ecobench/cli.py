@@ -247,8 +247,21 @@ def cmd_workload(args: argparse.Namespace) -> int:
         out = summary(arch, seq, task, num_labels)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    print(json.dumps(out, indent=2) if args.format == "json" else terminal(format_summary(out)))
+    text = format_summary(out)
+    if head is not None and (serving := _serving_of(args.arch or name)) is not None:  # a scenario's lengths
+        from ecobench.reports.workload_view import format_serving, serving_lengths
+
+        out["serving"] = serving_lengths(serving)
+        text += "\n\n" + format_serving(out["serving"], seq)
+    print(json.dumps(out, indent=2) if args.format == "json" else terminal(text))
     return 0
+
+
+def _serving_of(path: str) -> Any:
+    """The serving workload of the scenario at ``path`` (its lengths CSV read), or None."""
+    from ecobench.scenario.load import load_scenario
+
+    return load_scenario(path).workload.serving
 
 
 def cmd_serve_point(args: argparse.Namespace) -> int:

@@ -1,6 +1,7 @@
 """End-to-end CLI behaviour: the main job, and every kind of bad input (exit 2, clear message)."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -867,3 +868,45 @@ def test_a_misspelt_export_format_names_the_nearest(tmp_path, capsys):
                  str(tmp_path / "b.json")]) == 2
     assert "allowed: benchmark-action, benchmark-action-bigger; did you mean 'benchmark-action'" in \
         capsys.readouterr().err
+
+
+def _serving_scenario(tmp_path, serving):
+    doc = {"schema_version": 2, "name": "t",
+           "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 36000, **serving}},
+           "configs": [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16"}], "baseline": "p5"}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_workload_of_a_serving_scenario_prints_its_request_lengths(tmp_path, capsys):
+    """new-user try: `ecobench workload chat.yaml` printed the model at 2048 tokens, 'task pretrain',
+    and not a word of the 1,024-token prompts and 256-token answers it serves."""
+    path = _serving_scenario(tmp_path, {"input_tokens": 1024, "output_tokens": 256, "input_tokens_cv": 0.5,
+                                        "length_distribution": "lognormal"})
+    assert main(["workload", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "serving (workload.serving):" in out
+    assert re.search(r"input_tokens +1,024 tokens, mean +\(cv 0\.50, lognormal\)", out), out
+    assert re.search(r"output_tokens +256 tokens, mean +\(every request this long\)", out), out
+    assert "`--seq-len 1280`" in out
+    assert main(["workload", str(path), "--format", "json"]) == 0
+    serving = json.loads(capsys.readouterr().out)["serving"]
+    assert serving["input"] == {"mean_tokens": 1024, "cv": 0.5, "distribution": "lognormal"}
+    assert serving["requests_per_h"] == 36000 and serving["output"]["mean_tokens"] == 256
+
+
+def test_workload_of_a_serving_scenario_reads_its_lengths_csv(tmp_path, capsys):
+    (tmp_path / "lengths.csv").write_text("input_tokens,output_tokens,count\n100,50,3\n900,450,1\n")
+    path = _serving_scenario(tmp_path, {"lengths_csv": "lengths.csv"})
+    assert main(["workload", "--arch", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"serving (workload.serving from {tmp_path / 'lengths.csv'}):" in out
+    assert re.search(r"input_tokens +300 tokens, mean +\(cv 1\.15, empirical; 100 to 900 over 4 requests\)",
+                     out), out
+
+
+def test_workload_of_a_preset_or_an_inference_scenario_has_no_serving_block(capsys):
+    assert main(["workload", str(SCENARIOS / "layoutlm_realtime.yaml")]) == 0
+    assert main(["workload", "llama3-8b"]) == 0
+    assert "serving (" not in capsys.readouterr().out
