@@ -175,7 +175,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
-    width = max(len(c.experiment) for c in checks)
+    from ecobench.table import MIN_CUT_TEXT, cut
+
+    columns = _tty_columns()  # a terminal: the long point names are cut so a row fits it
+    targets = max((len(c.target) for c in checks), default=0) + len(" MISSED")
+    width = max((len(c.experiment) for c in checks), default=len("experiment"))
+    if columns is not None:
+        width = min(width, max(MIN_CUT_TEXT, columns - VALIDATE_ROW_CHARS - targets))
     print(f"{'experiment':<{width}} {'mode':<8} {'figure':<34} {'published':>10} {'ecobench':>10} "
           f"{'90% band':>21} {'in':>3} {'error':>9}  target")
     for c in checks:
@@ -183,8 +189,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         ok = {True: "ok", False: "MISSED", None: ""}[c.within_target]
         band = f"{c.low:.4g} to {c.high:.4g}" if c.low is not None and c.high is not None else ""
         inside = {True: "yes", False: "no", None: ""}[c.in_band]
-        print(f"{c.experiment:<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} {c.ecobench:>10.4g} "
-              f"{band:>21} {inside:>3} {err:>9}  {c.target} {ok}")
+        print(f"{cut(c.experiment, width):<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} "
+              f"{c.ecobench:>10.4g} {band:>21} {inside:>3} {err:>9}  {c.target} {ok}")
     summaries = summarize(checks)
     if summaries:
         print("\nholdout (each point predicted by a model fitted without its source; its band from the "
@@ -194,13 +200,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"  {'kind':<{kind_w}} {'figure':<{figure_w}} {'points':>6} {'median |error|':>15} "
               f"{'worst |error|':>14} {'in band':>8} {'band width, high/low':>20}  worst point, target")
         for sm in summaries:
+            verdict = f"; {sm.target} {'ok' if sm.within_target else 'MISSED'}"
+            room = (len(sm.worst) if columns is None else
+                    max(MIN_CUT_TEXT, columns - kind_w - figure_w - VALIDATE_SUMMARY_CHARS - len(verdict)))
             cov = f"{sm.coverage_pct:.1f}%" if sm.coverage_pct is not None else "n/a"
             wid = f"{sm.median_band_width_pct:.0f}%" if sm.median_band_width_pct is not None else "n/a"
             wid += f" x{sm.median_band_ratio:.2f}" if sm.median_band_ratio is not None else ""
             print(f"  {sm.kind:<{kind_w}} {sm.figure:<{figure_w}} {sm.count:>6} "
                   f"{sm.median_abs_error_pct:>14.1f}% {sm.worst_abs_error_pct:>13.1f}% {cov:>8} {wid:>20}  "
-                  f"{sm.worst}; {sm.target} {'ok' if sm.within_target else 'MISSED'}")
+                  f"{cut(sm.worst, room)}{verdict}")
     return 0
+
+
+VALIDATE_ROW_CHARS = 104  # a validate row but its experiment and target: mode, figure, numbers, band, error
+VALIDATE_SUMMARY_CHARS = 73  # a holdout summary row but its kind, figure, worst point and target
+
+
+def _tty_columns() -> int | None:
+    """The terminal's width when stdout is one, else None (piped or redirected output is never cut)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def cmd_workload(args: argparse.Namespace) -> int:

@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -313,3 +314,29 @@ def test_a_bad_kind_is_bad_input_before_any_work(monkeypatch, capsys, argv, expe
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expect in err, err
 
+
+
+def _validate_at(monkeypatch, capsys, tty, rows):
+    import shutil
+    import sys
+
+    from ecobench.validation import validate as v
+
+    monkeypatch.setattr(v, "validate", lambda modes, progress=None: rows)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((160, 24)))
+    assert main(["validate", "--mode", "holdout", "-q"]) == 0
+    return capsys.readouterr().out
+
+
+def test_validate_on_a_terminal_cuts_the_long_point_names_to_its_width(monkeypatch, capsys):
+    """new-user try: at a terminal every row was 250 characters (point names of 84), each wrapped over
+    four lines; on a terminal the names are cut so the rows fit, piped output is whole."""
+    long = "llm_train_" + "x" * 74
+    rows = [_held("llm_train", "tokens_per_s", long, 5.0), _held("llm_serve", "tpot_ms", "llm_serve_b", 9.0)]
+    out = _validate_at(monkeypatch, capsys, True, rows)
+    cut = [line for line in out.splitlines() if "llm_train_xxx" in line]
+    assert len(cut) == 2 and all(len(line) <= 160 and "xxx..." in line for line in cut), cut
+    assert long not in out and "median ≤ 15%, worst ≤ 35% ok" in out  # the verdict is never cut
+    piped = _validate_at(monkeypatch, capsys, False, rows)
+    assert long in piped and max(len(line) for line in piped.splitlines() if long in line) > 160
