@@ -357,7 +357,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         from ecobench.reports.catalog_view import instance_table
 
         print(f"{args.instance} (catalog {cat.version}); `--format json` for the records as JSON")
-        print(terminal(instance_table(doc)))
+        print(terminal(instance_table(doc, _tty_columns())))
         return 0
     if args.format == "json":
         print(json.dumps({k: v.model_dump() for k, v in cat.instances.items()}, indent=2))
@@ -369,7 +369,10 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         price = i.price_usd_per_h.regions.get("us-east-1")
         print(f"{name:<16} {i.spec.vcpus:>5} {i.spec.memory_gib:>6g} {acc:<22} "
               f"{i.spec.network_gbps:>6g} {price if price is not None else 'n/a':>16}")
-    print(f"\nregions: {', '.join(cat.regions)}")
+    from ecobench.table import note_lines
+
+    regions = f"regions: {', '.join(cat.regions)}"
+    print("\n" + "\n".join(note_lines(regions, columns) if (columns := _tty_columns()) else [regions]))
     print("`ecobench catalog INSTANCE` shows every figure of one instance with its source.")
     return 0
 

@@ -910,3 +910,18 @@ def test_workload_of_a_preset_or_an_inference_scenario_has_no_serving_block(caps
     assert main(["workload", str(SCENARIOS / "layoutlm_realtime.yaml")]) == 0
     assert main(["workload", "llama3-8b"]) == 0
     assert "serving (" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_catalog_fits_a_terminal_and_leaves_piped_output_whole(monkeypatch, capsys, tty):
+    """new-user try: `ecobench catalog inf2.xlarge` at 80 columns: 19 lines of 120-520 characters."""
+    import os
+    import shutil
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((80, 24)))
+    assert main(["catalog", "inf2.xlarge"]) == 0
+    assert main(["catalog"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    over = [line for line in lines if len(line) > 80 and max(map(len, line.split())) <= 40]
+    assert bool(over) != tty, over  # a terminal: only a line with one unbreakable word (a link) is longer
