@@ -75,13 +75,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ecobench.table import text_table
 
     rows = ev.rows
-    print(format_summary([r for r in rows if "sweep_index" not in r or r["sweep_index"] is None], s))
-    if s.workload.mode == "training" and any(r.get("tensor_parallel") is not None for r in rows):
-        print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
-        print(text_table(rows, SUMMARY_LAYOUT, number))
-    print(format_decisions(ev, s))
+    try:  # the run directory is complete: a reader that went away (`| head`) is no failure
+        print(format_summary([r for r in rows if "sweep_index" not in r or r["sweep_index"] is None], s))
+        if s.workload.mode == "training" and any(r.get("tensor_parallel") is not None for r in rows):
+            print("\nlayouts (ranks: GPUs or NeuronCores; memory per rank):")
+            print(text_table(rows, SUMMARY_LAYOUT, number))
+        print(format_decisions(ev, s), flush=True)
+    except BrokenPipeError:
+        silence_stdout()
+    # where the run went is a status line, on stderr: `| head -3` or `> summary.txt` never hides it
     print(terminal(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)"),
-          flush=True)
+          file=sys.stderr, flush=True)
     from ecobench.planning.evaluate import run_warnings
 
     for w in run_warnings(s, rows, noisy=False):  # the noisy rows: _warn_noisy's block below
@@ -141,15 +145,28 @@ def _validate_progress(msg: str) -> None:
     print(f"ecobench validate: {msg}", file=sys.stderr, flush=True)
 
 
+def validate_kinds() -> tuple[str, ...]:
+    """``validate --kind``'s choices, read when the parser is built (a light module)."""
+    from ecobench.validation.kinds import kinds
+
+    return kinds()
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from ecobench.io.rundir import refuse_existing
-    from ecobench.validation.validate import MODES, as_json, summarize, validate
+    from ecobench.validation.validate import MODES, as_json, of_kinds, summarize, validate
 
-    if args.html:  # before the minutes of work
+    if args.kind and args.mode and "holdout" not in args.mode:  # before the minutes of work
+        raise InputError(f"--kind {args.kind[0]}: selects held-out points, which --mode "
+                         f"{' --mode '.join(args.mode)} leaves out; allowed: --kind with --mode holdout, "
+                         "or without --mode")
+    if args.html:
         refuse_existing(Path(args.html), "--html", args.force)
     process.settled()
-    checks = validate(tuple(dict.fromkeys(args.mode)) if args.mode else MODES,
-                      None if args.quiet else _validate_progress)
+    modes = tuple(dict.fromkeys(args.mode)) if args.mode else ("holdout",) if args.kind else MODES
+    checks = validate(modes, None if args.quiet else _validate_progress)
+    if args.kind:
+        checks = of_kinds(checks, tuple(args.kind))
     if args.html:
         from ecobench.io.rundir import write_new
         from ecobench.reports.html import render_validation
@@ -158,7 +175,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
-    width = max(len(c.experiment) for c in checks)
+    from ecobench.table import MIN_CUT_TEXT, cut
+
+    columns = _tty_columns()  # a terminal: the long point names are cut so a row fits it
+    targets = max((len(c.target) for c in checks), default=0) + len(" MISSED")
+    width = max((len(c.experiment) for c in checks), default=len("experiment"))
+    if columns is not None:
+        width = min(width, max(MIN_CUT_TEXT, columns - VALIDATE_ROW_CHARS - targets))
     print(f"{'experiment':<{width}} {'mode':<8} {'figure':<34} {'published':>10} {'ecobench':>10} "
           f"{'90% band':>21} {'in':>3} {'error':>9}  target")
     for c in checks:
@@ -166,8 +189,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         ok = {True: "ok", False: "MISSED", None: ""}[c.within_target]
         band = f"{c.low:.4g} to {c.high:.4g}" if c.low is not None and c.high is not None else ""
         inside = {True: "yes", False: "no", None: ""}[c.in_band]
-        print(f"{c.experiment:<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} {c.ecobench:>10.4g} "
-              f"{band:>21} {inside:>3} {err:>9}  {c.target} {ok}")
+        print(f"{cut(c.experiment, width):<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} "
+              f"{c.ecobench:>10.4g} {band:>21} {inside:>3} {err:>9}  {c.target} {ok}")
     summaries = summarize(checks)
     if summaries:
         print("\nholdout (each point predicted by a model fitted without its source; its band from the "
@@ -177,13 +200,27 @@ def cmd_validate(args: argparse.Namespace) -> int:
         print(f"  {'kind':<{kind_w}} {'figure':<{figure_w}} {'points':>6} {'median |error|':>15} "
               f"{'worst |error|':>14} {'in band':>8} {'band width, high/low':>20}  worst point, target")
         for sm in summaries:
+            verdict = f"; {sm.target} {'ok' if sm.within_target else 'MISSED'}"
+            room = (len(sm.worst) if columns is None else
+                    max(MIN_CUT_TEXT, columns - kind_w - figure_w - VALIDATE_SUMMARY_CHARS - len(verdict)))
             cov = f"{sm.coverage_pct:.1f}%" if sm.coverage_pct is not None else "n/a"
             wid = f"{sm.median_band_width_pct:.0f}%" if sm.median_band_width_pct is not None else "n/a"
             wid += f" x{sm.median_band_ratio:.2f}" if sm.median_band_ratio is not None else ""
             print(f"  {sm.kind:<{kind_w}} {sm.figure:<{figure_w}} {sm.count:>6} "
                   f"{sm.median_abs_error_pct:>14.1f}% {sm.worst_abs_error_pct:>13.1f}% {cov:>8} {wid:>20}  "
-                  f"{sm.worst}; {sm.target} {'ok' if sm.within_target else 'MISSED'}")
+                  f"{cut(sm.worst, room)}{verdict}")
     return 0
+
+
+VALIDATE_ROW_CHARS = 104  # a validate row but its experiment and target: mode, figure, numbers, band, error
+VALIDATE_SUMMARY_CHARS = 73  # a holdout summary row but its kind, figure, worst point and target
+
+
+def _tty_columns() -> int | None:
+    """The terminal's width when stdout is one, else None (piped or redirected output is never cut)."""
+    import shutil
+
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def cmd_workload(args: argparse.Namespace) -> int:
@@ -230,8 +267,21 @@ def cmd_workload(args: argparse.Namespace) -> int:
         out = summary(arch, seq, task, num_labels)
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    print(json.dumps(out, indent=2) if args.format == "json" else terminal(format_summary(out)))
+    text = format_summary(out)
+    if head is not None and (serving := _serving_of(args.arch or name)) is not None:  # a scenario's lengths
+        from ecobench.reports.workload_view import format_serving, serving_lengths
+
+        out["serving"] = serving_lengths(serving)
+        text += "\n\n" + format_serving(out["serving"], seq)
+    print(json.dumps(out, indent=2) if args.format == "json" else terminal(text))
     return 0
+
+
+def _serving_of(path: str) -> Any:
+    """The serving workload of the scenario at ``path`` (its lengths CSV read), or None."""
+    from ecobench.scenario.load import load_scenario
+
+    return load_scenario(path).workload.serving
 
 
 def cmd_serve_point(args: argparse.Namespace) -> int:
@@ -307,7 +357,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         from ecobench.reports.catalog_view import instance_table
 
         print(f"{args.instance} (catalog {cat.version}); `--format json` for the records as JSON")
-        print(terminal(instance_table(doc)))
+        print(terminal(instance_table(doc, _tty_columns())))
         return 0
     if args.format == "json":
         print(json.dumps({k: v.model_dump() for k, v in cat.instances.items()}, indent=2))
@@ -319,7 +369,10 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         price = i.price_usd_per_h.regions.get("us-east-1")
         print(f"{name:<16} {i.spec.vcpus:>5} {i.spec.memory_gib:>6g} {acc:<22} "
               f"{i.spec.network_gbps:>6g} {price if price is not None else 'n/a':>16}")
-    print(f"\nregions: {', '.join(cat.regions)}")
+    from ecobench.table import note_lines
+
+    regions = f"regions: {', '.join(cat.regions)}"
+    print("\n" + "\n".join(note_lines(regions, columns) if (columns := _tty_columns()) else [regions]))
     print("`ecobench catalog INSTANCE` shows every figure of one instance with its source.")
     return 0
 
@@ -362,7 +415,8 @@ def _check(args: argparse.Namespace) -> int:
     rules = list(dict.fromkeys(gate.parse_rule(r) for r in (args.fail_on or [gate.DEFAULT_RULE])))
     for fmt, _ in args.export or []:
         if fmt not in EXPORT_FORMATS:
-            raise InputError(f"--export {fmt!r}: unknown format; allowed: {', '.join(EXPORT_FORMATS)}")
+            raise InputError(f"--export {fmt!r}: unknown format; allowed: {', '.join(EXPORT_FORMATS)}"
+                             f"{did_you_mean(fmt, list(EXPORT_FORMATS))}")
     current = read_gate_doc(Path(args.run_dir), "run")
     if current.kind != RESULTS_KIND:
         raise InputError(f"{current.path}: is a baseline file; give the run directory to check")
@@ -618,6 +672,13 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def ranged_chips() -> list[str]:
+    """The catalog chips whose maximum power is an evidence range (``--chip``'s choices)."""
+    from ecobench.hardware.catalog import load_catalog
+
+    return sorted(k for k, a in load_catalog().accelerators.items() if a.power.uncertain)
+
+
 def cmd_neuron_power(args: argparse.Namespace) -> int:
     from ecobench.hardware.catalog import chip_max_range
     from ecobench.measure.neuron_sysfs import MISSING, VALID, sample
@@ -626,6 +687,9 @@ def cmd_neuron_power(args: argparse.Namespace) -> int:
         got = "both given" if args.chip is not None else "neither given"
         raise InputError(f"neuron-power: {got}; allowed: one of --chip (inferentia, inferentia2, trainium, "
                          "trainium2: the catalog's evidence range) or --max-w W (your own device maximum)")
+    if args.chip is not None and args.chip not in (chips := ranged_chips()):
+        raise InputError(f"--chip {args.chip!r}: not a chip with a power range; allowed: {', '.join(chips)} "
+                         f"(or give --max-w){did_you_mean(args.chip, chips)}")
     p_max = chip_max_range(args.chip) if args.chip else (args.max_w, args.max_w, args.max_w)
     acc = sample(Path(args.sysfs), args.minutes, p_max)
     lo, mid, hi = acc.energy_kwh()
@@ -673,8 +737,20 @@ class _Parser(argparse.ArgumentParser):
         if extra:
             sub = next((a for a in self._actions if isinstance(a, argparse._SubParsersAction)), None)
             parser = sub.choices.get(getattr(ns, "command", None), self) if sub else self
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            parser.error(f"unrecognized arguments: {' '.join(extra)}{_option_hint(parser, extra)}")
         return ns
+
+
+def _option_hint(parser: argparse.ArgumentParser, extra: Sequence[str]) -> str:
+    """'; did you mean '--out'?' for the first misspelt option among ``extra`` (``--output``,
+    ``--quite``), from the options ``parser`` takes ('' when none is near)."""
+    from ecobench.words import close_names
+
+    names = {o[2:]: o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+    for word in extra:  # compared without the dashes every option shares (--bogus is not near --out)
+        if word.startswith("--") and (close := close_names(word.split("=", 1)[0][2:], list(names))):
+            return f"; did you mean {', '.join(repr(names[c]) for c in close)}?"
+    return ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -743,7 +819,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also write the validation page (table and charts) to this file (must not exist)")
     v.add_argument("--force", action="store_true",
                    help="replace an existing --html file (never a file of a run directory)")
-    v.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
+    v.add_argument("--kind", action="append", choices=validate_kinds(),
+                   help="only the held-out points of this kind, and their summary (repeatable; implies "
+                        "--mode holdout): llm_train, llm_serve, ..., neuron_emulated (the emulated "
+                        "NeuronCore's throughput), emulated_serve (its serving figures)")
+    v.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress lines on stderr (the table and summary are printed in full)")
     v.set_defaults(func=cmd_validate)
 
     rp = add("report", help="regenerate a run's report.html from its results.json",

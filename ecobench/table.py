@@ -249,31 +249,61 @@ def write_csv_parts(parts: Iterable[Columns], names: Sequence[str], path: Path, 
             f.writelines(",".join(cells) + "\n" for cells in zip(*columns, strict=True))
 
 
-def text_table(rows: Sequence[dict[str, Any]], names: Sequence[str], fmt: Any,
-               width: int | None = None) -> str:
-    """Rows as a right-aligned text table, numbers through ``fmt``; columns that would overflow
-    ``width`` (default: the terminal's) are left out and named below the table."""
+MIN_CUT_TEXT = 16  # a text column cut to fit keeps at least this many characters, else it is left out
+
+
+def terminal_width() -> int:
+    """The width tables are fitted to: a terminal's, or COLUMNS when set; piped output is not cut."""
     import os
     import shutil
     import sys
 
-    if width is None:  # a terminal's width; piped output is not cut unless COLUMNS says so
-        fits = sys.stdout.isatty() or "COLUMNS" in os.environ
-        width = shutil.get_terminal_size().columns if fits else 1_000_000
+    fits = sys.stdout.isatty() or "COLUMNS" in os.environ
+    return shutil.get_terminal_size().columns if fits else 1_000_000
+
+
+def note_lines(text: str, width: int) -> list[str]:
+    """A note under a table, wrapped at ``width`` (a word never split; one line when it fits)."""
+    import textwrap
+
+    return textwrap.wrap(text, width, subsequent_indent=" ", break_long_words=False,
+                         break_on_hyphens=False) or [text]
+
+
+def cut(text: str, room: int) -> str:
+    """``text`` in at most ``room`` characters, ending in '...' where it was cut."""
+    return text if len(text) <= room else text[:max(room - 3, 0)].rstrip() + "..."
+
+
+def text_table(rows: Sequence[dict[str, Any]], names: Sequence[str], fmt: Any,
+               width: int | None = None) -> str:
+    """Rows as a right-aligned text table, numbers through ``fmt``; a column that would overflow
+    ``width`` (default: the terminal's) is left out and named below the table, but a text column is
+    cut to the room left where that keeps :data:`MIN_CUT_TEXT` characters (and its header)."""
+    width = terminal_width() if width is None else width
     cells = [[str(n) for n in names]]
+    texts = set()
     for r in rows:
-        cells.append([fmt(v) if _is_number(v) or v is None else str(v) for v in (r.get(n) for n in names)])
+        values = [r.get(n) for n in names]
+        texts |= {i for i, v in enumerate(values) if not (_is_number(v) or v is None)}
+        cells.append([fmt(v) if _is_number(v) or v is None else str(v) for v in values])
     widths = [max(len(c[i]) for c in cells) for i in range(len(names))]
-    keep, used = [], 0
+    keep, used, cuts = [], 0, []
     for i, w in enumerate(widths):
-        if i and used + 2 + w > width:
-            continue
+        room = width - used - (2 if i else 0)
+        if i and w > room:
+            if i not in texts or room < max(MIN_CUT_TEXT, len(names[i])):
+                continue
+            widths[i] = w = room
+            cuts.append(names[i])
         keep.append(i)
         used += w + (2 if i else 0)
-    lines = ["  ".join(c[i].rjust(widths[i]) for i in keep) for c in cells]
+    lines = ["  ".join(cut(c[i], widths[i]).rjust(widths[i]) for i in keep) for c in cells]
     left = [names[i] for i in range(len(names)) if i not in keep]
-    if left:
-        lines.append(f"(not shown at this width: {', '.join(left)}; every column is in results.csv)")
+    if left or cuts:
+        said = ([f"not shown at this width: {', '.join(left)}"] if left else []) + \
+               ([f"cut at this width: {', '.join(cuts)}"] if cuts else [])
+        lines += note_lines(f"({'; '.join(said)}; every column is in results.csv)", width)
     return "\n".join(lines)
 
 

@@ -40,7 +40,7 @@ from ecobench.parallel.serving import (
     with_stack_attention,
 )
 from ecobench.units import DTYPES
-from ecobench.words import counted
+from ecobench.words import counted, did_you_mean
 from ecobench.workloads.moe_blockwise import prefill_block_tokens
 
 
@@ -93,6 +93,7 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
         if value is not None and value not in DTYPES:
             hint = ("; 4-bit weights are --quantization int4 (W4A16: int4 weights, compute at --precision)"
                     if name == "--weight-precision" and value.lower() == "int4" else "")
+            hint = hint or did_you_mean(value, list(DTYPES))
             raise InputError(f"{name} {value!r}: not a data type; allowed: {', '.join(DTYPES)}{hint}")
     if (bad := storage_refusal(precision, weight_precision, kv_cache_precision)) is not None:
         raise InputError(f"--{bad[0].replace('_', '-')} {bad[1]}")

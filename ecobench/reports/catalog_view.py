@@ -84,14 +84,29 @@ def figure_rows(d: dict[str, Any], sources: list[str], where: str = "",
     return rows
 
 
-def instance_table(doc: dict[str, Any]) -> str:
+def _wrapped(text: str, first: str, width: int | None) -> list[str]:
+    """``first`` + ``text``, its words wrapped at ``width`` under the text's start (a link or any
+    word longer than the line is never split); one line when ``width`` is None."""
+    import textwrap
+
+    if width is None or len(first) + len(text) <= width:
+        return [first + text]
+    return textwrap.wrap(text, width, initial_indent=first, subsequent_indent=" " * len(first),
+                         break_long_words=False, break_on_hyphens=False) or [first]
+
+
+def instance_table(doc: dict[str, Any], width: int | None = None) -> str:
     """``{"instance": ..., "accelerator": ...}`` (the catalog's records) as a line per figure,
-    ``figure  [source]  value``, and the numbered sources below."""
+    ``figure  [source]  value``, and the numbered sources below; with ``width`` (a terminal's), long
+    values and sources are wrapped under their column."""
     sources: list[str] = []
     rows = figure_rows({k: v for k, v in doc.items() if v is not None}, sources)
-    width = max(len(f) for f, _, _ in rows)
+    figure_width = max(len(f) for f, _, _ in rows)
     mark_width = max(len("source"), len(f"[{len(sources)}]"))
-    lines = [f"{'figure':<{width}}  {'source':<{mark_width}}  value"]
-    lines += [f"{f:<{width}}  {f'[{m}]' if m else '':<{mark_width}}  {v}" for f, v, m in rows]
-    lines += ["", "sources:"] + [f"[{i}] {s}" for i, s in enumerate(sources, 1)]
+    lines = [f"{'figure':<{figure_width}}  {'source':<{mark_width}}  value"]
+    for f, v, m in rows:
+        lines += _wrapped(v, f"{f:<{figure_width}}  {f'[{m}]' if m else '':<{mark_width}}  ", width)
+    lines += ["", "sources:"]
+    for i, src in enumerate(sources, 1):
+        lines += _wrapped(src, f"[{i}] ", width)
     return "\n".join(lines)

@@ -154,16 +154,10 @@ def fit_table(rows: list[dict[str, Any]], cols: list[tuple[str, str, int]], widt
     highest rank, the rightmost of equals) until it fits ``width`` (default: the terminal's; piped
     output is not cut unless COLUMNS says so); the columns left out are named below it. Columns of
     rank 0 stay whatever the width."""
-    import os
-    import shutil
-    import sys
-
-    from ecobench.table import _is_number
+    from ecobench.table import _is_number, note_lines, terminal_width
 
     fmt = fmt or number
-    if width is None:
-        fits = sys.stdout.isatty() or "COLUMNS" in os.environ
-        width = shutil.get_terminal_size().columns if fits else 1_000_000
+    width = terminal_width() if width is None else width
     cells = {key: [head] + [fmt(v) if _is_number(v) or v is None else str(v)
                             for v in (r.get(key) for r in rows)] for head, key, _ in cols}
     widths = {key: max(len(c) for c in cells[key]) for _, key, _ in cols}
@@ -180,7 +174,8 @@ def fit_table(rows: list[dict[str, Any]], cols: list[tuple[str, str, int]], widt
     lines = ["  ".join(cells[k][i].rjust(widths[k]) for _, k, _ in keep) for i in range(len(rows) + 1)]
     left = [c[1] for c in cols if c not in keep]
     if left:
-        lines.append(f"(not shown at this width: {', '.join(left)}; every column is in results.csv)")
+        lines += note_lines(f"(not shown at this width: {', '.join(left)}; every column is in results.csv)",
+                            width)
     return "\n".join(lines)
 
 

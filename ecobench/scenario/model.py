@@ -779,8 +779,8 @@ class Scenario(_Model):
         if dupes:
             raise ValueError(f"configuration ids must be unique; repeated: {', '.join(dupes)}")
         if self.baseline not in ids:
-            raise ValueError(f"baseline {self.baseline!r} is not a configuration id "
-                             f"(ids: {', '.join(ids)})")
+            raise ValueError(f"baseline {self.baseline!r} is not a configuration id"
+                             f"{did_you_mean(self.baseline, ids)} (ids: {', '.join(ids)})")
         for c in self.configs:
             self._check_config(c, f"configuration {c.id!r}")
         if self.measurement != MeasurementSpec() and not any(

@@ -22,25 +22,16 @@ from ecobench.planning.evaluate import evaluate
 from ecobench.scenario.load import scenario_from_dict
 from ecobench.scenario.model import Scenario
 from ecobench.units import SECONDS_PER_HOUR
+from ecobench.validation.kinds import (
+    HOLDOUT_TARGETS,
+    NEURON_KIND,
+    NEURON_SERVE_KIND,
+    POWER_KINDS,
+    kinds,
+)
 
 MODES = ("replay", "predict", "holdout")
-# Out-of-sample targets per kind of point and figure (median and worst |error|, percent).
-HOLDOUT_TARGETS = {
-    ("llm_train", "tokens_per_s"): (15.0, 35.0),
-    # Mixture-of-experts training, predicted by the fit on dense points alone (issue 21: median 15%).
-    ("moe_train", "tokens_per_s"): (15.0, 35.0),
-    ("encoder_train", "sequences_per_s"): (15.0, 35.0),
-    ("encoder_infer", "sequences_per_s"): (15.0, 35.0),
-    ("llm_serve", "tpot_ms"): (15.0, 35.0),
-    ("llm_serve", "output_tokens_per_s"): (15.0, 35.0),
-    ("llm_serve", "ttft_ms"): (15.0, 35.0),
-    # Measured power (power/fit.py), held out by group: issue 20's targets.
-    ("power_train", "power_w"): (10.0, 25.0),
-    ("power_serve", "power_w"): (10.0, 25.0),
-    ("power_infer", "power_w"): (10.0, 25.0),
-    ("power_serve", "energy_j_per_output_token"): (10.0, 25.0),
-}
-POWER_KINDS = ("power_train", "power_serve", "power_infer")
+__all__ = ["HOLDOUT_TARGETS", "MODES", "NEURON_KIND", "NEURON_SERVE_KIND", "POWER_KINDS", "kinds"]
 
 
 @dataclass(frozen=True)
@@ -188,8 +179,15 @@ def validate(modes: tuple[str, ...] = MODES, progress: Progress | None = None) -
     return checks
 
 
-NEURON_SERVE_KIND = "emulated_serve"
 NEURON_SERVE_TARGETS = (15.0, 60.0)  # median, worst |error| % (issue 22: Neuron serving median <= 15%)
+
+
+def of_kinds(checks: list[Check], wanted: tuple[str, ...]) -> list[Check]:
+    """The holdout rows of the ``wanted`` kinds (``emulated_serve`` stands for each family's)."""
+    def family(c: Check) -> str:
+        return NEURON_SERVE_KIND if (c.kind or "").startswith(f"{NEURON_SERVE_KIND}_") else c.kind or ""
+
+    return [c for c in checks if c.mode == "holdout" and family(c) in wanted]
 
 
 def neuron_serving_checks(progress: Progress | None = None) -> list[Check]:
@@ -369,7 +367,6 @@ def band_ratio(rows: list[Check]) -> float | None:
 
 NEURON_TARGET_PCT = 25.0
 NEURON_MEDIAN_TARGET_PCT = 12.0
-NEURON_KIND = "neuron_emulated"
 
 
 def _neuron_name(point_id: str) -> str:

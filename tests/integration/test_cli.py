@@ -1,6 +1,7 @@
 """End-to-end CLI behaviour: the main job, and every kind of bad input (exit 2, clear message)."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -806,3 +807,121 @@ def test_out_and_results_together_are_refused_before_any_work(tmp_path, capsys, 
     assert f"{command}: --out {tmp_path / 'o'} and --results {tmp_path / 'r'} both given" in err
     assert "allowed: one of them" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_run_piped_to_head_still_says_where_it_wrote_and_exits_0(tmp_path):
+    """new-user try: `ecobench run S | head -3` lost the 'wrote DIR/' line (the last of stdout), and a
+    reader gone before the tables ended read as exit 141 though the run directory was complete."""
+    out = tmp_path / "run"
+    scenario = SCENARIOS / "layoutlm_realtime.yaml"
+    proc = subprocess.Popen([sys.executable, "-m", "ecobench", "run", str(scenario), "-q", "--out", str(out)],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # the reader went away before the first table, as `| head` does at worst
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    proc.wait(timeout=120)
+    assert proc.returncode == 0, err
+    assert f"wrote {out}/ (scenario.yaml, results.csv, results.json, report.html)" in err
+    assert "Traceback" not in err
+    assert {p.name for p in out.iterdir()} == {"scenario.yaml", "results.csv", "results.json", "report.html"}
+    head = subprocess.run(["bash", "-c", f"set -o pipefail; '{sys.executable}' -m ecobench run "
+                           f"'{scenario}' -q --out '{tmp_path / 'again'}' | head -3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert head.returncode == 0, head.stderr
+    assert head.stdout.splitlines()[0].startswith("layoutlm_realtime: inference")
+    assert f"wrote {tmp_path / 'again'}/" in head.stderr
+
+
+def test_a_misspelt_baseline_id_names_the_nearest(tmp_path, capsys, scenario_dict):
+    """new-user try: baseline: gpuu listed the ids but not the one meant."""
+    scenario_dict["configs"][1]["id"] = "gpu"
+    scenario_dict["baseline"] = "gpuu"
+    _bad(tmp_path, capsys, scenario_dict, "baseline 'gpuu' is not a configuration id; did you mean 'gpu'?",
+         "ids: a, gpu")
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (["run", "s.yaml", "--output", "x"], "unrecognized arguments: --output x; did you mean '--out'?"),
+    (["run", "s.yaml", "--quite"], "unrecognized arguments: --quite; did you mean '--quiet'"),
+    (["validate", "--fromat=json"], "unrecognized arguments: --fromat=json; did you mean '--format'?"),
+    (["neuron-power", "--chip", "traineum"], "(or give --max-w); did you mean 'trainium', 'trainium2'?"),
+    (["serve-point", "llama3-8b", "--instance-type", "inf2.48xlarge", "--precision", "bf61"],
+     "allowed: fp32, tf32, bf16, fp16, fp8, int8; did you mean 'bf16'?"),
+])
+def test_a_misspelt_option_or_choice_names_the_nearest(capsys, argv, hint):
+    """new-user try: --output (for --out) and --quite were 'unrecognized' with no hint; a misspelt
+    --chip or --precision listed the choices but not the one meant."""
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and hint in err, err
+
+
+def test_a_misspelt_export_format_names_the_nearest(tmp_path, capsys):
+    run = tmp_path / "run"
+    assert main(["run", str(SCENARIOS / "layoutlm_realtime.yaml"), "-q", "--out", str(run)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(run), "--baseline", str(run), "--export", "benchmark-actoin",
+                 str(tmp_path / "b.json")]) == 2
+    assert "allowed: benchmark-action, benchmark-action-bigger; did you mean 'benchmark-action'" in \
+        capsys.readouterr().err
+
+
+def _serving_scenario(tmp_path, serving):
+    doc = {"schema_version": 2, "name": "t",
+           "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 36000, **serving}},
+           "configs": [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16"}], "baseline": "p5"}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def test_workload_of_a_serving_scenario_prints_its_request_lengths(tmp_path, capsys):
+    """new-user try: `ecobench workload chat.yaml` printed the model at 2048 tokens, 'task pretrain',
+    and not a word of the 1,024-token prompts and 256-token answers it serves."""
+    path = _serving_scenario(tmp_path, {"input_tokens": 1024, "output_tokens": 256, "input_tokens_cv": 0.5,
+                                        "length_distribution": "lognormal"})
+    assert main(["workload", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "serving (workload.serving):" in out
+    assert re.search(r"input_tokens +1,024 tokens, mean +\(cv 0\.50, lognormal\)", out), out
+    assert re.search(r"output_tokens +256 tokens, mean +\(every request this long\)", out), out
+    assert "`--seq-len 1280`" in out
+    assert main(["workload", str(path), "--format", "json"]) == 0
+    serving = json.loads(capsys.readouterr().out)["serving"]
+    assert serving["input"] == {"mean_tokens": 1024, "cv": 0.5, "distribution": "lognormal"}
+    assert serving["requests_per_h"] == 36000 and serving["output"]["mean_tokens"] == 256
+
+
+def test_workload_of_a_serving_scenario_reads_its_lengths_csv(tmp_path, capsys):
+    (tmp_path / "lengths.csv").write_text("input_tokens,output_tokens,count\n100,50,3\n900,450,1\n")
+    path = _serving_scenario(tmp_path, {"lengths_csv": "lengths.csv"})
+    assert main(["workload", "--arch", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert f"serving (workload.serving from {tmp_path / 'lengths.csv'}):" in out
+    assert re.search(r"input_tokens +300 tokens, mean +\(cv 1\.15, empirical; 100 to 900 over 4 requests\)",
+                     out), out
+
+
+def test_workload_of_a_preset_or_an_inference_scenario_has_no_serving_block(capsys):
+    assert main(["workload", str(SCENARIOS / "layoutlm_realtime.yaml")]) == 0
+    assert main(["workload", "llama3-8b"]) == 0
+    assert "serving (" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_catalog_fits_a_terminal_and_leaves_piped_output_whole(monkeypatch, capsys, tty):
+    """new-user try: `ecobench catalog inf2.xlarge` at 80 columns: 19 lines of 120-520 characters."""
+    import os
+    import shutil
+
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((80, 24)))
+    assert main(["catalog", "inf2.xlarge"]) == 0
+    assert main(["catalog"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    over = [line for line in lines if len(line) > 80 and max(map(len, line.split())) <= 40]
+    assert bool(over) != tty, over  # a terminal: only a line with one unbreakable word (a link) is longer

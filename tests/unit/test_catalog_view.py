@@ -42,3 +42,18 @@ def test_the_table_lists_every_source_once():
     vcpus = next(line for line in lines if line.startswith("instance.spec.vcpus "))
     number = vcpus.split()[1]
     assert vcpus.split()[2] == "8" and f"{number} https://spec (as of 2024-01)" in lines
+
+
+def test_a_terminal_wraps_long_values_and_sources_under_their_column():
+    """new-user try: `ecobench catalog inf2.xlarge` at 80 columns printed 19 lines of 120-520
+    characters (notes, sources), broken by the terminal mid-word; piped, each stays one line."""
+    record = {"instance": {**RECORD["instance"], "note_text": "word " * 40}}
+    piped = instance_table(record)
+    wrapped = instance_table(record, width=60)
+    assert max(map(len, piped.splitlines())) > 60
+    lines = wrapped.splitlines()
+    assert all(len(line) <= 60 or " " not in line.strip() for line in lines), lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("instance.note_text"))
+    column = lines[0].index("value")
+    assert lines[start][column:].startswith("word") and lines[start + 1][:column].strip() == ""
+    assert " ".join(wrapped.split()) == " ".join(piped.split())  # the same words, only wrapped

@@ -40,4 +40,21 @@ def test_text_table_fits_the_width_and_names_what_it_left_out():
     rows = [{"config_id": "a", "cost_usd": 1234567.0, "long_column_name": 1.0}]
     out = text_table(rows, ["config_id", "cost_usd", "long_column_name"], lambda v: f"{v:,.0f}", width=30)
     assert all(len(line) <= 30 for line in out.splitlines()[:2])
-    assert "1,234,567" in out and "not shown at this width: long_column_name" in out
+    assert "1,234,567" in out
+    assert "not shown at this width: long_column_name" in " ".join(out.split())  # the note wrapped at 30
+
+
+def test_text_table_cuts_a_wide_text_column_to_the_room_left_and_wraps_its_note():
+    """new-user try: at 80 columns the layouts table left out layout_choice whole and its note was one
+    170-character line the terminal broke mid-word; a text column is now cut to the room left (at least
+    16 characters) and the note wrapped at the width."""
+    choice = "auto: fastest of 975 layouts that fit (2355 valid)"
+    rows = [{"config_id": "p4d", "mfu": 0.5, "layout_choice": choice}]
+    out = text_table(rows, ["config_id", "mfu", "layout_choice"], lambda v: f"{v:g}", width=40)
+    lines = out.splitlines()
+    assert all(len(line) <= 40 for line in lines), lines
+    assert lines[1].endswith("auto: fastest of 975...") and len(lines[1]) == 40, lines
+    assert "cut at this width: layout_choice" in " ".join(out.split()) and len(lines) > 3
+    narrow = text_table(rows, ["config_id", "mfu", "layout_choice"], lambda v: f"{v:g}", width=25)
+    assert "not shown at this width: layout_choice" in " ".join(narrow.split())  # under 16: left out
+    assert "auto" not in narrow.splitlines()[1]

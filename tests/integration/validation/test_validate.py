@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -275,3 +276,67 @@ def test_readme_quotes_the_holdout_summary_validate_prints(capsys):
     out = capsys.readouterr().out
     printed = [" ".join(line.split()) for line in out[out.index("\nholdout ("):].strip("\n").splitlines()]
     assert _readme_block("Holdout summary (`ecobench validate --mode holdout`") == printed
+
+
+def test_kind_shows_only_that_kinds_held_out_rows_and_summary(monkeypatch, capsys):
+    """new-user try: validate printed every row (hundreds) with no way to see one kind; -q only drops
+    the progress lines. --kind KIND (repeatable) keeps that kind's holdout rows and their summary, and
+    runs the holdout alone."""
+    from ecobench.validation import validate as v
+
+    rows = [_held("llm_train", "tokens_per_s", "llm_train_a", 5.0),
+            _held("llm_serve", "tpot_ms", "llm_serve_b", 12.0),
+            _held("emulated_serve_inf2", "tpot_ms", "emulated_serve_inf2_c", 20.0)]
+    asked = []
+    monkeypatch.setattr(v, "validate", lambda modes, progress=None: asked.append(modes) or rows)
+    assert main(["validate", "--kind", "llm_serve", "--kind", "emulated_serve", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert asked == [("holdout",)]
+    assert "llm_serve_b" in out and "emulated_serve_inf2_c" in out and "llm_train" not in out
+    summary = out[out.index("\nholdout ("):]
+    assert "llm_serve " in summary and "emulated_serve_inf2 " in summary
+
+
+@pytest.mark.parametrize(("argv", "expect"), [
+    (["validate", "--kind", "llm_srve"], "invalid choice: 'llm_srve'; did you mean 'llm_serve'?"),
+    (["validate", "--kind", "llm_serve", "--mode", "replay"], "--kind llm_serve: selects held-out points, "
+                                                              "which --mode replay leaves out"),
+])
+def test_a_bad_kind_is_bad_input_before_any_work(monkeypatch, capsys, argv, expect):
+    from ecobench.validation import validate as v
+
+    monkeypatch.setattr(v, "validate", lambda *a, **k: pytest.fail("validated a bad --kind"))
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expect in err, err
+
+
+
+def _validate_at(monkeypatch, capsys, tty, rows):
+    import shutil
+    import sys
+
+    from ecobench.validation import validate as v
+
+    monkeypatch.setattr(v, "validate", lambda modes, progress=None: rows)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((160, 24)))
+    assert main(["validate", "--mode", "holdout", "-q"]) == 0
+    return capsys.readouterr().out
+
+
+def test_validate_on_a_terminal_cuts_the_long_point_names_to_its_width(monkeypatch, capsys):
+    """new-user try: at a terminal every row was 250 characters (point names of 84), each wrapped over
+    four lines; on a terminal the names are cut so the rows fit, piped output is whole."""
+    long = "llm_train_" + "x" * 74
+    rows = [_held("llm_train", "tokens_per_s", long, 5.0), _held("llm_serve", "tpot_ms", "llm_serve_b", 9.0)]
+    out = _validate_at(monkeypatch, capsys, True, rows)
+    cut = [line for line in out.splitlines() if "llm_train_xxx" in line]
+    assert len(cut) == 2 and all(len(line) <= 160 and "xxx..." in line for line in cut), cut
+    assert long not in out and "median ≤ 15%, worst ≤ 35% ok" in out  # the verdict is never cut
+    piped = _validate_at(monkeypatch, capsys, False, rows)
+    assert long in piped and max(len(line) for line in piped.splitlines() if long in line) > 160
