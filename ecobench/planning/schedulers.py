@@ -98,6 +98,7 @@ STATIC_EXACT_COUNT = 24  # static: arrivals per cycle counted one by one (beyond
 # toward the tail, where the slot limit caps the batch)
 STATIC_TPOT_EDGES = np.array([0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0])
 STATIC_CHAIN_REACH = 1e-4  # static: rows whose batches reach the slot limit this often read the chain
+STATIC_LEFT_LEAST = 1e-4  # static: shares left over past a full batch below this are taken as none
 MAX_CYCLE_GAIN = 0.98  # static: the most a batch's excess carries into the next (near saturation)
 SLOT_LEAST = 1e-6  # shares of prompts waiting for a slot below this are taken as none
 PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
@@ -481,7 +482,7 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
         got = chained(rows[on])
         p = len(STATIC_POINTS)
         slot = zeros[rows].copy()
-        cycle[on], slot[on] = got[:, :p], np.where(got[:, p] >= SLOT_LEAST, got[:, p], 0.0)
+        cycle[on], slot[on] = got[:, :p], np.where(got[:, p] >= STATIC_LEFT_LEAST, got[:, p], 0.0)
         others[on] = np.minimum(rate[rows[on], None] * cycle[on], b[-1] - 1) * steps.token_s * li.mean
         return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone,
                     slot_p=slot, slot_wait=np.full(len(rows), full_s),
@@ -527,10 +528,13 @@ def _static_chain(b: np.ndarray, t_d: np.ndarray, prefill: np.ndarray, cycle: np
 
     sb, left = chain_states(int(b[-1]))
     cycle_s, var_s, t_d_s = (np.interp(sb, b, v) for v in (cycle, cond_var, t_d))
-    out = traffic.output
-    edges, tokens = (np.array([0.0, 1.0]), np.array([out.mean])) if out.cv == 0 else out.bins
-    cells = cycle_cells(sb, np.interp(sb, b, prefill), t_d_s, edges, tokens)
     ca2 = traffic.arrival_cv ** 2
+
+    @functools.cache
+    def cells() -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # worked out when a chain row is first read
+        out = traffic.output
+        edges, tokens = (np.array([0.0, 1.0]), np.array([out.mean])) if out.cv == 0 else out.bins
+        return cycle_cells(sb, np.interp(sb, b, prefill), t_d_s, edges, tokens)
 
     def read(rows: np.ndarray) -> np.ndarray:
         chain = solve_chain(sb, cycle_s, var_s, ca2, rate[rows], left)
@@ -538,7 +542,7 @@ def _static_chain(b: np.ndarray, t_d: np.ndarray, prefill: np.ndarray, cycle: np
         share = (chain.idle / mean_b)[:, None]
         u = np.clip((STATIC_POINTS[None, :] - share) / np.maximum(1 - share, 1e-12), 0.0, 1.0)
         step, step_sd = slices(chain.batch_mass * sb, t_d_s, STATIC_TPOT_EDGES)
-        return np.concatenate([cycle_seen(chain.batch_mass, cells, u), (chain.left_over / mean_b)[:, None],
+        return np.concatenate([cycle_seen(chain.batch_mass, cells(), u), (chain.left_over / mean_b)[:, None],
                                step, step_sd], axis=1)
 
     return _RowCache(n_rows, read)

@@ -28,7 +28,8 @@ import numpy as np
 
 EXACT_COUNT = 24  # arrivals per cycle counted one by one (beyond, a gamma's CDF)
 STATES_EXACT = 8  # the chain's states: every batch size up to this,
-STATES_GEOMETRIC = 24  # then this many geometrically spaced to the slot limit (and as many left over)
+STATES_GEOMETRIC = 24  # then this many geometrically spaced to the slot limit
+LEFT_GEOMETRIC = 12  # and the requests left over past it: as many exact, then this many geometric
 
 
 @dataclass(frozen=True)
@@ -43,17 +44,17 @@ class StaticChain:
 @functools.lru_cache(maxsize=64)
 def chain_states(limit: int) -> tuple[np.ndarray, np.ndarray]:
     """(batches, left over): the chain's states up to the slot limit, every size to ``STATES_EXACT`` then
-    ``STATES_GEOMETRIC`` geometrically spaced to ``limit``, and the requests left over past it, the same
-    spacing from 1 to the limit (each state stands for the counts between its neighbours' midpoints; the
-    last holds all beyond; read-only: shared between calls)."""
-    def grid(top: int) -> np.ndarray:
+    ``STATES_GEOMETRIC`` geometrically spaced to ``limit``, and the requests left over past it, from 1
+    to the limit with ``LEFT_GEOMETRIC`` (each state stands for the counts between its neighbours'
+    midpoints; the last holds all beyond; read-only: shared between calls)."""
+    def grid(top: int, geometric: int) -> np.ndarray:
         exact = np.arange(1, min(top, STATES_EXACT) + 1)
-        geo = np.round(np.geomspace(min(top, STATES_EXACT), top, STATES_GEOMETRIC))
-        return np.unique(np.concatenate([exact, geo])).astype(float)
+        geo = np.round(np.geomspace(min(top, STATES_EXACT), top, geometric))
+        states = np.unique(np.concatenate([exact, geo])).astype(float)
+        states.flags.writeable = False
+        return states
 
-    states = grid(limit)
-    states.flags.writeable = False
-    return states, states
+    return grid(limit, STATES_GEOMETRIC), grid(limit, LEFT_GEOMETRIC)
 
 
 def count_cdf(mean: np.ndarray, var: np.ndarray, at: np.ndarray) -> np.ndarray:

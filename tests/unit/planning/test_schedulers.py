@@ -173,38 +173,38 @@ def _requests(scheduler, traffic, load):
 # read). CPU time of benchmarks/bench_serving_plan.py within 2-5% of before.
 # At load 0.9 the gap was another one: the mean batch stays 52 in the model, 59.7 simulated (100,000
 # requests), its variance 1,195 against 1,884 (p99 228, 0.6% of batches at the 256-slot limit, 0.9% of
-# requests waiting a further cycle for a slot); the cycle a request arrives in has p99 50 s in the model, 95 s
-# simulated. There a batch's excess carries almost whole into the next (R c'(B) near 1: the rate rises little
-# with the batch, the row at 90% of the top rate is 52), so the batch sizes' tail is not the two moments' (and
-# the slot limit binds). Part of that gap was the simulation's: its batches wander for hundreds of cycles, and
-# over 1,000,000 requests (seeds 0, 1, 2) the mean batch is 53.7, 53.7, 53.4, its variance 1,266, 1,102,
-# 1,282, 0.52%, 0.14%, 0.35% of batches at the limit (the model's recursion 52.1, 1,195; hence 4,000,000
-# requests at load 0.9 above). The rest is the tail: the TPOT p99 is the limit's decode step (61.2 ms in every
-# 4,000,000-request run; the recursion's normal gave 44.7) and the cycles' length-biased tail sets TTFT p99.
-# Since 2026-11-29 the rows whose recursion's batches reach the limit 1e-4 of the time or more
-# (schedulers.STATIC_CHAIN_REACH) read a Markov chain over the requests waiting when a cycle starts
-# (planning/static_chain.py: batch -> cycle -> a negative binomial count of arrivals -> next, with the 256
-# slots and up to 256 left over; over every size 52.1, 1,204, 0.18% at the limit, on 8 + 24 geometric states
-# as it runs, within the same figures): TPOT the decode step at the batch a request is in (size-biased), TTFT
-# the cycle it arrives in over the batches and their longest outputs, the next batch's prefill capped at the
-# slots, and the share left over waiting one more full cycle (Ttft.slot_p; 0.2% of requests here). Before ->
-# after against 4,000,000 requests (seeds 0, 1, 2): TTFT p50 -1% (-0%, -0%) -> -3% (-2%, -2%), p99 -21% (-24%,
-# -26%) -> -5% (-8%, -10%); TPOT p50 +8% -> +0%, p99 -27% -> -15% (all three seeds; -15% is the quantiles
-# interpolated between row 40, the recursion's, and row 58, the chain's: read at the load's own rate the chain
-# gives 61.2 ms). Against the 100,000-request run: TTFT p50 -15% -> -17%, p99 -45% -> -34%, TPOT p99 -27% ->
-# -15%. Exponential lengths at load 0.9 (below, 4,000,000 requests): TTFT p99 -9% (-15%, -13%) -> -4% (-10%,
-# -8%), TPOT p99 -15% (-21%, -17%) -> -10% (-17%, -13%), p50s within 3 points of before. Every other static
-# case of the grid and of the prompt lengths and smooth arrivals below (loads 0.3, 0.6, 0.9; seeds 0-2) reads
-# no chain row and is unchanged. Everywhere (every row from 1) the chain measured as well at load 0.9 but
-# worse at lighter loads (it leaves out the prompts' spread within a cycle: long inputs' TTFT p99 at load 0.3
-# -12% -> -20%) and cost a plan a chain per row read: not taken. CPU time of benchmarks/bench_serving_plan.py
-# 1.61-1.68 s before, 1.83-1.88 s now (the same loaded machine, alternating runs). With 16 slots (rows 12, 13
-# of 16, 1,000,000 requests, seeds 0 and 1) the TPOT quantiles are the simulation's (before: p99 +68%
-# long-tailed outputs, +13% fixed, +24% bursts), but TTFT still -33% to -56% (long tails), -3% to +2% (fixed),
-# -11% to -38% (bursts) at load 0.9, up to -90% at 0.97: a queue many full batches long, of which the chain
-# keeps one batch left over (its states geometric past 8, whose cells lose a queue's slow drift: with 16
-# batches left over TTFT came out +300% to +2,000%). See
-# test_static_tpot_at_a_binding_slot_limit_is_the_batch_chains.
+# requests waiting a further cycle for a slot); the cycle a request arrives in has p99 50 s in the model, 95
+# s simulated. There a batch's excess carries almost whole into the next (R c'(B) near 1: the rate rises
+# little with the batch, the row at 90% of the top rate is 52), so the batch sizes' tail is not the two
+# moments' (and the slot limit binds). Part of that gap was the simulation's: its batches wander for
+# hundreds of cycles, and over 1,000,000 requests (seeds 0, 1, 2) the mean batch is 53.7, 53.7, 53.4, its
+# variance 1,266, 1,102, 1,282, 0.52%, 0.14%, 0.35% of batches at the limit (the model's recursion 52.1,
+# 1,195; hence 4,000,000 requests at load 0.9 above). The rest is the tail: the TPOT p99 is the limit's
+# decode step (61.2 ms in every 4,000,000-request run; the recursion's normal gave 44.7) and the cycles'
+# length-biased tail sets TTFT p99. Since 2026-11-29 the rows whose recursion's batches reach the limit 1e-4
+# of the time or more (schedulers.STATIC_CHAIN_REACH) read a Markov chain over the requests waiting when a
+# cycle starts (planning/static_chain.py: batch -> cycle -> a negative binomial count of arrivals -> next,
+# with the 256 slots and up to 256 left over; over every size 52.1, 1,204, 0.18% at the limit, on 8 + 24
+# geometric states as it runs, within the same figures): TPOT the decode step at the batch a request is in
+# (size-biased), TTFT the cycle it arrives in over the batches and their longest outputs, the next batch's
+# prefill capped at the slots, and the share left over waiting one more full cycle (Ttft.slot_p; 0.2% of
+# requests here). Before -> after against 4,000,000 requests (seeds 0, 1, 2): TTFT p50 -1% (-0%, -0%) -> -3%
+# (-2%, -2%), p99 -21% (-24%, -26%) -> -6% (-8%, -11%); TPOT p50 +8% -> +0%, p99 -27% -> -15% (all three
+# seeds; -15% is the quantiles interpolated between row 40, the recursion's, and row 58, the chain's: read
+# at the load's own rate the chain gives 61.2 ms). Against the 100,000-request run: TTFT p50 -15% -> -17%,
+# p99 -45% -> -34%, TPOT p99 -27% -> -15%. Exponential lengths at load 0.9 (below, 4,000,000 requests): TTFT
+# p99 -9% (-15%, -13%) -> -4% (-10%, -8%), TPOT p99 -15% (-21%, -17%) -> -10% (-17%, -13%), p50s within 3
+# points of before. Every other static case of the grid and of the prompt lengths and smooth arrivals below
+# (loads 0.3, 0.6, 0.9; seeds 0-2) reads no chain row and is unchanged. Everywhere (every row from 1) the
+# chain measured as well at load 0.9 but worse at lighter loads (it leaves out the prompts' spread within a
+# cycle: long inputs' TTFT p99 at load 0.3 -12% -> -20%) and cost a plan a chain per row read: not taken.
+# CPU time of benchmarks/bench_serving_plan.py 1.56-1.73 s before, 1.80-1.98 s now (the same loaded machine,
+# alternating runs: about +0.23 s). With 16 slots (rows 12, 13 of 16, 1,000,000 requests, seeds 0 and 1) the
+# TPOT quantiles are the simulation's (before: p99 +68% long-tailed outputs, +13% fixed, +24% bursts), but
+# TTFT still -33% to -56% (long tails), -3% to +2% (fixed), -11% to -38% (bursts) at load 0.9, up to -90% at
+# 0.97: a queue many full batches long, of which the chain keeps one batch left over (its states geometric
+# past 8, whose cells lose a queue's slow drift: with 16 batches left over TTFT came out +300% to +2,000%).
+# See test_static_tpot_at_a_binding_slot_limit_is_the_batch_chains.
 KNOWN_GAPS = {
     ("bursty", "continuous", None, 0.6): "TTFT p50 -10% (-11%, -11%): the short waits of bursts",
     # within the targets against this run (400,000 requests: TTFT p99 -2% (-9%, -16%) since the wait
