@@ -49,6 +49,9 @@ class Operating:
     # where TTFT p99 jumps from a replica's own prefill to a share of a whole cycle within a few rows)
     exact_rows: int = 0
     _light: Operating | None = field(default=None, repr=False)
+    # TPOT at the concurrencies of an index where it is worked out only at the rows read (static batches
+    # near saturation, schedulers.static); None: ``tpot`` at every row
+    tpot_rows: Callable[[np.ndarray], Tpot] | None = field(default=None, repr=False)
 
     def light(self) -> Operating | None:
         """This scheduler at concurrencies from ``schedulers.LIGHT_CONCURRENCIES`` up (None: not modelled)."""
@@ -63,7 +66,9 @@ class Operating:
 
     def _at(self, metric: str, idx: np.ndarray) -> Ttft | Tpot:
         """``ttft`` or ``tpot`` at the concurrencies of index ``idx``."""
-        return self.ttft_rows(idx) if metric == "ttft" else take_rows(self.tpot, idx)
+        if metric == "ttft":
+            return self.ttft_rows(idx)
+        return take_rows(self.tpot, idx) if self.tpot_rows is None else self.tpot_rows(idx)
 
     def solve(self, metric: str, qs: Sequence[float], idx: np.ndarray) -> list[np.ndarray]:
         """The quantiles ``qs`` of ``metric`` (seconds) at every concurrency, solved together at those

@@ -28,7 +28,10 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   order statistics of the output length); batch sizes and cycles vary together (a moment recursion
   with idle spells when a cycle sees no arrival, the cycle read over the batch's spread,
   :func:`_static_batches`). A request waits out a share of the cycle it arrives in (picked by its
-  length), then its own batch's prefill. TPOT is the decode step at the size of its batch. Below
+  length), then its own batch's prefill. TPOT is the decode step at the size of its batch. Near
+  saturation, where the batches reach the slot limit, a batch's excess carries almost whole into the
+  next and the sizes' tail is not two moments': those rows read a Markov chain over the requests
+  waiting when a cycle starts (``planning/static_chain.py``, :func:`_static_chain`). Below
   batch 1's rate a request that finds the replica idle starts its batch at once (``Operating.light``).
 * ``disaggregated`` (DistServe, Splitwise, Dynamo): prefill replicas run prompts one at a time as an
   M/G/1 queue at load ``rho_p``; the prompt's key/value cache goes to a decode replica over the
@@ -91,6 +94,11 @@ STATIC_POINTS = (np.arange(16) + 0.5) / 16  # probabilities of the cycle a reque
 STATIC_ROUNDS = 8  # rounds of the static batches' idle chance and variances
 STATIC_MIXED_ROUNDS = 2  # the last rounds, which read the cycle over the batch's spread
 STATIC_EXACT_COUNT = 24  # static: arrivals per cycle counted one by one (beyond, a gamma's CDF)
+# static: probability slices of the batch a request is in, its TPOT read as a mixture over them (finer
+# toward the tail, where the slot limit caps the batch)
+STATIC_TPOT_EDGES = np.array([0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0])
+STATIC_CHAIN_REACH = 1e-4  # static: rows whose batches reach the slot limit this often read the chain
+STATIC_LEFT_LEAST = 1e-4  # static: shares left over past a full batch below this are taken as none
 MAX_CYCLE_GAIN = 0.98  # static: the most a batch's excess carries into the next (near saturation)
 SLOT_LEAST = 1e-6  # shares of prompts waiting for a slot below this are taken as none
 PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
@@ -422,7 +430,10 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     ends an idle spell, and that request starts it at once (the simulation's ``_static``, and an engine's
     static batcher that runs whatever waits when it is free); the share that ends one runs alone
     (``Ttft.bare``: its own prefill, at its prompt's length), the rest wait out the cycle they arrive
-    in."""
+    in. Rows whose batches reach the slot limit (:func:`_chain_rows`) read the chain of batch sizes
+    instead (:func:`_static_chain`): the cycle a request arrives in, the share left over past a full
+    batch (waiting one more whole cycle: ``Ttft.slot_p``), and TPOT as the decode step at the batch a
+    request is in (``Operating.tpot_rows``)."""
     from scipy.special import gammaincinv
 
     rows_b, t_d_rows = steps.batch.astype(float), steps.decode_s
@@ -455,12 +466,27 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     bare = np.where(light, idle_share, 0.0)
     # who runs alone is prefilled alone: its own prompt's length at STATIC_POINTS' probabilities
     own_spread = steps.token_s * li.mean * (unit_quantiles(li, STATIC_POINTS) - 1)
+    chain_rows = _chain_rows(b, light, mean_b, idle, batch_var)
+    chained = (_static_chain(b, t_d, prefill, cycle, cond_var, traffic, rate, len(rows_b))
+               if chain_rows.any() else None)
+    # left over past a full batch: the next whole cycle of one (its mean and the variance of its longest)
+    full_s, full_shape = float(cycle[-1]), min(float(cycle[-1] ** 2 / max(cond_var[-1], 1e-30)), 1e6)
 
     def ttft_rows(rows: np.ndarray) -> Ttft:
         cycle = seen_cycle(rows)
         others = rate[rows, None] * steps.token_s * li.mean * cycle  # prompts that arrived during the cycle
         alone = (bare[rows], np.broadcast_to(own_spread, others.shape)) if light.any() else (None, None)
-        return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone)
+        on = chain_rows[rows]
+        if chained is None or not on.any():
+            return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone)
+        got = chained(rows[on])
+        p = len(STATIC_POINTS)
+        slot = zeros[rows].copy()
+        cycle[on], slot[on] = got[:, :p], np.where(got[:, p] >= STATIC_LEFT_LEAST, got[:, p], 0.0)
+        others[on] = np.minimum(rate[rows[on], None] * cycle[on], b[-1] - 1) * steps.token_s * li.mean
+        return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone,
+                    slot_p=slot, slot_wait=np.full(len(rows), full_s),
+                    slot_shape=np.full(len(rows), full_shape))
 
     seen = mean_b + batch_var / mean_b  # the batch a request is in, picked by its size
     seen_sd = np.sqrt(batch_var + (batch_var / mean_b) ** 2)
@@ -470,10 +496,73 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     prefill_share = rate / mean_b * (mean_b * steps.token_s * li.mean + steps.request_s)
     op = Operating("static", rows_b, t_d_rows, rate, prefill_share, ttft_rows, tpot,
                    np.ones_like(rows_b, dtype=bool), prefill_s=tp_mean, exact_rows=int(light.sum()))
+    if chained is not None:
+        op.tpot_rows = functools.partial(_chained_tpot, tpot, chain_rows, chained)
     if not light.any():  # below batch 1's rate: the same batcher idle between requests (Operating.light)
         op.light_factory = lambda: static(_with_light(steps, STATIC_LIGHT_CONCURRENCIES), traffic,
                                           budget=budget, ttft_ok=ttft_ok)
     return op
+
+
+def _chain_rows(b: np.ndarray, light: np.ndarray, mean_b: np.ndarray, idle: np.ndarray,
+                batch_var: np.ndarray) -> np.ndarray:
+    """The rows whose latencies are read from the chain of batch sizes (:mod:`static_chain`): where the
+    moment recursion's own batches reach the slot limit (the last of ``b``) at least
+    ``STATIC_CHAIN_REACH`` of the time (a negative binomial count of its mean and variance), on a grid of
+    whole batches from 1."""
+    from ecobench.planning.static_chain import count_cdf
+
+    if len(b) < 2 or b[0] != 1 or np.any(b != np.round(b)):
+        return np.zeros_like(light)
+    below = np.full((len(light), 1), np.floor((b[-2] + b[-1]) / 2))  # the last cell of _batch_mass
+    return ~light & (1 - count_cdf(mean_b - idle, batch_var, below)[:, 0] >= STATIC_CHAIN_REACH)
+
+
+def _static_chain(b: np.ndarray, t_d: np.ndarray, prefill: np.ndarray, cycle: np.ndarray,
+                  cond_var: np.ndarray, traffic: Traffic, rate: np.ndarray, n_rows: int) -> _RowCache:
+    """At the rows read: the chain of batch sizes (:func:`static_chain.solve_chain`) read as the cycle a
+    request arrives in at ``STATIC_POINTS`` (those that find the replica idle first), the share left
+    over for one more cycle, and the decode step of the batch a request is in (mean and SD within each
+    slice of ``STATIC_TPOT_EDGES``): columns of one array."""
+    from ecobench.planning.static_chain import chain_states, cycle_cells, cycle_seen, slices, solve_chain
+
+    sb, left = chain_states(int(b[-1]))
+    cycle_s, var_s, t_d_s = (np.interp(sb, b, v) for v in (cycle, cond_var, t_d))
+    ca2 = traffic.arrival_cv ** 2
+
+    @functools.cache
+    def cells() -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # worked out when a chain row is first read
+        out = traffic.output
+        edges, tokens = (np.array([0.0, 1.0]), np.array([out.mean])) if out.cv == 0 else out.bins
+        return cycle_cells(sb, np.interp(sb, b, prefill), t_d_s, edges, tokens)
+
+    def read(rows: np.ndarray) -> np.ndarray:
+        chain = solve_chain(sb, cycle_s, var_s, ca2, rate[rows], left)
+        mean_b = (chain.batch_mass * sb).sum(axis=1)  # row by row: the same bits however many are read
+        share = (chain.idle / mean_b)[:, None]
+        u = np.clip((STATIC_POINTS[None, :] - share) / np.maximum(1 - share, 1e-12), 0.0, 1.0)
+        step, step_sd = slices(chain.batch_mass * sb, t_d_s, STATIC_TPOT_EDGES)
+        return np.concatenate([cycle_seen(chain.batch_mass, cells(), u), (chain.left_over / mean_b)[:, None],
+                               step, step_sd], axis=1)
+
+    return _RowCache(n_rows, read)
+
+
+def _chained_tpot(tpot: Tpot, chain_rows: np.ndarray, chained: _RowCache, rows: np.ndarray) -> Tpot:
+    """TPOT at ``rows``: the moment recursion's normal (``tpot``), or at ``chain_rows`` the decode step
+    of the batch a request is in, a mixture over its slices (:func:`_static_chain`)."""
+    on = chain_rows[rows]
+    if not on.any():
+        t = take_rows(tpot, rows)
+        assert isinstance(t, Tpot)
+        return t
+    k = len(STATIC_TPOT_EDGES) - 1
+    base, sd_batch = tpot.base[rows].copy(), tpot.sd_batch[rows].copy()
+    extra, sd = np.zeros((len(rows), k)), np.zeros((len(rows), k))
+    got = chained(rows[on])
+    base[on], sd_batch[on] = 0.0, 0.0
+    extra[on], sd[on] = got[:, -2 * k:-k], got[:, -k:]
+    return Tpot(base, extra, sd, sd_batch, None, np.diff(STATIC_TPOT_EDGES))
 
 
 def _static_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2: float,
