@@ -57,3 +57,14 @@ def sweep_runs_with_a_hot_t4(tmp_path: Path) -> tuple[Path, Path]:
     assert main(["run", str(SCENARIOS / "layoutlm_sweep.yaml"), "-q", "--out", str(base)]) == 0
     assert main(["run", str(tmp_path / "hot.yaml"), "-q", "--out", str(hot)]) == 0
     return base, hot
+
+
+def exit_code(argv: list[str]) -> int | str | None:
+    """``ecobench.cli.main(argv)``'s exit code, also where argparse refuses the arguments itself (it
+    raises SystemExit, 2 for a usage error)."""
+    from ecobench.cli import main
+
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return exc.code

@@ -11,7 +11,7 @@ import yaml
 
 from ecobench.cli import main
 from ecobench.reports.tables import CORE_COLUMNS, INFERENCE_COLUMNS
-from tests.conftest import SCENARIOS
+from tests.conftest import SCENARIOS, exit_code
 
 
 def _run_cli(*args, cwd):
@@ -851,11 +851,7 @@ def test_a_misspelt_baseline_id_names_the_nearest(tmp_path, capsys, scenario_dic
 def test_a_misspelt_option_or_choice_names_the_nearest(capsys, argv, hint):
     """new-user try: --output (for --out) and --quite were 'unrecognized' with no hint; a misspelt
     --chip or --precision listed the choices but not the one meant."""
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    assert code == 2
+    assert exit_code(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and hint in err, err
 

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from ecobench.cli import main
+from tests.conftest import exit_code
 
 PRICE = 35.7608  # trn2.48xlarge's Capacity Blocks rate (catalog), so every row stays on us-east-1
 
@@ -102,12 +103,7 @@ def test_serve_point_emulated_at_lnc_1_times_one_physical_core(capsys):
     (["--instance-type", "trn2.48xlarge", "--lnc", "4"], "'4': allowed: 1 or 2"),
 ])
 def test_serve_point_refuses_a_setting_no_chip_offers(capsys, args, message):
-    code = None
-    try:
-        code = main(["serve-point", "llama3-8b", *args])
-    except SystemExit as exc:  # argparse's own refusal
-        code = exc.code
-    assert code == 2
+    assert exit_code(["serve-point", "llama3-8b", *args]) == 2  # argparse's own refusal too
     assert message in capsys.readouterr().err
 
 

@@ -5,6 +5,7 @@ import pytest
 
 from ecobench.cli import main
 from ecobench.validation.validate import validate
+from tests.conftest import exit_code
 
 INFERENCE = {"throughput_ratio", "instances_accelerated", "instances_baseline", "energy_change_pct",
              "cost_per_million_usd_accelerated", "cost_per_million_usd_baseline", "cost_change_pct"}
@@ -306,11 +307,7 @@ def test_a_bad_kind_is_bad_input_before_any_work(monkeypatch, capsys, argv, expe
     from ecobench.validation import validate as v
 
     monkeypatch.setattr(v, "validate", lambda *a, **k: pytest.fail("validated a bad --kind"))
-    try:
-        code = main(argv)
-    except SystemExit as e:
-        code = e.code
-    assert code == 2
+    assert exit_code(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and expect in err, err
 

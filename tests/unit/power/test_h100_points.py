@@ -13,6 +13,7 @@ from ecobench.hardware.catalog import load_catalog
 from ecobench.power.corpus import load_corpus
 from ecobench.power.fit import EAGER_ENGINE, HOST_BOUND_ENGINE, split_rest
 from ecobench.power.params import power_model
+from tests.unit.power.own_gpu import assert_decode_point_is_its_windows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "gpu_h100"
 RUNS = [json.loads((FIXTURES / f"gpu_states_run{i}.json").read_text()) for i in (1, 2)]
@@ -37,13 +38,8 @@ def test_runs_are_the_h100_named_in_the_source() -> None:
 def test_decode_points_are_the_warm_windows_energy_over_time(batch: int) -> None:
     p = _points("power_serve")[f"ecobench_h100_hf_llama3_8b_decode_b{batch}"]
     windows = _warm_decode(batch)
-    seconds = sum(w["seconds"] for w in windows)
-    energy_j = sum(w["energy_j"] for w in windows)
-    tokens = sum(w["batch"] * w["output_tokens"] for w in windows)
     assert len(windows) == 3
-    assert p.power_w == pytest.approx(energy_j / seconds, rel=1e-3)
-    assert p.output_tokens_per_s == pytest.approx(tokens / seconds, rel=1e-3)
-    assert p.energy_j_per_output_token == pytest.approx(energy_j / tokens, rel=1e-3)
+    assert_decode_point_is_its_windows(p, windows)
 
 
 def test_train_and_bert_points_are_their_windows() -> None:

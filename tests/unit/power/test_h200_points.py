@@ -12,6 +12,7 @@ import pytest
 from ecobench.hardware.catalog import load_catalog
 from ecobench.power.corpus import load_corpus
 from ecobench.power.params import power_model
+from tests.unit.power.own_gpu import assert_decode_point_is_its_windows
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 RUN = json.loads((FIXTURES / "gpu_h200" / "gpu_states_run1.json").read_text())
@@ -46,13 +47,8 @@ def test_the_run_is_the_h200_named_in_the_source() -> None:
 def test_decode_points_are_the_warm_windows_energy_over_time(batch: int) -> None:
     p = _points("power_serve")[f"ecobench_h200_hf_llama3_8b_decode_b{batch}"]
     windows = [r for r in RUN["decode"]["runs"] if r["batch"] == batch and r["rep"] >= 1]
-    seconds = sum(w["seconds"] for w in windows)
-    energy_j = sum(w["energy_j"] for w in windows)
-    tokens = sum(w["batch"] * w["output_tokens"] for w in windows)
     assert len(windows) == 2
-    assert p.power_w == pytest.approx(energy_j / seconds, rel=1e-3)
-    assert p.output_tokens_per_s == pytest.approx(tokens / seconds, rel=1e-3)
-    assert p.energy_j_per_output_token == pytest.approx(energy_j / tokens, rel=1e-3)
+    assert_decode_point_is_its_windows(p, windows)
     busy = _busy("decode").get(batch)  # only batch 1 was profiled before the device time ran out
     assert (p.gpu_busy_share is None) == (busy is None)
     if busy:
