@@ -12,7 +12,8 @@
   A MoE layer's decode reads the routed experts its tokens pick (:func:`routed_read_share`); NxD's MoE
   module reads every expert once ``B k / E >= 1`` (:func:`nxd_decode_all_experts`).
 * **Memory per rank**: the weights (in their storage type) split over the ranks, the key/value
-  cache of ``B`` sequences at their longest (prompt plus output), and the workspace.
+  cache of ``B`` sequences at their longest (prompt plus output), and the workspace. A speculative
+  draft model adds its weights and its own cache per sequence (``parallel/speculative.py``).
 
 Options (each off by default): a share of each prompt found in the prefix cache
 (``cached_input_tokens``) is not prefilled: the prefill runs over the uncached tokens only (their
@@ -411,10 +412,21 @@ def weights_gib_per_rank(w: ServeWorkload) -> float:
     return params * BYTES_PER_DTYPE[w.weight_dtype or w.dtype] / (w.tensor * w.pipeline) / GIB
 
 
+def kv_bytes_per_token(w: ServeWorkload) -> float:
+    """Key/value cache bytes one token of a sequence holds on one rank: the target's and, with a
+    speculative draft model, the drafter's own in the same cache type (both split over the ranks and
+    stages as their weights are; n-gram lookup and a drafter given by size alone add none:
+    :meth:`Speculation.draft_kv_bytes_per_token`)."""
+    kv_dtype = w.kv_dtype or w.dtype
+    per_token = kv_cache_bytes_per_token(w.arch, kv_dtype, w.tensor)
+    if w.speculation is not None:
+        per_token += w.speculation.draft_kv_bytes_per_token(kv_dtype, w.tensor)
+    return per_token / w.pipeline
+
+
 def kv_gib_per_sequence(w: ServeWorkload) -> float:
-    """One sequence's key/value cache on one rank at its longest."""
-    per_token = kv_cache_bytes_per_token(w.arch, w.kv_dtype or w.dtype, w.tensor) / w.pipeline
-    return w.max_context * per_token / GIB
+    """One sequence's key/value cache on one rank at its longest (:func:`kv_bytes_per_token`)."""
+    return w.max_context * kv_bytes_per_token(w) / GIB
 
 
 def memory_gib_per_rank(w: ServeWorkload, batch: np.ndarray | float) -> np.ndarray:

@@ -10,6 +10,19 @@ on the same ranks; nothing for n-gram lookup, which runs on the host) plus the v
 target's decode kernels over ``k + 1`` tokens per sequence (weights read once, FLOPs and
 activations ``k + 1`` times, the key/value cache read once per sequence). The time per output token
 is the step over the tokens it yields.
+
+A draft model keeps a key/value cache of its own for every sequence, beside the target's: vLLM's
+draft-model speculation gives the drafter as many cache blocks as the target and splits the memory the
+target's cache alone could take between the two in proportion to their block sizes, so both caches hold
+the same tokens (vllm-project/vllm, vllm/spec_decode/spec_decode_worker.py,
+``SpecDecodeWorker.determine_num_available_blocks`` and ``split_num_cache_blocks_evenly``: "Since the
+target and draft models allocate the same number of blocks ... the total memory usage from KV cache is
+no larger than the number of blocks allocatable by the target model alone", commit a4aeba17, read
+2026-11-29); the drafter's cache takes the target's cache precision (the two workers share one cache
+configuration there). A sequence's cache bytes per token are then the target's plus the drafter's
+(:meth:`Speculation.draft_kv_bytes_per_token`). n-gram lookup keeps none. A drafter given by its size
+alone (``draft_params``) has no layers, key/value heads or head size to derive a cache from: none is
+counted, so its memory check is as loose as its drafter's cache is large (an assumption).
 """
 
 from __future__ import annotations
@@ -21,6 +34,7 @@ import numpy as np
 
 from ecobench.parallel.step import KernelArrays
 from ecobench.workloads.architecture import Architecture
+from ecobench.workloads.transformer import kv_cache_bytes_per_token
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,14 @@ class Speculation:
         if self.draft_arch is not None:
             return float(self.draft_arch.params)
         return float(self.draft_params or 0.0)
+
+    def draft_kv_bytes_per_token(self, kv_dtype: str, tensor: int = 1) -> float:
+        """Bytes one token adds to the drafter's own key/value cache on one of ``tensor`` ranks, in the
+        target's cache type ``kv_dtype``: a draft model's (its layers, key/value heads and head size);
+        0 for n-gram lookup and for a drafter given by size alone (its cache cannot be derived)."""
+        if self.draft_arch is None:
+            return 0.0
+        return kv_cache_bytes_per_token(self.draft_arch, kv_dtype, tensor)
 
 
 def expected_tokens_per_step(acceptance: float, tokens: int) -> float:

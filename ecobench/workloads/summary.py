@@ -77,13 +77,13 @@ def format_summary(s: dict[str, Any]) -> str:
         f"  FLOPs per token, training  {s['flops_per_token_training']:>20,.4g}   (forward + backward; 6N = "
         f"{s['flops_per_token_6n']:,.4g})",
         "",
-        f"  {'precision':<9} {'weights GiB':>12} {'training: weights':>18} {'gradients':>10} "
+        f"  {'precision':<9} {'weights GiB':>12} {'training GiB: weights':>22} {'gradients':>10} "
         f"{'optimizer':>10} "
         f"{'state GiB':>10}",
     ]
     for d, b in s["bytes_per_precision"].items():
         lines.append(f"  {d:<9} {b['weights_bytes'] / GIB:>12,.1f} "
-                     f"{b['training_weights_bytes'] / GIB:>18,.1f} "
+                     f"{b['training_weights_bytes'] / GIB:>22,.1f} "
                      f"{b['gradients_bytes'] / GIB:>10,.1f} {b['optimizer_bytes'] / GIB:>10,.1f} "
                      f"{b['training_state_gib']:>10,.1f}")
     lines.append("  (training state before ZeRO sharding; activations depend on the layout: "

@@ -122,6 +122,16 @@ def test_workload_command(capsys):
     assert json.loads(capsys.readouterr().out)["params"] == 8_030_261_248
 
 
+def test_workload_table_names_the_unit_of_the_training_columns(capsys):
+    """The training columns (weights, gradients, optimizer) were headed without their unit, beside
+    'weights GiB' and 'state GiB' columns: every column of the table is in GiB."""
+    assert main(["workload", "llama3-8b"]) == 0
+    header = next(line for line in capsys.readouterr().out.splitlines() if "precision" in line)
+    assert header.split() == ["precision", "weights", "GiB", "training", "GiB:", "weights", "gradients",
+                              "optimizer", "state", "GiB"], header
+    assert len(header) <= 80
+
+
 def test_validate_holdout_rows_and_summary(capsys):
     assert main(["validate", "--mode", "holdout", "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)

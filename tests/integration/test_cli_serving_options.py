@@ -71,6 +71,31 @@ def test_prefix_cache_shortens_ttft(tmp_path):
     assert _rows(tmp_path / "1").ttft_ms_p50["a"] < 0.5 * _rows(tmp_path / "0").ttft_ms_p50["a"]
 
 
+def test_a_draft_models_cache_bounds_the_planned_batch(tmp_path):
+    """A draft model's own key/value cache per sequence counts in the batch a replica holds. llama2-70b
+    at tensor 8 on p4d.24xlarge (A100 40 GB: 36.0 GiB usable after 10% headroom), 3,072 + 1,024 tokens:
+    weights 17.63 GiB per device with a 6.74 B drafter, 1 GiB workspace, 17.37 GiB free; the target's
+    cache 4,096 x 327,680 / 8 bytes = 0.15625 GiB per sequence, llama2-7b's (32 key/value heads)
+    0.25 GiB more: 111 sequences without the drafter's cache, 42 with it (17.37 / 0.40625). It was
+    planned at 111 (one instance at a batch of 42.7; now two instances). n-gram lookup keeps no cache:
+    the plain replica's 121 (no drafter weights)."""
+    base = {"instance_type": "p4d.24xlarge", "precision": "bf16", "parallelism": {"tensor": 8}}
+
+    def spec(**drafter):
+        return {"speculative": {**drafter, "num_speculative_tokens": 4, "acceptance_rate": 0.7}}
+
+    configs = [{"id": "size", **base, **spec(method="draft", draft_params=6.738415616e9)},
+               {"id": "model", **base, **spec(method="draft", draft_model="llama2-7b")},
+               {"id": "ngram", **base, **spec(method="ngram")}, {"id": "plain", **base}]
+    s = _scenario(configs, model="llama2-70b", requests_per_h=3600, input_tokens=3072, output_tokens=1024,
+                  ttft_ms=20000, tpot_ms=200)
+    assert _run(tmp_path, s) == 0
+    d = _rows(tmp_path)
+    assert (d.max_batch["size"], d.max_batch["model"]) == (111, 42)
+    assert d.max_batch["ngram"] == d.max_batch["plain"] == 121
+    assert d.batch["model"] <= 42 and d.memory_per_device_gib["model"] <= 36.0
+
+
 def test_405b_replica_spans_two_p5_instances(tmp_path):
     arch = {"kind": "decoder", "layers": 126, "hidden_size": 16384, "heads": 128, "kv_heads": 8,
             "intermediate_size": 53248, "ffn": "swiglu", "vocab_size": 128256, "tied_embeddings": False,

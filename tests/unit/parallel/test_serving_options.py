@@ -21,8 +21,10 @@ from ecobench.parallel.serving import (
     weights_gib_per_rank,
 )
 from ecobench.parallel.speculative import Speculation, expected_tokens_per_step
+from ecobench.parallel.step import WORKSPACE_GIB
 from ecobench.planning.serving_options import quantized_cluster, workload_options
 from ecobench.scenario.model import HardwareConfig, ServingSpec
+from ecobench.units import GIB
 from ecobench.workloads.presets import preset
 
 BATCH = np.array([1.0, 8.0, 64.0])
@@ -61,6 +63,39 @@ def test_drafter_size_scales_its_steps_and_takes_memory(p5):
     assert (small < large).all()
     with_draft = _w(speculation=Speculation(3, 0.7, draft_params=7e9))
     assert weights_gib_per_rank(with_draft) > weights_gib_per_rank(_w())
+
+
+def _kv_bytes_per_token(arch, tensor: int, nbytes: int = 2) -> float:
+    """Keys and values of every layer, the key/value heads split over ``tensor`` ranks (at least one)."""
+    return arch.layers * 2 * max(arch.kv_heads // tensor, 1) * arch.head_dim * nbytes
+
+
+@pytest.mark.parametrize("model,drafter,kv_dtype,nbytes", [
+    ("llama3-70b", "llama3-8b", None, 2),  # GQA drafter: its cache 0.4 of the target's per token
+    ("llama2-70b", "llama2-7b", None, 2),  # MHA drafter: 1.6 times the target's (32 kv heads vs 8)
+    ("llama3-70b", "llama3-8b", "fp8", 1),  # an 8-bit cache: the drafter's in the target's cache type
+])
+def test_a_draft_models_own_cache_shrinks_the_batch_by_its_share(p5, model, drafter, kv_dtype, nbytes):
+    """A draft model keeps its own key/value cache per sequence (vLLM gives it as many blocks as the
+    target's): the batch the memory holds is the free memory over the target's and the drafter's cache
+    per sequence together. It counted the target's alone (llama3-70b with a llama3-8b drafter on p5 at
+    tensor 8, 1,024 + 256 tokens: 1,243 sequences, now 888; llama2-70b with llama2-7b: 1,256 -> 483).
+    A drafter given by size alone (same weights) and n-gram lookup keep none."""
+    _, _, cl, _ = p5
+    target, draft = preset(model), preset(drafter)
+    plain = _w(model, kv_dtype=kv_dtype)
+    with_model = _w(model, kv_dtype=kv_dtype, speculation=Speculation(4, 0.7, draft))
+    by_size = _w(model, kv_dtype=kv_dtype, speculation=Speculation(4, 0.7, draft_params=draft.params))
+    ngram = _w(model, kv_dtype=kv_dtype, speculation=Speculation(4, 0.7))
+    tokens = 1024 + 256
+    free_gib = cl.memory_gib - (target.params + draft.params) * 2 / 8 / GIB - WORKSPACE_GIB
+    target_kv, draft_kv = _kv_bytes_per_token(target, 8, nbytes), _kv_bytes_per_token(draft, 8, nbytes)
+    assert max_batch_by_memory(with_model, cl) == int(free_gib * GIB // (tokens * (target_kv + draft_kv)))
+    assert max_batch_by_memory(by_size, cl) == int(free_gib * GIB // (tokens * target_kv))
+    assert max_batch_by_memory(with_model, cl) < max_batch_by_memory(by_size, cl)
+    assert kv_gib_per_sequence(with_model) * GIB == pytest.approx(tokens * (target_kv + draft_kv))
+    assert kv_gib_per_sequence(ngram) == kv_gib_per_sequence(by_size) == kv_gib_per_sequence(plain)
+    assert max_batch_by_memory(ngram, cl) == max_batch_by_memory(plain, cl)
 
 
 def test_prefix_cache_hits_skip_prefill_not_decode(p5):
