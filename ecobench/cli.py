@@ -175,13 +175,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
-    from ecobench.table import MIN_CUT_TEXT, cut
+    from ecobench.table import MIN_CUT_TEXT, cut_middle
 
-    columns = _tty_columns()  # a terminal: the long point names are cut so a row fits it
+    # a terminal: the long point names are cut (their middle) so a row fits it, where a name of
+    # MIN_CUT_TEXT or more then fits; a narrower one keeps them whole (a row too wide at any name gains
+    # nothing from names that no longer tell one point from another)
+    columns = _tty_columns()
     targets = max((len(c.target) for c in checks), default=0) + len(" MISSED")
     width = max((len(c.experiment) for c in checks), default=len("experiment"))
-    if columns is not None:
-        width = min(width, max(MIN_CUT_TEXT, columns - VALIDATE_ROW_CHARS - targets))
+    if columns is not None and columns - VALIDATE_ROW_CHARS - targets >= MIN_CUT_TEXT:
+        width = min(width, columns - VALIDATE_ROW_CHARS - targets)
     print(f"{'experiment':<{width}} {'mode':<8} {'figure':<34} {'published':>10} {'ecobench':>10} "
           f"{'90% band':>21} {'in':>3} {'error':>9}  target")
     for c in checks:
@@ -189,7 +192,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         ok = {True: "ok", False: "MISSED", None: ""}[c.within_target]
         band = f"{c.low:.4g} to {c.high:.4g}" if c.low is not None and c.high is not None else ""
         inside = {True: "yes", False: "no", None: ""}[c.in_band]
-        print(f"{cut(c.experiment, width):<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} "
+        print(f"{cut_middle(c.experiment, width):<{width}} {c.mode:<8} {c.figure:<34} {c.published:>10.4g} "
               f"{c.ecobench:>10.4g} {band:>21} {inside:>3} {err:>9}  {c.target} {ok}")
     summaries = summarize(checks)
     if summaries:
@@ -201,14 +204,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
               f"{'worst |error|':>14} {'in band':>8} {'band width, high/low':>20}  worst point, target")
         for sm in summaries:
             verdict = f"; {sm.target} {'ok' if sm.within_target else 'MISSED'}"
-            room = (len(sm.worst) if columns is None else
-                    max(MIN_CUT_TEXT, columns - kind_w - figure_w - VALIDATE_SUMMARY_CHARS - len(verdict)))
+            room = (len(sm.worst) if columns is None
+                    else columns - kind_w - figure_w - VALIDATE_SUMMARY_CHARS - len(verdict))
+            room = room if room >= MIN_CUT_TEXT else len(sm.worst)  # as the rows' names
             cov = f"{sm.coverage_pct:.1f}%" if sm.coverage_pct is not None else "n/a"
             wid = f"{sm.median_band_width_pct:.0f}%" if sm.median_band_width_pct is not None else "n/a"
             wid += f" x{sm.median_band_ratio:.2f}" if sm.median_band_ratio is not None else ""
             print(f"  {sm.kind:<{kind_w}} {sm.figure:<{figure_w}} {sm.count:>6} "
                   f"{sm.median_abs_error_pct:>14.1f}% {sm.worst_abs_error_pct:>13.1f}% {cov:>8} {wid:>20}  "
-                  f"{cut(sm.worst, room)}{verdict}")
+                  f"{cut_middle(sm.worst, room)}{verdict}")
     return 0
 
 

@@ -275,6 +275,16 @@ def cut(text: str, room: int) -> str:
     return text if len(text) <= room else text[:max(room - 3, 0)].rstrip() + "..."
 
 
+def cut_middle(name: str, room: int) -> str:
+    """An identifier in at most ``room`` characters, its middle replaced by '...' where it was cut: the
+    start and the end kept (names that share a long prefix differ at their end)."""
+    if len(name) <= room:
+        return name
+    head = max(room - 3, 0) - max(room - 3, 0) // 2
+    tail = max(room - 3, 0) - head
+    return name[:head] + "..." + (name[-tail:] if tail else "")
+
+
 def text_table(rows: Sequence[dict[str, Any]], names: Sequence[str], fmt: Any,
                width: int | None = None) -> str:
     """Rows as a right-aligned text table, numbers through ``fmt``; a column that would overflow

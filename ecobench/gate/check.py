@@ -301,16 +301,25 @@ def _samples(row: dict[str, Any], metric: str) -> list[float] | None:
     return s if s and len(s) >= 2 else None
 
 
-_CONFIG_FIELDS = ("instance_type", "region", "precision", "backend")  # a row's own configuration
+# A row's own configuration (a row without one of them, as an older file's without lnc, says nothing of it)
+_CONFIG_FIELDS = ("instance_type", "region", "precision", "backend", "weight_precision", "kv_cache_precision",
+                  "scheduler", "lnc")
+
+
+def _setting(value: Any) -> str | None:
+    """A configuration field's value as compared and shown (None: the row does not hold it)."""
+    return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else None
 
 
 def _note(base: dict[str, Any], cur: dict[str, Any]) -> str:
     """What changed between the two rows besides the figures: the configuration under the same id
-    (instance type, region, precision, backend), the power basis (the accounting convention, not the
-    workload), the integer instance count (a step): say so."""
+    (instance type, region, precision, backend, storage formats, scheduler, logical NeuronCores), the
+    power basis (the accounting convention, not the workload), the integer instance count (a step): say
+    so."""
     notes = []
-    changed = [f"{k} {str(base[k])[:30]} -> {str(cur[k])[:30]}" for k in _CONFIG_FIELDS
-               if isinstance(base.get(k), str) and isinstance(cur.get(k), str) and base[k] != cur[k]]
+    pairs = {k: (_setting(base.get(k)), _setting(cur.get(k))) for k in _CONFIG_FIELDS}
+    changed = [f"{k} {b[:30]} -> {c[:30]}" for k, (b, c) in pairs.items() if b is not None and c is not None
+               and b != c]
     if changed:  # the same id, another configuration: the change is the configuration's, not the code's
         notes.append(f"configuration changed: {', '.join(changed)}")
     pb, pc = base.get("power_basis"), cur.get("power_basis")

@@ -11,7 +11,7 @@ from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.backends.disagreement import backend_disagreement
 from ecobench.hardware.catalog import Catalog, DeviceMemory, Instance, local_instance
-from ecobench.hardware.lnc import catalog_at_lnc, describe_lnc, lnc_refusal
+from ecobench.hardware.lnc import catalog_at_lnc, describe_lnc, lnc_of, lnc_options, lnc_refusal
 from ecobench.hardware.prices import on_demand_price, priced_regions
 from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.planning.interruption import SpotTerms
@@ -202,6 +202,10 @@ def evaluate_config(s: Scenario, cfg: HardwareConfig, catalog: Catalog,
         "instance_type": cfg.instance_type,
         "accelerator": inst.spec.accelerator or "none",
         "accelerator_count": inst.spec.accelerator_count,
+        # a chip with a logical NeuronCore setting (Trainium2) planned by a backend: the setting planned
+        # at, its default included (a measured or supplied figure's setting is not known)
+        **({"lnc": lnc_of(catalog, inst.spec.accelerator)} if lnc_options(inst.spec.accelerator)
+           and cfg.measured_throughput_per_s is None and cfg.measured_serving is None else {}),
         "backend": "supplied" if cfg.measured_throughput_per_s is not None
         else "measured" if cfg.measured_serving is not None else cfg.backend,
         "precision": cfg.precision,

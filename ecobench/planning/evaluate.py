@@ -207,12 +207,11 @@ def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, B
     else:
         table.set_column("pareto", pareto)
         table.set_column("pareto_rank", rank)
-    recs = recommendations(s, table)
     shown = np.arange(len(rows))
     if info is not None and table.rows > len(rows):
         objs = objectives(s, table)
         ok = np.flatnonzero(eligible(table, objs, s))
-        picked = {r["config_id"] for r in recs}
+        picked = {r["config_id"] for r in recommendations(s, table)}  # their rows are shown in full
         ranks = np.asarray(table["pareto_rank"], dtype=float)
         on = np.flatnonzero(~np.isnan(ranks))  # the first rows of the front (rows that tie share a rank)
         extra = set(on[np.argsort(ranks[on], kind="stable")[:SWEEP_FRONT_SHOWN]].tolist())
@@ -243,7 +242,7 @@ def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, B
             if col is None:
                 col = table[name] = np.full(tb.length(table), np.nan)
             col[shown] = values
-        recs = recommendations(s, table)  # the same picks; now with what the bands say of their gains
+    recs = recommendations(s, table)  # after the bands: the picks' reasons say what they say of the gains
     sweep_names = [k for k in table if k.startswith("sweep_")]
     for r, i in zip(rows, shown, strict=True):
         r["pareto"] = bool(table["pareto"][i])

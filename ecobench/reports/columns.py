@@ -28,6 +28,9 @@ _COLUMNS: dict[str, tuple[str, str]] = {
     "instance_type": ("", "EC2 instance type, or `local` for the measured host"),
     "accelerator": ("", "accelerator chip of the instance (`none` without one)"),
     "accelerator_count": ("count", "accelerator chips per instance"),
+    "lnc": ("NeuronCores", "Trainium2 (trn2) only: the logical NeuronCore setting planned at, physical "
+                           "NeuronCores per rank (`configs[].lnc`, else the chip's default, 2); absent on "
+                           "chips without the setting"),
     "backend": ("", "what gave the throughput: analytic, emulated, reference (measured) or supplied"),
     "precision": ("", "numeric format of weights and activations (fp32, bf16, fp16, fp8, ...)"),
     "provenance": ("", "how the throughput is known: estimated, emulated, measured, projected or supplied"),
@@ -209,7 +212,7 @@ _STRING = ("config_id instance_type accelerator backend precision weight_precisi
            "power_method "
            "energy_provenance measurement_warnings window_start_utc window_end_utc samples_basis "
            "backend_disagreement scheduler slo").split()
-_INTEGER = ("accelerator_count grid_year instances tensor_parallel pipeline_parallel data_parallel "
+_INTEGER = ("accelerator_count lnc grid_year instances tensor_parallel pipeline_parallel data_parallel "
             "context_parallel virtual_stages expert_parallel "
             "zero_stage idle_devices microbatch global_batch_size "
             "replicas replicas_per_instance max_batch pareto_rank "

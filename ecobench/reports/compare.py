@@ -16,6 +16,7 @@ from typing import Any
 from ecobench.errors import InputError
 from ecobench.reports.summary import number
 from ecobench.reports.tables import FROM_CSV
+from ecobench.table import note_lines
 from ecobench.words import signed_pct
 
 __all__ = ["METRICS", "Comparison", "RowDiff", "compare", "html", "load", "markdown", "terminal"]
@@ -336,7 +337,7 @@ def terminal(c: Comparison, width: int = 100) -> str:
            *([c.rows_note] if c.rows_note else []), "", *lines]
     dropped = [m for m in c.metrics if m not in metrics]
     if dropped:
-        out.append(f"not shown at this width: {', '.join(dropped)} (see --markdown or --html)")
+        out += note_lines(f"not shown at this width: {', '.join(dropped)} (see --markdown or --html)", width)
     added = sum(r.status == "added" for r in c.rows)
     removed = sum(r.status == "removed" for r in c.rows)
     if added or removed:

@@ -118,3 +118,28 @@ def test_emulate_breaks_down_a_trn2_configuration_at_lnc_1_per_physical_core(tmp
         r = rows[cid]
         assert r["throughput_per_core_per_s"] == pytest.approx(r["throughput_per_chip_per_s"] / cores)
         assert f"(LNC={cid[-1]}) engine model ({cores} cores x 16 chips)" in r["method"]
+
+
+def test_each_row_records_its_lnc_and_check_names_a_changed_one(tmp_path, capsys):
+    """rec28: a run at lnc 1 checked against a baseline written at the default LNC=2 read '+5.45% FAIL'
+    with nothing saying the setting had changed, and no results column held the setting (only the
+    method's text, and only where a configuration gave one)."""
+    trn2 = {"id": "trn2", "instance_type": "trn2.48xlarge", "precision": "bf16", "price_usd_per_h": PRICE}
+    gpu = {"id": "g6e", "instance_type": "g6e.xlarge", "precision": "bf16"}
+    runs = {}
+    for name, extra in (("default", {}), ("lnc1", {"lnc": 1})):
+        path = _write(tmp_path, SERVING, [{**trn2, **extra}, gpu], f"{name}.yaml")
+        assert main(["run", str(path), "--out", str(tmp_path / name)]) == 0
+        runs[name] = _rows(tmp_path / name)
+    assert runs["default"]["trn2"]["lnc"] == 2 and runs["lnc1"]["trn2"]["lnc"] == 1
+    assert "lnc" not in runs["lnc1"]["g6e"]  # a chip without the setting holds none
+    header = (tmp_path / "lnc1" / "results.csv").read_text().splitlines()[0].split(",")
+    assert "lnc" in header
+    assert "bf16, LNC=1" in (tmp_path / "lnc1" / "report.html").read_text()
+    capsys.readouterr()
+    assert main(["check", str(tmp_path / "lnc1"), "--baseline", str(tmp_path / "default"),
+                 "--fail-on", "energy_kwh:+50%"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("trn2 "))
+    assert "configuration changed: lnc 2 -> 1" in row, out
+    assert "configuration changed" not in next(line for line in out.splitlines() if line.startswith("g6e "))

@@ -313,7 +313,7 @@ def test_a_bad_kind_is_bad_input_before_any_work(monkeypatch, capsys, argv, expe
 
 
 
-def _validate_at(monkeypatch, capsys, tty, rows):
+def _validate_at(monkeypatch, capsys, tty, rows, columns=160):
     import shutil
     import sys
 
@@ -321,7 +321,7 @@ def _validate_at(monkeypatch, capsys, tty, rows):
 
     monkeypatch.setattr(v, "validate", lambda modes, progress=None: rows)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
-    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((160, 24)))
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((columns, 24)))
     assert main(["validate", "--mode", "holdout", "-q"]) == 0
     return capsys.readouterr().out
 
@@ -332,8 +332,24 @@ def test_validate_on_a_terminal_cuts_the_long_point_names_to_its_width(monkeypat
     long = "llm_train_" + "x" * 74
     rows = [_held("llm_train", "tokens_per_s", long, 5.0), _held("llm_serve", "tpot_ms", "llm_serve_b", 9.0)]
     out = _validate_at(monkeypatch, capsys, True, rows)
-    cut = [line for line in out.splitlines() if "llm_train_xxx" in line]
-    assert len(cut) == 2 and all(len(line) <= 160 and "xxx..." in line for line in cut), cut
+    cut = [line for line in out.splitlines() if "xxx" in line]  # the row and the summary's worst point
+    assert len(cut) == 2 and all(len(line) <= 160 and "..." in line for line in cut), cut
     assert long not in out and "median ≤ 15%, worst ≤ 35% ok" in out  # the verdict is never cut
     piped = _validate_at(monkeypatch, capsys, False, rows)
     assert long in piped and max(len(line) for line in piped.splitlines() if long in line) > 160
+
+
+def test_validate_cuts_point_names_only_where_they_still_tell_points_apart(monkeypatch, capsys):
+    """rec28: at 80 (or 120) columns every name was cut to its first 16 characters, 'power_serve_e...'
+    on every row and as the summary's worst point, while the rows stayed 127 characters wide: the names
+    were lost and nothing fitted. Where a row cannot fit, the names stay whole; where it can, they are
+    cut in the middle, so two points that share a long prefix still differ."""
+    a, b = "power_serve_" + "m" * 60 + "_decode_b1", "power_serve_" + "m" * 60 + "_decode_b8"
+    rows = [_held("power_serve", "power_w", a, 5.0), _held("power_serve", "power_w", b, 40.0)]
+    narrow = _validate_at(monkeypatch, capsys, True, rows, columns=80)
+    assert a in narrow and b in narrow and "..." not in narrow, narrow
+    wide = _validate_at(monkeypatch, capsys, True, rows, columns=150)
+    named = [line.split()[0] for line in wide.splitlines() if line.startswith("power_serve_")]
+    assert len(named) == 2 and named[0] != named[1], named
+    assert all("..." in n and n.endswith(("_decode_b1", "_decode_b8")) for n in named), named
+    assert all(len(line) <= 150 for line in wide.splitlines() if line.startswith("power_serve_")), wide
