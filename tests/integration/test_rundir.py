@@ -85,6 +85,7 @@ def test_a_run_output_path_error_names_the_option_not_the_scenario(tmp_path, cap
 def test_baseline_below_a_file_says_a_file_is_in_the_way(tmp_path, capsys, below):
     run = tmp_path / "r"
     assert main(["run", LAYOUTLM, "-q", "--out", str(run)]) == 0
+    capsys.readouterr()  # the run's own 'wrote DIR/' line (stderr)
     (tmp_path / "afile").write_text("not a folder")
     to = tmp_path / "afile" / below
     assert main(["baseline", str(run), "--to", str(to)]) == 2
