@@ -76,6 +76,7 @@ from ecobench.planning.arrivals import (
 )
 from ecobench.planning.operating import Operating
 from ecobench.planning.queueing import at_limit, concurrency_seen, gg1_wait, per_concurrency
+from ecobench.planning.static_chain import count_cdf
 from ecobench.planning.tpot_dist import Tpot, decoded_points
 from ecobench.planning.traffic import Traffic, unit_quantiles
 from ecobench.planning.ttft_dist import Ttft, take_rows, ttft_var
@@ -93,7 +94,6 @@ STATIC_LIGHT_CONCURRENCIES = np.geomspace(1 / 1024, 1, 21)[:-1]
 STATIC_POINTS = (np.arange(16) + 0.5) / 16  # probabilities of the cycle a request arrives in (static)
 STATIC_ROUNDS = 8  # rounds of the static batches' idle chance and variances
 STATIC_MIXED_ROUNDS = 2  # the last rounds, which read the cycle over the batch's spread
-STATIC_EXACT_COUNT = 24  # static: arrivals per cycle counted one by one (beyond, a gamma's CDF)
 # static: probability slices of the batch a request is in, its TPOT read as a mixture over them (finer
 # toward the tail, where the slot limit caps the batch)
 STATIC_TPOT_EDGES = np.array([0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0])
@@ -510,8 +510,6 @@ def _chain_rows(b: np.ndarray, light: np.ndarray, mean_b: np.ndarray, idle: np.n
     moment recursion's own batches reach the slot limit (the last of ``b``) at least
     ``STATIC_CHAIN_REACH`` of the time (a negative binomial count of its mean and variance), on a grid of
     whole batches from 1."""
-    from ecobench.planning.static_chain import count_cdf
-
     if len(b) < 2 or b[0] != 1 or np.any(b != np.round(b)):
         return np.zeros_like(light)
     below = np.full((len(light), 1), np.floor((b[-2] + b[-1]) / 2))  # the last cell of _batch_mass
@@ -640,32 +638,12 @@ def _batch_mass(b: np.ndarray, count: np.ndarray, count_var: np.ndarray) -> np.n
     """(rows, len(b)): the chance a batch is of each size of ``b`` (the nearest, read between the
     midpoints) when the arrivals during a cycle are a negative binomial count of mean ``count`` and
     variance ``count_var`` (a Poisson one where that is under the mean), none taken as a batch of one
-    (after the idle spell). Exact up to ``STATIC_EXACT_COUNT`` arrivals, where a batch's few requests
-    are whole; beyond, a gamma's CDF (Wilson and Hilferty's cube root of a normal)."""
-    from scipy.special import ndtr
-
-    m, v = np.maximum(count, 1e-9)[:, None], np.maximum(count_var, 1e-9)[:, None]
+    (after the idle spell): the count's CDF at the midpoints (``static_chain.count_cdf``: exact up to
+    its ``EXACT_COUNT`` arrivals, where a batch's few requests are whole; beyond, a gamma's CDF)."""
     edges = np.floor((b[:-1] + b[1:]) / 2)  # P(count <= edge) at each
-    n = int(min(STATIC_EXACT_COUNT, edges[-1] + 1))
-    small = int(np.searchsorted(edges, n))  # edges (rising) counted exactly
-    r = np.minimum(m * m / np.maximum(v - m, 1e-6 * m), 1e6)
-    j = np.arange(1, n)
-    log_pmf = np.empty((len(m), n))
-    log_pmf[:, :1] = -r * np.log1p(m / r)
-    log_pmf[:, 1:] = np.log1p((j - 1 - m) / (r + m)) + (np.log(m) - np.log(j))
-    exact = np.exp(log_pmf.cumsum(axis=1)).cumsum(axis=1)
-    cdf = np.empty((len(m), len(edges) + 2))  # with 0 before the first and 1 after the last
-    cdf[:, 0], cdf[:, -1] = 0.0, 1.0
-    cdf[:, 1:small + 1] = exact[:, edges[:small].astype(int)]
-    if small < len(edges):
-        k = (m * m / v)[:, 0]
-        z = np.cbrt(edges[small:] + 0.5)[None, :] * np.cbrt(1 / m)
-        z -= (1 - 1 / (9 * k))[:, None]
-        z *= (3 * np.sqrt(k))[:, None]
-        tail = ndtr(z)
-        np.maximum(tail, exact[:, -1:], out=tail)  # where the two meet
-        cdf[:, small + 1:-1] = np.minimum(tail, 1.0)
-    return np.diff(cdf, axis=1)
+    cdf = count_cdf(count, count_var, np.broadcast_to(edges, (len(count), len(edges))))
+    rows = np.ones((len(count), 1))
+    return np.diff(np.concatenate([0.0 * rows, cdf, rows], axis=1), axis=1)
 
 
 def _over_batches(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, mass: np.ndarray

@@ -61,7 +61,7 @@ def count_cdf(mean: np.ndarray, var: np.ndarray, at: np.ndarray) -> np.ndarray:
     """P(N <= at) of a negative binomial count ``N`` of ``mean`` and ``var`` (a Poisson one where that is
     under the mean), a row each, at the whole numbers ``at`` (rows, points): exact up to
     ``EXACT_COUNT``, beyond a gamma's CDF (Wilson and Hilferty's cube root of a normal), never below the
-    exact part (as ``schedulers._batch_mass``)."""
+    exact part (``schedulers._batch_mass`` reads a batch's sizes from it)."""
     from scipy.special import ndtr
 
     m, v = np.maximum(mean, 1e-9)[:, None], np.maximum(var, 1e-9)[:, None]
