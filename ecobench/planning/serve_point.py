@@ -187,7 +187,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     t = fits[0]
     w = workload(t)
     if backend == "emulated":
-        tpot_s, ttft_s, how = _emulated_times(w, cl, device_in(cat, inst.spec.accelerator or ""), batch)
+        tpot_s, ttft_s, how = _emulated_times(w, cl, device_in(cat, inst.spec.accelerator or ""), batch,
+                                           stack)
     else:
         fit = current_fit()
         eff = fit.efficiency(acc.vendor, "serving", inst.spec.accelerator, stack)
@@ -237,7 +238,8 @@ def _emulated_refusal(instance_type: str, accelerator: str | None, model: str, m
                          "int8 (weight-only), --quantization int4, or none; or --backend analytic")
 
 
-def _emulated_times(w: ServeWorkload, cl: Any, dev: Any, batch: int) -> tuple[float, float, str]:
+def _emulated_times(w: ServeWorkload, cl: Any, dev: Any, batch: int,
+                    stack: str | None) -> tuple[float, float, str]:
     """(TPOT s, TTFT s, how) of a static batch on the emulated NeuronCore: the decode step at ``batch``
     and the ``batch`` prompts prefilled as one context-encoding graph, each with the stored serving
     correction, as ``hardware/neuron/serving.py`` predicts the published points it is fitted and held
@@ -246,17 +248,21 @@ def _emulated_times(w: ServeWorkload, cl: Any, dev: Any, batch: int) -> tuple[fl
         EmulatedServeTimer,
         collectives,
         current_correction,
+        on_nxd,
         raw_prefill_s,
     )
+    from ecobench.workloads.moe_blockwise import NXD_DEFAULT_STACK
 
     corr = current_correction()
-    tpot_s = float(EmulatedServeTimer(dev, corr).decode_s(w, cl, np.array([float(batch)]))[0])
+    tpot_s = float(EmulatedServeTimer(dev, corr, stack).decode_s(w, cl, np.array([float(batch)]))[0])
     ttft_s = float(corr.apply("ttft_ms", raw_prefill_s(w, cl, dev, batch, w.prefill_compute_tokens),
-                              collectives(w)))
+                              collectives(w), stack))
+    nxd = corr.nxd_scale.get("ttft_ms", 1.0) if on_nxd(stack) else 1.0
     how = (f"emulated {dev.core.name}: the engine model's kernels with the serving "
            f"correction fitted on {len(corr.points)} published Neuron serving points "
            f"(x{corr.scale['tpot_ms']:.3g} + {corr.fixed_ms['tpot_ms']:.3g} ms a decode step, "
-           f"x{corr.scale['ttft_ms']:.3g} + {corr.fixed_ms['ttft_ms']:.3g} ms a prefill)")
+           f"x{corr.scale['ttft_ms']:.3g} + {corr.fixed_ms['ttft_ms']:.3g} ms a prefill"
+           + (f", x{nxd:.3g} on {stack or NXD_DEFAULT_STACK}" if nxd != 1.0 else "") + ")")
     return tpot_s, ttft_s, how
 
 

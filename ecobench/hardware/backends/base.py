@@ -176,8 +176,9 @@ class Capabilities:
     again (a load profile tries other batch sizes); ``own_step_model``: times training layouts with
     its own step model (``step_evaluator(instance, catalog)``), which ``parallelism: auto`` searches
     with; ``own_serving_model``: times serving's decode steps and prefills itself
-    (``serving_timer(instance, catalog)``, a ``planning.serving.ServeTimer``; ``catalog``: the
-    configuration's, with its chip at the logical NeuronCore setting it plans, ``hardware/lnc.py``);
+    (``serving_timer(instance, catalog, stack)``, a ``planning.serving.ServeTimer``; ``catalog``: the
+    configuration's, with its chip at the logical NeuronCore setting it plans, ``hardware/lnc.py``;
+    ``stack``: the configuration's serving stack, None when it names none);
     ``experts``: models mixture-of-experts layers and latent attention (``workloads/moe.py``)."""
 
     modes: frozenset[str] = frozenset({"inference", "training"})

@@ -122,10 +122,12 @@ class EmulatedBackend:
         return step_evaluator(instance, catalog)
 
     @staticmethod
-    def serving_timer(instance: Instance, catalog: Catalog | None = None) -> EmulatedServeTimer:
+    def serving_timer(instance: Instance, catalog: Catalog | None = None,
+                      stack: str | None = None) -> EmulatedServeTimer:
         """Decode steps and prefills on the instance's NeuronCores (``capabilities.own_serving_model``;
-        ``hardware/neuron/serving.py``), at the logical NeuronCore setting of ``catalog``."""
-        return EmulatedServeTimer(device_of(instance, catalog), current_correction())
+        ``hardware/neuron/serving.py``), at the logical NeuronCore setting of ``catalog``, running the
+        serving ``stack`` (None: NxD Inference)."""
+        return EmulatedServeTimer(device_of(instance, catalog), current_correction(), stack)
 
     def evaluate(self, job: Job, instance: Instance, catalog: Catalog) -> Performance:
         dev = device_of(instance, catalog)

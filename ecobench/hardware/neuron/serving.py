@@ -9,9 +9,18 @@ the tensor-parallel all-reduces at the fitted share of link bandwidth.
 
 The engine model alone is 20-45% fast on the published Neuron serving tables (the serving stacks'
 sampling, cache updates and host round trips it does not model), so each figure takes a multiplier
-and a fixed time per step (decode) or per prefill, least squares on log(published / predicted)
-over the fitted points (:data:`CORRECTION_FILE`; :func:`holdout` refits them without each source).
-The step is timed at a grid of batch sizes and interpolated in between.
+and a fixed time per step (decode) or per prefill, least absolute deviations of log(published /
+predicted) over the fitted points (:data:`CORRECTION_FILE`; :func:`holdout` refits them without each
+source). The step is timed at a grid of batch sizes and interpolated in between.
+
+Those points are mostly transformers-neuronx's (Neuron 2.18 tables, 78 of 93 prefills). The stacks
+built on NeuronX Distributed (NxD Inference, vLLM Neuron, optimum-neuron and its TGI and vLLM servers:
+:data:`NXD_STACKS`) prefill faster than that correction: held out by source, their prompts came out
++34% (Inferentia2) and +41% (Trainium2) slow at the median. A prefill on such a stack therefore takes
+one more multiplier, the median ratio of those stacks' published to corrected prefill times
+(:attr:`Correction.nxd_scale`; a stack left unnamed is NxD Inference, as for mixture-of-experts
+prefills, ``workloads/moe_blockwise.py``). Decode steps take none: held out the same way, such a
+factor moved Trainium2's median TPOT error from 2.7% to 10.8% (docs/serving.md).
 """
 
 from __future__ import annotations
@@ -38,10 +47,21 @@ from ecobench.parallel.serving import (
 )
 from ecobench.parallel.step import Cluster
 from ecobench.units import BYTES_PER_DTYPE
+from ecobench.workloads.moe_blockwise import NXD_DEFAULT_STACK, NXD_MOE_STACKS
 from ecobench.workloads.transformer import decode_kernels, prefill_kernels
 
 CORRECTION_FILE = "data/neuron_serving_fit.json"
 FIGURES = ("tpot_ms", "ttft_ms")
+NXD_STACKS = NXD_MOE_STACKS  # the serving stacks built on NeuronX Distributed (moe_blockwise.py's sources)
+NXD_FIGURES = ("ttft_ms",)  # the figures an NxD stack's own multiplier applies to
+MIN_NXD_POINTS = 3  # fewest NxD-stack points of a figure before their multiplier is fitted (else 1)
+
+
+def on_nxd(stack: str | None) -> bool:
+    """Whether a replica of ``stack`` (None: NxD Inference, the default) runs on NeuronX Distributed."""
+    return (stack or NXD_DEFAULT_STACK) in NXD_STACKS
+
+
 BATCH_GRID = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
 
@@ -56,17 +76,21 @@ class Correction:
     model's time, a fixed time (ms) added to it, and a time (ms) per tensor-parallel all-reduce of
     the step: what each collective costs beyond its transfer (runtime synchronisation of every rank,
     which the engine model's hop latency leaves out; it shows in decode steps, where the transfers
-    are small)."""
+    are small); and per figure of :data:`NXD_FIGURES` the further multiplier of a stack built on
+    NeuronX Distributed (:func:`on_nxd`)."""
 
     scale: dict[str, float]
     fixed_ms: dict[str, float]
     points: tuple[str, ...] = ()
     per_collective_ms: dict[str, float] = field(default_factory=dict)
+    nxd_scale: dict[str, float] = field(default_factory=dict)
 
-    def apply(self, figure: str, raw_s: Any, n_collectives: Any = 0) -> Any:
-        """The corrected seconds of an uncorrected time of a step with ``n_collectives`` all-reduces."""
-        return self.scale[figure] * np.asarray(raw_s) + 1e-3 * (
+    def apply(self, figure: str, raw_s: Any, n_collectives: Any = 0, stack: str | None = None) -> Any:
+        """The corrected seconds of an uncorrected time of a step with ``n_collectives`` all-reduces on
+        ``stack`` (None: NxD Inference)."""
+        shared = self.scale[figure] * np.asarray(raw_s) + 1e-3 * (
             self.fixed_ms[figure] + self.per_collective_ms.get(figure, 0.0) * np.asarray(n_collectives))
+        return shared * (self.nxd_scale.get(figure, 1.0) if on_nxd(stack) else 1.0)
 
 
 def _all_reduces_s(w: ServeWorkload, cl: Cluster, tokens: float) -> float:
@@ -103,15 +127,18 @@ def raw_prefill_s(w: ServeWorkload, cl: Cluster, dev: NeuronDeviceSpec, prompts:
 def current_correction() -> Correction:
     """The stored multipliers (:func:`fit_correction` on every published Neuron serving point)."""
     d = json.loads(resources.files("ecobench.hardware").joinpath(CORRECTION_FILE).read_text())
-    return Correction(d["scale"], d["fixed_ms"], tuple(d["points"]), d.get("per_collective_ms", {}))
+    return Correction(d["scale"], d["fixed_ms"], tuple(d["points"]), d.get("per_collective_ms", {}),
+                      d.get("nxd_scale", {}))
 
 
 @dataclass(frozen=True)
 class EmulatedServeTimer:
-    """Decode steps and prefills of a replica on the emulated NeuronCore (the serving plan's timer)."""
+    """Decode steps and prefills of a replica on the emulated NeuronCore (the serving plan's timer)
+    running ``stack`` (None: NxD Inference)."""
 
     dev: NeuronDeviceSpec
     correction: Correction
+    stack: str | None = None
 
     def decode_s(self, w: ServeWorkload, cl: Cluster, batch: Any) -> np.ndarray:
         """Seconds of a decode step at each batch (interpolated between :data:`BATCH_GRID`)."""
@@ -119,14 +146,14 @@ class EmulatedServeTimer:
         top = max(2, math.ceil(float(b.max())))
         grid = sorted({g for g in BATCH_GRID if g < top} | {top})
         times = [raw_decode_s(w, cl, self.dev, g) for g in grid]
-        step = self.correction.apply("tpot_ms", np.interp(b, grid, times), collectives(w))
+        step = self.correction.apply("tpot_ms", np.interp(b, grid, times), collectives(w), self.stack)
         return np.asarray(step, dtype=float)
 
     def prefill_s(self, w: ServeWorkload, cl: Cluster) -> float:
         """Seconds to prefill one prompt, padded to its context-encoding bucket
         (:attr:`ServeWorkload.prefill_compute_tokens`)."""
         raw = raw_prefill_s(w, cl, self.dev, 1, w.prefill_compute_tokens)
-        return float(self.correction.apply("ttft_ms", raw, collectives(w)))
+        return float(self.correction.apply("ttft_ms", raw, collectives(w), self.stack))
 
 
 # -- fitting and holding out on the published serving points -----------------------------------------
@@ -140,6 +167,7 @@ class ServePoint:
     source: str  # the source's group (sources of one benchmark campaign are held out together)
     raw: dict[str, float]  # figure -> uncorrected prediction (ms)
     collectives: int = 0  # tensor-parallel all-reduces of its decode step and of its prefill
+    stack: str | None = None  # the serving stack it ran (the point's, else its source's)
 
 
 @functools.cache
@@ -181,7 +209,7 @@ def serve_points() -> tuple[ServePoint, ...]:
         figures = {f: v for f, v in raw.items() if getattr(p, f, None)}
         if not figures:  # only a tokens/s (pytorch_blog_inf2_llama2): nothing the correction predicts
             continue
-        out.append(ServePoint(p, group, figures, collectives(w)))
+        out.append(ServePoint(p, group, figures, collectives(w), stack))
     return tuple(out)
 
 
@@ -227,8 +255,11 @@ def fit_correction(points: tuple[ServePoint, ...] | list[ServePoint]) -> Correct
     log(published / corrected), searched on grids (:func:`_l1_search`). Absolute rather than squared
     deviations: the fit is then a median one, as the target is, and a few published rows far from
     the rest of their table (Neuron 2.18.0's long prompts of 7-13B models prefill 2-5 times slower
-    than the same table's Llama-3 rows) do not pull every other prediction towards them."""
-    scale, fixed, per = {}, {}, {}
+    than the same table's Llama-3 rows) do not pull every other prediction towards them. Then, per
+    figure of :data:`NXD_FIGURES`, the NxD stacks' multiplier: the median of published / corrected
+    over their points (the least-absolute-deviations offset given the shared fit), 1 with fewer than
+    :data:`MIN_NXD_POINTS`."""
+    scale, fixed, per, nxd = {}, {}, {}, {}
     for f in FIGURES:
         sel = [s for s in points if f in s.raw]
         if not sel:
@@ -237,7 +268,14 @@ def fit_correction(points: tuple[ServePoint, ...] | list[ServePoint]) -> Correct
         scale[f], fixed[f], per[f] = _l1_search(np.array([s.raw[f] for s in sel]),
                                                 np.log([getattr(s.point, f) for s in sel]),
                                                 np.array([s.collectives for s in sel], dtype=float))
-    return Correction(scale, fixed, tuple(s.point.id for s in points), per)
+    shared = Correction(scale, fixed, (), per)
+    for f in NXD_FIGURES:
+        sel = [s for s in points if f in s.raw and on_nxd(s.stack)]
+        if len(sel) >= MIN_NXD_POINTS:
+            nxd[f] = float(np.exp(np.median([math.log(getattr(s.point, f) / (
+                1e3 * float(shared.apply(f, 1e-3 * s.raw[f], s.collectives))))
+                for s in sel])))
+    return Correction(scale, fixed, tuple(s.point.id for s in points), per, nxd)
 
 
 @dataclass(frozen=True)
@@ -264,7 +302,7 @@ def holdout() -> list[HeldOut]:
         c = fit_correction([s for s in pts if s.source != src])
         for s in (s for s in pts if s.source == src):
             out += [HeldOut(s.point, src, f, getattr(s.point, f),
-                            1e3 * float(c.apply(f, 1e-3 * v, s.collectives)))
+                            1e3 * float(c.apply(f, 1e-3 * v, s.collectives, s.stack)))
                     for f, v in s.raw.items()]
     return out
 
@@ -274,7 +312,7 @@ def write_correction(path: str) -> Correction:
     c = fit_correction(serve_points())
     with open(path, "w") as fh:
         json.dump({"scale": c.scale, "fixed_ms": c.fixed_ms, "per_collective_ms": c.per_collective_ms,
-                   "points": list(c.points),
+                   "nxd_scale": c.nxd_scale, "points": list(c.points),
                    "how": "least absolute deviations of log(published / corrected), "
                           "ecobench/hardware/neuron/serving.py"},
                   fh, indent=1)

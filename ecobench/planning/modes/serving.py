@@ -85,7 +85,7 @@ def serving_performance(run: ConfigRun,
     timer = None
     if caps.own_serving_model:
         try:
-            timer = backend_for(cfg, run.backends).serving_timer(inst, catalog)  # type: ignore[attr-defined]
+            timer = backend_for(cfg, run.backends).serving_timer(inst, catalog, cfg.stack)  # type: ignore[attr-defined]
         except BackendError as exc:
             raise exc.in_config("backend") from None
     sp = serve_plan(spec, s.workload.arch(), cfg, inst, catalog, eff,
