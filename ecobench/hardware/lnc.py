@@ -44,6 +44,11 @@ def lnc_options(accelerator: str | None) -> tuple[int, ...]:
     return LNC_OPTIONS.get(accelerator or "", ())
 
 
+def default_lnc(accelerator: str | None) -> int | None:
+    """The setting a chip with a choice runs at unless one is given (Trainium2: 2; None: no choice)."""
+    return logical_core_size(accelerator) if lnc_options(accelerator) else None
+
+
 def physical_cores(accelerator: str | None) -> int | None:
     """Physical NeuronCores a chip has (None: not a Neuron chip)."""
     dev = DEVICES.get(accelerator or "")
