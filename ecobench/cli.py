@@ -95,10 +95,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_examples(args: argparse.Namespace) -> int:
-    import shutil
     import textwrap
 
     from ecobench.scenario import examples
+    from ecobench.table import terminal_width
 
     stem = (args.name or "").removesuffix(".yaml").removesuffix(".yml")
     if args.name not in examples.names() and stem in examples.names():
@@ -109,7 +109,7 @@ def cmd_examples(args: argparse.Namespace) -> int:
                              "lists them)")
         names = examples.names()
         width = max(map(len, names))
-        room = max(60, shutil.get_terminal_size().columns - width - 2)
+        room = max(60, terminal_width() - width - 2)
         for name in names:
             print(f"{name:<{width}}  {textwrap.shorten(examples.describe(name), room, placeholder='...')}")
         print("\n`ecobench examples NAME > NAME.yaml` prints one; `ecobench examples NAME --to DIR` writes "
@@ -175,15 +175,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
-    from ecobench.table import MIN_CUT_TEXT, cut_middle
+    from ecobench.table import MIN_CUT_TEXT, cut_middle, terminal_width
 
     # a terminal: the long point names are cut (their middle) so a row fits it, where a name of
     # MIN_CUT_TEXT or more then fits; a narrower one keeps them whole (a row too wide at any name gains
     # nothing from names that no longer tell one point from another)
-    columns = _tty_columns()
+    columns = terminal_width()
     targets = max((len(c.target) for c in checks), default=0) + len(" MISSED")
     width = max((len(c.experiment) for c in checks), default=len("experiment"))
-    if columns is not None and columns - VALIDATE_ROW_CHARS - targets >= MIN_CUT_TEXT:
+    if columns - VALIDATE_ROW_CHARS - targets >= MIN_CUT_TEXT:
         width = min(width, columns - VALIDATE_ROW_CHARS - targets)
     print(f"{'experiment':<{width}} {'mode':<8} {'figure':<34} {'published':>10} {'ecobench':>10} "
           f"{'90% band':>21} {'in':>3} {'error':>9}  target")
@@ -204,8 +204,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
               f"{'worst |error|':>14} {'in band':>8} {'band width, high/low':>20}  worst point, target")
         for sm in summaries:
             verdict = f"; {sm.target} {'ok' if sm.within_target else 'MISSED'}"
-            room = (len(sm.worst) if columns is None
-                    else columns - kind_w - figure_w - VALIDATE_SUMMARY_CHARS - len(verdict))
+            room = columns - kind_w - figure_w - VALIDATE_SUMMARY_CHARS - len(verdict)
             room = room if room >= MIN_CUT_TEXT else len(sm.worst)  # as the rows' names
             cov = f"{sm.coverage_pct:.1f}%" if sm.coverage_pct is not None else "n/a"
             wid = f"{sm.median_band_width_pct:.0f}%" if sm.median_band_width_pct is not None else "n/a"
@@ -218,13 +217,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 VALIDATE_ROW_CHARS = 104  # a validate row but its experiment and target: mode, figure, numbers, band, error
 VALIDATE_SUMMARY_CHARS = 73  # a holdout summary row but its kind, figure, worst point and target
-
-
-def _tty_columns() -> int | None:
-    """The terminal's width when stdout is one, else None (piped or redirected output is never cut)."""
-    import shutil
-
-    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def cmd_workload(args: argparse.Namespace) -> int:
@@ -321,10 +313,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    import shutil
-
     from ecobench.io.rundir import refuse_clashes, refuse_existing, write_new
     from ecobench.reports import compare as cmp
+    from ecobench.table import terminal_width
 
     outputs = [(flag, Path(path)) for flag, path in (("--html", args.html), ("--out", args.out)) if path]
     refuse_clashes(outputs, [("run A's results", Path(args.run_a)), ("run B's results", Path(args.run_b))])
@@ -343,7 +334,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             path.unlink(missing_ok=True)
         raise
     print(cmp.markdown(c) if args.markdown and not args.out
-          else terminal(cmp.terminal(c, shutil.get_terminal_size().columns)))
+          else terminal(cmp.terminal(c, terminal_width())))
     return EXIT_OK
 
 
@@ -359,9 +350,10 @@ def cmd_catalog(args: argparse.Namespace) -> int:
             print(json.dumps(doc, indent=2))
             return 0
         from ecobench.reports.catalog_view import instance_table
+        from ecobench.table import terminal_width
 
         print(f"{args.instance} (catalog {cat.version}); `--format json` for the records as JSON")
-        print(terminal(instance_table(doc, _tty_columns())))
+        print(terminal(instance_table(doc, terminal_width())))
         return 0
     if args.format == "json":
         print(json.dumps({k: v.model_dump() for k, v in cat.instances.items()}, indent=2))
@@ -373,10 +365,9 @@ def cmd_catalog(args: argparse.Namespace) -> int:
         price = i.price_usd_per_h.regions.get("us-east-1")
         print(f"{name:<16} {i.spec.vcpus:>5} {i.spec.memory_gib:>6g} {acc:<22} "
               f"{i.spec.network_gbps:>6g} {price if price is not None else 'n/a':>16}")
-    from ecobench.table import note_lines
+    from ecobench.table import note_lines, terminal_width
 
-    regions = f"regions: {', '.join(cat.regions)}"
-    print("\n" + "\n".join(note_lines(regions, columns) if (columns := _tty_columns()) else [regions]))
+    print("\n" + "\n".join(note_lines(f"regions: {', '.join(cat.regions)}", terminal_width())))
     print("`ecobench catalog INSTANCE` shows every figure of one instance with its source.")
     return 0
 

@@ -252,14 +252,21 @@ def write_csv_parts(parts: Iterable[Columns], names: Sequence[str], path: Path, 
 MIN_CUT_TEXT = 16  # a text column cut to fit keeps at least this many characters, else it is left out
 
 
+NO_LIMIT = 1_000_000  # the width of output that is not cut (piped or redirected, COLUMNS unset)
+
+
 def terminal_width() -> int:
-    """The width tables are fitted to: a terminal's, or COLUMNS when set; piped output is not cut."""
+    """The width every command fits its output to, one rule: COLUMNS when set (a positive whole number);
+    else the terminal's width where stdout is one; else :data:`NO_LIMIT` (piped or redirected output is
+    never cut)."""
     import os
     import shutil
     import sys
 
-    fits = sys.stdout.isatty() or "COLUMNS" in os.environ
-    return shutil.get_terminal_size().columns if fits else 1_000_000
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else NO_LIMIT
 
 
 def note_lines(text: str, width: int) -> list[str]:

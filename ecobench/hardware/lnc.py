@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ecobench.errors import InputError
 from ecobench.hardware.catalog import Catalog
 from ecobench.hardware.neuron.arch import DEVICES, NeuronDeviceSpec, logical_core_size
 
@@ -42,6 +43,11 @@ LNC_OPTIONS: dict[str, tuple[int, ...]] = {"trainium2": (1, 2)}
 def lnc_options(accelerator: str | None) -> tuple[int, ...]:
     """The LNC settings ``accelerator`` offers (empty: none to choose)."""
     return LNC_OPTIONS.get(accelerator or "", ())
+
+
+def default_lnc(accelerator: str | None) -> int | None:
+    """The setting a chip with a choice runs at unless one is given (Trainium2: 2; None: no choice)."""
+    return logical_core_size(accelerator) if lnc_options(accelerator) else None
 
 
 def physical_cores(accelerator: str | None) -> int | None:
@@ -76,6 +82,17 @@ def catalog_at_lnc(cat: Catalog, accelerator: str | None, lnc: int | None) -> Ca
     assert cores is not None  # a chip with options is a Neuron chip
     acc = cat.accelerators[accelerator].model_copy(update={"ranks_per_chip": cores // lnc})
     return cat.model_copy(update={"accelerators": {**cat.accelerators, accelerator: acc}})
+
+
+def given_lnc(cat: Catalog, accelerator: str | None, instance_type: str, lnc: int | None) -> Catalog:
+    """The catalog with ``instance_type``'s chip at a given ``lnc`` (None: ``cat`` itself); bad input, in
+    :func:`lnc_refusal`'s words, for a setting the chip does not offer. A scenario's ``configs[].lnc`` and
+    ``serve-point --lnc`` are both checked and applied here."""
+    if lnc is None:
+        return cat
+    if (why := lnc_refusal(accelerator, instance_type, lnc)) is not None:
+        raise InputError(why)
+    return catalog_at_lnc(cat, accelerator, lnc)
 
 
 def describe_lnc(cat: Catalog, accelerator: str | None) -> str:

@@ -11,7 +11,7 @@ from ecobench.errors import EcobenchError, InputError
 from ecobench.hardware.backends import Backend
 from ecobench.hardware.backends.disagreement import backend_disagreement
 from ecobench.hardware.catalog import Catalog, DeviceMemory, Instance, local_instance
-from ecobench.hardware.lnc import catalog_at_lnc, describe_lnc, lnc_of, lnc_options, lnc_refusal
+from ecobench.hardware.lnc import describe_lnc, given_lnc, lnc_of, lnc_options
 from ecobench.hardware.prices import on_demand_price, priced_regions
 from ecobench.hardware.spot import spot_label, spot_price, spot_regions
 from ecobench.planning.interruption import SpotTerms
@@ -121,12 +121,11 @@ def locate(exc: EcobenchError, cfg: HardwareConfig, index: int) -> EcobenchError
 def config_catalog(catalog: Catalog, inst: Instance, cfg: HardwareConfig) -> Catalog:
     """The catalog as the configuration sees it: its chip at the configuration's logical NeuronCore
     setting (``lnc``; ``hardware/lnc.py``), else ``catalog`` itself. Bad input for a setting the chip
-    does not offer."""
-    if cfg.lnc is None:
-        return catalog
-    if (why := lnc_refusal(inst.spec.accelerator, inst.name, cfg.lnc)) is not None:
-        raise InputError(why).in_config("lnc")
-    return catalog_at_lnc(catalog, inst.spec.accelerator, cfg.lnc)
+    does not offer (``given_lnc``)."""
+    try:
+        return given_lnc(catalog, inst.spec.accelerator, inst.name, cfg.lnc)
+    except InputError as exc:
+        raise exc.in_config("lnc") from None
 
 
 def _setup(s: Scenario, cfg: HardwareConfig, catalog: Catalog,

@@ -223,8 +223,8 @@ def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, B
         extra = {i for i in extra if i >= len(rows)}
         shown = np.array(sorted(extra | set(range(len(rows)))))
         info["rows_shown"] = len(shown)
-        more, more_mcs = _evaluate_rows(s, [_sweep_config(s, table, i) for i in shown[len(rows):]], cat, bk,
-                                        None)
+        more, more_mcs = _evaluate_rows(s, [_sweep_config(s, table, i, cat) for i in shown[len(rows):]], cat,
+                                        bk, None)
         add_changes(more, s.baseline, base=rows)
         rows = rows + more
         mcs += more_mcs
@@ -253,10 +253,10 @@ def _evaluate_all(s: Scenario, catalog: Catalog | None, backends: Mapping[str, B
     return Evaluation(rows, table, recs, info)
 
 
-def _sweep_config(s: Scenario, t: Any, i: int) -> HardwareConfig:
+def _sweep_config(s: Scenario, t: Any, i: int, cat: Catalog) -> HardwareConfig:
     from ecobench.scenario.sweep import config_at
 
-    return config_at(s, int(t["sweep_index"][i]), str(t["config_id"][i]))
+    return config_at(s, int(t["sweep_index"][i]), str(t["config_id"][i]), cat)
 
 
 def _evaluate_rows(s: Scenario, configs: list[HardwareConfig], cat: Catalog, bk: Mapping[str, Backend],

@@ -23,9 +23,9 @@ import numpy as np
 
 from ecobench.errors import BackendError, InputError, UnknownNameError
 from ecobench.hardware.backends.stacks import stack_refusal
-from ecobench.hardware.catalog import load_catalog
+from ecobench.hardware.catalog import Catalog, Instance, load_catalog
 from ecobench.hardware.cluster import instance_cluster
-from ecobench.hardware.lnc import catalog_at_lnc, device_in, lnc_of, lnc_options, lnc_refusal
+from ecobench.hardware.lnc import device_in, given_lnc, lnc_of, lnc_options
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.memory import rank_word
 from ecobench.parallel.serving import (
@@ -62,6 +62,7 @@ class ServePoint:
     kv_cache_precision: str | None = None  # --kv-cache-precision
     backend: str = "analytic"  # the serving model: analytic, or emulated (the emulated NeuronCore)
     lnc: int | None = None  # physical NeuronCores per rank (Neuron; None: a GPU); --lnc on trn2
+    ranks: str = ""  # what the replica runs on: '8 of the instance's 8 accelerators' (:func:`_ranks_of`)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: getattr(self, k) for k in ("model", "instance_type", "backend", "precision",
@@ -127,12 +128,12 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
     acc = cat.accelerator_of(inst)
     if acc is None:
         raise InputError(f"--instance-type {instance_type}: no accelerator to serve an LLM on")
-    if lnc is not None:
-        if (why := lnc_refusal(inst.spec.accelerator, instance_type, lnc)) is not None:
-            raise InputError(f"--lnc {why}")
-        cat = catalog_at_lnc(cat, inst.spec.accelerator, lnc)
-        acc = cat.accelerator_of(inst)
-        assert acc is not None
+    try:
+        cat = given_lnc(cat, inst.spec.accelerator, instance_type, lnc)
+    except InputError as exc:
+        raise InputError(f"--lnc {exc}") from None
+    acc = cat.accelerator_of(inst)
+    assert acc is not None
     if (why := llm_serving_refusal(inst.spec.accelerator)) is not None:
         raise InputError(f"--instance-type {instance_type}: {why}")
     if backend == "emulated":
@@ -211,7 +212,8 @@ def serve_point(model: str, instance_type: str, precision: str, batch: int, inpu
                       + ("" if len(names) == len(SERVING_FIGURES)
                          else "; no tpot_ms: with one output token no decode step follows the first"),
                       quantization, None if quantization else weight_precision, kv_cache_precision, backend,
-                      lnc_of(cat, inst.spec.accelerator) if acc.vendor == "aws" else None)
+                      lnc_of(cat, inst.spec.accelerator) if acc.vendor == "aws" else None,
+                      _ranks_of(t, cat, inst, cl.ranks_per_node))
 
 
 BACKENDS = ("analytic", "emulated")  # --backend
@@ -266,26 +268,23 @@ def _emulated_times(w: ServeWorkload, cl: Any, dev: Any, batch: int,
     return tpot_s, ttft_s, how
 
 
-def _ranks_of(p: ServePoint) -> str:
+def _ranks_of(tensor: int, cat: Catalog, inst: Instance, ranks: int) -> str:
     """'8 of the instance's 8 accelerators', or where the tensor degree counts NeuronCores (two or more a
     chip): '24 of the instance's 24 NeuronCores (12 chips)' (trn2: logical NeuronCores, at LNC=2;
-    '... physical NeuronCores, at LNC=1')."""
-    cat = load_catalog()
-    inst = cat.instance(p.instance_type)
-    cat = catalog_at_lnc(cat, inst.spec.accelerator, p.lnc if lnc_options(inst.spec.accelerator) else None)
+    '... physical NeuronCores, at LNC=1'); ``cat``: the catalog at the setting planned, ``ranks``: the
+    instance's."""
     count = inst.spec.accelerator_count
-    ranks = instance_cluster(cat, inst, p.precision).ranks_per_node
     if ranks == count == 1:
         return "the instance's one accelerator"
     if ranks == count:
-        return f"{p.tensor} of the instance's {count} accelerators"
+        return f"{tensor} of the instance's {count} accelerators"
     acc = cat.accelerator_of(inst)
     lnc = lnc_of(cat, inst.spec.accelerator)
     # trn2: logical cores at LNC=2, physical ones at LNC=1; one core a rank elsewhere (inf2, trn1)
     logical = "logical " if lnc > 1 else "physical " if lnc_options(inst.spec.accelerator) else ""
     unit = f"{logical}NeuronCores" if acc is not None and acc.vendor == "aws" else "ranks"
     setting = f", LNC={lnc}" if lnc_options(inst.spec.accelerator) else ""
-    return f"{p.tensor} of the instance's {ranks} {unit} ({count} chip{'s' if count > 1 else ''}{setting})"
+    return f"{tensor} of the instance's {ranks} {unit} ({count} chip{'s' if count > 1 else ''}{setting})"
 
 
 def format_point(p: ServePoint) -> str:
@@ -297,7 +296,7 @@ def format_point(p: ServePoint) -> str:
     quant += f", KV cache {p.kv_cache_precision}" if p.kv_cache_precision else ""
     head = (f"{p.model} on {p.instance_type} ({p.precision}{quant}, tensor {p.tensor}): static batch "
             f"{p.batch}, {p.input_tokens} tokens in, {p.output_tokens} out; one replica on "
-            f"{_ranks_of(p)}")
+            f"{p.ranks}")
     rows = [f"  {name:<22} {v:>10.4g}   90% band {lo:.4g} to {hi:.4g}"
             for name, (v, lo, hi) in p.figures.items()]
     return "\n".join([head, *rows, f"  ({p.source})"])

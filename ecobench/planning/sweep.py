@@ -61,6 +61,9 @@ def _number_or_none(values: list[Any]) -> np.ndarray:
 def evaluate_group(s: Scenario, g: Group, catalog: Catalog, backends: Mapping[str, Backend],
                    skipped: Counter[str]) -> GroupRows | None:
     """The group's rows, compact (None if none can run); skipped cells are counted by reason."""
+    if g.repeat:
+        skipped[g.repeat] += g.indices.size
+        return None
     cfg = g.config
     n_u = len(g.utils)
     inst = catalog.instance(cfg.instance_type)  # every swept name was checked when the scenario loaded
@@ -217,7 +220,7 @@ def evaluate_sweep(s: Scenario, catalog: Catalog, backends: Mapping[str, Backend
     done = 0
     step = max(1, total // 10)
     next_report = step
-    for g in groups(s):
+    for g in groups(s, catalog):
         rec = evaluate_group(s, g, catalog, backends, skipped)
         if rec is not None:
             ids.unique(rec, table.sweep_ids)

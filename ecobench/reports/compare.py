@@ -139,9 +139,9 @@ def _by_id(v: Any) -> dict[str, Any] | None:
 def _diff(a: Any, b: Any, path: str, out: list[tuple[str, str, str]]) -> None:
     if a == b:
         return
-    if isinstance(a, dict) and isinstance(b, dict):
+    if isinstance(a, dict) and isinstance(b, dict):  # a field one file lacks is one it left unset (null)
         for k in dict.fromkeys([*a, *b]):
-            _diff(a.get(k, _MISSING), b.get(k, _MISSING), f"{path}.{k}", out)
+            _diff(a.get(k), b.get(k), f"{path}.{k}", out)
         return
     ma, mb = _by_id(a), _by_id(b)
     if ma is not None and mb is not None:
@@ -159,6 +159,27 @@ def field_differences(a: Any, b: Any, path: str) -> list[tuple[str, str, str]]:
     return out
 
 
+def _as_planned(scenario: dict[str, Any]) -> dict[str, Any]:
+    """The scenario with each configuration's ``lnc`` as planned: the one given, else its chip's default
+    (``hardware/lnc.py``; a chip without the setting keeps none), so the default given or not is no change."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.hardware.lnc import default_lnc
+
+    configs = scenario.get("configs")
+    if not isinstance(configs, list):
+        return scenario
+    instances = load_catalog().instances
+
+    def planned(c: Any) -> Any:
+        kind = c.get("instance_type") if isinstance(c, dict) else None
+        inst = instances.get(kind) if isinstance(kind, str) else None
+        if inst is None or c.get("lnc") is not None or default_lnc(inst.spec.accelerator) is None:
+            return c
+        return {**c, "lnc": default_lnc(inst.spec.accelerator)}
+
+    return {**scenario, "configs": [planned(c) for c in configs]}
+
+
 def meta_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, str, str]]:
     """Versions, data snapshots, git commit and scenario fields that differ between the runs
     (the scenario's configurations matched on id)."""
@@ -173,7 +194,7 @@ def meta_differences(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[str, st
         out.append(("git", _text(ga), _text(gb)))
     sa, sb = a.get("scenario"), b.get("scenario")
     if isinstance(sa, dict) and isinstance(sb, dict):
-        _diff(sa, sb, "scenario", out)
+        _diff(_as_planned(sa), _as_planned(sb), "scenario", out)
     elif sa != sb:  # a baseline file keeps no scenario
         def said(x: Any) -> str:
             return "(recorded)" if x else "(not recorded)"

@@ -24,6 +24,7 @@ from ecobench.scenario.sweep_size import GRID_AXES
 if TYPE_CHECKING:
     import numpy as np
 
+    from ecobench.hardware.catalog import Catalog
     from ecobench.scenario.model import HardwareConfig, Scenario
 
 ID_MAX_CHARS = 100  # a combination's id is cut to this length
@@ -54,6 +55,7 @@ class Group:
     prefixes: list[str]  # id text of the group's coordinates, one per price
     axes: tuple[str, ...]  # every swept field, in the scenario's order
     tails: tuple[str, ...] = ()  # id text of each headroom (``_u0.5``), the same in every group
+    repeat: str = ""  # why the group is not evaluated: it repeats an earlier one (:func:`_own_lnc`)
 
     def config_id(self, u: int, r: int, p: int = 0) -> str:
         """The id of the (price, headroom, region) cell: the swept values, joined."""
@@ -111,8 +113,29 @@ def ids_distinct(s: Scenario) -> bool:
     return longest - 1 <= ID_MAX_CHARS
 
 
-def groups(s: Scenario) -> Iterator[Group]:
-    """The sweep's groups in order (the last axis varies fastest in ``sweep_index``)."""
+def _own_lnc(s: Scenario, coords: dict[str, Any], catalog: Catalog | None) -> str:
+    """A combination's ``lnc`` on an instance whose chip has no setting (trn1, inf2, GPUs): set to None
+    in ``coords`` (the chip's own), as the sweep holds that instance once, at ``sweep.lnc``'s first
+    value; why a combination at another value is not evaluated ('' where it is)."""
+    from ecobench.hardware.catalog import load_catalog
+    from ecobench.hardware.lnc import lnc_options
+
+    if coords.get("lnc") is None:
+        return ""
+    assert s.sweep is not None
+    kind = coords.get("instance_type", s.config(s.baseline).instance_type)
+    inst = (catalog or load_catalog()).instances.get(kind)
+    if inst is None or lnc_options(inst.spec.accelerator):
+        return ""
+    first = coords["lnc"] == s.sweep["lnc"][0]
+    coords["lnc"] = None
+    return "" if first else (f"lnc: {kind} has no logical NeuronCore setting; its one row is at its chip's "
+                             "own (sweep_lnc empty)")
+
+
+def groups(s: Scenario, catalog: Catalog | None = None) -> Iterator[Group]:
+    """The sweep's groups in order (the last axis varies fastest in ``sweep_index``); ``catalog``
+    (default the packaged one) tells which instances have a logical NeuronCore setting to sweep."""
     import numpy as np
 
     assert s.sweep is not None
@@ -143,9 +166,11 @@ def groups(s: Scenario) -> Iterator[Group]:
     tails = tuple(f"_u{label(u)}" for u in utils) if "max_utilization" in s.sweep else ("",)
     for picks in itertools.product(*(range(len(s.sweep[k])) for k in outer)):
         coords = {k: s.sweep[k][i] for k, i in zip(outer, picks, strict=True)}
+        repeat = _own_lnc(s, coords, catalog)
         start = sum(i * strides[k] for k, i in zip(outer, picks, strict=True))
-        head = [label(coords[k]) for k in before]
-        tail = [label(coords[k]) for k in outer if k not in before]
+        shown = [k for k in outer if not (k == "lnc" and coords[k] is None)]  # no setting: no id text
+        head = [label(coords[k]) for k in before if k in shown]
+        tail = [label(coords[k]) for k in shown if k not in before]
         if "price_usd_per_h" in s.sweep:  # the price's label where the axis stands
             h = "".join(x + "_" for x in head)
             tl = "".join("_" + x for x in tail)
@@ -155,10 +180,10 @@ def groups(s: Scenario) -> Iterator[Group]:
         first = prefixes[0]
         update = coords | ({"price_usd_per_h": prices[0]} if "price_usd_per_h" in s.sweep else {})
         cfg = HardwareConfig.model_validate(dump | update | {"id": (first or "sweep")[:ID_MAX_CHARS]})
-        yield Group(cfg, coords, regions, prices, utils, start + cell, prefixes, axes, tails)
+        yield Group(cfg, coords, regions, prices, utils, start + cell, prefixes, axes, tails, repeat)
 
 
-def config_at(s: Scenario, index: int, config_id: str) -> HardwareConfig:
+def config_at(s: Scenario, index: int, config_id: str, catalog: Catalog | None = None) -> HardwareConfig:
     """The configuration at position ``index`` of the sweep's product (its ``sweep_index``)."""
     from ecobench.scenario.model import HardwareConfig
 
@@ -168,5 +193,6 @@ def config_at(s: Scenario, index: int, config_id: str) -> HardwareConfig:
         values = s.sweep[key]
         index, i = divmod(index, len(values))
         coords[key] = values[i]
+    _own_lnc(s, coords, catalog)
     dump = s.config(s.baseline).model_dump(exclude_unset=True)
     return HardwareConfig.model_validate(dump | coords | {"id": config_id})

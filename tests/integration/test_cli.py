@@ -915,6 +915,7 @@ def test_catalog_fits_a_terminal_and_leaves_piped_output_whole(monkeypatch, caps
     import shutil
 
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.delenv("COLUMNS", raising=False)  # it would set the width, piped too
     monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((80, 24)))
     assert main(["catalog", "inf2.xlarge"]) == 0
     assert main(["catalog"]) == 0

@@ -143,3 +143,14 @@ def test_each_row_records_its_lnc_and_check_names_a_changed_one(tmp_path, capsys
     row = next(line for line in out.splitlines() if line.startswith("trn2 "))
     assert "configuration changed: lnc 2 -> 1" in row, out
     assert "configuration changed" not in next(line for line in out.splitlines() if line.startswith("g6e "))
+
+
+def test_serve_point_says_its_ranks_without_loading_the_catalog_again(monkeypatch):
+    """ux29: format_point's _ranks_of loaded the catalog and set its LNC again to name the ranks; the
+    point carries what serve_point planned on."""
+    from ecobench.planning import serve_point as sp
+
+    p = sp.serve_point("llama3-8b", "trn2.48xlarge", "bf16", 1, 128, 128, tensor=128, lnc=1)
+    monkeypatch.setattr(sp, "load_catalog", lambda: pytest.fail("the catalog loaded again"))
+    text = sp.format_point(p)
+    assert "one replica on 128 of the instance's 128 physical NeuronCores (16 chips, LNC=1)" in text

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from ecobench.cli import main
-from ecobench.reports.compare import change_pct, compare, load, markdown, terminal, value
+from ecobench.reports.compare import change_pct, compare, load, markdown, meta_differences, terminal, value
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
 
@@ -52,6 +52,24 @@ def test_rows_matched_with_changes_and_metadata(runs: tuple[Path, Path]) -> None
     assert compare(a, a).meta == [] and all(r.values["energy_kwh"][2] == 0 for r in compare(a, a).rows)
 
 
+def test_the_chips_default_lnc_or_a_field_an_older_file_lacks_is_no_change() -> None:
+    """ux29: a run giving trn2 its default lnc (2) against one giving none read 'lnc: (none) -> 2', and a
+    run written before the lnc field against a newer one 'lnc: (none) -> (none)' for every config."""
+    def doc(*configs: dict) -> dict:
+        return {"scenario": {"name": "s", "configs": list(configs)}}
+
+    trn2 = {"id": "trn2", "instance_type": "trn2.48xlarge"}
+    gpu = {"id": "gpu", "instance_type": "p5.48xlarge"}
+    older = doc(trn2, gpu)  # no lnc field at all
+    unset = doc({**trn2, "lnc": None}, {**gpu, "lnc": None})
+    assert meta_differences(older, unset) == []
+    assert meta_differences(unset, doc({**trn2, "lnc": 2}, {**gpu, "lnc": None})) == []
+    assert meta_differences(older, doc({**trn2, "lnc": 2}, gpu)) == []
+    changed = [("scenario.configs[trn2].lnc", "2", "1")]  # the setting planned at, given or not
+    assert meta_differences(unset, doc({**trn2, "lnc": 1}, gpu)) == changed
+    assert meta_differences(doc({**trn2, "lnc": 2}), doc({**trn2, "lnc": 1})) == changed
+
+
 def test_change_pct_and_money_format() -> None:
     assert change_pct(10.0, 5.0) == -50.0 and change_pct(-2.0, -1.0) == 50.0
     assert change_pct(0.0, 0.0) == 0.0 and change_pct(0.0, 1.0) is None and change_pct(None, 1.0) is None
@@ -69,6 +87,23 @@ def test_terminal_fits_the_width(runs: tuple[Path, Path]) -> None:
     assert "not shown at this width" in terminal(c, 60) and "energy_kwh" in " ".join(terminal(c, 60).split())
     assert "not shown" not in terminal(c, 400)
     assert "1 configuration(s) only in B (added), 1 only in A (removed)" in terminal(c, 100)
+
+
+def test_piped_compare_is_never_cut_and_columns_sets_the_width(runs: tuple[Path, Path], monkeypatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """ux29: piped output was cut at shutil's 80-column fallback (6 figures named 'not shown')."""
+    import os
+    import shutil
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((80, 24)))
+    assert main(["compare", *map(str, runs)]) == 0  # capsys: stdout is not a terminal
+    out = capsys.readouterr().out
+    assert "not shown at this width" not in out and max(map(len, out.splitlines())) > 80
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["compare", *map(str, runs)]) == 0
+    out = capsys.readouterr().out
+    assert "not shown at this width" in out and max(map(len, out.split("\n\n")[1].splitlines())) <= 60
 
 
 def test_cli_markdown_is_a_table(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -421,3 +421,25 @@ def test_a_front_of_tied_rows_shows_its_first_hundred_rows(monkeypatch):
     assert {r["pareto_rank"] for r in front} == {1}
     assert len(front) == evaluate.SWEEP_FRONT_SHOWN == 100
     assert ev.sweep is not None and ev.sweep["rows_shown"] == 1 + 100
+
+
+def test_instance_types_by_lnc_sweep_the_others_once_at_their_own():
+    """ux29: sweeping instance_type x lnc skipped every trn1 and GPU combination ('lnc: 1: trn1.32xlarge's
+    trainium ... remove it'), leaving only the trn2 rows; each instance without the setting is swept
+    once, at its chip's own, and only trn2 is expanded by lnc."""
+    d = {"schema_version": 2, "name": "lnc_sweep", "uncertainty": {"draws": 0}, "baseline": "base",
+         "workload": {"model": "llama3-8b", "serving": {"requests_per_h": 3600, "input_tokens": 1024,
+                                                        "output_tokens": 256}},
+         "configs": [{"id": "base", "instance_type": "trn2.48xlarge", "precision": "bf16",
+                      "price_usd_per_h": 35.7608}],
+         "sweep": {"instance_type": ["trn1.32xlarge", "trn2.48xlarge", "g6e.xlarge"], "lnc": [2, 1]}}
+    s = scenario_from_dict(d, "s.yaml")
+    ev = evaluate_all(s)
+    assert ev.sweep is not None and (ev.sweep["combinations"], ev.sweep["evaluated"]) == (6, 4)
+    assert [r["count"] for r in ev.sweep["skipped_by_reason"]] == [1, 1]
+    rows = {r["config_id"]: r for r in ev.rows}
+    assert sorted(rows) == ["base", "g6e.xlarge", "trn1.32xlarge", "trn2.48xlarge_1", "trn2.48xlarge_2"]
+    assert (rows["trn2.48xlarge_1"]["lnc"], rows["trn2.48xlarge_2"]["lnc"]) == (1, 2)
+    for cid in ("trn1.32xlarge", "g6e.xlarge"):
+        assert "lnc" not in rows[cid] and rows[cid]["sweep_lnc"] is None and rows[cid]["energy_kwh"] > 0
+        assert config_at(s, int(rows[cid]["sweep_index"]), cid).lnc is None  # as the sweep evaluated it

@@ -2,10 +2,14 @@
 
 import csv
 import math
+import os
+import shutil
+import sys
 
 import numpy as np
+import pytest
 
-from ecobench.table import concat, from_rows, row, text_table, write_csv
+from ecobench.table import NO_LIMIT, concat, from_rows, row, terminal_width, text_table, write_csv
 
 
 def test_rows_to_columns_and_back():
@@ -58,3 +62,21 @@ def test_text_table_cuts_a_wide_text_column_to_the_room_left_and_wraps_its_note(
     narrow = text_table(rows, ["config_id", "mfu", "layout_choice"], lambda v: f"{v:g}", width=25)
     assert "not shown at this width: layout_choice" in " ".join(narrow.split())  # under 16: left out
     assert "auto" not in narrow.splitlines()[1]
+
+
+@pytest.mark.parametrize(("columns", "tty", "width"), [
+    ("60", False, 60), ("60", True, 60),  # COLUMNS set: it, piped or not
+    (None, True, 120),  # a terminal: its width
+    (None, False, NO_LIMIT), ("", False, NO_LIMIT), ("wide", False, NO_LIMIT),  # piped: never cut
+])
+def test_terminal_width_is_one_rule_columns_then_the_terminal_then_no_limit(monkeypatch, columns, tty,
+                                                                            width):
+    """ux29: the CLI's own reader ignored COLUMNS where output was piped and table.terminal_width used
+    it; `compare` read shutil's 80-column fallback and cut piped output."""
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((120 if tty else 80, 24)))
+    assert terminal_width() == width

@@ -321,6 +321,7 @@ def _validate_at(monkeypatch, capsys, tty, rows, columns=160):
 
     monkeypatch.setattr(v, "validate", lambda modes, progress=None: rows)
     monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    monkeypatch.delenv("COLUMNS", raising=False)  # it would set the width, piped too
     monkeypatch.setattr(shutil, "get_terminal_size", lambda *a: os.terminal_size((columns, 24)))
     assert main(["validate", "--mode", "holdout", "-q"]) == 0
     return capsys.readouterr().out

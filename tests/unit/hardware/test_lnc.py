@@ -8,8 +8,10 @@ from ecobench.hardware.catalog import load_catalog
 from ecobench.hardware.cluster import instance_cluster, ranks_per_instance
 from ecobench.hardware.lnc import (
     catalog_at_lnc,
+    default_lnc,
     device_at_lnc,
     device_in,
+    given_lnc,
     lnc_of,
     lnc_refusal,
 )
@@ -126,3 +128,24 @@ def test_the_emulated_core_at_lnc_1_is_one_physical_core():
 def test_a_setting_the_chip_does_not_offer_is_an_error_not_a_silent_default():
     with pytest.raises(ValueError, match="offers LNC"):
         catalog_at_lnc(load_catalog(), "inferentia2", 2)
+
+
+def test_a_given_setting_is_checked_and_applied_by_one_function():
+    """ux29: serve-point checked --lnc with its own copy of the configs' check; both call given_lnc."""
+    import inspect
+
+    from ecobench.planning import configs, serve_point
+
+    cat = load_catalog()
+    assert given_lnc(cat, "trainium2", TRN2, None) is cat and given_lnc(cat, "trainium2", TRN2, 2) is cat
+    assert lnc_of(given_lnc(cat, "trainium2", TRN2, 1), "trainium2") == 1
+    with pytest.raises(InputError) as exc:
+        given_lnc(cat, "inferentia2", "inf2.48xlarge", 1)
+    assert str(exc.value) == lnc_refusal("inferentia2", "inf2.48xlarge", 1)
+    for module in (configs, serve_point):
+        text = inspect.getsource(module)
+        assert "given_lnc(" in text and "lnc_refusal(" not in text, module.__name__
+
+
+def test_the_default_setting_of_a_chip_with_a_choice():
+    assert default_lnc("trainium2") == 2 and default_lnc("trainium") is None and default_lnc("h100") is None
