@@ -448,7 +448,11 @@ def test_a_deadline_with_a_tensor_degree_the_model_cannot_split_names_why(tmp_pa
 @pytest.mark.parametrize("parallelism,expect", [
     ({"tensor": 1, "pipeline": 1, "schedule": "interleaved", "virtual_stages": 2},
      "configs[0].parallelism: schedule: interleaved needs pipeline >= 2 (nearest valid: 2)"),
-    ("fast", "configs[0].parallelism: should be 'auto', or a mapping of tensor, pipeline, data,")])
+    ("fast", "configs[0].parallelism: 'fast' is not allowed; allowed: 'auto', or a mapping of tensor, "
+             "pipeline, data,"),
+    # it said "should be 'auto', or a mapping of ...": neither the value written nor the nearest word
+    ("autoo", "configs[0].parallelism: 'autoo' is not allowed; allowed: 'auto', or a mapping of tensor,"),
+    ("autoo", "offload; did you mean 'auto'?")])
 def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, parallelism, expect):
     # they said "should be 'auto', or Value error, schedule: ..." and "or a valid dictionary or
     # instance of ParallelismSpec"
@@ -475,6 +479,29 @@ def test_a_value_of_the_wrong_kind_names_the_kind_allowed(tmp_path, capsys, path
     node[path[-1]] = value
     err = _bad(tmp_path, capsys, s, expect)
     assert "Input should be" not in err and "instance of" not in err
+
+
+@pytest.mark.parametrize("scenario,path,value,expect", [
+    # it offered no word: difflib compares the characters as written, and 'BF16' is far from 'bf16'
+    ("layoutlm_realtime", ("configs", 0, "precision"), "BF16",
+     "configs[0].precision: 'BF16' is not allowed; allowed: 'fp32', 'tf32', 'bf16', 'fp16', 'fp8' or 'int8'; "
+     "did you mean 'bf16'?"),
+    # it said "None is not a number; allowed: a number": Python's word for YAML's empty value, no range
+    ("layoutlm_realtime", ("workload", "inference", "rate_per_h"), None,
+     "workload.inference.rate_per_h: empty (null); allowed: a number from 0.001 to 10^12"),
+    # it said "2.5 is not an integer; allowed: an integer", without the range
+    ("llama2_7b_pretrain", ("configs", 0, "instances"), 2.5,
+     "configs[0].instances: 2.5 is not a whole number; allowed: an integer from 1 to 100,000"),
+])
+def test_a_near_miss_names_the_value_the_range_and_the_word_meant(tmp_path, capsys, scenario, path, value,
+                                                                  expect):
+    s = yaml.safe_load((SCENARIOS / f"{scenario}.yaml").read_text())
+    node = s
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    err = _bad(tmp_path, capsys, s, expect)
+    assert "None" not in err
 
 
 @pytest.mark.parametrize("args,flag", [
