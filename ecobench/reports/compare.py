@@ -116,6 +116,11 @@ def change_pct(a: float | None, b: float | None) -> float | None:
 _MISSING = object()
 
 
+# What a run's figures are, by mode: why two modes' figures do not compare.
+_SPANS = {"serving": "a service's, per output token, against latency targets",
+          "inference": "a service's, per inference", "training": "one training job's, with its time to train"}
+
+
 def _a(word: object) -> str:
     return f"{'an' if str(word)[:1] in 'aeiou' else 'a'} {word}"
 
@@ -207,9 +212,10 @@ def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: s
     """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B); runs of two
     modes are bad input (a month of serving and a training job share no figure's meaning)."""
     if a.get("mode") != b.get("mode"):
+        first, second = (_SPANS.get(str(d.get("mode")), f"{_a(d.get('mode'))} run's") for d in (a, b))
         raise InputError(f"{label_a} is {_a(a.get('mode'))} run and {label_b} {_a(b.get('mode'))} run: their "
-                         "figures are not the same quantities (time, throughput, energy of a service "
-                         "against those of a training job); allowed: two runs of one mode")
+                         f"figures are not the same quantities (the first's are {first}, the second's "
+                         f"{second}); allowed: two runs of one mode")
     rows_a = {r["config_id"]: r for r in a["rows"]}
     rows_b = {r["config_id"]: r for r in b["rows"]}
     metrics = [m for m, _, _ in METRICS

@@ -194,6 +194,21 @@ def test_runs_of_different_modes_are_refused(runs: tuple[Path, Path], tmp_path: 
     assert "Traceback" not in err and err.count("\n") == 1 and not page.exists()
 
 
+def test_two_service_modes_are_refused_for_their_own_reason(runs: tuple[Path, Path], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """An inference run against a serving run was refused with the reason for a training run ("energy
+    of a service against those of a training job"), though neither is one."""
+    serving = tmp_path / "serving"
+    assert main(["run", str(SCENARIOS / "llama3_8b_chat.yaml"), "-q", "--out", str(serving)]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(runs[0]), str(serving)]) == 2
+    err = capsys.readouterr().err
+    assert f"{runs[0]} is an inference run and {serving} a serving run" in err
+    assert ("(the first's are a service's, per inference, the second's a service's, per output token, "
+            "against latency targets); allowed: two runs of one mode") in err, err
+    assert "training" not in err
+
+
 @pytest.mark.parametrize("doc,why", [({"rows": []}, "has no rows"),
                                      ({"rows": [{"config_id": "gpu"}]}, "mode is missing"),
                                      ({"mode": "sweep", "rows": [{"config_id": "gpu"}]}, "mode is 'sweep'")])
