@@ -307,11 +307,21 @@ def _lines(c: Comparison, metrics: list[str], compact: bool) -> list[str]:
                       for i, (x, w) in enumerate(zip(row, widths, strict=True))).rstrip() for row in table]
 
 
+def _changed(c: Comparison, metric: str) -> bool:
+    """Whether ``metric`` differs between A and B in any configuration both runs have."""
+    return any(r.status == "both" and r.values[metric][2] != 0 for r in c.rows)
+
+
 def _fit(c: Comparison, width: int, compact: bool) -> tuple[list[str], list[str]]:
+    """The figures that fit ``width``, in their usual order; the figures that changed are kept before
+    those that did not (a change of region moves cost and CO2, not instances or energy), each group
+    by importance."""
+    keep = sorted(c.metrics, key=lambda m: not _changed(c, m))  # stable: importance within each group
     metrics = list(c.metrics)
     lines = _lines(c, metrics, compact)
-    while len(metrics) > 1 and max(len(line) for line in lines) > width:
-        metrics.pop()
+    while len(keep) > 1 and max(len(line) for line in lines) > width:
+        keep.pop()
+        metrics = [m for m in c.metrics if m in keep]
         lines = _lines(c, metrics, compact)
     return metrics, lines
 
@@ -343,7 +353,10 @@ def terminal(c: Comparison, width: int = 100) -> str:
            *([c.rows_note] if c.rows_note else []), "", *lines]
     dropped = [m for m in c.metrics if m not in metrics]
     if dropped:
-        out += note_lines(f"not shown at this width: {', '.join(dropped)} (see --markdown or --html)", width)
+        moved = [m for m in dropped if _changed(c, m)]
+        same = f"{'; ' if moved else ''}unchanged: {', '.join(m for m in dropped if m not in moved)}"
+        listed = ", ".join(moved) + (same if len(moved) < len(dropped) else "")
+        out += note_lines(f"not shown at this width: {listed} (see --markdown or --html)", width)
     added = sum(r.status == "added" for r in c.rows)
     removed = sum(r.status == "removed" for r in c.rows)
     if added or removed:

@@ -71,6 +71,21 @@ def test_terminal_fits_the_width(runs: tuple[Path, Path]) -> None:
     assert "1 configuration(s) only in B (added), 1 only in A (removed)" in terminal(c, 100)
 
 
+def test_a_narrow_table_keeps_the_figures_that_changed(tmp_path: Path) -> None:
+    """A change of region moves cost and CO2, not instances or energy; at 80 columns the table showed
+    instances, energy and cost and left CO2, the figure that moved most (-68%), under 'not shown'."""
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    s["region"] = "eu-north-1"
+    (tmp_path / "eu.yaml").write_text(yaml.safe_dump(s))
+    for name, scenario in (("a", SCENARIOS / "layoutlm_realtime.yaml"), ("b", tmp_path / "eu.yaml")):
+        assert main(["run", str(scenario), "-q", "--out", str(tmp_path / name)]) == 0
+    text = terminal(compare(load(tmp_path / "a"), load(tmp_path / "b")), 80)
+    header = text.split("\n\n")[1].splitlines()[0]
+    assert "CO2 kg A" in header and "cost USD A" in header and "instances" not in header, text
+    note = " ".join(text.split("not shown at this width: ", 1)[1].split("(see", 1)[0].split())
+    assert "unchanged: instances, energy_kwh," in note, note
+
+
 def test_cli_markdown_is_a_table(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     a, b = runs
     assert main(["compare", str(a), str(b), "--markdown"]) == 0
