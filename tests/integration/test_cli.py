@@ -504,6 +504,18 @@ def test_a_near_miss_names_the_value_the_range_and_the_word_meant(tmp_path, caps
     assert "None" not in err
 
 
+def test_a_chip_refusing_the_default_precision_says_none_was_given(tmp_path, capsys):
+    # it said "configs[inf1] (inf1.2xlarge, fp32): ... has no published fp32 peak" for a configuration
+    # that names no precision: the fp32 came from nowhere the user could see
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    del s["configs"][0]["precision"]
+    err = _bad(tmp_path, capsys, s, "configs[inf1] (inf1.2xlarge, fp32, the default: no precision given): ",
+               "has no published fp32 peak; choose a precision it supports: bf16, fp16, int8")
+    s["configs"][0]["precision"] = "fp32"
+    err = _bad(tmp_path, capsys, s, "configs[inf1] (inf1.2xlarge, fp32): ")
+    assert "default" not in err
+
+
 @pytest.mark.parametrize("args,flag", [
     (["run", "SCENARIO", "--out", ""], "--out"),
     (["run", "SCENARIO", "--results", ""], "--results"),
