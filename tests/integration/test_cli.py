@@ -504,6 +504,16 @@ def test_a_near_miss_names_the_value_the_range_and_the_word_meant(tmp_path, caps
     assert "None" not in err
 
 
+def test_two_workload_modes_are_refused_before_either_is_read(tmp_path, capsys):
+    # an inference block beside the serving one, half written: it said only
+    # "workload.inference.seq_len: missing", not that the workload holds two modes
+    s = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    s["workload"]["inference"] = {"rate_per_h": 5}
+    err = _bad(tmp_path, capsys, s, "workload: give exactly one of 'inference', 'training' or 'serving'; "
+                                    "this workload gives inference and serving")
+    assert "seq_len" not in err
+
+
 def test_a_chip_refusing_the_default_precision_says_none_was_given(tmp_path, capsys):
     # it said "configs[inf1] (inf1.2xlarge, fp32): ... has no published fp32 peak" for a configuration
     # that names no precision: the fp32 came from nowhere the user could see
