@@ -65,8 +65,12 @@ def signed_pct(v: float) -> str:
 
 
 def close_names(name: str, allowed: list[str]) -> list[str]:
-    """The allowed names nearest a misspelt ``name`` (its suggestions)."""
-    return difflib.get_close_matches(name, allowed, n=3, cutoff=0.6)
+    """The allowed names nearest a misspelt ``name`` (its suggestions), case aside: ``BF16`` is
+    nearest ``bf16``, which difflib alone, comparing the characters as written, finds too far."""
+    folded = {a.lower(): a for a in allowed}
+    if name.lower() in folded:  # the name itself, in another case: that one alone
+        return [folded[name.lower()]]
+    return [folded[c] for c in difflib.get_close_matches(name.lower(), list(folded), n=3, cutoff=0.6)]
 
 
 def did_you_mean(name: str, allowed: list[str]) -> str:

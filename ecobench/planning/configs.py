@@ -112,7 +112,9 @@ def locate(exc: EcobenchError, cfg: HardwareConfig, index: int) -> EcobenchError
         return exc
     where = f"configs[{cfg.id if exc.config_by_id else index}]"
     where += f".{exc.config_field}" if exc.config_field else ""
-    where += f" ({cfg.instance_type}, {cfg.precision})" if exc.config_detail else ""
+    given = "precision" in cfg.model_fields_set  # fp32 by default: a chip without it was a puzzle
+    dtype = cfg.precision if given else f"{cfg.precision}, the default: no precision given"
+    where += f" ({cfg.instance_type}, {dtype})" if exc.config_detail else ""
     exc.args = (f"{where}: {exc}",)
     exc.config_field = None
     return exc

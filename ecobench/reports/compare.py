@@ -116,6 +116,11 @@ def change_pct(a: float | None, b: float | None) -> float | None:
 _MISSING = object()
 
 
+# What a run's figures are, by mode: why two modes' figures do not compare.
+_SPANS = {"serving": "a service's, per output token, against latency targets",
+          "inference": "a service's, per inference", "training": "one training job's, with its time to train"}
+
+
 def _a(word: object) -> str:
     return f"{'an' if str(word)[:1] in 'aeiou' else 'a'} {word}"
 
@@ -228,9 +233,10 @@ def compare(a: dict[str, Any], b: dict[str, Any], label_a: str = "A", label_b: s
     """Match the rows of ``a`` and ``b`` on config_id (A's order, then rows only in B); runs of two
     modes are bad input (a month of serving and a training job share no figure's meaning)."""
     if a.get("mode") != b.get("mode"):
+        first, second = (_SPANS.get(str(d.get("mode")), f"{_a(d.get('mode'))} run's") for d in (a, b))
         raise InputError(f"{label_a} is {_a(a.get('mode'))} run and {label_b} {_a(b.get('mode'))} run: their "
-                         "figures are not the same quantities (time, throughput, energy of a service "
-                         "against those of a training job); allowed: two runs of one mode")
+                         f"figures are not the same quantities (the first's are {first}, the second's "
+                         f"{second}); allowed: two runs of one mode")
     rows_a = {r["config_id"]: r for r in a["rows"]}
     rows_b = {r["config_id"]: r for r in b["rows"]}
     metrics = [m for m, _, _ in METRICS
@@ -322,11 +328,21 @@ def _lines(c: Comparison, metrics: list[str], compact: bool) -> list[str]:
                       for i, (x, w) in enumerate(zip(row, widths, strict=True))).rstrip() for row in table]
 
 
+def _changed(c: Comparison, metric: str) -> bool:
+    """Whether ``metric`` differs between A and B in any configuration both runs have."""
+    return any(r.status == "both" and r.values[metric][2] != 0 for r in c.rows)
+
+
 def _fit(c: Comparison, width: int, compact: bool) -> tuple[list[str], list[str]]:
+    """The figures that fit ``width``, in their usual order; the figures that changed are kept before
+    those that did not (a change of region moves cost and CO2, not instances or energy), each group
+    by importance."""
+    keep = sorted(c.metrics, key=lambda m: not _changed(c, m))  # stable: importance within each group
     metrics = list(c.metrics)
     lines = _lines(c, metrics, compact)
-    while len(metrics) > 1 and max(len(line) for line in lines) > width:
-        metrics.pop()
+    while len(keep) > 1 and max(len(line) for line in lines) > width:
+        keep.pop()
+        metrics = [m for m in c.metrics if m in keep]
         lines = _lines(c, metrics, compact)
     return metrics, lines
 
@@ -358,7 +374,10 @@ def terminal(c: Comparison, width: int = 100) -> str:
            *([c.rows_note] if c.rows_note else []), "", *lines]
     dropped = [m for m in c.metrics if m not in metrics]
     if dropped:
-        out += note_lines(f"not shown at this width: {', '.join(dropped)} (see --markdown or --html)", width)
+        moved = [m for m in dropped if _changed(c, m)]
+        same = f"{'; ' if moved else ''}unchanged: {', '.join(m for m in dropped if m not in moved)}"
+        listed = ", ".join(moved) + (same if len(moved) < len(dropped) else "")
+        out += note_lines(f"not shown at this width: {listed} (see --markdown or --html)", width)
     added = sum(r.status == "added" for r in c.rows)
     removed = sum(r.status == "removed" for r in c.rows)
     if added or removed:

@@ -35,7 +35,14 @@ class SchemaModel(BaseModel):
             return _check_number_text(cls, info.field_name, value)
         if isinstance(value, int | float) and not isinstance(value, bool) and info.field_name is not None:
             _check_range(cls, info.field_name, value)
+            if isinstance(value, float) and not value.is_integer() and _integer_only(cls, info.field_name):
+                raise ValueError(f"{value!r} is not a whole number; allowed: "
+                                 f"{_numbers_allowed(cls, info.field_name)}")
             return value
+        if value is None and info.field_name is not None and not _admits_none(cls, info.field_name):
+            allowed = _numbers_allowed(cls, info.field_name)
+            if allowed:  # pydantic says 'None is not a number': YAML's empty value, and no range
+                raise ValueError(f"empty (null); allowed: {allowed}")
         if not isinstance(value, bool | list | dict) or info.field_name is None:
             return value  # the common case, kept cheap (a sweep validates thousands of configurations)
         allowed = _numbers_allowed(cls, info.field_name)
@@ -189,6 +196,27 @@ def _bounded(cls: type[SchemaModel], name: str) -> tuple[float | None, float | N
     lo, hi = type_limits(field.annotation, field.metadata)
     allowed = _numbers_allowed(cls, name)
     return None if (lo is None and hi is None) or allowed is None else (lo, hi, allowed)
+
+
+@functools.cache
+def _admits_none(cls: type[SchemaModel], name: str) -> bool:
+    """Whether field ``name`` of ``cls`` may be null (``Optional``, ``X | None`` or ``Any``)."""
+    return _none_in(cls.model_fields[name].annotation)
+
+
+def _none_in(t: Any) -> bool:
+    if t is Any or t is type(None):
+        return True
+    origin = get_origin(t)
+    if origin is Annotated:
+        return _none_in(get_args(t)[0])
+    return origin in (Union, types.UnionType) and any(_none_in(a) for a in get_args(t))
+
+
+@functools.cache
+def _integer_only(cls: type[SchemaModel], name: str) -> bool:
+    """Whether field ``name`` of ``cls`` holds an integer and nothing else (``instances``)."""
+    return _kinds(cls.model_fields[name].annotation) == {"int"}
 
 
 @functools.cache

@@ -225,7 +225,7 @@ def error_lines(errors: list[dict[str, Any]], schema: Schema) -> list[str]:
         if checked:
             out += [f"{_loc(base)}: {str(e['msg']).removeprefix('Value error, ')}" for e in checked]
             continue
-        kinds = []
+        kinds, words = [], []
         for e in errs:
             branch = e["loc"][len(base)]
             if isinstance(branch, str) and branch.startswith("function-"):  # a model with an after-validator
@@ -233,9 +233,17 @@ def error_lines(errors: list[dict[str, Any]], schema: Schema) -> list[str]:
             model = schema.names.get(branch) if isinstance(branch, str) else None
             if isinstance(model, type) and issubclass(model, BaseModel):
                 kinds.append(f"a mapping of {', '.join(model.model_fields)}")
-            elif e["type"] == "literal_error":
-                kinds.append(str(e["msg"]).removeprefix("Input should be "))
             else:
                 kinds.append(str(e["msg"]).removeprefix("Input should be "))
-        out.append(f"{_loc(base)}: should be " + ", or ".join(dict.fromkeys(kinds)))
+                if e["type"] == "literal_error":
+                    words += re.findall(r"'([^']*)'", str(e.get("ctx", {}).get("expected", "")))
+        out.append(f"{_loc(base)}: {_not_one_of(errs[0].get('input'), kinds, words)}")
     return out
+
+
+def _not_one_of(value: object, kinds: list[str], words: list[str]) -> str:
+    """A value none of a field's kinds takes ('auto' or a mapping), what it is and what is allowed:
+    ``'autoo' is not allowed; allowed: 'auto', or a mapping of ...; did you mean 'auto'?``."""
+    hint = did_you_mean(value, words) if isinstance(value, str) else ""
+    got = _written_kind(value, shown(repr(value)))
+    return f"{got} is not allowed; allowed: {', or '.join(dict.fromkeys(kinds))}{hint}"

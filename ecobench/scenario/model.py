@@ -421,6 +421,18 @@ class WorkloadSpec(_Model):
     training: TrainingSpec | None = None
     serving: ServingSpec | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_mode(cls, data: Any) -> Any:
+        """Two modes refused before either is read: an incomplete second block said only what it
+        lacked (``workload.inference.seq_len: missing``), not that one block too many was given."""
+        modes = ("inference", "training", "serving")
+        given = [k for k in modes if isinstance(data, dict) and data.get(k) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give exactly one of 'inference', 'training' or 'serving'; this workload gives "
+                             f"{' and '.join(given)}")
+        return data
+
     @model_validator(mode="after")
     def _one_of_each(self) -> Self:
         if (self.model is None) == (self.architecture is None):

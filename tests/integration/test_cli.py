@@ -448,7 +448,11 @@ def test_a_deadline_with_a_tensor_degree_the_model_cannot_split_names_why(tmp_pa
 @pytest.mark.parametrize("parallelism,expect", [
     ({"tensor": 1, "pipeline": 1, "schedule": "interleaved", "virtual_stages": 2},
      "configs[0].parallelism: schedule: interleaved needs pipeline >= 2 (nearest valid: 2)"),
-    ("fast", "configs[0].parallelism: should be 'auto', or a mapping of tensor, pipeline, data,")])
+    ("fast", "configs[0].parallelism: 'fast' is not allowed; allowed: 'auto', or a mapping of tensor, "
+             "pipeline, data,"),
+    # it said "should be 'auto', or a mapping of ...": neither the value written nor the nearest word
+    ("autoo", "configs[0].parallelism: 'autoo' is not allowed; allowed: 'auto', or a mapping of tensor,"),
+    ("autoo", "offload; did you mean 'auto'?")])
 def test_parallelism_errors_read_as_the_users_not_pydantics(tmp_path, capsys, parallelism, expect):
     # they said "should be 'auto', or Value error, schedule: ..." and "or a valid dictionary or
     # instance of ParallelismSpec"
@@ -475,6 +479,51 @@ def test_a_value_of_the_wrong_kind_names_the_kind_allowed(tmp_path, capsys, path
     node[path[-1]] = value
     err = _bad(tmp_path, capsys, s, expect)
     assert "Input should be" not in err and "instance of" not in err
+
+
+@pytest.mark.parametrize("scenario,path,value,expect", [
+    # it offered no word: difflib compares the characters as written, and 'BF16' is far from 'bf16'
+    ("layoutlm_realtime", ("configs", 0, "precision"), "BF16",
+     "configs[0].precision: 'BF16' is not allowed; allowed: 'fp32', 'tf32', 'bf16', 'fp16', 'fp8' or 'int8'; "
+     "did you mean 'bf16'?"),
+    # it said "None is not a number; allowed: a number": Python's word for YAML's empty value, no range
+    ("layoutlm_realtime", ("workload", "inference", "rate_per_h"), None,
+     "workload.inference.rate_per_h: empty (null); allowed: a number from 0.001 to 10^12"),
+    # it said "2.5 is not an integer; allowed: an integer", without the range
+    ("llama2_7b_pretrain", ("configs", 0, "instances"), 2.5,
+     "configs[0].instances: 2.5 is not a whole number; allowed: an integer from 1 to 100,000"),
+])
+def test_a_near_miss_names_the_value_the_range_and_the_word_meant(tmp_path, capsys, scenario, path, value,
+                                                                  expect):
+    s = yaml.safe_load((SCENARIOS / f"{scenario}.yaml").read_text())
+    node = s
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    err = _bad(tmp_path, capsys, s, expect)
+    assert "None" not in err
+
+
+def test_two_workload_modes_are_refused_before_either_is_read(tmp_path, capsys):
+    # an inference block beside the serving one, half written: it said only
+    # "workload.inference.seq_len: missing", not that the workload holds two modes
+    s = yaml.safe_load((SCENARIOS / "llama3_8b_chat.yaml").read_text())
+    s["workload"]["inference"] = {"rate_per_h": 5}
+    err = _bad(tmp_path, capsys, s, "workload: give exactly one of 'inference', 'training' or 'serving'; "
+                                    "this workload gives inference and serving")
+    assert "seq_len" not in err
+
+
+def test_a_chip_refusing_the_default_precision_says_none_was_given(tmp_path, capsys):
+    # it said "configs[inf1] (inf1.2xlarge, fp32): ... has no published fp32 peak" for a configuration
+    # that names no precision: the fp32 came from nowhere the user could see
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    del s["configs"][0]["precision"]
+    err = _bad(tmp_path, capsys, s, "configs[inf1] (inf1.2xlarge, fp32, the default: no precision given): ",
+               "has no published fp32 peak; choose a precision it supports: bf16, fp16, int8")
+    s["configs"][0]["precision"] = "fp32"
+    err = _bad(tmp_path, capsys, s, "configs[inf1] (inf1.2xlarge, fp32): ")
+    assert "default" not in err
 
 
 @pytest.mark.parametrize("args,flag", [

@@ -106,6 +106,21 @@ def test_piped_compare_is_never_cut_and_columns_sets_the_width(runs: tuple[Path,
     assert "not shown at this width" in out and max(map(len, out.split("\n\n")[1].splitlines())) <= 60
 
 
+def test_a_narrow_table_keeps_the_figures_that_changed(tmp_path: Path) -> None:
+    """A change of region moves cost and CO2, not instances or energy; at 80 columns the table showed
+    instances, energy and cost and left CO2, the figure that moved most (-68%), under 'not shown'."""
+    s = yaml.safe_load((SCENARIOS / "layoutlm_realtime.yaml").read_text())
+    s["region"] = "eu-north-1"
+    (tmp_path / "eu.yaml").write_text(yaml.safe_dump(s))
+    for name, scenario in (("a", SCENARIOS / "layoutlm_realtime.yaml"), ("b", tmp_path / "eu.yaml")):
+        assert main(["run", str(scenario), "-q", "--out", str(tmp_path / name)]) == 0
+    text = terminal(compare(load(tmp_path / "a"), load(tmp_path / "b")), 80)
+    header = text.split("\n\n")[1].splitlines()[0]
+    assert "CO2 kg A" in header and "cost USD A" in header and "instances" not in header, text
+    note = " ".join(text.split("not shown at this width: ", 1)[1].split("(see", 1)[0].split())
+    assert "unchanged: instances, energy_kwh," in note, note
+
+
 def test_cli_markdown_is_a_table(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     a, b = runs
     assert main(["compare", str(a), str(b), "--markdown"]) == 0
@@ -227,6 +242,21 @@ def test_runs_of_different_modes_are_refused(runs: tuple[Path, Path], tmp_path: 
     assert f"{runs[0]} is an inference run and {training} a training run" in err
     assert "allowed: two runs of one mode" in err
     assert "Traceback" not in err and err.count("\n") == 1 and not page.exists()
+
+
+def test_two_service_modes_are_refused_for_their_own_reason(runs: tuple[Path, Path], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """An inference run against a serving run was refused with the reason for a training run ("energy
+    of a service against those of a training job"), though neither is one."""
+    serving = tmp_path / "serving"
+    assert main(["run", str(SCENARIOS / "llama3_8b_chat.yaml"), "-q", "--out", str(serving)]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(runs[0]), str(serving)]) == 2
+    err = capsys.readouterr().err
+    assert f"{runs[0]} is an inference run and {serving} a serving run" in err
+    assert ("(the first's are a service's, per inference, the second's a service's, per output token, "
+            "against latency targets); allowed: two runs of one mode") in err, err
+    assert "training" not in err
 
 
 @pytest.mark.parametrize("doc,why", [({"rows": []}, "has no rows"),

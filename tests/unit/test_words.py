@@ -2,7 +2,7 @@
 
 import pytest
 
-from ecobench.words import a, counted
+from ecobench.words import a, close_names, counted
 
 
 @pytest.mark.parametrize("n,noun,text", [
@@ -27,3 +27,10 @@ def test_a_change_that_rounds_to_none_reads_0_pct_with_no_sign():
     # '%+.0f%%' wrote -0% for -0.003 (a band's end in the report: "-55% to -0%") and +0% for 0.3
     assert [signed_pct(v) for v in (-0.003, 0.3, -0.0, 0.0, -0.6, 0.6, -54.7, 12.0)] == \
         ["0%", "0%", "0%", "0%", "-1%", "+1%", "-55%", "+12%"]
+
+
+def test_close_names_sets_case_aside():
+    # 'BF16' had no suggestion (difflib's ratio against 'bf16' is 0.5, under the cutoff)
+    assert close_names("BF16", ["fp32", "bf16", "fp16"]) == ["bf16"]
+    assert close_names("Contiuous", ["continuous", "static"]) == ["continuous"]
+    assert close_names("xyz", ["continuous", "static"]) == []
