@@ -37,9 +37,11 @@ from ecobench.hardware.lnc import lnc_of
 from ecobench.parallel.layout import divisors
 from ecobench.parallel.memory import memory_in_words, rank_word, serving_headroom_pct, with_headroom
 from ecobench.parallel.serving import (
+    WORKSPACE_GIB,
     ServeWorkload,
     compiled_graph_tokens,
     decode_step_s,
+    kv_gib_per_sequence,
     max_batch_by_memory,
     memory_gib_per_rank,
     prefill_s,
@@ -563,6 +565,33 @@ def _shortfall(spec: ServingSpec, op: Operating) -> float:
                 for metric, q, value, _ in spec.targets), default=0.0)
 
 
+def _weights_fit(w: ServeWorkload, cl: Cluster) -> bool:
+    return weights_gib_per_rank(w) + WORKSPACE_GIB <= cl.memory_gib
+
+
+def _what_overflows(name: str, w: ServeWorkload, cl: Cluster, cfg: HardwareConfig) -> str:
+    """What a replica that holds not one request needs on a rank: its weights, or where they fit, its
+    weights and one request's KV cache at its longest (a speculative drafter's weights and cache
+    included)."""
+    drafter = cfg.speculative is not None and cfg.speculative.method == "draft"
+    weights = f"{weights_gib_per_rank(w):.1f} GiB of weights"
+    if _weights_fit(w, cl):
+        weights += (f" and {kv_gib_per_sequence(w):.2f} GiB of KV cache for one request of "
+                    f"{w.max_context:,} tokens" + (" (the drafter's cache included)" if drafter else ""))
+    return f"{name}{' and its drafter need' if drafter else ' needs'} {weights}"
+
+
+def _cache_advice(w: ServeWorkload, cl: Cluster) -> str:
+    """Where the weights fit but one request's cache does not: shorter requests, or an 8-bit cache
+    where that would hold one."""
+    if not _weights_fit(w, cl):
+        return ""
+    eight = (w.kv_dtype or w.dtype) not in ("fp8", "int8") and \
+        max_batch_by_memory(dataclasses.replace(w, kv_dtype="fp8"), cl) >= 1
+    return ("fewer tokens per request (input_tokens + output_tokens)"
+            + (", an 8-bit KV cache (kv_cache_precision: fp8)" if eight else "") + ", ")
+
+
 def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
     """Why not even one request at a time meets the targets."""
     on = f"on {inst.name} (tensor {tensor}, {op.scheduler} scheduler)"
@@ -715,9 +744,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
         widest = w  # the last layout tried spreads the weights widest
         cap = max_batch_by_memory(w, cl)
         if cap < 1:
-            drafter = cfg.speculative is not None and cfg.speculative.method == "draft"
-            failure = failure or (f"{arch.name}{' and its drafter need' if drafter else ' needs'} "
-                                  f"{weights_gib_per_rank(w):.1f} GiB of weights per {rank_word(cl)} at "
+            failure = failure or (f"{_what_overflows(arch.name, w, cl, cfg)} per {rank_word(cl)} at "
                                   f"tensor {t} on "
                                   f"{inst.name}, which has {memory_in_words(cl)}; "
                                   + ("use a larger tensor degree" if given else "no tensor degree fits"))
@@ -785,7 +812,7 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
             best, best_key = candidate, key
     if best is None:
         if not fits and given is None:  # the weights fit no layout: what would
-            failure += "; allowed: " + serving_options.weights_advice(
+            failure += "; allowed: " + _cache_advice(widest, cl) + serving_options.weights_advice(
                 widest, cl, "int4" in (cfg.quantization, cfg.weight_precision), "quantization:")
         raise InputError(failure).in_config()
     lay = f"tensor {best.tensor}" + (f" x pipeline {best.pipeline}" if best.pipeline > 1 else "")

@@ -13,9 +13,9 @@ from ecobench.words import fmt_num
 SERVING = {"requests_per_h": 36000, "input_tokens": 1024, "output_tokens": 256, "horizon_h": 1}
 
 
-def _write(tmp_path, serving=None, configs=None, name="s.yaml"):
+def _write(tmp_path, serving=None, configs=None, name="s.yaml", model="llama3-8b"):
     doc = {"schema_version": 2, "name": "t",
-           "workload": {"model": "llama3-8b", "serving": {**SERVING, **(serving or {})}},
+           "workload": {"model": model, "serving": {**SERVING, **(serving or {})}},
            "configs": configs or [{"id": "p5", "instance_type": "p5.48xlarge", "precision": "bf16"}],
            "baseline": (configs or [{"id": "p5"}])[0]["id"], "uncertainty": {"draws": 0}}
     path = tmp_path / name
@@ -166,6 +166,31 @@ def test_bad_serving_input_exits_2_naming_it(tmp_path, capsys, serving, configs,
     code, err, _ = _run(tmp_path, capsys, serving=serving, configs=configs)
     assert code == 2 and message in err and err.count("\n") <= 3, err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("input_tokens,eight_bit", [(3000, True), (3800, False)])
+def test_a_cache_that_does_not_fit_beside_the_weights_is_named_with_what_would_fit(tmp_path, capsys,
+                                                                                    input_tokens, eight_bit):
+    """Llama 2 13B with a Llama 2 7B drafter on one L40S: the weights (36.8 GiB) fit the 40.2 GiB usable,
+    one request's caches (the target's and the drafter's) beside them do not. The refusal said only
+    '36.8 GiB of weights ... which has 40.2 GiB usable'."""
+    draft = {"method": "draft", "draft_model": "llama2-7b", "num_speculative_tokens": 4,
+             "acceptance_rate": 0.7}
+    cfg = {"id": "a", "instance_type": "g6e.xlarge", "precision": "bf16", "speculative": draft}
+    serving = {"input_tokens": input_tokens, "output_tokens": 256}
+    code, err, _ = _run(tmp_path, capsys, serving=serving, configs=[cfg], model="llama2-13b")
+    tokens = fmt_num(input_tokens + 256)
+    assert code == 2 and "llama2-13b and its drafter need 36.8 GiB of weights and " in err, err
+    assert f"GiB of KV cache for one request of {tokens} tokens (the drafter's cache included)" in err
+    assert "allowed: fewer tokens per request (input_tokens + output_tokens), " in err
+    assert ("kv_cache_precision: fp8" in err) == eight_bit
+    # the advice holds: an 8-bit cache fits where it is offered, and fewer tokens always
+    code, err, _ = _run(tmp_path, capsys, serving=serving, configs=[{**cfg, "kv_cache_precision": "fp8"}],
+                        model="llama2-13b")
+    assert (code == 0) == eight_bit, err
+    code, err, _ = _run(tmp_path, capsys, serving={"input_tokens": 512, "output_tokens": 256}, configs=[cfg],
+                        model="llama2-13b")
+    assert code == 0, err
 
 
 @pytest.mark.parametrize("rows,message", [
