@@ -149,10 +149,10 @@ class EmulatedServeTimer:
         step = self.correction.apply("tpot_ms", np.interp(b, grid, times), collectives(w), self.stack)
         return np.asarray(step, dtype=float)
 
-    def prefill_s(self, w: ServeWorkload, cl: Cluster) -> float:
-        """Seconds to prefill one prompt, padded to its context-encoding bucket
-        (:attr:`ServeWorkload.prefill_compute_tokens`)."""
-        raw = raw_prefill_s(w, cl, self.dev, 1, w.prefill_compute_tokens)
+    def prefill_s(self, w: ServeWorkload, cl: Cluster, prompts: int = 1) -> float:
+        """Seconds to prefill ``prompts`` prompts as one context-encoding graph (a static batch's), each
+        padded to its bucket (:attr:`ServeWorkload.prefill_compute_tokens`)."""
+        raw = raw_prefill_s(w, cl, self.dev, prompts, w.prefill_compute_tokens)
         return float(self.correction.apply("ttft_ms", raw, collectives(w), self.stack))
 
 
