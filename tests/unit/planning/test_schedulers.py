@@ -685,6 +685,33 @@ def test_static_tpot_at_a_binding_slot_limit_is_the_batch_chains():
                 assert got == pytest.approx(1e3 * np.quantile(sim["tpot_s"], q), rel=0.02), (i, q)
 
 
+# A queue several full batches long: 16 slots at rows 12 and 13 (13 and 14 requests in flight, 90-95% of
+# the top rate; long-tailed outputs' rows 12 and 13 are 93% and 95%). A request that arrives behind k full
+# batches waits k whole cycles of a full batch. Until 2026-11-29 (later) the chain of batch sizes kept one
+# batch left over (16 states past the limit, the last holding all beyond) and a share waiting one more
+# cycle; TTFT p50 and p99 against 1,000,000 simulated requests (seed 0): see docs/serving.md. Now it keeps
+# up to 80 states past the limit (static_chain.left_grid: evenly spaced at half the SD of a full cycle's
+# arrivals, reaching 12 of the queue's tail scales) and reads how many whole full cycles a request waits
+# (static_chain._ahead), as a gamma of that many cycles' mean and variance (Ttft.p, wait and shape).
+@pytest.mark.slow
+@pytest.mark.parametrize("traffic", ["fixed", "spread", "bursty", "long_tail"])
+def test_static_ttft_behind_full_batches_at_a_binding_slot_limit(traffic):
+    """TTFT and TPOT at 16 slots where the queue is several full batches long: issue 22's targets
+    against 1,000,000 simulated requests (seed 0)."""
+    a, b, tok, req = REPLICA
+    batch = np.arange(1, 17)
+    tr = TRAFFIC[traffic]
+    op = SCHEDULERS["static"](Steps(batch, a + b * batch, tok, req), tr, budget=None, ttft_ok=None)
+    for i in (12, 13):
+        sim = simulate("static", op.rate_per_s[i], tr, lambda k: a + b * k, tok, req, max_batch=16,
+                       n=1_000_000)
+        for metric in ("ttft", "tpot"):
+            for q, limit in ((0.5, 0.10), (0.99, 0.20)):
+                got = float(op.latency_at(metric, q, np.array([i]))[0])
+                want = 1e3 * np.quantile(sim[f"{metric}_s"], q)
+                assert abs(got / want - 1) < limit, (i, metric, q, got, want)
+
+
 STATIC_LIGHT_GAPS = {("bursty", 0.5): "TTFT p50 -40%", ("out5", 0.5): "TTFT p99 -22%"}
 LIGHT_TRAFFIC = {**TRAFFIC, "out5": Traffic(Lengths(512), Lengths(5))}
 
