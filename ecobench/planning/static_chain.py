@@ -39,7 +39,9 @@ STATES_GEOMETRIC = 24  # then this many geometrically spaced to the slot limit
 # at 96 states, 0.6 ms at 104, 4.7 ms at 120, and 66 ms at 128 on the loaded 2-core machine)
 STATES_MOST = 96
 LEFT_MOST = STATES_MOST - STATES_EXACT - STATES_GEOMETRIC  # the requests left over past it: evenly spaced,
-LEFT_TAIL = 12  # reaching this many of the queue's tail scales past the limit,
+# reaching this many of the queue's tail scales past the limit (12, with wider cells: TTFT at 97% load with 16
+# slots 3-14 points higher; tests/unit/planning/test_schedulers.py),
+LEFT_TAIL = 8
 LEFT_BATCHES = 64  # but at most this many full batches
 WHOLE_SDS = 12  # a count's CDF is taken as 1 this many SDs (and EXACT_COUNT) past its mean
 
@@ -129,7 +131,8 @@ def solve_chain(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2: flo
     cdf[:, :n] = _sparse_cdf(mean[:, :n].ravel(), var[:, :n].ravel(),
                              np.repeat(edges, n, axis=0)).reshape(rows, n, -1)
     past = (edges[:, None, :] - left[:, :, None]).reshape(rows * m, -1)
-    cdf[:, n:] = _sparse_cdf(np.repeat(mean[:, -1], m), np.repeat(var[:, -1], m), past).reshape(rows, m, -1)
+    full_count = np.repeat(np.arange(rows), m)  # one count for every state of a row past the limit
+    cdf[:, n:] = _sparse_cdf(mean[:, -1], var[:, -1], past, full_count).reshape(rows, m, -1)
     full = np.concatenate([np.zeros((rows, states, 1)), cdf, np.ones((rows, states, 1))], axis=2)
     move = np.maximum(np.diff(full, axis=2), 0.0)  # (rows, from, to)
     move /= move.sum(axis=2, keepdims=True)
@@ -146,14 +149,16 @@ def solve_chain(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2: flo
     return StaticChain(mass, (pi[:, :n] * none).sum(axis=1), (pi[:, n:] * left).sum(axis=1), *ahead)
 
 
-def _sparse_cdf(mean: np.ndarray, var: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """:func:`count_cdf` (a count of ``mean`` and ``var`` a row each, at the points ``at``, rows by
-    points), worked out only where it is neither 0 (below 0) nor 1 (``WHOLE_SDS`` SDs and
-    ``EXACT_COUNT`` past the row's mean): the chain reads it at many points, most of them out there.
-    Between two whole numbers it is the line between their CDFs (a state past the limit stands for
-    several counts and is read at their middle: the mean of their CDFs, to the curvature's second
+def _sparse_cdf(mean: np.ndarray, var: np.ndarray, at: np.ndarray, which: np.ndarray | None = None
+                ) -> np.ndarray:
+    """:func:`count_cdf` (counts of ``mean`` and ``var``; row ``i`` of the points ``at`` is the count
+    ``which[i]``'s, or the ``i``-th), worked out only where it is neither 0 (below 0) nor 1 (``WHOLE_SDS``
+    SDs and ``EXACT_COUNT`` past the count's mean): the chain reads it at many points, most of them out
+    there. Between two whole numbers it is the line between their CDFs (a state past the limit stands
+    for several counts and is read at their middle: the mean of their CDFs, to the curvature's second
     order)."""
-    top = mean + WHOLE_SDS * np.sqrt(var) + EXACT_COUNT
+    which = np.arange(len(mean)) if which is None else which
+    top = (mean + WHOLE_SDS * np.sqrt(var) + EXACT_COUNT)[which]
     need = (at >= 0) & (at <= top[:, None])
     out = np.where(at < 0, 0.0, 1.0)
     row, col = np.nonzero(need)
@@ -162,10 +167,11 @@ def _sparse_cdf(mean: np.ndarray, var: np.ndarray, at: np.ndarray) -> np.ndarray
         whole = np.floor(x)
         part = x - whole
         table = _exact_table(mean, var)
-        got = _whole_at(mean, var, table, row, whole)
+        count = which[row]
+        got = _whole_at(mean, var, table, count, whole)
         between = part > 0
         if between.any():
-            high = _whole_at(mean, var, table, row[between], whole[between] + 1)
+            high = _whole_at(mean, var, table, count[between], whole[between] + 1)
             got[between] += part[between] * (high - got[between])
         out[row, col] = got
     return out
@@ -219,7 +225,10 @@ def _ahead(pi: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, left: np.nda
     reach = carry + mean + WHOLE_SDS * np.sqrt(var) + EXACT_COUNT  # no K past it
     k = np.arange(1, int(np.ceil(reach.max() / limit)) + 1)
     at = k[None, None, :] * limit - carry[:, :, None] - 1  # K >= k: N > k S - carry - 1
-    cdf = _sparse_cdf(mean.ravel(), var.ravel(), at.reshape(rows * pi.shape[1], -1))
+    states = pi.shape[1]
+    kinds = states - m  # the batches' counts (the states past the limit run the last, a full batch)
+    which = (np.arange(rows)[:, None] * kinds + np.minimum(np.arange(states), kinds - 1)[None, :]).ravel()
+    cdf = _sparse_cdf(mean[:, :kinds].ravel(), var[:, :kinds].ravel(), at.reshape(rows * states, -1), which)
     tail = np.einsum("rs,rsk->rk", weight, 1 - cdf.reshape(at.shape))  # P(K >= k)
     p = tail[:, 0]
     first, second_k = np.empty(rows), np.empty(rows)

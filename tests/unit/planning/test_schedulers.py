@@ -694,7 +694,7 @@ def test_static_tpot_at_a_binding_slot_limit_is_the_batch_chains():
 # cycle: TTFT p50 -3% to -46%, p99 +2% to -70% at these rows against 1,000,000 simulated requests (seeds 0
 # and 1; every traffic fails there before; the table is in docs/serving.md). Now it keeps
 # up to 80 states past the limit (static_chain.left_grid: evenly spaced at half the SD of a full cycle's
-# arrivals, reaching 12 of the queue's tail scales) and reads how many whole full cycles a request waits
+# arrivals, reaching 8 of the queue's tail scales) and reads how many whole full cycles a request waits
 # (static_chain._ahead), as a gamma of that many cycles' mean and variance (Ttft.p, wait and shape).
 @pytest.mark.slow
 @pytest.mark.parametrize("traffic", ["fixed", "spread", "bursty", "long_tail"])
