@@ -31,7 +31,8 @@ distributions at each ``B``. Lengths enter through their quantile points (``plan
   length), then its own batch's prefill. TPOT is the decode step at the size of its batch. Near
   saturation, where the batches reach the slot limit, a batch's excess carries almost whole into the
   next and the sizes' tail is not two moments': those rows read a Markov chain over the requests
-  waiting when a cycle starts (``planning/static_chain.py``, :func:`_static_chain`). Below
+  waiting when a cycle starts (``planning/static_chain.py``, :func:`_static_chain`): a request that
+  arrives behind ``k`` full batches waits ``k`` whole cycles of a full batch too. Below
   batch 1's rate a request that finds the replica idle starts its batch at once (``Operating.light``).
 * ``disaggregated`` (DistServe, Splitwise, Dynamo): prefill replicas run prompts one at a time as an
   M/G/1 queue at load ``rho_p``; the prompt's key/value cache goes to a decode replica over the
@@ -98,7 +99,7 @@ STATIC_MIXED_ROUNDS = 2  # the last rounds, which read the cycle over the batch'
 # toward the tail, where the slot limit caps the batch)
 STATIC_TPOT_EDGES = np.array([0.0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.98, 0.99, 0.995, 1.0])
 STATIC_CHAIN_REACH = 1e-4  # static: rows whose batches reach the slot limit this often read the chain
-STATIC_LEFT_LEAST = 1e-4  # static: shares left over past a full batch below this are taken as none
+STATIC_LEFT_LEAST = 1e-4  # static: shares waiting whole cycles of full batches below this are taken as none
 MAX_CYCLE_GAIN = 0.98  # static: the most a batch's excess carries into the next (near saturation)
 SLOT_LEAST = 1e-6  # shares of prompts waiting for a slot below this are taken as none
 PRIORITY_LOADS = np.linspace(0.02, 0.98, 25)  # disaggregated: prefill loads tried
@@ -431,8 +432,10 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     static batcher that runs whatever waits when it is free); the share that ends one runs alone
     (``Ttft.bare``: its own prefill, at its prompt's length), the rest wait out the cycle they arrive
     in. Rows whose batches reach the slot limit (:func:`_chain_rows`) read the chain of batch sizes
-    instead (:func:`_static_chain`): the cycle a request arrives in, the share left over past a full
-    batch (waiting one more whole cycle: ``Ttft.slot_p``), and TPOT as the decode step at the batch a
+    instead (:func:`_static_chain`): the cycle a request arrives in, the share that waits whole cycles
+    of full batches after it (the queue ahead of it a full batch or more) and how many (the wait of those
+    who wait: a gamma of that many full cycles' mean and variance, and a full batch's prefill), and TPOT
+    as the decode step at the batch a
     request is in (``Operating.tpot_rows``)."""
     from scipy.special import gammaincinv
 
@@ -469,8 +472,8 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     chain_rows = _chain_rows(b, light, mean_b, idle, batch_var)
     chained = (_static_chain(b, t_d, prefill, cycle, cond_var, traffic, rate, len(rows_b))
                if chain_rows.any() else None)
-    # left over past a full batch: the next whole cycle of one (its mean and the variance of its longest)
-    full_s, full_shape = float(cycle[-1]), min(float(cycle[-1] ** 2 / max(cond_var[-1], 1e-30)), 1e6)
+    # a full batch's cycle (its mean and the variance of its longest): those ahead of a request wait them out
+    full_s, full_var = float(cycle[-1]), float(cond_var[-1])
 
     def ttft_rows(rows: np.ndarray) -> Ttft:
         cycle = seen_cycle(rows)
@@ -481,12 +484,17 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
             return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone)
         got = chained(rows[on])
         p = len(STATIC_POINTS)
-        slot = zeros[rows].copy()
-        cycle[on], slot[on] = got[:, :p], np.where(got[:, p] >= STATIC_LEFT_LEAST, got[:, p], 0.0)
+        ahead, waited, shape = zeros[rows].copy(), zeros[rows].copy(), np.ones(len(rows))
+        cycle[on] = got[:, :p]
         others[on] = np.minimum(rate[rows[on], None] * cycle[on], b[-1] - 1) * steps.token_s * li.mean
-        return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone,
-                    slot_p=slot, slot_wait=np.full(len(rows), full_s),
-                    slot_shape=np.full(len(rows), full_shape))
+        # K whole cycles of full batches, then its own full batch's prefill (beyond the others' above)
+        k_mean, k_var = got[:, p + 1], got[:, p + 2]
+        full_prefill = np.maximum((b[-1] - 1) * steps.token_s * li.mean - others[on].mean(axis=1), 0.0)
+        ahead[on] = np.where(got[:, p] >= STATIC_LEFT_LEAST, got[:, p], 0.0)
+        waited[on] = k_mean * full_s + full_prefill
+        spread = k_mean * full_var + k_var * full_s ** 2
+        shape[on] = np.minimum(waited[on] ** 2 / np.maximum(spread, 1e-30), 1e6)
+        return Ttft(np.full(len(rows), own), cycle, ahead, waited, others, shape, *alone)
 
     seen = mean_b + batch_var / mean_b  # the batch a request is in, picked by its size
     seen_sd = np.sqrt(batch_var + (batch_var / mean_b) ** 2)
@@ -519,12 +527,21 @@ def _chain_rows(b: np.ndarray, light: np.ndarray, mean_b: np.ndarray, idle: np.n
 def _static_chain(b: np.ndarray, t_d: np.ndarray, prefill: np.ndarray, cycle: np.ndarray,
                   cond_var: np.ndarray, traffic: Traffic, rate: np.ndarray, n_rows: int) -> _RowCache:
     """At the rows read: the chain of batch sizes (:func:`static_chain.solve_chain`) read as the cycle a
-    request arrives in at ``STATIC_POINTS`` (those that find the replica idle first), the share left
-    over for one more cycle, and the decode step of the batch a request is in (mean and SD within each
-    slice of ``STATIC_TPOT_EDGES``): columns of one array."""
-    from ecobench.planning.static_chain import chain_states, cycle_cells, cycle_seen, slices, solve_chain
+    request arrives in at ``STATIC_POINTS`` (those that find the replica idle first), the share that
+    waits whole cycles of full batches after it and the mean and variance of how many, and the decode
+    step of the batch a request is in (mean and SD within each slice of ``STATIC_TPOT_EDGES``): columns
+    of one array. Each row has its own states past the limit (:func:`static_chain.left_grid`)."""
+    from ecobench.planning.static_chain import (
+        STATES_MOST,
+        chain_states,
+        cycle_cells,
+        cycle_seen,
+        left_grid,
+        slices,
+        solve_chain,
+    )
 
-    sb, left = chain_states(int(b[-1]))
+    sb = chain_states(int(b[-1]))
     cycle_s, var_s, t_d_s = (np.interp(sb, b, v) for v in (cycle, cond_var, t_d))
     ca2 = traffic.arrival_cv ** 2
 
@@ -534,14 +551,19 @@ def _static_chain(b: np.ndarray, t_d: np.ndarray, prefill: np.ndarray, cycle: np
         edges, tokens = (np.array([0.0, 1.0]), np.array([out.mean])) if out.cv == 0 else out.bins
         return cycle_cells(sb, np.interp(sb, b, prefill), t_d_s, edges, tokens)
 
+    def grid(row: int) -> np.ndarray:  # a row's states past the limit (its queue's reach)
+        r = float(rate[row])
+        full = r * float(cycle_s[-1])
+        return left_grid(int(b[-1]), full, ca2 * full + r * r * float(var_s[-1]), STATES_MOST - len(sb))
+
     def read(rows: np.ndarray) -> np.ndarray:
-        chain = solve_chain(sb, cycle_s, var_s, ca2, rate[rows], left)
+        chain = solve_chain(sb, cycle_s, var_s, ca2, rate[rows], np.stack([grid(int(r)) for r in rows]))
         mean_b = (chain.batch_mass * sb).sum(axis=1)  # row by row: the same bits however many are read
         share = (chain.idle / mean_b)[:, None]
         u = np.clip((STATIC_POINTS[None, :] - share) / np.maximum(1 - share, 1e-12), 0.0, 1.0)
         step, step_sd = slices(chain.batch_mass * sb, t_d_s, STATIC_TPOT_EDGES)
-        return np.concatenate([cycle_seen(chain.batch_mass, cells(), u), (chain.left_over / mean_b)[:, None],
-                               step, step_sd], axis=1)
+        ahead = np.stack([chain.ahead_p * (1 - share[:, 0]), chain.ahead_mean, chain.ahead_var], axis=1)
+        return np.concatenate([cycle_seen(chain.batch_mass, cells(), u), ahead, step, step_sd], axis=1)
 
     return _RowCache(n_rows, read)
 
