@@ -43,6 +43,11 @@ def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _wrote(path: Path) -> None:
+    """Where a file went: a status line on stderr, as run's (stdout keeps the table)."""
+    print(terminal(f"wrote {path}", keep_newlines=False), file=sys.stderr, flush=True)
+
+
 def _out_or_results(command: str, args: argparse.Namespace) -> None:
     """Refuse --out with --results: --out is the run's whole directory, so the results root would be
     silently left unread."""
@@ -172,6 +177,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from ecobench.reports.html import render_validation
 
         write_new(Path(args.html), render_validation(as_json(checks)), "--html", args.force)
+        _wrote(Path(args.html))
     if args.format == "json":
         print(json.dumps(as_json(checks), indent=2))
         return 0
@@ -333,8 +339,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for path in new:
             path.unlink(missing_ok=True)
         raise
-    print(cmp.markdown(c) if args.markdown and not args.out
-          else terminal(cmp.terminal(c, terminal_width())))
+    try:  # --markdown says what stdout holds, whatever --out (the markdown table's file) says
+        print(cmp.markdown(c) if args.markdown else terminal(cmp.terminal(c, terminal_width())), flush=True)
+    except BrokenPipeError:
+        silence_stdout()
+    for _, path in outputs:
+        _wrote(path)
     return EXIT_OK
 
 
@@ -493,6 +503,9 @@ def _write_check_outputs(args: argparse.Namespace, md: str, xml: str,
             (append_text if append else write_text_atomic)(Path(path), text)
         except (OutputError, InputError) as exc:
             problems.append(str(exc))
+        else:
+            if not append:  # the files named on the command line (the step summary is CI's own)
+                _wrote(Path(path))
     return problems
 
 

@@ -27,8 +27,9 @@ from ecobench.errors import InputError, OutputError
 from ecobench.io.textsafe import terminal
 from ecobench.process import deferred_signals, note_output
 
-__all__ = ["append_text", "atomic_dir", "check_folder", "make_folder", "new_run_id", "refuse_clashes",
-           "refuse_existing", "results_file", "sweep_stale", "target_dir", "write_new", "write_text_atomic"]
+__all__ = ["append_text", "atomic_dir", "check_folder", "make_folder", "new_run_id", "probe_folder",
+           "refuse_clashes", "refuse_existing", "results_file", "sweep_stale", "target_dir", "write_new",
+           "write_text_atomic"]
 
 # Temporary directories of the old format (tempfile.mkdtemp, no owner in the name) are swept once
 # they are this old: no ecobench run takes a day to write its files.
@@ -100,6 +101,26 @@ def check_folder(folder: Path, given: str) -> None:
         if up.exists() or up.is_symlink():
             what = "a file" if up.exists() else "a broken link"
             raise InputError(f"{given}: {up} is {what}, not a folder")
+
+
+def probe_folder(folder: Path, given: str) -> None:
+    """Bad input (exit 2), said before the work: ``folder`` cannot be made (with those above it) or
+    cannot take a new folder, tried by making them and a temporary folder in it and removing them again
+    (nothing is left behind); named in one line after ``given`` (the flag and path the user gave)."""
+    made = _missing_folders(folder)
+    probe = folder / _tmp_name("probe")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        # the folder, not the probe
+        where = folder if exc.filename in (None, str(probe)) else Path(exc.filename)
+        why = str(_output_error(where, exc)).replace(": cannot write: ", ": ", 1)
+        raise InputError(f"{given}: cannot be created: {why}; allowed: a new directory in a folder this "
+                         "user can write") from None
+    finally:
+        _remove_empty(made)
 
 
 def make_folder(folder: Path, given: str) -> None:
@@ -215,6 +236,7 @@ def target_dir(results_root: Path, scenario_name: str, out: Path | None) -> Path
             raise InputError(f"--out {out}: already exists; runs never overwrite an earlier run (name a new "
                              f"directory, or omit --out to write {results_root}/{scenario_name}/<run-id>/)")
         check_folder(out.parent, f"--out {out}")
+        probe_folder(out.parent, f"--out {out}")
         return out
     check_folder(results_root, f"--results {results_root}")
     final = results_root / scenario_name / new_run_id()

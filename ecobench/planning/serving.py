@@ -592,30 +592,57 @@ def _cache_advice(w: ServeWorkload, cl: Cluster) -> str:
             + (", an 8-bit KV cache (kv_cache_precision: fp8)" if eight else "") + ", ")
 
 
-def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int) -> str:
-    """Why not even one request at a time meets the targets."""
+def _planned_at(op: Operating, rate: float | None) -> tuple[Operating, float]:
+    """The operating points and the concurrency at which a replica carrying ``rate`` requests a second
+    is read, as :func:`at_rate` reads its latency columns (below batch 1's rate: the scheduler idle
+    between requests, where modelled); batch 1 where ``rate`` is None."""
+    if rate is None:
+        return op, float(op.batch[0])
+    light = op.light() if rate < op.rate_per_s[0] else None
+    if light is not None:
+        return light, float(np.interp(rate, light.rate_per_s, light.batch))
+    return op, float(load_at(op, rate)["batch"])
+
+
+def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int, rate: float | None = None) -> str:
+    """Why not even one request at a time meets the targets, with the latencies of a replica carrying
+    ``rate`` requests a second (the row's, which the fewest replicas for the rate put at or just below
+    batch 1's load; None: at batch 1's)."""
     on = f"on {inst.name} (tensor {tensor}, {op.scheduler} scheduler)"
     if not _runs_alone(op):
         return (f"the {op.scheduler} scheduler cannot keep up with one request at a time {on}: "
                 "raise max_num_batched_tokens or use another scheduler")
+    at, x = _planned_at(op, rate)
     for metric, q, value, name in spec.targets:
-        best = float(op.latency_ms(metric, q, np.array([0]))[0])
+        best = float(_latency_columns(at, x, [("v", q)])[f"{metric}_ms_v"])
         if best > value:
             if metric == "tpot":
                 return (f"{name} {value:g} is below the {best:.1f} ms a decode step and the prefills "
                         f"between steps take at batch 1 {on}")
             return (f"{name} {value:g} is below the {best:.1f} ms a request waits and is prefilled at "
-                    f"batch 1 {on}; {_ttft_parts(op)}")
+                    f"batch 1 {on}; {_ttft_parts(at, x)}")
     return f"no concurrency meets every target {on}"
 
 
-def _ttft_parts(op: Operating) -> str:
-    """What batch 1's mean TTFT is made of, in the scheduler's terms (a percentile's value is not the
-    sum of its parts' percentiles: the means are given)."""
-    d = op.ttft_rows(np.array([0]))
-    residual = 1e3 * float(np.mean(d.residual)) / 2  # a uniform share of the step or cycle in progress
-    queued = 1e3 * float(d.p[0] * d.wait[0])
-    own = 1e3 * float(d.fixed[0] + d.service.mean())
+def _ttft_parts(op: Operating, x: float | None = None) -> str:
+    """What the mean TTFT at concurrency ``x`` (None: batch 1) is made of, in the scheduler's terms,
+    each part interpolated between the concurrencies of ``op`` around ``x`` as the latency columns are
+    (a percentile's value is not the sum of its parts' percentiles: the means are given)."""
+    x = float(op.batch[0]) if x is None else x
+    i = np.searchsorted(op.batch, [x])
+    near = np.unique(np.clip(np.concatenate([i - 1, i]), 0, len(op.batch) - 1))
+    d = op.ttft_rows(near)
+    rest = d.residual.mean(axis=1) if d.residual.ndim == 2 else d.residual
+    alone, alone_s = (0.0, 0.0) if d.bare is None or d.bare_service is None else \
+        (d.bare, d.bare_service.mean(axis=1))  # prompts that find no step in progress (Ttft.mean)
+    slot_p, slot_wait, _ = d.slot or (0.0, 0.0, None)
+
+    def at_x(v: np.ndarray) -> float:
+        return 1e3 * float(np.interp(x, op.batch[near], v))
+
+    residual = at_x((1 - alone) * rest / 2)  # a uniform share of the step or cycle in progress
+    queued = at_x((1 - slot_p) * d.p * d.wait + slot_p * slot_wait)
+    own = at_x(d.fixed + (1 - alone) * d.service.mean(axis=1) + alone * alone_s)
     total = residual + queued + own
     if op.scheduler == "static":
         parts = (f"{residual + queued:.1f} ms waiting for the batch in flight to finish (its prefill and "
@@ -765,7 +792,11 @@ def plan_at(spec: ServingSpec, arch: Architecture, cfg: HardwareConfig, inst: In
         if light is not None and (low := _top_row(light, spec)) is not None:
             op, top = light, low  # met below concurrency 1: more replicas, each idle between requests
         if top is None:
-            failure = _binding(spec, op, inst, t)
+            # the row's latencies: the fewest replicas for the rate at batch 1 each carry a share of
+            # it at or just below batch 1's rate (disaggregated: the prefill pool's load, not modelled)
+            planned = None if op.prefill_load is not None or not _runs_alone(op) else \
+                rate / max(int(replicas_for(rate, float(op.rate_per_s[0]))), min_replicas)
+            failure = _binding(spec, op, inst, t, planned)
             if memory_failure:
                 failure = f"{memory_failure} (one instance); over {t * pp // rpn} instances: {failure}"
             if not _runs_alone(op):

@@ -87,6 +87,12 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         if isinstance(value, bool) and loc:  # YAML 1.1: an unquoted no, off, yes, on (region: no)
             quote = f"quote the value as written: {loc[-1]}: '...'"
             return f"{_yaml_boolean(value)}, not text; allowed: text ({quote})"
+        if isinstance(value, int | float) and loc and _names_preset(loc):  # quoting it names no preset
+            from ecobench.workloads.presets import PRESETS
+
+            names = sorted(PRESETS)
+            return (f"{written} is a number, not a model preset{did_you_mean(str(value), names)}; allowed: "
+                    f"{', '.join(names)}")
         if isinstance(value, int | float) and loc:
             return f"{written} is a number, not text; allowed: text (quote it: {loc[-1]}: '{value}')"
         got = _written_kind(value, written)
@@ -123,6 +129,11 @@ def _plain(err: dict[str, Any], loc: tuple[Any, ...], schema: Schema) -> str | N
         words, n = ("at least", ctx.get("min_length")) if short else ("at most", ctx.get("max_length"))
         return f"has {ctx['actual_length']} items; allowed: {words} {n}"
     return None
+
+
+def _names_preset(loc: tuple[Any, ...]) -> bool:
+    """Whether the field at ``loc`` holds a model preset's name: workload.model, a drafter's draft_model."""
+    return loc == ("workload", "model") or loc[-1] == "draft_model"
 
 
 def _yaml_boolean(value: bool) -> str:

@@ -326,3 +326,20 @@ def test_a_sweep_row_only_one_results_json_shows_is_read_from_the_other_results_
     assert f"{(eb - ea) / ea * 100:+.1f}%" in row.split("|")[7]  # energy_kwh's change
     assert main(["compare", str(a), str(b), "--html", str(tmp_path / "c.html")]) == 0
     assert "B: from results.csv" in (tmp_path / "c.html").read_text()
+
+
+def test_each_file_written_is_said_on_stderr_and_markdown_decides_stdout_whatever_out_says(
+        runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """new-user try: compare --out/--html wrote their files without run's `wrote PATH` line, and
+    --markdown with --out printed the terminal table: --out is the markdown table's file, --markdown
+    what stdout holds."""
+    a, b = runs
+    page, md = tmp_path / "c.html", tmp_path / "c.md"
+    assert main(["compare", str(a), str(b), "--markdown", "--html", str(page), "--out", str(md)]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines() == [f"wrote {page}", f"wrote {md}"]
+    assert out.rstrip("\n") == md.read_text().rstrip("\n")  # the markdown, as the file holds it
+    assert main(["compare", str(a), str(b), "--out", str(tmp_path / "d.md")]) == 0
+    out, err = capsys.readouterr()
+    assert err == f"wrote {tmp_path / 'd.md'}\n"
+    assert out.rstrip("\n") != (tmp_path / "d.md").read_text().rstrip("\n")  # the terminal table

@@ -314,3 +314,16 @@ def test_a_changed_instance_type_is_named_beside_the_verdict(tmp_path, capsys):
             in gpu), gpu
     inf1 = next(line for line in out.splitlines() if line.startswith("inf1 "))
     assert "configuration changed" not in inf1
+
+
+def test_each_file_check_writes_is_said_on_stderr(tmp_path, capsys):
+    """new-user try: check --markdown/--junit/--export wrote their files without run's `wrote PATH`
+    line (the step summary, CI's own file, is not named)."""
+    run = _run(tmp_path, "r", "layoutlm_realtime.yaml")
+    files = [tmp_path / "v.md", tmp_path / "v.xml", tmp_path / "e.json"]
+    capsys.readouterr()
+    assert main(["check", str(run), "--baseline", str(run), "--markdown", str(files[0]), "--junit",
+                 str(files[1]), "--export", "benchmark-action", str(files[2])]) == 0
+    err = capsys.readouterr().err
+    assert [line for line in err.splitlines() if line.startswith("wrote ")] == [f"wrote {f}" for f in files]
+    assert all(f.is_file() for f in files)

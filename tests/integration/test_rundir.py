@@ -13,8 +13,8 @@ import time
 import pytest
 
 from ecobench.cli import main
-from ecobench.errors import OutputError
-from ecobench.io.rundir import _host_tag, atomic_dir, sweep_stale, write_text_atomic
+from ecobench.errors import InputError, OutputError
+from ecobench.io.rundir import _host_tag, atomic_dir, probe_folder, sweep_stale, write_text_atomic
 from tests.conftest import SCENARIOS
 
 LAYOUTLM = str(SCENARIOS / "layoutlm_realtime.yaml")
@@ -196,3 +196,30 @@ def test_a_failed_run_removes_only_the_folders_it_made_and_a_racing_run_remakes_
         (tmp / "x").write_text("whole")
     monkeypatch.undo()
     assert (kept / "c" / "run" / "x").read_text() == "whole" and len(calls) == 2
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc, where no folder can be made")
+def test_an_out_that_cannot_be_created_is_refused_naming_it_before_the_work(capsys):
+    """new-user try: `run S --out /proc/x` evaluated the whole scenario, then exited 4 with '/proc: cannot
+    write: ...', which did not name --out."""
+    assert main(["run", LAYOUTLM, "--out", "/proc/x/run"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ecobench: error: --out /proc/x/run: cannot be created: /proc/x: ")
+    assert "[1/" not in err and "wrote" not in err and err.count("\n") == 1  # nothing evaluated
+    assert not os.path.exists("/proc/x")
+
+
+def test_a_folder_that_cannot_take_a_run_leaves_nothing_behind(tmp_path, monkeypatch):
+    """The folders probe_folder made to try --out's place are removed again, whatever failed."""
+    real = os.mkdir
+
+    def mkdir(path, *args, **kwargs):
+        if os.path.basename(path).startswith(".probe.tmp-"):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    with pytest.raises(InputError, match=r"^--out X: cannot be created: .*new/sub: Read-only file system "
+                                         r"\(read-only file system\); allowed: "):
+        probe_folder(tmp_path / "new" / "sub", "--out X")
+    assert list(tmp_path.iterdir()) == []

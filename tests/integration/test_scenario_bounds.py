@@ -356,6 +356,11 @@ def test_every_range_is_documented_in_the_readme():
     (("workload", "inference", "horizon_h"), "1e-9",
      "workload.inference.horizon_h: 1e-9 is out of range; allowed: a number from 0.001 to 87,660"),
     (("name",), "12345", "name: 12345 is a number, not text; allowed: text (quote it: name: '12345')"),
+    # a preset's name: quoting a number named no preset ('unknown preset' next); the presets are listed
+    (("workload", "model"), "7", "workload.model: 7 is a number, not a model preset; allowed: bert-base, "
+     "bert-large, deepseek-v2"),
+    (("configs", 0, "speculative"), "{method: draft, draft_model: 8}", "configs[0].speculative.draft_model: "
+     "8 is a number, not a model preset; allowed: bert-base, "),
     # YAML 1.1 reads an unquoted no / on as a boolean: this said "False is a number, not text; ... (quote
     # it: region: 'False')", neither what the value is nor what was written
     (("region",), "no", "region: false, a boolean (YAML reads unquoted no, off and false as false), "

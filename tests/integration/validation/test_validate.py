@@ -354,3 +354,11 @@ def test_validate_cuts_point_names_only_where_they_still_tell_points_apart(monke
     assert len(named) == 2 and named[0] != named[1], named
     assert all("..." in n and n.endswith(("_decode_b1", "_decode_b8")) for n in named), named
     assert all(len(line) <= 150 for line in wide.splitlines() if line.startswith("power_serve_")), wide
+
+
+def test_html_written_is_said_on_stderr(tmp_path, capsys):
+    """new-user try: validate --html wrote its page without run's `wrote PATH` line (-q drops the
+    progress lines only, as run's does)."""
+    page = tmp_path / "v.html"
+    assert main(["validate", "--mode", "replay", "--html", str(page), "-q"]) == 0
+    assert capsys.readouterr().err == f"wrote {page}\n" and page.is_file()
