@@ -43,9 +43,12 @@ def _progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def _wrote(path: Path) -> None:
-    """Where a file went: a status line on stderr, as run's (stdout keeps the table)."""
-    print(terminal(f"wrote {path}", keep_newlines=False), file=sys.stderr, flush=True)
+def _wrote(path: Path | str, detail: str = "") -> None:
+    """Where a file or folder went: one line, ``wrote PATH [DETAIL]``, on stderr. Every command that
+    writes says it here, never on stdout, which holds only the table, JSON or YAML (``| head`` and
+    ``> file`` keep it clean, and never hide the line)."""
+    line = f"wrote {path}" + (f" {detail}" if detail else "")
+    print(terminal(line, keep_newlines=False), file=sys.stderr, flush=True)
 
 
 def _out_or_results(command: str, args: argparse.Namespace) -> None:
@@ -88,9 +91,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(format_decisions(ev, s), flush=True)
     except BrokenPipeError:
         silence_stdout()
-    # where the run went is a status line, on stderr: `| head -3` or `> summary.txt` never hides it
-    print(terminal(f"\nwrote {out_dir}/ (scenario.yaml, results.{args.format}, results.json, report.html)"),
-          file=sys.stderr, flush=True)
+    _wrote(f"{out_dir}/", f"(scenario.yaml, results.{args.format}, results.json, report.html)")
     from ecobench.planning.evaluate import run_warnings
 
     for w in run_warnings(s, rows, noisy=False):  # the noisy rows: _warn_noisy's block below
@@ -129,7 +130,9 @@ def cmd_examples(args: argparse.Namespace) -> int:
                            "too"), file=sys.stderr, flush=True)
         return EXIT_OK
     written = examples.write(args.name, Path(args.to))
-    print(terminal(f"wrote {', '.join(map(str, written))}\nrun it: ecobench run {written[0]}"))
+    for path in written:
+        _wrote(path)
+    print(terminal(f"run it: ecobench run {written[0]}", keep_newlines=False), file=sys.stderr, flush=True)
     return EXIT_OK
 
 
@@ -314,7 +317,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         why = null_figure(doc["rows"]) or f"({type(exc).__name__}: {exc})"
         raise InputError(f"{run_dir / 'results.json'}: not a complete results file; the report "
                          f"cannot be drawn from it: {why}") from None
-    print(terminal(f"wrote {run_dir / 'report.html'}"))
+    _wrote(run_dir / "report.html")
     return EXIT_OK
 
 
@@ -520,8 +523,8 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     doc = gate.make_baseline([Path(r) for r in args.run_dir], args.allow_noisy)
     rundir.make_folder(to.parent, f"--to {to}")
     rundir.write_text_atomic(to, json.dumps(doc, indent=2) + "\n")
-    print(terminal(f"wrote baseline {to} ({len(doc['rows'])} configuration(s) from {len(args.run_dir)} "
-                   f"run(s): {', '.join(args.run_dir)})", keep_newlines=False))
+    _wrote(to, f"(baseline: {len(doc['rows'])} configuration(s) from {len(args.run_dir)} run(s): "
+               f"{', '.join(args.run_dir)})")
     return EXIT_OK
 
 
@@ -561,11 +564,15 @@ def cmd_emulate(args: argparse.Namespace) -> int:
                               Path(args.out) if args.out else None, final=final)
     except (InputError, BackendError) as exc:
         raise InputError(f"{args.scenario}: {exc}") from None
-    if args.format == "json":
-        print(json.dumps(report, indent=2))
-    else:
-        print_breakdown(report)
-        print(terminal(f"\nwrote {out}/ (emulation.json, kernels.csv)"))
+    try:  # the run directory is complete: a reader that went away (`| head`) is no failure, as run's
+        if args.format == "json":
+            print(json.dumps(report, indent=2), flush=True)
+        else:
+            print_breakdown(report)
+            sys.stdout.flush()
+    except BrokenPipeError:
+        silence_stdout()
+    _wrote(f"{out}/", "(emulation.json, kernels.csv)")
     return 0
 
 

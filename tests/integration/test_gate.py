@@ -90,7 +90,7 @@ def test_a_baseline_of_runs_of_different_scenarios_is_refused_naming_the_field(t
     assert "-> 20000" in err and "repeated runs of one scenario" in err and "Traceback" not in err
     assert not (tmp_path / "b.json").exists()
     assert main(["baseline", str(a), str(again), "--to", str(tmp_path / "b.json")]) == 0  # wording only
-    assert "from 2 run(s)" in capsys.readouterr().out
+    assert "from 2 run(s)" in capsys.readouterr().err  # the `wrote` line, on stderr
 
 
 def test_a_baseline_of_runs_of_two_named_scenarios_speaks_of_a_baseline(tmp_path, capsys):
