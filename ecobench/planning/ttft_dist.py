@@ -227,11 +227,12 @@ class _TtftCdf:
         self.any_wait = bool(d.p.any())
         self.has_rest = self.r > 1e-12
         self.rest = "none" if not self.has_rest.any() else "all" if self.has_rest.all() else "some"
-        self.late: tuple[np.ndarray, np.ndarray] | None = None  # (b, a) of Ttft.wait_rest
+        # Ttft.wait_rest: the waits' rest b r, 1 / (b r); the others' from a r, 1 / ((1 - a) r)
+        self.late: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         if d.wait_rest is not None and np.any(d.wait_rest < 1):
             b = np.clip(d.wait_rest, WAIT_REST_LEAST, 1.0)[:, None, None]
             a = np.clip(self.p * (1 - b) / np.maximum(self.no_wait, 1e-12), 0.0, 1 - WAIT_REST_LEAST)
-            self.late = b, a
+            self.late = b * self.r, 1 / (b * self.r_floor), a * self.r, 1 / ((1 - a) * self.r_floor)
 
     def f(self, x: np.ndarray) -> np.ndarray:
         """The wait's CDF."""
@@ -293,12 +294,17 @@ class _TtftCdf:
                 both = self.g(both)
                 uniform = (both[0] - both[1]) / self.r_floor
         else:  # those who wait: the first share b of the rest; the others: from a of it to its end
-            b, a = self.late
-            np.subtract(y, b * r, out=both[1])
+            b_r, per_b, a_r, per_a = self.late
+            np.subtract(y, b_r, out=both[1])
             with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-                both = self._g_some(np.maximum(both, 0.0))
-                uniform = (both[0] - both[1]) / (b * self.r_floor)
-            uniform += self.no_wait * np.clip((y - a * r) / ((1 - a) * self.r_floor), 0.0, 1.0)
+                both = self._g_some(np.maximum(both, 0.0, out=both))
+                uniform = np.subtract(both[0], both[1], out=both[0])
+                uniform *= per_b
+            others = np.subtract(y, a_r, out=both[1])
+            others *= per_a
+            np.clip(others, 0.0, 1.0, out=others)
+            others *= self.no_wait
+            uniform += others
         if self.rest == "all":
             return self._mean(uniform)
         return self._mean(np.where(np.broadcast_to(self.has_rest, y.shape), uniform, self.f(y)))
