@@ -434,9 +434,9 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
     in. Rows whose batches reach the slot limit (:func:`_chain_rows`) read the chain of batch sizes
     instead (:func:`_static_chain`): the cycle a request arrives in, the share that waits whole cycles
     of full batches after it (the queue ahead of it a full batch or more) and how many (the wait of those
-    who wait: a gamma of that many full cycles' mean and variance, and a full batch's prefill), and TPOT
-    as the decode step at the batch a
-    request is in (``Operating.tpot_rows``)."""
+    who wait: a gamma of that many full cycles' mean and variance, and a full batch's prefill; they
+    arrived late in their cycle, so its rest is its first share for them, ``Ttft.wait_rest``), and TPOT
+    as the decode step at the batch a request is in (``Operating.tpot_rows``)."""
     from scipy.special import gammaincinv
 
     rows_b, t_d_rows = steps.batch.astype(float), steps.decode_s
@@ -484,7 +484,8 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
             return Ttft(np.full(len(rows), own), cycle, zeros[rows], zeros[rows], others, None, *alone)
         got = chained(rows[on])
         p = len(STATIC_POINTS)
-        ahead, waited, shape = zeros[rows].copy(), zeros[rows].copy(), np.ones(len(rows))
+        ahead, waited = zeros[rows].copy(), zeros[rows].copy()
+        shape, late = np.ones(len(rows)), np.ones(len(rows))
         cycle[on] = got[:, :p]
         others[on] = np.minimum(rate[rows[on], None] * cycle[on], b[-1] - 1) * steps.token_s * li.mean
         # K whole cycles of full batches, then its own full batch's prefill (beyond the others' above)
@@ -494,7 +495,8 @@ def static(steps: Steps, traffic: Traffic, *, budget: int | None = None,
         waited[on] = k_mean * full_s + full_prefill
         spread = k_mean * full_var + k_var * full_s ** 2
         shape[on] = np.minimum(waited[on] ** 2 / np.maximum(spread, 1e-30), 1e6)
-        return Ttft(np.full(len(rows), own), cycle, ahead, waited, others, shape, *alone)
+        late[on] = got[:, p + 3]  # those who wait arrived late in their cycle: the first of its rest
+        return Ttft(np.full(len(rows), own), cycle, ahead, waited, others, shape, *alone, wait_rest=late)
 
     seen = mean_b + batch_var / mean_b  # the batch a request is in, picked by its size
     seen_sd = np.sqrt(batch_var + (batch_var / mean_b) ** 2)
@@ -528,7 +530,8 @@ def _static_chain(b: np.ndarray, t_d: np.ndarray, prefill: np.ndarray, cycle: np
                   cond_var: np.ndarray, traffic: Traffic, rate: np.ndarray, n_rows: int) -> _RowCache:
     """At the rows read: the chain of batch sizes (:func:`static_chain.solve_chain`) read as the cycle a
     request arrives in at ``STATIC_POINTS`` (those that find the replica idle first), the share that
-    waits whole cycles of full batches after it and the mean and variance of how many, and the decode
+    waits whole cycles of full batches after it, the mean and variance of how many and the share of its
+    cycle's rest those wait out (twice its mean: ``static_chain._late``), and the decode
     step of the batch a request is in (mean and SD within each slice of ``STATIC_TPOT_EDGES``): columns
     of one array. Each row has its own states past the limit (:func:`static_chain.left_grid`)."""
     from ecobench.planning.static_chain import (
@@ -562,7 +565,8 @@ def _static_chain(b: np.ndarray, t_d: np.ndarray, prefill: np.ndarray, cycle: np
         share = (chain.idle / mean_b)[:, None]
         u = np.clip((STATIC_POINTS[None, :] - share) / np.maximum(1 - share, 1e-12), 0.0, 1.0)
         step, step_sd = slices(chain.batch_mass * sb, t_d_s, STATIC_TPOT_EDGES)
-        ahead = np.stack([chain.ahead_p * (1 - share[:, 0]), chain.ahead_mean, chain.ahead_var], axis=1)
+        ahead = np.stack([chain.ahead_p * (1 - share[:, 0]), chain.ahead_mean, chain.ahead_var,
+                          chain.ahead_rest], axis=1)
         return np.concatenate([cycle_seen(chain.batch_mass, cells(), u), ahead, step, step_sd], axis=1)
 
     return _RowCache(n_rows, read)

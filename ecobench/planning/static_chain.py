@@ -15,13 +15,16 @@ evenly spaced cells each read at its middle, reaching many of the queue's tail s
 system. Read from it: the batch a request is in (TPOT: the decode step at that batch), the cycle it
 arrives in (a length-biased pick of the cycles over the batch sizes and their longest output), the
 share that finds the replica idle, and how many whole cycles of a full batch it waits after that cycle
-(those left over and those that arrived before it in its cycle ahead of it: :func:`_ahead`).
+(those left over and those that arrived before it in its cycle ahead of it: :func:`_ahead`), and how
+much of its cycle is left when one that waits them arrives: it arrived late (:func:`_late`).
 
 Until 2026-11-29 (later) the states past the limit were geometric up to ``S`` left over and the chain
 read a share left over for one more cycle only: where the queue is several full batches long (16 slots
 at 90-97% load) TTFT came out 30-90% low, and cells wider than the count spreads (geometric, or a
 state at the bottom of its cell) lose or gain the queue's slow drift (with 16 batches on geometric
 cells TTFT came out +300% to +2,000%); tests/unit/planning/test_schedulers.py and docs/serving.md.
+Until 2026-11-29 (later still) the rest of that cycle and the whole cycles were independent: where few
+wait (86% load with 16 slots) TTFT p99 came out up to 25% high.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ LEFT_MOST = STATES_MOST - STATES_EXACT - STATES_GEOMETRIC  # the requests left o
 LEFT_TAIL = 8
 LEFT_BATCHES = 64  # but at most this many full batches
 WHOLE_SDS = 12  # a count's CDF is taken as 1 this many SDs (and EXACT_COUNT) past its mean
+LATE_LEAST = 1e-9  # the states a request arrives in less often than this are left out of _ahead and _late
+LATE_POINTS = 6  # Gauss-Legendre points over the share of its cycle gone when a request arrives (_late)
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,9 @@ class StaticChain:
     ahead_p: np.ndarray
     ahead_mean: np.ndarray
     ahead_var: np.ndarray
+    # (rows,): twice the mean share of its cycle left when a request that waits whole cycles arrived (it
+    # arrived late: those that arrived before it in the cycle fill a batch): :func:`_late`
+    ahead_rest: np.ndarray
 
 
 @functools.lru_cache(maxsize=64)
@@ -146,7 +154,8 @@ def solve_chain(b: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, ca2: flo
     mass[:, -1] += pi[:, n:].sum(axis=1)
     none = count_cdf(mean[:, :n].ravel(), var[:, :n].ravel(), np.zeros((rows * n, 1))).reshape(rows, n)
     ahead = _ahead(pi, cycle[batch], cond_var[batch], left, limit, ca2, rate)
-    return StaticChain(mass, (pi[:, :n] * none).sum(axis=1), (pi[:, n:] * left).sum(axis=1), *ahead)
+    rest = _late(pi, cycle[batch], cond_var[batch], left, limit, ca2, rate)
+    return StaticChain(mass, (pi[:, :n] * none).sum(axis=1), (pi[:, n:] * left).sum(axis=1), *ahead, rest)
 
 
 def _sparse_cdf(mean: np.ndarray, var: np.ndarray, at: np.ndarray, which: np.ndarray | None = None
@@ -166,8 +175,11 @@ def _sparse_cdf(mean: np.ndarray, var: np.ndarray, at: np.ndarray, which: np.nda
         x = at[row, col]
         whole = np.floor(x)
         part = x - whole
+        used = np.zeros(len(mean), dtype=bool)  # the counts read: their exact parts only (row by row)
+        used[which[row]] = True
+        count = (np.cumsum(used) - 1)[which[row]]
+        mean, var = mean[used], var[used]
         table = _exact_table(mean, var)
-        count = which[row]
         got = _whole_at(mean, var, table, count, whole)
         between = part > 0
         if between.any():
@@ -193,12 +205,16 @@ def _whole_at(mean: np.ndarray, var: np.ndarray, table: np.ndarray, row: np.ndar
     """:func:`count_cdf` at single points: the whole numbers ``at``, each of the count of its ``row``."""
     from scipy.special import ndtr
 
-    m, v = np.maximum(mean, 1e-9)[row], np.maximum(var, 1e-9)[row]
-    k = m * m / v
-    z = (np.cbrt((np.maximum(at, 0) + 0.5) / m) - (1 - 1 / (9 * k))) * (3 * np.sqrt(k))
-    out = np.minimum(np.maximum(ndtr(z), table[row, -1]), 1.0)
+    out = np.empty(len(at))
     small = at < EXACT_COUNT
     out[small] = table[row[small], np.clip(at[small], 0, EXACT_COUNT - 1).astype(int)]
+    big = ~small  # the gamma only where it is read
+    if big.any():
+        row, x = row[big], at[big]
+        m, v = np.maximum(mean[row], 1e-9), np.maximum(var[row], 1e-9)
+        k = m * m / v
+        z = (np.cbrt((x + 0.5) / m) - (1 - 1 / (9 * k))) * (3 * np.sqrt(k))
+        out[big] = np.minimum(np.maximum(ndtr(z), table[row, -1]), 1.0)
     return np.where(at < 0, 0.0, out)
 
 
@@ -222,21 +238,62 @@ def _ahead(pi: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, left: np.nda
     weight = pi * c
     weight = weight / weight.sum(axis=1, keepdims=True)
     carry = np.concatenate([np.zeros((rows, pi.shape[1] - m)), left], axis=1)
-    reach = carry + mean + WHOLE_SDS * np.sqrt(var) + EXACT_COUNT  # no K past it
+    row, state = np.nonzero(weight >= LATE_LEAST)  # the states read (more than half are not)
+    kinds = pi.shape[1] - m  # the batches' counts (the states past the limit run the last, a full batch)
+    reach = (carry + mean + WHOLE_SDS * np.sqrt(var) + EXACT_COUNT)[row, state]  # no K past it
     k = np.arange(1, int(np.ceil(reach.max() / limit)) + 1)
-    at = k[None, None, :] * limit - carry[:, :, None] - 1  # K >= k: N > k S - carry - 1
-    states = pi.shape[1]
-    kinds = states - m  # the batches' counts (the states past the limit run the last, a full batch)
-    which = (np.arange(rows)[:, None] * kinds + np.minimum(np.arange(states), kinds - 1)[None, :]).ravel()
-    cdf = _sparse_cdf(mean[:, :kinds].ravel(), var[:, :kinds].ravel(), at.reshape(rows * states, -1), which)
-    tail = np.einsum("rs,rsk->rk", weight, 1 - cdf.reshape(at.shape))  # P(K >= k)
-    p = tail[:, 0]
-    first, second_k = np.empty(rows), np.empty(rows)
+    at = k[None, :] * limit - carry[row, state][:, None] - 1  # K >= k: N > k S - carry - 1
+    which = row * kinds + np.minimum(state, kinds - 1)
+    cdf = _sparse_cdf(mean[:, :kinds].ravel(), var[:, :kinds].ravel(), at, which)
+    miss = weight[row, state][:, None] * (1 - cdf)
+    p, first, second_k = np.empty(rows), np.empty(rows), np.empty(rows)
     for i in range(rows):  # each row over its own reach: the same bits however many rows
-        own = tail[i, :int(np.ceil(reach[i].max() / limit))]
-        first[i], second_k[i] = own.sum(), own @ (2 * k[:len(own)] - 1.0)
+        mine = row == i
+        own = miss[mine, :int(np.ceil(reach[mine].max() / limit))].sum(axis=0)  # P(K >= k)
+        p[i], first[i], second_k[i] = own[0], own.sum(), own @ (2 * k[:len(own)] - 1.0)
     given = first / np.maximum(p, 1e-300)
     return p, given, np.maximum(second_k / np.maximum(p, 1e-300) - given ** 2, 0.0)
+
+
+@functools.lru_cache(maxsize=4)
+def _late_points(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(points, weights): Gauss-Legendre's ``n`` on (0, 1)."""
+    x, w = np.polynomial.legendre.leggauss(n)
+    u, w = (x + 1) / 2, w / 2
+    u.flags.writeable = w.flags.writeable = False
+    return u, w
+
+
+def _late(pi: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, left: np.ndarray, limit: float,
+          ca2: float, rate: np.ndarray) -> np.ndarray:
+    """(rows,): ``2 E[1 - U | K >= 1]``, the share of its cycle that a request waiting whole cycles after
+    it (:func:`_ahead`'s ``K``) has left when it arrives, twice over (a uniform's width). It waits when
+    the ``N`` that arrived before it in its cycle, with those left over, fill a full batch: the later
+    it arrives (``U``), the likelier. At ``LATE_POINTS`` shares ``u``, ``N`` is a negative binomial count
+    over ``u C`` (``C`` the length-biased cycle of each state picked by its length, as in
+    :func:`_ahead`); ``P(K >= 1 | u)`` weighs ``1 - u``. 1 where none waits (the rest as a whole)."""
+    rows, m = left.shape
+    u, w = _late_points(LATE_POINTS)
+    c, v = cycle[None, :], cond_var[None, :]
+    seen = (c * c + v) / c  # the length-biased cycle's mean and variance (of a gamma)
+    seen_var = (c + 2 * v / c) * seen - seen ** 2
+    states, kinds = pi.shape[1], pi.shape[1] - m
+    ru = rate[:, None, None] * u[None, :, None]
+    mean = ru * seen[:, None, :kinds]  # (rows, points, kinds)
+    var = ca2 * mean + ru * ru * np.maximum(seen_var, 0.0)[:, None, :kinds]
+    weight = pi * c
+    weight = weight / weight.sum(axis=1, keepdims=True)
+    carry = np.concatenate([np.zeros((rows, states - m)), left], axis=1)
+    row, state = np.nonzero(weight >= LATE_LEAST)  # the states read (more than half are not)
+    at = np.broadcast_to(limit - carry[row, state] - 1, (LATE_POINTS, len(row)))  # K >= 1: N >= S - carry
+    count = row[None, :] * LATE_POINTS + np.arange(LATE_POINTS)[:, None]  # (point, state read): its count
+    which = count * kinds + np.minimum(state, kinds - 1)
+    cdf = _sparse_cdf(mean.ravel(), var.ravel(), at.reshape(-1, 1), which.ravel()).reshape(at.shape)
+    miss = weight[row, state] * (1 - cdf)
+    waits = np.stack([miss[:, row == i].sum(axis=1) for i in range(rows)])  # P(K >= 1 | u), row by row
+    some = waits @ w
+    late = 2 * (waits @ (w * (1 - u))) / np.maximum(some, 1e-300)
+    return np.where(some > 0, np.clip(late, 0.0, 1.0), 1.0)
 
 
 def cycle_cells(b: np.ndarray, prefill: np.ndarray, decode_s: np.ndarray, edges: np.ndarray,

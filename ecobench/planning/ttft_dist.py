@@ -25,6 +25,7 @@ SOLVE_POINTS = 16  # groups of length quantile points a TTFT quantile is solved 
 SOLVE_TAIL_STEP = 2  # but every second of the last group's: the longest prompts)
 SOLVE_GRID = 16  # times per round a TTFT quantile is bracketed with
 SOLVE_ROUNDS = 3  # rounds: the bracket shrinks SOLVE_GRID - 1 times each
+WAIT_REST_LEAST = 1e-3  # Ttft.wait_rest's shares of the residual, at least (and 1 - a at least)
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,9 @@ class Ttft:
     finds no step in progress and none to share its own (no residual, ``bare_service``), else as above
     (continuous batching below concurrency 1, where a prompt often runs alone). With ``slot_p``, a share
     ``slot_p`` of the prompts waits a gamma of mean ``slot_wait`` and shape ``slot_shape`` for a free
-    slot instead of the gamma wait above (the queue for slots is the prompts' queue then)."""
+    slot instead of the gamma wait above (the queue for slots is the prompts' queue then). With
+    ``wait_rest`` (static, a queue a full batch long), those who wait arrived late in their cycle: their
+    uniform rest is the first ``wait_rest`` of ``residual``, the others' its last share."""
 
     fixed: np.ndarray
     residual: np.ndarray  # (concurrencies,) or (concurrencies, points)
@@ -53,6 +56,11 @@ class Ttft:
     slot_p: np.ndarray | None = None
     slot_wait: np.ndarray | None = None
     slot_shape: np.ndarray | None = None
+    # (concurrencies,): static, where the queue is a full batch or more: those who wait arrived late in
+    # their cycle, so they wait out the first share ``wait_rest`` of the ``residual``, uniformly, and the
+    # others its last ``1 - a``, ``a = p (1 - wait_rest) / (1 - p)`` (the same mean; None, or 1: both
+    # the whole residual)
+    wait_rest: np.ndarray | None = None
 
     @property
     def slot(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -83,7 +91,7 @@ class Ttft:
         """Whether every concurrency has the same distribution (disaggregated: TTFT is the prefill
         pool's)."""
         fields = (self.residual, self.service, self.p, self.wait, self.fixed, self.shape,  # likeliest first
-                  self.bare, self.bare_service, self.slot_p, self.slot_wait, self.slot_shape)
+                  self.bare, self.bare_service, self.slot_p, self.slot_wait, self.slot_shape, self.wait_rest)
         return all(v is None or bool(np.all(v == v[:1])) for v in fields)
 
     def cdf(self, t: np.ndarray) -> np.ndarray:
@@ -219,6 +227,12 @@ class _TtftCdf:
         self.any_wait = bool(d.p.any())
         self.has_rest = self.r > 1e-12
         self.rest = "none" if not self.has_rest.any() else "all" if self.has_rest.all() else "some"
+        # Ttft.wait_rest: the waits' rest b r, 1 / (b r); the others' from a r, 1 / ((1 - a) r)
+        self.late: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        if d.wait_rest is not None and np.any(d.wait_rest < 1):
+            b = np.clip(d.wait_rest, WAIT_REST_LEAST, 1.0)[:, None, None]
+            a = np.clip(self.p * (1 - b) / np.maximum(self.no_wait, 1e-12), 0.0, 1 - WAIT_REST_LEAST)
+            self.late = b * self.r, 1 / (b * self.r_floor), a * self.r, 1 / ((1 - a) * self.r_floor)
 
     def f(self, x: np.ndarray) -> np.ndarray:
         """The wait's CDF."""
@@ -237,9 +251,15 @@ class _TtftCdf:
         return out
 
     def g(self, x: np.ndarray) -> np.ndarray:
-        """The wait's CDF integrated from 0 to ``x``; P(k + 1, z) = P(k, z) - z^k e^-z / Gamma(k + 1):
-        one incomplete gamma instead of two."""
+        """The wait's CDF integrated from 0 to ``x``."""
         x = np.maximum(x, 0.0)
+        out = self.no_wait * x
+        out += self._g_some(x)
+        return out
+
+    def _g_some(self, x: np.ndarray) -> np.ndarray:
+        """The part of :meth:`g` of those who wait (at ``x >= 0``); P(k + 1, z) = P(k, z) - z^k e^-z /
+        Gamma(k + 1): one incomplete gamma instead of two."""
         z = x / self.theta
         pk = self._gammainc_k(z)
         term = np.log(z)  # in place: the same operations, fewer large temporaries
@@ -252,9 +272,7 @@ class _TtftCdf:
         pk *= x
         pk -= term
         pk *= self.p
-        out = self.no_wait * x
-        out += pk
-        return out
+        return pk
 
     def _mean(self, a: np.ndarray) -> np.ndarray:
         """Over the length (or cycle) points, each at its weight."""
@@ -270,10 +288,23 @@ class _TtftCdf:
             return self._mean(self.f(y))
         both = np.empty((2, *y.shape))  # g at y and at y - r, in one call (np.stack's copy costs more)
         both[0] = y
-        np.subtract(y, r, out=both[1])
-        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # log(0): no wait yet
-            both = self.g(both)
-            uniform = (both[0] - both[1]) / self.r_floor
+        if self.late is None:
+            np.subtract(y, r, out=both[1])
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # log(0): no wait yet
+                both = self.g(both)
+                uniform = (both[0] - both[1]) / self.r_floor
+        else:  # those who wait: the first share b of the rest; the others: from a of it to its end
+            b_r, per_b, a_r, per_a = self.late
+            np.subtract(y, b_r, out=both[1])
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                both = self._g_some(np.maximum(both, 0.0, out=both))
+                uniform = np.subtract(both[0], both[1], out=both[0])
+                uniform *= per_b
+            others = np.subtract(y, a_r, out=both[1])
+            others *= per_a
+            np.clip(others, 0.0, 1.0, out=others)
+            others *= self.no_wait
+            uniform += others
         if self.rest == "all":
             return self._mean(uniform)
         return self._mean(np.where(np.broadcast_to(self.has_rest, y.shape), uniform, self.f(y)))

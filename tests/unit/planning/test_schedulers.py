@@ -2,6 +2,7 @@
 same replica (planning/simulate.py) at 30-90% of its capacity: medians within 10%, 99th percentiles
 within 20% (issue 22), for TTFT and for the per-request TPOT."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -696,23 +697,61 @@ def test_static_tpot_at_a_binding_slot_limit_is_the_batch_chains():
 # up to 80 states past the limit (static_chain.left_grid: evenly spaced at half the SD of a full cycle's
 # arrivals, reaching 8 of the queue's tail scales) and reads how many whole full cycles a request waits
 # (static_chain._ahead), as a gamma of that many cycles' mean and variance (Ttft.p, wait and shape).
-@pytest.mark.slow
-@pytest.mark.parametrize("traffic", ["fixed", "spread", "bursty", "long_tail"])
-def test_static_ttft_behind_full_batches_at_a_binding_slot_limit(traffic):
-    """TTFT and TPOT at 16 slots where the queue is several full batches long: issue 22's targets
-    against 1,000,000 simulated requests (seed 0)."""
+# Those who wait arrived late in their cycle (the N before them fill a batch), so they wait out the start
+# of its rest only (static_chain._late, Ttft.wait_rest): until 2026-11-29 (later still) the rest and the
+# whole cycles were taken as independent, and fixed lengths at row 11 (86% load) came out TTFT p99 +25%
+# (seed 1: +22%), now +3% (+1%); row 12 +14% (+12%), now -0% (-2%) (docs/serving.md).
+def _static_16_slots(traffic, i, n=1_000_000):
+    """Model / simulated - 1 of TTFT and TPOT p50 and p99 at row ``i`` of 16 slots (seed 0)."""
     a, b, tok, req = REPLICA
     batch = np.arange(1, 17)
-    tr = TRAFFIC[traffic]
-    op = SCHEDULERS["static"](Steps(batch, a + b * batch, tok, req), tr, budget=None, ttft_ok=None)
-    for i in (12, 13):
-        sim = simulate("static", op.rate_per_s[i], tr, lambda k: a + b * k, tok, req, max_batch=16,
-                       n=1_000_000)
-        for metric in ("ttft", "tpot"):
-            for q, limit in ((0.5, 0.10), (0.99, 0.20)):
-                got = float(op.latency_at(metric, q, np.array([i]))[0])
-                want = 1e3 * np.quantile(sim[f"{metric}_s"], q)
-                assert abs(got / want - 1) < limit, (i, metric, q, got, want)
+    op = SCHEDULERS["static"](Steps(batch, a + b * batch, tok, req), traffic, budget=None, ttft_ok=None)
+    sim = simulate("static", op.rate_per_s[i], traffic, lambda k: a + b * k, tok, req, max_batch=16, n=n)
+    err = {}
+    for metric in ("ttft", "tpot"):
+        for q in (0.5, 0.99):
+            got = float(op.latency_at(metric, q, np.array([i]))[0])
+            err[f"{metric}_p{round(q * 100)}"] = got / (1e3 * np.quantile(sim[f"{metric}_s"], q)) - 1
+    return err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("traffic", ["fixed", "spread", "bursty", "long_tail"])
+@pytest.mark.parametrize("i", [11, 12, 13])
+def test_static_ttft_behind_full_batches_at_a_binding_slot_limit(traffic, i):
+    """TTFT and TPOT at 16 slots where the queue is one or several full batches long: issue 22's
+    targets against 1,000,000 simulated requests (seed 0)."""
+    _check(_static_16_slots(TRAFFIC[traffic], i))
+
+
+def test_static_requests_that_wait_whole_cycles_arrived_late_in_theirs():
+    """Fixed lengths at 16 slots, row 11 (86% load): few wait a whole cycle, and those arrived late in
+    theirs; TTFT p99 within issue 22's 20% (+25% when the rest of their cycle was the whole's)."""
+    _check(_static_16_slots(TRAFFIC["fixed"], 11))
+
+
+def test_the_rest_of_the_cycle_of_those_who_wait_is_its_start():
+    """Ttft.wait_rest: the CDF of the mixture it describes (those who wait: Uniform(0, b r) and the
+    gamma; the others: Uniform(a r, r), ``a = p (1 - b) / (1 - p)``) against 400,000 draws of it, within
+    0.003 at its 2nd to 99.9th percentiles, the same mean; at ``b = 1`` the CDF without it."""
+    rng = np.random.default_rng(0)
+    r, service = np.array([[0.2, 0.5, 1.0, 2.0]]), np.array([[0.05, 0.1, 0.1, 0.3]])
+    p, wait, shape, b = 0.3, 1.5, 4.0, 0.4
+    d = Ttft(np.array([0.01]), r, np.array([p]), np.array([wait]), service, np.array([shape]),
+             wait_rest=np.array([b]))
+    n = 400_000
+    j, waits, u = rng.integers(0, 4, n), rng.random(n) < p, rng.random(n)
+    a = p * (1 - b) / (1 - p)
+    rest = np.where(waits, u * b, a + u * (1 - a)) * r[0, j]
+    t = 0.01 + service[0, j] + rest + np.where(waits, rng.gamma(shape, wait / shape, n), 0.0)
+    qs = np.array([0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.99, 0.999])
+    for q in qs:
+        assert d.cdf(np.array([np.quantile(t, q)]))[0] == pytest.approx(q, abs=0.003), q
+    assert d.mean()[0] == pytest.approx(t.mean(), rel=0.003)
+    whole = Ttft(d.fixed, r, d.p, d.wait, service, d.shape)
+    at = np.array([0.3, 1.0, 2.5])
+    got = [dataclasses.replace(d, wait_rest=np.array([1.0])).cdf(np.array([x]))[0] for x in at]
+    np.testing.assert_allclose(got, [whole.cdf(np.array([x]))[0] for x in at], atol=1e-12)
 
 
 STATIC_LIGHT_GAPS = {("bursty", 0.5): "TTFT p50 -40%", ("out5", 0.5): "TTFT p99 -22%"}
