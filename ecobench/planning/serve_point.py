@@ -246,14 +246,14 @@ def _emulated_times(w: ServeWorkload, cl: Any, dev: Any, batch: int,
     and the ``batch`` prompts prefilled as one context-encoding graph, each with the stored serving
     correction, as ``hardware/neuron/serving.py`` predicts the published points it is fitted and held
     out on (``dev``: the Neuron chip at the logical NeuronCore setting planned)."""
-    from ecobench.hardware.neuron.serving import EmulatedServeTimer, current_correction, on_nxd
+    from ecobench.hardware.neuron.serving import EmulatedServeTimer, current_correction
     from ecobench.workloads.moe_blockwise import NXD_DEFAULT_STACK
 
     corr = current_correction()
     timer = EmulatedServeTimer(dev, corr, stack)
     tpot_s = float(timer.decode_s(w, cl, np.array([float(batch)]))[0])
     ttft_s = timer.prefill_s(w, cl, batch)
-    nxd = corr.nxd_scale.get("ttft_ms", 1.0) if on_nxd(stack) else 1.0
+    nxd = corr.stack_scale("ttft_ms", stack)
     how = (f"emulated {dev.core.name}: the engine model's kernels with the serving "
            f"correction fitted on {len(corr.points)} published Neuron serving points "
            f"(x{corr.scale['tpot_ms']:.3g} + {corr.fixed_ms['tpot_ms']:.3g} ms a decode step, "

@@ -90,7 +90,11 @@ class Correction:
         ``stack`` (None: NxD Inference)."""
         shared = self.scale[figure] * np.asarray(raw_s) + 1e-3 * (
             self.fixed_ms[figure] + self.per_collective_ms.get(figure, 0.0) * np.asarray(n_collectives))
-        return shared * (self.nxd_scale.get(figure, 1.0) if on_nxd(stack) else 1.0)
+        return shared * self.stack_scale(figure, stack)
+
+    def stack_scale(self, figure: str, stack: str | None) -> float:
+        """The stack's own multiplier of ``figure`` (an NxD stack's, :attr:`nxd_scale`; else 1)."""
+        return self.nxd_scale.get(figure, 1.0) if on_nxd(stack) else 1.0
 
 
 def _all_reduces_s(w: ServeWorkload, cl: Cluster, tokens: float) -> float:
