@@ -624,11 +624,10 @@ def _binding(spec: ServingSpec, op: Operating, inst: Instance, tensor: int, rate
     return f"no concurrency meets every target {on}"
 
 
-def _ttft_parts(op: Operating, x: float | None = None) -> str:
-    """What the mean TTFT at concurrency ``x`` (None: batch 1) is made of, in the scheduler's terms,
+def _ttft_parts(op: Operating, x: float) -> str:
+    """What the mean TTFT at concurrency ``x`` is made of, in the scheduler's terms,
     each part interpolated between the concurrencies of ``op`` around ``x`` as the latency columns are
     (a percentile's value is not the sum of its parts' percentiles: the means are given)."""
-    x = float(op.batch[0]) if x is None else x
     i = np.searchsorted(op.batch, [x])
     near = np.unique(np.clip(np.concatenate([i - 1, i]), 0, len(op.batch) - 1))
     d = op.ttft_rows(near)
