@@ -235,10 +235,7 @@ def _ahead(pi: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, left: np.nda
     seen_var = (c + 2 * v / c) * second / (3 * c) - seen ** 2
     mean = r * seen
     var = ca2 * mean + r * r * np.maximum(seen_var, 0.0)
-    weight = pi * c
-    weight = weight / weight.sum(axis=1, keepdims=True)
-    carry = np.concatenate([np.zeros((rows, pi.shape[1] - m)), left], axis=1)
-    row, state = np.nonzero(weight >= LATE_LEAST)  # the states read (more than half are not)
+    weight, carry, row, state = _states_read(pi, c, left)
     kinds = pi.shape[1] - m  # the batches' counts (the states past the limit run the last, a full batch)
     reach = (carry + mean + WHOLE_SDS * np.sqrt(var) + EXACT_COUNT)[row, state]  # no K past it
     k = np.arange(1, int(np.ceil(reach.max() / limit)) + 1)
@@ -253,6 +250,20 @@ def _ahead(pi: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, left: np.nda
         p[i], first[i], second_k[i] = own[0], own.sum(), own @ (2 * k[:len(own)] - 1.0)
     given = first / np.maximum(p, 1e-300)
     return p, given, np.maximum(second_k / np.maximum(p, 1e-300) - given ** 2, 0.0)
+
+
+def _states_read(pi: np.ndarray, c: np.ndarray, left: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(weight, carry, row, state) of :func:`_ahead` and :func:`_late`: the chance a request arrives in
+    each state (``pi`` times its mean cycle ``c``, a row each), those left over ahead of it in each (none
+    from a batch state, ``left`` past the limit), and the (row, state) pairs it arrives in at least
+    ``LATE_LEAST`` of the time (more than half are not)."""
+    rows, m = left.shape
+    weight = pi * c
+    weight = weight / weight.sum(axis=1, keepdims=True)
+    carry = np.concatenate([np.zeros((rows, pi.shape[1] - m)), left], axis=1)
+    row, state = np.nonzero(weight >= LATE_LEAST)
+    return weight, carry, row, state
 
 
 @functools.lru_cache(maxsize=4)
@@ -277,14 +288,11 @@ def _late(pi: np.ndarray, cycle: np.ndarray, cond_var: np.ndarray, left: np.ndar
     c, v = cycle[None, :], cond_var[None, :]
     seen = (c * c + v) / c  # the length-biased cycle's mean and variance (of a gamma)
     seen_var = (c + 2 * v / c) * seen - seen ** 2
-    states, kinds = pi.shape[1], pi.shape[1] - m
+    kinds = pi.shape[1] - m
     ru = rate[:, None, None] * u[None, :, None]
     mean = ru * seen[:, None, :kinds]  # (rows, points, kinds)
     var = ca2 * mean + ru * ru * np.maximum(seen_var, 0.0)[:, None, :kinds]
-    weight = pi * c
-    weight = weight / weight.sum(axis=1, keepdims=True)
-    carry = np.concatenate([np.zeros((rows, states - m)), left], axis=1)
-    row, state = np.nonzero(weight >= LATE_LEAST)  # the states read (more than half are not)
+    weight, carry, row, state = _states_read(pi, c, left)
     at = np.broadcast_to(limit - carry[row, state] - 1, (LATE_POINTS, len(row)))  # K >= 1: N >= S - carry
     count = row[None, :] * LATE_POINTS + np.arange(LATE_POINTS)[:, None]  # (point, state read): its count
     which = count * kinds + np.minimum(state, kinds - 1)
